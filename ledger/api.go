@@ -1,0 +1,155 @@
+package ledger
+
+// This file is the contract the rest of the project codes against. The implementation fills the
+// bodies; signatures change only with the runner's author.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// State is where a payout row stands. See DESIGN.md for the machine.
+type State string
+
+// The states of DESIGN.md.
+const (
+	Ready      State = "READY"
+	Submitting State = "SUBMITTING"
+	Submitted  State = "SUBMITTED"
+	Succeeded  State = "SUCCEEDED"
+	Failed     State = "FAILED"
+	Unknown    State = "UNKNOWN"
+	Rejected   State = "REJECTED"
+)
+
+// Final reports whether nothing more will happen to a row in this state.
+func (s State) Final() bool { return s == Succeeded || s == Failed || s == Rejected }
+
+// Sentinel errors. Callers decide with errors.Is.
+var (
+	ErrNotFound      = errors.New("not in the ledger")
+	ErrStateConflict = errors.New("payout is not in the expected state")
+	ErrLocked        = errors.New("ledger is in use by another process")
+)
+
+// Payout is one row of the payouts table, keyed by Ref (external_invoice_ref).
+type Payout struct {
+	Ref               string
+	RunID             string // the run that first recorded it
+	Line              int    // its line in that run's file
+	Recipient         string
+	ProviderID        int64
+	Bank              string
+	Account           string
+	Amount            decimal.Decimal
+	Description       string
+	State             State
+	InvoiceNo         string // payout_invoice_no, once known
+	TransactionStatus string // the service's last word, kept as text
+	BankReferenceNo   string // from the callback
+	Attempts          int    // POSTs sent (or about to be: counted with SUBMITTING)
+	NotFoundCount     int    // consecutive lookups that said not found
+	FirstNotFoundAt   time.Time
+	LastError         string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// SameDetails reports whether q would pay the same beneficiary the same amount as p.
+func (p Payout) SameDetails(q Payout) bool {
+	return p.Ref == q.Ref && p.Account == q.Account && p.ProviderID == q.ProviderID && p.Amount.Equal(q.Amount)
+}
+
+// Run is one invocation of `payout run` (or one file of `watch`) or of `reconcile`.
+type Run struct {
+	ID         string
+	Kind       string // "run", "dry-run", "reconcile"
+	File       string // input file name as given
+	FileSHA256 string
+	StartedAt  time.Time
+	EndedAt    time.Time // zero while running or when killed
+	Status     string    // "running", "finished", "aborted"
+	ExitCode   int
+}
+
+// RunRow is one input line of one run, valid or not, as the report shows it.
+type RunRow struct {
+	RunID       string
+	Line        int
+	Ref         string
+	Recipient   string
+	ProviderID  int64 // zero when unresolved
+	Bank        string
+	Account     string
+	Amount      string // exact decimal text when valid, else the raw cell
+	Description string
+	Rejected    bool
+	Reason      string // why it was rejected (column: reason)
+	Skipped     bool   // the payout was already accepted in an earlier run
+}
+
+// Change moves one payout from From to To (From == To records an event without a move) and
+// sets the non-empty fields. Every Change appends one event.
+type Change struct {
+	Ref               string
+	From              State
+	To                State
+	RunID             string
+	InvoiceNo         string
+	TransactionStatus string
+	BankReferenceNo   string
+	Error             string // becomes LastError
+	CountAttempt      bool   // a POST is about to be sent
+	CountNotFound     bool   // a lookup said not found: NotFoundCount++, FirstNotFoundAt set if zero
+	ResetNotFound     bool   // a lookup found it, or a resend was decided
+	Detail            string // the event's text, for auditors
+	Payload           string // raw data kept with the event (a callback's decoded JSON, say)
+}
+
+// Event is one line of a payout's audit trail.
+type Event struct {
+	ID      int64
+	Ref     string
+	RunID   string
+	At      time.Time
+	From    State
+	To      State
+	Detail  string
+	Payload string
+}
+
+// Filter selects payouts. Zero fields select everything.
+type Filter struct {
+	States []State
+	RunID  string
+	Since  time.Time
+}
+
+// StoredCallback is a verified or rejected callback kept for inspection.
+type StoredCallback struct {
+	ID         int64
+	ReceivedAt time.Time
+	InvoiceNo  string
+	Verdict    string // "applied", "replay", "unknown-invoice", "amount-mismatch", ...
+	Payload    string
+}
+
+var _ interface {
+	AddRun(ctx context.Context, r Run) error
+	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
+	GetRun(ctx context.Context, id string) (Run, error)
+	Runs(ctx context.Context) ([]Run, error)
+	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
+	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
+	Apply(ctx context.Context, changes ...Change) error
+	Get(ctx context.Context, ref string) (Payout, error)
+	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
+	List(ctx context.Context, f Filter) ([]Payout, error)
+	Events(ctx context.Context, ref string) ([]Event, error)
+	RunRows(ctx context.Context, runID string) ([]RunRow, error)
+	StoreCallback(ctx context.Context, c StoredCallback) error
+	Close() error
+} = (*DB)(nil)
