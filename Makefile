@@ -1,0 +1,35 @@
+# Every target runs with Go alone; nothing here needs the internet beyond the Go module proxy.
+GO ?= go
+BIN := bin/payout
+
+.PHONY: build test demo bench lint crashtest fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/payout
+
+# The README's test command, as CI runs it.
+test:
+	$(GO) vet ./... && $(GO) test -race -timeout 15m ./...
+
+demo:
+	$(GO) run ./cmd/payout demo
+
+# Throughput and memory goals: README "Performance" quotes these numbers.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./batch/ ./ledger/
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./cmd/payout/
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+# The long crash campaign: the built binary SIGKILLed at 20+ seeded moments over a 1,000-row file.
+crashtest:
+	PAYOUT_CRASH_SEEDS=25 PAYOUT_CRASH_ROWS=1000 $(GO) test -run TestCrashResume -count=1 -timeout 60m -v ./cmd/payout/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/
+	$(GO) test -run '^$$' -fuzz FuzzCSVReader -fuzztime 60s ./batch/
+
+clean:
+	rm -rf bin

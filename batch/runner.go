@@ -1,0 +1,695 @@
+package batch
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"golang.org/x/time/rate"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/ledger"
+)
+
+// Service is what the runner needs of the payout service. *api.Client implements it; errors are
+// classified with api.KindOf.
+type Service interface {
+	ListProviders(ctx context.Context) ([]api.Provider, error)
+	CreatePayout(ctx context.Context, req api.CreatePayoutRequest) (api.CreateResult, error)
+	GetPayout(ctx context.Context, reference string) (api.Payout, error)
+}
+
+// Exit codes of DESIGN.md, shared by `run`, `watch --once` and `reconcile`.
+const (
+	ExitOK        = 0
+	ExitAborted   = 1
+	ExitUsage     = 2
+	ExitRejected  = 3
+	ExitAttention = 4
+)
+
+// Defaults of the run's tunables.
+const (
+	DefaultWorkers          = 4
+	DefaultRate             = 10
+	DefaultUnknownGrace     = 2 * time.Minute
+	DefaultNotFoundLookups  = 3
+	DefaultBreakerThreshold = 10
+	DefaultMaxLookupErrors  = 8
+	DefaultBackoffBase      = 200 * time.Millisecond
+	DefaultBackoffMax       = 30 * time.Second
+)
+
+// ErrAborted is returned (wrapped) when a run stopped before every row was dealt with: a signal,
+// the circuit breaker, a refused auth token. Everything done so far is in the ledger; a rerun resumes.
+var ErrAborted = errors.New("run aborted")
+
+// Config holds what a Runner needs. Ledger, Service and a pool reference are required to submit.
+type Config struct {
+	Ledger  *ledger.DB
+	Service Service
+	Logger  *slog.Logger
+	Now     func() time.Time
+	Limiter *rate.Limiter
+
+	Workers        int
+	VirtualPoolRef string
+	CallbackURL    string
+	RedirectURL    string
+
+	DryRun       bool
+	AllowPartial bool
+	ReportDir    string
+
+	Read     ReadOptions
+	Validate ValidateOptions // Providers is filled from the service at the start of each run
+
+	// UnknownGrace is how long a row whose outcome is unknown must have been reported "not found"
+	// by NotFoundLookups spaced lookups before it may be sent again.
+	UnknownGrace    time.Duration
+	NotFoundLookups int
+	// NoResendUnknown keeps every unresolved row UNKNOWN for manual reconciliation.
+	NoResendUnknown bool
+	// BreakerThreshold consecutive service failures stop dispatching (exit 1).
+	BreakerThreshold int
+	MaxLookupErrors  int
+	BackoffBase      time.Duration
+	BackoffMax       time.Duration
+
+	// Progress, when set, is called as rows reach an answer (done of total).
+	Progress func(done, total int)
+}
+
+// Runner pays files. One Runner may run several files one after the other.
+type Runner struct {
+	cfg Config
+}
+
+// NewRunner fills defaults in cfg and returns a Runner.
+func NewRunner(cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = rate.NewLimiter(rate.Limit(DefaultRate), 1)
+	}
+	if cfg.UnknownGrace <= 0 {
+		cfg.UnknownGrace = DefaultUnknownGrace
+	}
+	if cfg.NotFoundLookups <= 0 {
+		cfg.NotFoundLookups = DefaultNotFoundLookups
+	}
+	if cfg.BreakerThreshold <= 0 {
+		cfg.BreakerThreshold = DefaultBreakerThreshold
+	}
+	if cfg.MaxLookupErrors <= 0 {
+		cfg.MaxLookupErrors = DefaultMaxLookupErrors
+	}
+	if cfg.BackoffBase <= 0 {
+		cfg.BackoffBase = DefaultBackoffBase
+	}
+	if cfg.BackoffMax <= 0 {
+		cfg.BackoffMax = DefaultBackoffMax
+	}
+	if cfg.ReportDir == "" {
+		cfg.ReportDir = "reports"
+	}
+	return &Runner{cfg: cfg}
+}
+
+// Result is the outcome of one run: the `--json` summary of DESIGN.md. Rows = Rejected + Succeeded
+// + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
+// accepted by the service in an earlier run.
+type Result struct {
+	RunID       string          `json:"run_id"`
+	File        string          `json:"file"`
+	SHA256      string          `json:"sha256"`
+	DryRun      bool            `json:"dry_run"`
+	Rows        int             `json:"rows"`
+	Rejected    int             `json:"rejected"`
+	Submitted   int             `json:"submitted"`
+	Succeeded   int             `json:"succeeded"`
+	Pending     int             `json:"pending"`
+	Failed      int             `json:"failed"`
+	Unknown     int             `json:"unknown"`
+	NotSent     int             `json:"not_sent"`
+	Skipped     int             `json:"skipped"`
+	TotalAmount decimal.Decimal `json:"total_amount"`
+	Reports     []string        `json:"reports"`
+	ExitCode    int             `json:"exit_code"`
+	Aborted     string          `json:"aborted,omitempty"`
+}
+
+// Run validates, records, submits and reports one file. The returned error is non-nil only for
+// infrastructure failures (ledger, unreadable file, service unreachable at start); rejections and
+// failures of rows are in the Result and its ExitCode.
+func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
+	cfg := r.cfg
+	started := cfg.Now()
+	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun}
+	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
+
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return res, err
+	}
+	res.SHA256 = sum
+
+	providers, err := r.providers(ctx)
+	if err != nil {
+		return res, fmt.Errorf("list providers: %w", err)
+	}
+	vopts := cfg.Validate
+	vopts.Providers = providers
+
+	parsed, err := readAndValidate(path, cfg.Read, vopts)
+	if err != nil {
+		return res, err
+	}
+	if cfg.Ledger != nil {
+		if err := parsed.checkLedger(ctx, cfg.Ledger); err != nil {
+			return res, err
+		}
+	}
+	log.Info("file validated", "rows", len(parsed.rows), "rejected", parsed.rejectedCount())
+
+	if cfg.DryRun || cfg.Ledger == nil {
+		return r.finishDryRun(res, started, parsed)
+	}
+	db := cfg.Ledger
+	run := ledger.Run{ID: res.RunID, Kind: "run", File: path, FileSHA256: sum, StartedAt: started, Status: "running"}
+	if err := db.AddRun(ctx, run); err != nil {
+		return res, err
+	}
+	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
+	if err := db.Record(ctx, res.RunID, parsed.runRows(submitAllowed), parsed.freshPayouts(res.RunID, submitAllowed)); err != nil {
+		return res, err
+	}
+
+	var aborted error
+	if submitAllowed {
+		aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
+	}
+	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
+	if err != nil {
+		return res, err
+	}
+	log.Info("run finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
+		"failed", res.Failed, "unknown", res.Unknown, "rejected", res.Rejected, "skipped", res.Skipped)
+	return res, nil
+}
+
+// providers fetches the provider list, retrying what is safe to retry.
+func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err := r.cfg.Limiter.Wait(ctx); err != nil {
+			return nil, err
+		}
+		list, err := r.cfg.Service.ListProviders(ctx)
+		if err == nil {
+			if len(list) == 0 {
+				return nil, errors.New("the service listed no payout providers")
+			}
+			return list, nil
+		}
+		lastErr = err
+		switch api.KindOf(err) {
+		case api.KindRetryable, api.KindRateLimited:
+			if err := sleepCtx(ctx, r.retryWait(err, attempt)); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
+
+func (r *Runner) retryWait(err error, attempt int) time.Duration {
+	var apiErr *api.Error
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+		return apiErr.RetryAfter
+	}
+	return backoff(r.cfg.BackoffBase, r.cfg.BackoffMax, attempt)
+}
+
+func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile) (Result, error) {
+	rows := parsed.reportRows()
+	res = tally(res, rows, nil)
+	res.ExitCode = ExitOK
+	if res.Rejected > 0 {
+		res.ExitCode = ExitRejected
+	}
+	meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
+		Started: started, Ended: r.cfg.Now(), DryRun: true}
+	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
+	if err != nil {
+		return res, fmt.Errorf("write reports: %w", err)
+	}
+	res.Reports = paths.List()
+	return res, nil
+}
+
+// finish reads the run back from the ledger, writes its reports and closes the run.
+func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitted bool) (Result, error) {
+	db := r.cfg.Ledger
+	rows, skipped, err := ReportRows(ctx, db, res.RunID)
+	if err != nil {
+		return res, err
+	}
+	res = tally(res, rows, skipped)
+	switch {
+	case aborted != nil:
+		res.ExitCode = ExitAborted
+		res.Aborted = aborted.Error()
+	case !submitted:
+		res.ExitCode = ExitRejected
+	case res.Rejected+res.Failed+res.Unknown+res.NotSent > 0:
+		res.ExitCode = ExitAttention
+	default:
+		res.ExitCode = ExitOK
+	}
+	run, err := db.GetRun(ctx, res.RunID)
+	if err != nil {
+		return res, err
+	}
+	ended := r.cfg.Now()
+	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
+		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped}
+	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
+	if err != nil {
+		return res, fmt.Errorf("write reports: %w", err)
+	}
+	res.Reports = paths.List()
+	status := "finished"
+	if aborted != nil {
+		status = "aborted"
+	}
+	if err := db.FinishRun(ctx, res.RunID, status, res.ExitCode, ended); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// tally counts report rows by state into res.
+func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
+	res.Rows = len(rows)
+	total := decimal.Zero
+	for _, row := range rows {
+		total = total.Add(row.Amount)
+		switch ledger.State(row.State) {
+		case ledger.Rejected:
+			res.Rejected++
+		case ledger.Succeeded:
+			res.Succeeded++
+		case ledger.Submitted:
+			res.Pending++
+		case ledger.Failed:
+			res.Failed++
+		case ledger.Unknown, ledger.Submitting:
+			res.Unknown++
+		default:
+			res.NotSent++
+		}
+		if skipped[row.Line] {
+			res.Skipped++
+		} else if ledger.State(row.State) == ledger.Succeeded || ledger.State(row.State) == ledger.Submitted {
+			res.Submitted++
+		}
+	}
+	res.TotalAmount = total
+	return res
+}
+
+// ReportRows reads a recorded run back from the ledger as report rows, with each payout's current
+// state. The map marks the lines that were accepted by the service before this run.
+func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row, map[int]bool, error) {
+	runRows, err := db.RunRows(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs := make([]string, 0, len(runRows))
+	for _, rr := range runRows {
+		if !rr.Rejected {
+			refs = append(refs, rr.Ref)
+		}
+	}
+	payouts, err := db.Lookup(ctx, refs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]report.Row, 0, len(runRows))
+	skipped := make(map[int]bool)
+	for _, rr := range runRows {
+		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
+			Bank: rr.Bank, Account: rr.Account}
+		if amount, err := decimal.NewFromString(rr.Amount); err == nil && !rr.Rejected {
+			row.Amount = amount
+		} else if err == nil {
+			row.Amount = amount
+		} else {
+			row.AmountText = rr.Amount
+		}
+		p, recorded := payouts[rr.Ref]
+		switch {
+		case rr.Rejected:
+			row.State = string(ledger.Rejected)
+			row.Message = rr.Reason
+		case !recorded:
+			// The file was rejected as a whole: this valid row was never recorded as a payout.
+			row.State = string(ledger.Ready)
+			row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
+		default:
+			row.State = string(p.State)
+			row.Amount = p.Amount
+			row.InvoiceNo = p.InvoiceNo
+			row.TransactionStatus = p.TransactionStatus
+			row.Message = payoutMessage(p, rr)
+		}
+		if rr.Skipped {
+			skipped[rr.Line] = true
+		}
+		rows = append(rows, row)
+	}
+	return rows, skipped, nil
+}
+
+func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
+	switch {
+	case rr.Skipped:
+		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
+	case p.State == ledger.Unknown || p.State == ledger.Submitting:
+		msg := "outcome unknown: the payout may exist; run `payout reconcile` before anything else"
+		if p.LastError != "" {
+			msg += " (last error: " + p.LastError + ")"
+		}
+		return msg
+	case p.State == ledger.Ready:
+		return "not sent: the run stopped before this row; run the file again to resume"
+	case p.State == ledger.Failed:
+		return p.LastError
+	}
+	return ""
+}
+
+// NewRunID makes a sortable, readable run id such as 20261122T082500Z-3f9a.
+func NewRunID(t time.Time) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("open input: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read input: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// parsedFile is a validated file: every row in order, with its payment or its errors.
+type parsedFile struct {
+	rows []parsedRow
+	// existing holds ledger payouts with the same refs, found before recording.
+	existing map[string]ledger.Payout
+}
+
+type parsedRow struct {
+	raw     Row
+	payment Payment
+	errs    []*RowError
+}
+
+func (p *parsedFile) rejectedCount() int {
+	n := 0
+	for _, row := range p.rows {
+		if len(row.errs) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// readAndValidate reads every row and validates it. A ref seen twice rejects every row that
+// carries it: with --allow-partial, paying the first and refusing the second would be a guess.
+func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*parsedFile, error) {
+	rd, err := OpenFile(path, ropts)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	v := NewValidator(vopts)
+	parsed := &parsedFile{}
+	duplicated := make(map[string]bool)
+	for {
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		payment, errs := v.Check(row)
+		for _, e := range errs {
+			if errors.Is(e, ErrRefDuplicate) {
+				duplicated[row.Ref] = true
+			}
+		}
+		parsed.rows = append(parsed.rows, parsedRow{raw: row, payment: payment, errs: errs})
+	}
+	fileErrs := v.Finish()
+	for i := range parsed.rows {
+		row := &parsed.rows[i]
+		if len(row.errs) == 0 && duplicated[row.raw.Ref] {
+			row.errs = append(row.errs, &RowError{Line: row.raw.Line, Column: "external_invoice_ref",
+				Value: row.raw.Ref, Err: ErrRefDuplicate})
+		}
+	}
+	if len(fileErrs) > 0 {
+		// File-level rules (no rows, total over the limit) are not about one row: they stop the file.
+		return nil, &FileError{Path: path, Errs: fileErrs}
+	}
+	return parsed, nil
+}
+
+// FileError is a file rejected as a whole (no rows, total over --max-total, ...).
+type FileError struct {
+	Path string
+	Errs []*RowError
+}
+
+func (e *FileError) Error() string {
+	msg := filepath.Base(e.Path) + ": "
+	for i, err := range e.Errs {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += err.Error()
+	}
+	return msg
+}
+
+// Unwrap gives the reasons, for errors.Is.
+func (e *FileError) Unwrap() []error {
+	errs := make([]error, len(e.Errs))
+	for i, err := range e.Errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// checkLedger rejects rows whose reference the ledger already holds with other details, and
+// remembers the rest of what the ledger holds for these refs.
+func (p *parsedFile) checkLedger(ctx context.Context, db *ledger.DB) error {
+	refs := make([]string, 0, len(p.rows))
+	for _, row := range p.rows {
+		if len(row.errs) == 0 {
+			refs = append(refs, row.payment.Ref)
+		}
+	}
+	existing, err := db.Lookup(ctx, refs)
+	if err != nil {
+		return err
+	}
+	p.existing = existing
+	for i := range p.rows {
+		row := &p.rows[i]
+		if len(row.errs) > 0 {
+			continue
+		}
+		old, ok := existing[row.payment.Ref]
+		if !ok || old.SameDetails(toLedgerPayout(row.payment, "")) {
+			continue
+		}
+		row.errs = append(row.errs, &RowError{Line: row.raw.Line, Column: "external_invoice_ref", Value: row.payment.Ref,
+			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
+				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
+	}
+	return nil
+}
+
+func toLedgerPayout(p Payment, runID string) ledger.Payout {
+	return ledger.Payout{Ref: p.Ref, RunID: runID, Line: p.Line, Recipient: p.Recipient, ProviderID: p.ProviderID,
+		Bank: p.Bank, Account: p.Account, Amount: p.Amount, Description: p.Description, State: ledger.Ready}
+}
+
+// runRows is every line of the file as the ledger keeps it for reports.
+func (p *parsedFile) runRows(submitAllowed bool) []ledger.RunRow {
+	out := make([]ledger.RunRow, 0, len(p.rows))
+	for _, row := range p.rows {
+		rr := ledger.RunRow{Line: row.raw.Line, Ref: row.raw.Ref, Recipient: row.raw.Recipient, Bank: row.raw.Bank,
+			Account: row.raw.Account, Amount: row.raw.Amount, Description: row.raw.Description}
+		if len(row.errs) > 0 {
+			rr.Rejected = true
+			rr.Reason = joinRowErrors(row.errs)
+		} else {
+			pay := row.payment
+			rr.Ref, rr.Recipient, rr.ProviderID, rr.Bank = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank
+			rr.Account, rr.Amount, rr.Description = pay.Account, pay.Amount.StringFixed(2), pay.Description
+			if old, ok := p.existing[pay.Ref]; ok && submitAllowed && acceptedEarlier(old.State) {
+				rr.Skipped = true
+			}
+		}
+		out = append(out, rr)
+	}
+	return out
+}
+
+// acceptedEarlier reports whether a row in this state needs nothing more from a run.
+func acceptedEarlier(s ledger.State) bool {
+	return s == ledger.Submitted || s == ledger.Succeeded
+}
+
+func joinRowErrors(errs []*RowError) string {
+	msg := ""
+	for i, e := range errs {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += e.Column + ": " + e.Err.Error()
+		if e.Value != "" {
+			msg += fmt.Sprintf(" (value %q)", e.Value)
+		}
+	}
+	return msg
+}
+
+// freshPayouts is the valid rows not yet in the ledger, to be recorded READY.
+func (p *parsedFile) freshPayouts(runID string, submitAllowed bool) []ledger.Payout {
+	if !submitAllowed {
+		return nil
+	}
+	var out []ledger.Payout
+	for _, row := range p.rows {
+		if len(row.errs) > 0 {
+			continue
+		}
+		if _, ok := p.existing[row.payment.Ref]; ok {
+			continue
+		}
+		out = append(out, toLedgerPayout(row.payment, runID))
+	}
+	return out
+}
+
+// refsToPay is the valid rows' refs in file order.
+func (p *parsedFile) refsToPay() []string {
+	var refs []string
+	for _, row := range p.rows {
+		if len(row.errs) == 0 {
+			refs = append(refs, row.payment.Ref)
+		}
+	}
+	return refs
+}
+
+// reportRows is the dry run's view: valid rows READY, the rest REJECTED.
+func (p *parsedFile) reportRows() []report.Row {
+	rows := make([]report.Row, 0, len(p.rows))
+	for _, rr := range p.runRows(false) {
+		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
+			Bank: rr.Bank, Account: rr.Account, State: string(ledger.Ready), Message: "valid (dry run: nothing sent)"}
+		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+			row.Amount = amount
+		} else {
+			row.AmountText = rr.Amount
+		}
+		if rr.Rejected {
+			row.State, row.Message = string(ledger.Rejected), rr.Reason
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// MaskAccount keeps an account number's last four digits, for logs and messages.
+func MaskAccount(account string) string {
+	if len(account) <= 4 {
+		return "****"
+	}
+	return "****" + account[len(account)-4:]
+}
+
+// backoff is exponential with full jitter: it spreads retries of many workers apart.
+func backoff(base, max time.Duration, attempt int) time.Duration {
+	d := base
+	for i := 0; i < attempt && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	return d/2 + mrand.N(d/2+1)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`).
+func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string) (report.Paths, error) {
+	run, err := db.GetRun(ctx, runID)
+	if err != nil {
+		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
+	}
+	rows, skipped, err := ReportRows(ctx, db, runID)
+	if err != nil {
+		return report.Paths{}, err
+	}
+	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
+		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped)}
+	return report.WriteRun(dir, filepath.Base(run.File), report.Summarize(meta, rows), rows)
+}

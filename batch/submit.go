@@ -1,0 +1,570 @@
+package batch
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/ledger"
+)
+
+// ErrUnauthorized stops a run: the service refused the auth token.
+var ErrUnauthorized = errors.New("the service refused the auth token: check PAYOUT_AUTH_TOKEN")
+
+type taskKind int
+
+const (
+	taskSend   taskKind = iota // POST the payout: the row is READY
+	taskLookup                 // GET it by external_invoice_ref: the row is UNKNOWN, or SUBMITTED without an invoice number
+)
+
+type task struct {
+	ref     string
+	kind    taskKind
+	at      time.Time
+	attempt int  // earlier tries of this kind that ended in an error
+	initial bool // a lookup that must finish before anything new is sent
+}
+
+// outcome is what a worker reports back to the dispatcher after one task.
+type outcome struct {
+	task      task
+	next      *task     // a follow-up for the same row, if any
+	serviceOK bool      // the service answered something
+	failure   bool      // the service did not answer: counts towards the circuit breaker
+	pause     time.Time // 429: nothing is sent before this
+	fatal     error     // stop the run
+	rowDone   bool      // nothing more will happen to this row in this run
+}
+
+// submission is the state of one run's dispatching, shared by its workers.
+type submission struct {
+	r      *Runner
+	log    *slog.Logger
+	runID  string
+	rows   map[string]ledger.Payout // details of the rows to pay; read-only once started
+	proven atomic.Bool              // a lookup by external_invoice_ref found a payout in this run
+	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
+	mu     sync.Mutex
+	known  []string // refs accepted by the service in this run, for proving lookups work
+}
+
+// submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
+// is unknown, then sends the READY ones through the worker pool. It returns a non-nil error
+// (wrapping ErrAborted) when it stopped before every row was dealt with.
+func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) error {
+	db := r.cfg.Ledger
+	bg := context.WithoutCancel(ctx)
+	if err := recoverInterrupted(bg, db, runID); err != nil {
+		return err
+	}
+	current, err := db.Lookup(bg, refs)
+	if err != nil {
+		return err
+	}
+	s := &submission{r: r, log: log, runID: runID, rows: current}
+	var tasks []task
+	done := 0
+	now := r.cfg.Now()
+	seen := make(map[string]bool, len(refs))
+	for _, ref := range refs {
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		p, ok := current[ref]
+		if !ok {
+			return fmt.Errorf("ledger lost payout %q", ref)
+		}
+		switch {
+		case p.State == ledger.Ready:
+			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now})
+		case p.State == ledger.Unknown:
+			// Due before every send, so that the dispatcher, which waits for these, reaches them first.
+			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now.Add(-time.Second), initial: true})
+		case p.State == ledger.Submitted && p.InvoiceNo == "":
+			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now})
+		default:
+			done++
+		}
+	}
+	total := len(seen)
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(done, total)
+	}
+	return s.dispatch(ctx, tasks, done, total)
+}
+
+// recoverInterrupted marks rows left SUBMITTING by a process that died between recording its
+// intent and recording the answer: their POST may or may not have reached the service.
+func recoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error {
+	stuck, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}})
+	if err != nil {
+		return err
+	}
+	for _, p := range stuck {
+		err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID,
+			Detail: "found SUBMITTING at start: an earlier process stopped before it recorded the answer; looking it up before anything is sent"})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatch hands due tasks to the workers until none is left, the context ends, or the run must stop.
+func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int) error {
+	cfg := s.r.cfg
+	queue := &taskQueue{}
+	initial := 0
+	for _, t := range tasks {
+		heap.Push(queue, t)
+		if t.initial {
+			initial++
+		}
+	}
+	work := make(chan task)
+	results := make(chan outcome)
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				results <- s.handle(ctx, t)
+			}
+		}()
+	}
+	defer func() {
+		close(work)
+		wg.Wait()
+	}()
+
+	var (
+		inflight    int
+		failures    int
+		pauseUntil  time.Time
+		stopReason  error
+		stopping    bool
+		ctxDone     = ctx.Done()
+		timer       = time.NewTimer(time.Hour)
+		stopLeftover = func() {
+			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
+			*queue = (*queue)[:0]
+		}
+	)
+	defer timer.Stop()
+	for {
+		if stopping {
+			stopLeftover()
+		}
+		if queue.Len() == 0 && inflight == 0 {
+			break
+		}
+		var (
+			out  chan task
+			next task
+			wake <-chan time.Time
+		)
+		if queue.Len() > 0 {
+			next = (*queue)[0]
+			now := cfg.Now()
+			at := next.at
+			if next.kind == taskSend && pauseUntil.After(at) {
+				at = pauseUntil
+			}
+			switch {
+			case next.kind == taskSend && initial > 0:
+				// Unknown outcomes are looked up once before anything new goes out.
+			case !at.After(now):
+				out = work
+			default:
+				timer.Reset(at.Sub(now))
+				wake = timer.C
+			}
+		}
+		select {
+		case out <- next:
+			heap.Pop(queue)
+			inflight++
+		case o := <-results:
+			inflight--
+			if o.task.initial {
+				initial--
+			}
+			switch {
+			case o.serviceOK:
+				failures = 0
+			case o.failure:
+				failures++
+			}
+			if o.pause.After(pauseUntil) {
+				pauseUntil = o.pause
+			}
+			if o.next != nil {
+				heap.Push(queue, *o.next)
+			}
+			if o.rowDone {
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, total)
+				}
+			}
+			if o.fatal != nil && stopReason == nil {
+				stopReason, stopping = o.fatal, true
+			}
+			if failures >= cfg.BreakerThreshold && stopReason == nil {
+				stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
+				stopping = true
+			}
+		case <-wake:
+		case <-ctxDone:
+			ctxDone = nil
+			if stopReason == nil {
+				stopReason = ctx.Err()
+			}
+			stopping = true
+		}
+	}
+	if stopReason != nil {
+		s.log.Warn("run stopped; rerun to resume", "reason", stopReason.Error())
+		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
+	}
+	return nil
+}
+
+// handle runs one task. It never returns with the ledger behind what was sent.
+func (s *submission) handle(ctx context.Context, t task) outcome {
+	// Once a request may have been sent, its answer is recorded even if the run is being stopped.
+	bg := context.WithoutCancel(ctx)
+	if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
+		return outcome{task: t}
+	}
+	if ctx.Err() != nil {
+		return outcome{task: t}
+	}
+	if t.kind == taskSend {
+		return s.send(bg, t)
+	}
+	return s.lookup(bg, t)
+}
+
+func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
+	for i := range changes {
+		changes[i].Ref, changes[i].RunID = t.ref, s.runID
+	}
+	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
+		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+	}
+	return nil
+}
+
+func (s *submission) send(ctx context.Context, t task) outcome {
+	cfg := s.r.cfg
+	p := s.rows[t.ref]
+	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
+	// which the next start looks up instead of sending again.
+	if o := s.apply(ctx, t, ledger.Change{From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
+		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}); o != nil {
+		return *o
+	}
+	req := api.CreatePayoutRequest{
+		VirtualPoolReference: cfg.VirtualPoolRef,
+		PayoutServiceID:      p.ProviderID,
+		Amount:               p.Amount,
+		ClientRedirectURL:    cfg.RedirectURL,
+		ClientCallbackURL:    cfg.CallbackURL,
+		ThirdPartyAccountNo:  p.Account,
+		RecipientReference:   p.Recipient,
+		PaymentDescription:   p.Description,
+		ExternalInvoiceRef:   p.Ref,
+	}
+	created, err := cfg.Service.CreatePayout(ctx, req)
+	now := cfg.Now()
+	if err == nil {
+		changes := acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus,
+			"accepted by the service")
+		if o := s.apply(ctx, t, changes...); o != nil {
+			return *o
+		}
+		s.remember(t.ref)
+		o := outcome{task: t, serviceOK: true, rowDone: created.InvoiceNo != ""}
+		if created.InvoiceNo == "" {
+			// The create answer carried no invoice number: the lookup fills it in.
+			o.next = &task{ref: t.ref, kind: taskLookup, at: now}
+		}
+		return o
+	}
+	msg := errorText(err)
+	switch api.KindOf(err) {
+	case api.KindRejected:
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Failed, Error: msg,
+			Detail: "refused by the service, nothing was created: " + msg}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	case api.KindDuplicate:
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+			Detail: "the service says this reference already exists: looking it up: " + msg}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now}}
+	case api.KindRetryable:
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
+			Detail: "not sent, the request never reached the service: " + msg}); o != nil {
+			return *o
+		}
+		return outcome{task: t, failure: true,
+			next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
+	case api.KindRateLimited:
+		wait := s.r.retryWait(err, t.attempt)
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
+			Detail: fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)}); o != nil {
+			return *o
+		}
+		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskSend, at: now.Add(wait), attempt: t.attempt}}
+	case api.KindUnauthorized:
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
+			Detail: "the service refused the auth token; nothing was created"}); o != nil {
+			return *o
+		}
+		return outcome{task: t, fatal: ErrUnauthorized}
+	case api.KindNotFound:
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+			Detail: "the service answered not found to a create: " + msg}); o != nil {
+			return *o
+		}
+		return outcome{task: t, fatal: errors.New("the service answered 404 to a create: check PAYOUT_BASE_URL")}
+	default:
+		// Timeout, broken connection, 5xx: the payout may exist. It is looked up, never resent blindly.
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+			Detail: "no usable answer, the payout may exist; looking it up by external_invoice_ref: " + msg}); o != nil {
+			return *o
+		}
+		return outcome{task: t, failure: true,
+			next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, 0))}}
+	}
+}
+
+// acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
+// service already gives one.
+func acceptedChanges(from ledger.State, invoiceNo, status, how string) []ledger.Change {
+	detail := fmt.Sprintf("%s: invoice %s, status %s", how, orNone(invoiceNo), orNone(status))
+	changes := []ledger.Change{{From: from, To: ledger.Submitted, InvoiceNo: invoiceNo, TransactionStatus: status,
+		ResetNotFound: true, Detail: detail}}
+	switch status {
+	case api.StatusSuccess:
+		changes = append(changes, ledger.Change{From: ledger.Submitted, To: ledger.Succeeded, Detail: "the service reports SUCCESS"})
+	case api.StatusFailed:
+		changes = append(changes, ledger.Change{From: ledger.Submitted, To: ledger.Failed, Error: "the service reports FAILED",
+			Detail: "the service reports FAILED"})
+	}
+	return changes
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func (s *submission) remember(ref string) {
+	s.mu.Lock()
+	if len(s.known) < 16 {
+		s.known = append(s.known, ref)
+	}
+	s.mu.Unlock()
+}
+
+// lookupSpacing spreads NotFoundLookups lookups over the grace period.
+func (s *submission) lookupSpacing() time.Duration {
+	n := s.r.cfg.NotFoundLookups - 1
+	if n < 1 {
+		n = 1
+	}
+	return s.r.cfg.UnknownGrace / time.Duration(n)
+}
+
+func (s *submission) lookup(ctx context.Context, t task) outcome {
+	cfg := s.r.cfg
+	db := cfg.Ledger
+	p, err := db.Get(ctx, t.ref)
+	if err != nil {
+		return outcome{task: t, fatal: err}
+	}
+	got, err := cfg.Service.GetPayout(ctx, t.ref)
+	now := cfg.Now()
+	if err == nil {
+		s.proven.Store(true)
+		how := "found by external_invoice_ref"
+		if mismatch := detailsMismatch(p, got); mismatch != "" {
+			how += " (" + mismatch + ")"
+		}
+		var changes []ledger.Change
+		if p.State == ledger.Submitted {
+			changes = []ledger.Change{{From: ledger.Submitted, To: ledger.Submitted, InvoiceNo: got.PayoutInvoiceNo,
+				TransactionStatus: got.TransactionStatus, Detail: fmt.Sprintf("%s: invoice %s, status %s", how,
+					orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))}}
+			if got.Final() {
+				changes = acceptedChanges(ledger.Submitted, got.PayoutInvoiceNo, got.TransactionStatus, how)
+			}
+		} else {
+			changes = acceptedChanges(p.State, got.PayoutInvoiceNo, got.TransactionStatus, how)
+		}
+		if o := s.apply(ctx, t, changes...); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	msg := errorText(err)
+	switch api.KindOf(err) {
+	case api.KindNotFound:
+		if p.State != ledger.Unknown {
+			// Accepted by the service but not yet visible: the invoice number stays empty until reconcile.
+			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
+				Detail: "lookup after an accepted create found nothing yet; reconcile fills the invoice number"}); o != nil {
+				return *o
+			}
+			return outcome{task: t, serviceOK: true, rowDone: true}
+		}
+		return s.notFound(ctx, t, p, now)
+	case api.KindUnauthorized:
+		return outcome{task: t, fatal: ErrUnauthorized}
+	case api.KindRateLimited:
+		wait := s.r.retryWait(err, t.attempt)
+		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt, initial: false}}
+	default:
+		if t.attempt+1 >= cfg.MaxLookupErrors {
+			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+				Detail: fmt.Sprintf("lookup failed %d times: left for `payout reconcile`: %s", t.attempt+1, msg)}); o != nil {
+				return *o
+			}
+			return outcome{task: t, failure: true, rowDone: true}
+		}
+		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
+			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
+	}
+}
+
+// notFound records a "not found" for an UNKNOWN row and decides: look again later, send again, or
+// leave it for reconciliation. A single "not found" proves little: the create may still be queued.
+func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time) outcome {
+	cfg := s.r.cfg
+	count := p.NotFoundCount + 1
+	first := p.FirstNotFoundAt
+	if first.IsZero() {
+		first = now
+	}
+	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true,
+		Detail: fmt.Sprintf("lookup %d by external_invoice_ref: not found", count)}); o != nil {
+		return *o
+	}
+	waited := now.Sub(first)
+	if count < cfg.NotFoundLookups || waited < cfg.UnknownGrace {
+		at := now.Add(s.lookupSpacing())
+		if count >= cfg.NotFoundLookups {
+			at = first.Add(cfg.UnknownGrace)
+		}
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at}}
+	}
+	reason := ""
+	switch {
+	case cfg.NoResendUnknown:
+		reason = "--no-resend-unknown is set"
+	case s.broken.Load():
+		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
+	case !s.proveLookups(ctx):
+		reason = "no lookup of a payout known to exist has worked in this run"
+	}
+	if reason != "" {
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
+			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
+				waited.Round(time.Millisecond), reason)}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
+		Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; sending again",
+			count, waited.Round(time.Millisecond))}); o != nil {
+		return *o
+	}
+	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now}}
+}
+
+// proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
+// to exist. Without that, "not found" could mean the lookup itself is broken.
+func (s *submission) proveLookups(ctx context.Context) bool {
+	if s.proven.Load() {
+		return true
+	}
+	s.mu.Lock()
+	candidates := append([]string(nil), s.known...)
+	s.mu.Unlock()
+	if len(candidates) == 0 {
+		existing, err := s.r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
+		if err != nil {
+			return false
+		}
+		for i := len(existing) - 1; i >= 0 && len(candidates) < 3; i-- {
+			candidates = append(candidates, existing[i].Ref)
+		}
+	}
+	for _, ref := range candidates {
+		if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
+			return false
+		}
+		_, err := s.r.cfg.Service.GetPayout(ctx, ref)
+		switch {
+		case err == nil:
+			s.proven.Store(true)
+			return true
+		case api.KindOf(err) == api.KindNotFound:
+			s.log.Warn("a payout known to exist was not found by external_invoice_ref: unknown outcomes will not be sent again", "ref", ref)
+			s.broken.Store(true)
+			return false
+		}
+	}
+	return false
+}
+
+// detailsMismatch says how the service's payout differs from the ledger's row, if it does.
+func detailsMismatch(p ledger.Payout, got api.Payout) string {
+	var diffs []string
+	if !got.Value.IsZero() && !got.Value.Equal(p.Amount) {
+		diffs = append(diffs, fmt.Sprintf("service amount %s differs from ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2)))
+	}
+	if got.PayoutAccountNumber != "" && got.PayoutAccountNumber != p.Account {
+		diffs = append(diffs, "service account differs from ledger")
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprint(diffs)
+}
+
+// errorText is an error as an auditor reads it. api errors never carry the token.
+func errorText(err error) string {
+	return err.Error()
+}
+
+// taskQueue is a min-heap of tasks by due time.
+type taskQueue []task
+
+func (q taskQueue) Len() int           { return len(q) }
+func (q taskQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
+func (q taskQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *taskQueue) Push(x any)        { *q = append(*q, x.(task)) }
+func (q *taskQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,8 @@
+package main
+
+import "os"
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

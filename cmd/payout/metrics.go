@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+// metricsWriter writes a Prometheus text file for node_exporter's textfile collector. The format
+// is simple enough to write by hand, which spares the project prometheus/client_golang.
+type metricsWriter struct {
+	path string
+}
+
+// write replaces the file atomically (temp file and rename) so the collector never reads half.
+func (m *metricsWriter) write(res batch.Result, db *ledger.DB) error {
+	var b strings.Builder
+	gauge := func(name, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+	gauge("payout_run_rows", "Rows of the last run by state.")
+	states := map[string]int{"rejected": res.Rejected, "succeeded": res.Succeeded, "pending": res.Pending,
+		"failed": res.Failed, "unknown": res.Unknown, "not_sent": res.NotSent}
+	for _, k := range sortedKeys(states) {
+		fmt.Fprintf(&b, "payout_run_rows{state=%q} %d\n", k, states[k])
+	}
+	gauge("payout_run_skipped_rows", "Rows of the last run accepted in an earlier run.")
+	fmt.Fprintf(&b, "payout_run_skipped_rows %d\n", res.Skipped)
+	gauge("payout_run_amount_myr", "MYR total of the last run's file.")
+	fmt.Fprintf(&b, "payout_run_amount_myr %s\n", res.TotalAmount.StringFixed(2))
+	gauge("payout_run_exit_code", "Exit code of the last run.")
+	fmt.Fprintf(&b, "payout_run_exit_code %d\n", res.ExitCode)
+	if db != nil {
+		counts, err := db.Counts(context.Background())
+		if err == nil {
+			gauge("payout_ledger_payouts", "Payouts in the ledger by state.")
+			gauge("payout_ledger_amount_myr", "MYR in the ledger by state.")
+			keys := make([]string, 0, len(counts))
+			for s := range counts {
+				keys = append(keys, string(s))
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				c := counts[ledger.State(k)]
+				fmt.Fprintf(&b, "payout_ledger_payouts{state=%q} %d\n", k, c.Count)
+				fmt.Fprintf(&b, "payout_ledger_amount_myr{state=%q} %s\n", k, c.Amount.StringFixed(2))
+			}
+		}
+	}
+	gauge("payout_run_last_timestamp_seconds", "When the last run ended.")
+	fmt.Fprintf(&b, "payout_run_last_timestamp_seconds %d\n", nowUnix())
+	if res.ExitCode == exitOK {
+		gauge("payout_run_last_success_timestamp_seconds", "When the last run that needed nothing ended.")
+		fmt.Fprintf(&b, "payout_run_last_success_timestamp_seconds %d\n", nowUnix())
+	}
+	return writeFileAtomic(m.path, []byte(b.String()), 0o644)
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// writeFileAtomic writes data to a temp file beside path, syncs it and renames it over path.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func nowUnix() int64 { return time.Now().Unix() }

@@ -1,0 +1,18 @@
+package main
+
+import (
+	"context"
+	"errors"
+)
+
+func watchCmd(context.Context, *env, []string) error {
+	return &exitError{code: exitUsage, err: errors.New("watch: not built yet")}
+}
+
+func reconcileCmd(context.Context, *env, []string) error {
+	return &exitError{code: exitUsage, err: errors.New("reconcile: not built yet")}
+}
+
+func callbacksCmd(context.Context, *env, []string) error {
+	return &exitError{code: exitUsage, err: errors.New("callbacks: not built yet")}
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+func reportCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "report", "report [--report-dir DIR] [--ledger FILE] RUN")
+	reportDir := fs.String("report-dir", defaultReportDir, "folder for the reports")
+	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError("report: name one run id (see `payout status`)")
+	}
+	db, err := openLedgerReadOnly(ctx, e, *ledgerPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	paths, err := batch.WriteReports(ctx, db, fs.Arg(0), *reportDir)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return usageError("report: no run %q in the ledger (see `payout status`)", fs.Arg(0))
+	}
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	for _, p := range paths.List() {
+		fmt.Fprintln(e.stdout, p)
+	}
+	return nil
+}
+
+// openLedgerReadOnly opens an existing ledger without taking the run lock: reads are safe beside
+// a running process (WAL). A missing ledger is a usage error, not a new empty file.
+func openLedgerReadOnly(ctx context.Context, e *env, path string) (*ledger.DB, error) {
+	if path == "" {
+		path = e.getenv(envLedger)
+	}
+	if path == "" {
+		path = defaultLedger
+	}
+	if !fileExists(path) {
+		return nil, usageError("no ledger at %s: set %s or --ledger", path, envLedger)
+	}
+	db, err := ledger.Open(ctx, path, ledger.Options{})
+	if err != nil {
+		return nil, &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+	}
+	return db, nil
+}

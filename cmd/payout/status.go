@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+func statusCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "status", "status [--ledger FILE] [REF]")
+	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return usageError("status: name at most one external_invoice_ref")
+	}
+	db, err := openLedgerReadOnly(ctx, e, *ledgerPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if fs.NArg() == 1 {
+		return showPayout(ctx, e, db, fs.Arg(0))
+	}
+	return showLedger(ctx, e, db)
+}
+
+var statusOrder = []ledger.State{ledger.Succeeded, ledger.Submitted, ledger.Submitting, ledger.Unknown,
+	ledger.Ready, ledger.Failed, ledger.Rejected}
+
+func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
+	counts, err := db.Counts(ctx)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "STATE\tPAYOUTS\tMYR\t")
+	total, n := decimal.Zero, 0
+	for _, s := range statusOrder {
+		c := counts[s]
+		fmt.Fprintf(tw, "%s\t%d\t%s\t\n", s, c.Count, c.Amount.StringFixed(2))
+		total, n = total.Add(c.Amount), n+c.Count
+	}
+	fmt.Fprintf(tw, "total\t%d\t%s\t\n", n, total.StringFixed(2))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	runs, err := db.Runs(ctx)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	if len(runs) > 0 {
+		fmt.Fprintln(e.stdout, "\nlatest runs:")
+		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tKIND\tSTATUS\tEXIT\tSTARTED\tFILE")
+		for i := len(runs) - 1; i >= 0 && i >= len(runs)-10; i-- {
+			r := runs[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Kind, r.Status, r.ExitCode, r.StartedAt.Format(time.RFC3339), r.File)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if attention := counts[ledger.Unknown].Count + counts[ledger.Submitting].Count; attention > 0 {
+		fmt.Fprintf(e.stdout, "\n%d payouts have an unknown outcome: run `payout reconcile`.\n", attention)
+	}
+	return nil
+}
+
+func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
+	p, err := db.Get(ctx, ref)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return usageError("status: %q is not in the ledger", ref)
+	}
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, f := range [][2]string{
+		{"external_invoice_ref", p.Ref}, {"state", string(p.State)}, {"amount (MYR)", p.Amount.StringFixed(2)},
+		{"recipient", p.Recipient}, {"bank", fmt.Sprintf("%s (%d)", p.Bank, p.ProviderID)},
+		{"account", batch.MaskAccount(p.Account)}, {"payout_invoice_no", p.InvoiceNo},
+		{"transaction_status", p.TransactionStatus}, {"bank_reference_no", p.BankReferenceNo},
+		{"attempts", fmt.Sprint(p.Attempts)}, {"first run", fmt.Sprintf("%s line %d", p.RunID, p.Line)},
+		{"last error", p.LastError},
+	} {
+		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	events, err := db.Events(ctx, ref)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	fmt.Fprintln(e.stdout, "\nhistory:")
+	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, ev := range events {
+		from := string(ev.From)
+		if from == "" {
+			from = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s -> %s\t%s\t%s\n", ev.At.Format(time.RFC3339Nano), from, ev.To, ev.RunID, ev.Detail)
+	}
+	return tw.Flush()
+}
