@@ -1,0 +1,215 @@
+package report
+
+import (
+	"cmp"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/templates"
+)
+
+// HTMLRowLimit caps the rows of an HTML report that need no attention (SUCCEEDED, SUBMITTED):
+// beyond it the page says how many more there are, and the CSV and XLSX, which always hold every
+// row, have them. Rows that need attention are always all shown.
+const HTMLRowLimit = 5000
+
+// The view types carry only formatted strings: the templates do no arithmetic and need no funcs.
+
+type stateView struct {
+	State, Class, Amount string
+	Count                int
+	Attention            bool
+}
+
+type barView struct {
+	X, Width, Class, Title string
+}
+
+type summaryView struct {
+	States   []stateView
+	Bar      []barView
+	BarLabel string
+	Total    string
+	SumText  string
+	TiesOut  bool
+	Rows     int
+}
+
+type headView struct {
+	Title, Kind, ID, File, SHA256, Started, Ended, Duration, Scope string
+	Rows, Skipped, Mismatches, NotFinal                            int
+	DryRun                                                         bool
+}
+
+type rowView struct {
+	Line, Ref, Recipient, Provider, Bank, Account, Amount, State, Class string
+	InvoiceNo, TransactionStatus, Message                               string
+	Attention                                                           bool
+}
+
+type runPage struct {
+	Head      headView
+	Summary   summaryView
+	Rows      []rowView
+	Attention int
+	Omitted   int
+}
+
+func stateClass(state string) string {
+	switch state {
+	case StateSucceeded:
+		return "ok"
+	case StateSubmitted:
+		return "pending"
+	case StateSubmitting, StateUnknown:
+		return "unknown"
+	case StateReady:
+		return "ready"
+	case StateFailed:
+		return "failed"
+	case StateRejected:
+		return "rejected"
+	}
+	return "other"
+}
+
+// attentionRank orders rows for people: failures first, then what is not finished, then what
+// went through. Lower comes first.
+func attentionRank(state string, dryRun bool) int {
+	switch state {
+	case StateFailed:
+		return 0
+	case StateRejected:
+		return 1
+	case StateUnknown:
+		return 2
+	case StateSubmitting:
+		return 3
+	case StateReady:
+		if dryRun {
+			return 6 // valid and, in a dry run, exactly what was expected
+		}
+		return 4
+	case StateSubmitted:
+		return 6
+	case StateSucceeded:
+		return 7
+	}
+	return 5
+}
+
+const attentionMax = 5 // ranks up to this need attention
+
+func summarize(totals []StateTotal, total decimal.Decimal, dryRun bool) summaryView {
+	v := summaryView{Total: FormatMYR(total)}
+	sum := decimal.Zero
+	for _, t := range totals {
+		sum = sum.Add(t.Amount)
+		v.Rows += t.Count
+		v.States = append(v.States, stateView{State: t.State, Class: stateClass(t.State), Amount: FormatMYR(t.Amount),
+			Count: t.Count, Attention: t.Count > 0 && attentionRank(t.State, dryRun) <= attentionMax})
+	}
+	v.SumText = FormatMYR(sum)
+	v.TiesOut = sum.Equal(total)
+	v.Bar, v.BarLabel = bar(totals)
+	return v
+}
+
+// bar lays out the states as segments of a 100-unit bar, by amount, or by count when there is no
+// amount at all. Widths are computed in decimal and the last segment takes the remainder, so the
+// bar is always exactly full.
+func bar(totals []StateTotal) ([]barView, string) {
+	weight := func(t StateTotal) decimal.Decimal { return t.Amount.Abs() }
+	label := "by amount"
+	whole := decimal.Zero
+	for _, t := range totals {
+		whole = whole.Add(weight(t))
+	}
+	if whole.IsZero() {
+		weight = func(t StateTotal) decimal.Decimal { return decimal.NewFromInt(int64(t.Count)) }
+		label = "by row count"
+		for _, t := range totals {
+			whole = whole.Add(weight(t))
+		}
+	}
+	if whole.IsZero() {
+		return nil, "no rows"
+	}
+	hundred := decimal.NewFromInt(100)
+	var segs []barView
+	var used decimal.Decimal
+	var last int
+	for i, t := range totals {
+		if !weight(t).IsZero() {
+			last = i
+		}
+	}
+	for i, t := range totals {
+		w := weight(t)
+		if w.IsZero() {
+			continue
+		}
+		width := w.Mul(hundred).Div(whole).Round(3)
+		if i == last {
+			width = hundred.Sub(used)
+		}
+		segs = append(segs, barView{X: used.String(), Width: width.String(), Class: stateClass(t.State),
+			Title: t.State + ": " + strconv.Itoa(t.Count) + " row(s), " + FormatMYR(t.Amount)})
+		used = used.Add(width)
+	}
+	return segs, label
+}
+
+func formatDuration(start, end time.Time) string {
+	if start.IsZero() || end.IsZero() {
+		return ""
+	}
+	return end.Sub(start).Round(time.Millisecond).String()
+}
+
+func renderRun(w io.Writer, s Summary, rows []Row) error {
+	page := runPage{
+		Head: headView{Title: "Payout run " + s.RunID, Kind: s.Kind, ID: s.RunID, File: s.File, SHA256: s.FileSHA256,
+			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
+			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun},
+		Summary: summarize(s.ByState, s.Total, s.DryRun),
+	}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(attentionRank(rows[a].State, s.DryRun), attentionRank(rows[b].State, s.DryRun)),
+			cmp.Compare(rows[a].Line, rows[b].Line))
+	})
+	others := 0
+	for _, i := range order {
+		r := rows[i]
+		attention := attentionRank(r.State, s.DryRun) <= attentionMax
+		if attention {
+			page.Attention++
+		} else {
+			if others >= HTMLRowLimit {
+				page.Omitted++
+				continue
+			}
+			others++
+		}
+		amt, numeric := rowAmount(r)
+		if numeric {
+			amt = FormatMYR(r.Amount)
+		}
+		provider := ""
+		if r.ProviderID != 0 {
+			provider = strconv.FormatInt(r.ProviderID, 10)
+		}
+		page.Rows = append(page.Rows, rowView{Line: strconv.Itoa(r.Line), Ref: r.Ref, Recipient: r.Recipient,
+			Provider: provider, Bank: r.Bank, Account: r.Account, Amount: amt, State: r.State, Class: stateClass(r.State),
+			InvoiceNo: r.InvoiceNo, TransactionStatus: r.TransactionStatus, Message: r.Message, Attention: attention})
+	}
+	return templates.Run().Execute(w, page)
+}

@@ -1,0 +1,372 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/xuri/excelize/v2"
+)
+
+// ErrBadName is returned when a run or reconciliation id, or an input name, cannot be part of a
+// file name.
+var ErrBadName = errors.New("report: name not usable in a file name")
+
+const (
+	dirMode  = 0o750
+	fileMode = 0o640 // reports carry account numbers: not world-readable
+)
+
+// RunHeader is the header of a run's result CSV and of the XLSX sheet "Rows".
+var RunHeader = []string{"line", "external_invoice_ref", "recipient_reference", "payout_service_id", "bank",
+	"third_party_account_no", "amount", "state", "payout_invoice_no", "transaction_status", "message"}
+
+// WriteRun writes a run's three reports into dir (created 0750 if missing):
+// `<input base name>.<run id>.result.csv`, `.result.xlsx` and `.report.html`, where the base name
+// is inputName without its directory and extension. Each file is written to a temporary file and
+// renamed, so a reader never sees half a report. The summary's totals are recomputed from rows
+// (Summarize), so the reports tie out whatever the caller passed.
+func WriteRun(dir, inputName string, s Summary, rows []Row) (Paths, error) {
+	base := strings.TrimSuffix(filepath.Base(inputName), filepath.Ext(inputName))
+	if base == "" || base == "." || base == string(filepath.Separator) {
+		base = "payout"
+	}
+	if err := checkName(s.RunID); err != nil {
+		return Paths{}, err
+	}
+	s = Summarize(s, rows)
+	stem := filepath.Join(dir, base+"."+s.RunID)
+	p := Paths{CSV: stem + ".result.csv", XLSX: stem + ".result.xlsx", HTML: stem + ".report.html"}
+	t := runTable(rows)
+	return p, writeAll(dir, p, t, runSummaryCells(s), func(w io.Writer) error { return renderRun(w, s, rows) })
+}
+
+func checkName(id string) error {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`+"\x00") {
+		return fmt.Errorf("%w: %q", ErrBadName, id)
+	}
+	return nil
+}
+
+func writeAll(dir string, p Paths, t table, summary [][]cell, html func(io.Writer) error) error {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return fmt.Errorf("create report dir: %w", err)
+	}
+	if err := atomicWrite(p.CSV, t.writeCSV); err != nil {
+		return fmt.Errorf("write csv report: %w", err)
+	}
+	if err := atomicWrite(p.XLSX, func(w io.Writer) error { return writeXLSX(w, t, summary) }); err != nil {
+		return fmt.Errorf("write xlsx report: %w", err)
+	}
+	if err := atomicWrite(p.HTML, html); err != nil {
+		return fmt.Errorf("write html report: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// atomicWrite writes path through a temporary file in the same directory, synced before the
+// rename, so that a crash leaves either the old file or the new one.
+func atomicWrite(path string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Chmod(fileMode); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync report dir: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync report dir: %w", err)
+	}
+	return nil
+}
+
+// cellKind says how a cell is written to the XLSX (the CSV writes every cell as its text).
+type cellKind int
+
+const (
+	kindText   cellKind = iota // free text, neutralised
+	kindCode                   // an identifier (reference, account number): neutralised, text-formatted, leading zeros kept
+	kindInt                    // a count or line number
+	kindAmount                 // a decimal amount, numeric with two decimals
+)
+
+type cell struct {
+	s    string
+	kind cellKind
+}
+
+func text(s string) cell            { return cell{Neutralize(s), kindText} }
+func code(s string) cell            { return cell{Neutralize(s), kindCode} }
+func integer(n int) cell            { return cell{strconv.Itoa(n), kindInt} }
+func amount(d decimal.Decimal) cell { return cell{amountString(d), kindAmount} }
+
+// table is a header and a way to produce row i, so that large reports are streamed, not copied.
+type table struct {
+	header []string
+	widths []float64
+	n      int
+	row    func(i int, buf []cell) []cell
+}
+
+func runTable(rows []Row) table {
+	return table{
+		header: RunHeader,
+		widths: []float64{7, 22, 28, 10, 24, 20, 14, 12, 20, 12, 50},
+		n:      len(rows),
+		row: func(i int, buf []cell) []cell {
+			r := rows[i]
+			provider := cell{kind: kindInt}
+			if r.ProviderID != 0 {
+				provider.s = strconv.FormatInt(r.ProviderID, 10)
+			}
+			amt := cell{kind: kindAmount}
+			if s, numeric := rowAmount(r); numeric {
+				amt.s = s
+			} else {
+				amt = text(s)
+			}
+			return append(buf[:0], integer(r.Line), code(r.Ref), text(r.Recipient), provider, text(r.Bank),
+				code(r.Account), amt, text(r.State), code(r.InvoiceNo), text(r.TransactionStatus), text(r.Message))
+		},
+	}
+}
+
+func (t table) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.header); err != nil {
+		return err
+	}
+	var buf []cell
+	rec := make([]string, len(t.header))
+	for i := range t.n {
+		buf = t.row(i, buf)
+		for j, c := range buf {
+			rec[j] = c.s
+		}
+		if err := cw.Write(rec[:len(buf)]); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Sheet names of the XLSX reports. "Rows" comes first: a reader that takes the first sheet gets
+// the table.
+const (
+	SheetRows    = "Rows"
+	SheetSummary = "Summary"
+)
+
+type styles struct{ header, text, amount int }
+
+func newStyles(f *excelize.File) (styles, error) {
+	var s styles
+	var err error
+	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}}); err != nil {
+		return s, err
+	}
+	if s.text, err = f.NewStyle(&excelize.Style{NumFmt: 49}); err != nil { // "@": stays text when edited
+		return s, err
+	}
+	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4}) // "#,##0.00"
+	return s, err
+}
+
+func writeXLSX(w io.Writer, t table, summary [][]cell) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", SheetRows); err != nil {
+		return err
+	}
+	st, err := newStyles(f)
+	if err != nil {
+		return err
+	}
+	sw, err := f.NewStreamWriter(SheetRows)
+	if err != nil {
+		return err
+	}
+	for i, width := range t.widths {
+		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
+			return err
+		}
+	}
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	values := make([]any, len(t.header))
+	for j, h := range t.header {
+		values[j] = excelize.Cell{StyleID: st.header, Value: h}
+	}
+	if err := sw.SetRow("A1", values); err != nil {
+		return err
+	}
+	var buf []cell
+	for i := range t.n {
+		buf = t.row(i, buf)
+		values = values[:0]
+		for _, c := range buf {
+			values = append(values, streamCell(c, st))
+		}
+		ref, err := excelize.CoordinatesToCellName(1, i+2)
+		if err != nil {
+			return err
+		}
+		if err := sw.SetRow(ref, values); err != nil {
+			return err
+		}
+	}
+	if err := sw.Flush(); err != nil {
+		return err
+	}
+	if err := writeSummarySheet(f, st, summary); err != nil {
+		return err
+	}
+	f.SetActiveSheet(0)
+	return f.Write(w)
+}
+
+// streamCell converts a cell for the stream writer. The stream writer takes numbers only as Go
+// numbers, so an amount goes through float64 here and nowhere else: it is written only when
+// strconv's shortest form of that float is the decimal's own value (any amount under 15
+// significant digits), so the file holds the exact decimal text. An amount that would not
+// survive, or that has more than two decimals (a rejected row), is written as text.
+func streamCell(c cell, st styles) any {
+	switch c.kind {
+	case kindInt:
+		if n, err := strconv.ParseInt(c.s, 10, 64); err == nil {
+			return n
+		}
+		return nil
+	case kindAmount:
+		if c.s == "" {
+			return nil
+		}
+		if d, err := decimal.NewFromString(c.s); err == nil && d.Exponent() >= -2 {
+			f, _ := d.Float64()
+			if back, err := decimal.NewFromString(strconv.FormatFloat(f, 'f', -1, 64)); err == nil && back.Equal(d) {
+				return excelize.Cell{StyleID: st.amount, Value: f}
+			}
+		}
+		return excelize.Cell{StyleID: st.text, Value: Neutralize(c.s)}
+	case kindCode:
+		return excelize.Cell{StyleID: st.text, Value: c.s}
+	default:
+		if c.s == "" {
+			return nil
+		}
+		return c.s
+	}
+}
+
+// writeSummarySheet writes label/value pairs. The sheet is small, so it uses the ordinary API,
+// whose SetCellDefault writes a number from its exact decimal text.
+func writeSummarySheet(f *excelize.File, st styles, rows [][]cell) error {
+	if _, err := f.NewSheet(SheetSummary); err != nil {
+		return err
+	}
+	if err := f.SetColWidth(SheetSummary, "A", "A", 28); err != nil {
+		return err
+	}
+	if err := f.SetColWidth(SheetSummary, "B", "D", 22); err != nil {
+		return err
+	}
+	for i, row := range rows {
+		for j, c := range row {
+			ref, err := excelize.CoordinatesToCellName(j+1, i+1)
+			if err != nil {
+				return err
+			}
+			if err := setSummaryCell(f, ref, c, st, j == 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setSummaryCell(f *excelize.File, ref string, c cell, st styles, label bool) error {
+	var err error
+	switch c.kind {
+	case kindInt:
+		err = f.SetCellDefault(SheetSummary, ref, c.s)
+	case kindAmount:
+		if err = f.SetCellDefault(SheetSummary, ref, c.s); err == nil {
+			err = f.SetCellStyle(SheetSummary, ref, ref, st.amount)
+		}
+	default:
+		if err = f.SetCellStr(SheetSummary, ref, c.s); err == nil && c.kind == kindCode {
+			err = f.SetCellStyle(SheetSummary, ref, ref, st.text)
+		}
+	}
+	if err == nil && label {
+		err = f.SetCellStyle(SheetSummary, ref, ref, st.header)
+	}
+	return err
+}
+
+const timeLayout = "2006-01-02T15:04:05Z07:00"
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(timeLayout)
+}
+
+func runSummaryCells(s Summary) [][]cell {
+	rows := [][]cell{
+		{text("Run"), code(s.RunID)},
+		{text("Kind"), text(s.Kind)},
+		{text("Dry run"), text(strconv.FormatBool(s.DryRun))},
+		{text("File"), text(s.File)},
+		{text("File SHA-256"), code(s.FileSHA256)},
+		{text("Started"), text(formatTime(s.Started))},
+		{text("Ended"), text(formatTime(s.Ended))},
+		{text("Rows"), integer(s.Rows)},
+		{text("Skipped (done in an earlier run)"), integer(s.Skipped)},
+		{},
+		{text("State"), text("Rows"), text("Amount (MYR)")},
+	}
+	for _, t := range s.ByState {
+		rows = append(rows, []cell{text(t.State), integer(t.Count), amount(t.Amount)})
+	}
+	return append(rows, []cell{text("Total"), integer(s.Rows), amount(s.Total)})
+}
