@@ -202,9 +202,9 @@ func TestRunCSV(t *testing.T) {
 		t.Fatalf("%d records, want %d: the CSV is the rows only", len(recs), len(rows)+1)
 	}
 	tests := []struct {
-		name      string
-		row, col  int
-		want      string
+		name     string
+		row, col int
+		want     string
 	}{
 		{"account keeps leading zeros", 1, 5, "0012345678"},
 		{"amount plain with two decimals", 1, 6, "1250.00"},
