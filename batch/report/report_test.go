@@ -449,3 +449,22 @@ func TestTemporaryFileRemovedOnError(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func BenchmarkWriteRun(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		rows := make([]report.Row, n)
+		for i := range rows {
+			rows[i] = report.Row{Line: i + 2, Ref: "INV-" + itoa(i), Recipient: "Recipient " + itoa(i), ProviderID: 12,
+				Bank: "Maybank", Account: "0012345678", Amount: decimal.New(int64(i%100000+1), -2), State: "SUCCEEDED",
+				InvoiceNo: "PO-" + itoa(i), TransactionStatus: "SUCCESS"}
+		}
+		b.Run(itoa(n)+"rows", func(b *testing.B) {
+			dir := b.TempDir()
+			for b.Loop() {
+				if _, err := report.WriteRun(dir, "bench.csv", report.Summary{RunID: "bench"}, rows); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
