@@ -465,6 +465,8 @@ func TestErrorClasses(t *testing.T) {
 		{"create 2xx not json", "create", reply(200, `<html>ok</html>`), api.KindOutcomeUnknown},
 		{"create 2xx empty", "create", reply(201, ``), api.KindOutcomeUnknown},
 		{"create 2xx no envelope", "create", reply(200, `{"payout_invoice_no":"X"}`), api.KindOutcomeUnknown},
+		{"create code only, unknown", "create", reply(200, `{"code":2001,"data":{"payout_invoice_no":"X"}}`), api.KindOutcomeUnknown},
+		{"get code only, unknown", "get", reply(200, `{"code":1234,"data":null}`), api.KindRetryable},
 		{"create fail but code 200", "create", reply(200, `{"status":"fail","code":200,"data":null}`), api.KindOutcomeUnknown},
 		{"get 404 envelope", "get", reply(404, `{"status":"fail","code":404,"data":null,"message":"Payout not found"}`), api.KindNotFound},
 		{"get 404 html", "get", reply(404, `404 page not found`), api.KindRetryable},

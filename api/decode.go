@@ -169,7 +169,8 @@ const (
 
 // verdict decides whether the envelope reports success. status "ok" or a success code (200,
 // 2000) is success; status "fail" is failure; when the two contradict each other, or neither is
-// recognisable, the answer is ambiguous and the caller must not guess.
+// recognisable (a code alone that is not 200/2000), the answer is ambiguous and the caller must
+// not guess: an unknown code could be a success code not seen yet.
 func (e *envelope) verdict() verdict {
 	st := strings.ToLower(strings.TrimSpace(string(e.Status)))
 	okStatus := st == "ok" || st == "success"
@@ -182,8 +183,6 @@ func (e *envelope) verdict() verdict {
 		return verdictAmbiguous
 	case okStatus || (st == "" && okCode):
 		return verdictOK
-	case st == "" && e.Code.Set && e.Code.N >= 400:
-		return verdictFail
 	default:
 		return verdictAmbiguous
 	}
