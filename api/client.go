@@ -294,6 +294,10 @@ func (c *Client) classify(r request, resp *http.Response, body []byte) (*respons
 			// about the payout.
 			e.Kind = KindRetryable
 		}
+	case st == http.StatusNotFound && r.create:
+		// The create endpoint itself is missing (wrong base URL?): nothing was created, but
+		// this is not a refusal of this payout, so it gets its own kind.
+		e.Kind = KindNotFound
 	case st >= 400:
 		switch {
 		case aboutAuth(text):

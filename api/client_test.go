@@ -452,6 +452,8 @@ func TestErrorClasses(t *testing.T) {
 		{"get 503", "get", reply(503, ``), api.KindRetryable},
 		{"list 500", "list", reply(500, ``), api.KindRetryable},
 		{"create 400", "create", reply(400, `{"status":"fail","code":1234,"data":null,"message":"amount invalid"}`), api.KindRejected},
+		{"create 404 endpoint missing", "create", reply(404, `404 page not found`), api.KindNotFound},
+		{"list 404", "list", reply(404, `404 page not found`), api.KindRejected},
 		{"create 422 no body", "create", reply(422, ``), api.KindRejected},
 		{"create 401", "create", reply(401, `{"status":"fail","code":401,"data":null}`), api.KindUnauthorized},
 		{"get 403", "get", reply(403, ``), api.KindUnauthorized},

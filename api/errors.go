@@ -30,7 +30,8 @@ const (
 	KindOutcomeUnknown
 	// KindUnauthorized: the auth token was refused (401/403 or a failure about the token).
 	KindUnauthorized
-	// KindNotFound: Get Payout says, unambiguously, that no payout has this reference.
+	// KindNotFound: Get Payout says, unambiguously, that no payout has this reference. On
+	// Create Payout (HTTP 404) it means the endpoint is missing: check the base URL.
 	KindNotFound
 	// KindDuplicate: Create Payout was refused because the external_invoice_ref is already
 	// used. This request created nothing, but a payout with that reference may exist.
