@@ -86,13 +86,13 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MaxResponseBytes < 0 {
 		return nil, &ConfigError{Field: "MaxResponseBytes", Value: strconv.FormatInt(cfg.MaxResponseBytes, 10), Err: ErrInvalid}
 	}
-	timeout := cmp(cfg.Timeout, DefaultTimeout)
-	maxConns := cmp(cfg.MaxConns, DefaultMaxConns)
+	timeout := orDefault(cfg.Timeout, DefaultTimeout)
+	maxConns := orDefault(cfg.MaxConns, DefaultMaxConns)
 	c := &Client{
 		base:    u,
 		token:   cfg.AuthToken,
 		ua:      cfg.UserAgent,
-		maxBody: cmp(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		maxBody: orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
 		now:     cfg.Now,
 	}
 	if c.ua == "" {
@@ -125,7 +125,7 @@ func NewClient(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-func cmp[T int | int64 | time.Duration](v, def T) T {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
