@@ -5,10 +5,6 @@ import (
 	"errors"
 )
 
-func watchCmd(context.Context, *env, []string) error {
-	return &exitError{code: exitUsage, err: errors.New("watch: not built yet")}
-}
-
 func reconcileCmd(context.Context, *env, []string) error {
 	return &exitError{code: exitUsage, err: errors.New("reconcile: not built yet")}
 }

@@ -1,0 +1,549 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+)
+
+// fakeClock is the watcher's clock, moved by hand: settling is decided without sleeping.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// lockedBuffer collects log lines written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// watchRig is a watched folder over a harness, with the outcomes and logs it produced.
+type watchRig struct {
+	*harness
+	root     string
+	w        *batch.Watcher
+	logs     *lockedBuffer
+	mu       sync.Mutex
+	outcomes []batch.FileOutcome
+}
+
+func newWatchRig(tb testing.TB, h *harness, settle time.Duration, now func() time.Time) *watchRig {
+	tb.Helper()
+	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &lockedBuffer{}}
+	w, err := batch.NewWatcher(batch.WatchConfig{
+		Dir: rig.root, Runner: batch.NewRunner(h.cfg), Ledger: h.db, Settle: settle, Interval: 5 * time.Millisecond,
+		Now: now, Logger: slog.New(slog.NewTextHandler(rig.logs, nil)),
+		Done: func(out batch.FileOutcome) {
+			rig.mu.Lock()
+			defer rig.mu.Unlock()
+			rig.outcomes = append(rig.outcomes, out)
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { w.Close() })
+	rig.w = w
+	return rig
+}
+
+func (r *watchRig) path(sub, name string) string { return filepath.Join(r.root, sub, name) }
+
+func (r *watchRig) results() []batch.FileOutcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]batch.FileOutcome(nil), r.outcomes...)
+}
+
+// listDir names the files of one folder of the watched directory.
+func (r *watchRig) listDir(sub string) []string {
+	r.tb.Helper()
+	entries, err := os.ReadDir(filepath.Join(r.root, sub))
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (r *watchRig) poll() int {
+	r.tb.Helper()
+	exit, err := r.w.Poll(context.Background())
+	if err != nil {
+		r.tb.Fatalf("poll: %v", err)
+	}
+	return exit
+}
+
+func (r *watchRig) assertCreatedOnce(rows []payrollRow) {
+	r.tb.Helper()
+	counts := r.sandbox.CreateCounts()
+	for _, row := range rows {
+		if counts[row.ref] != 1 {
+			r.tb.Errorf("%s created %d times by the service, want exactly 1", row.ref, counts[row.ref])
+		}
+	}
+	if dups := r.sandbox.Duplicates(); len(dups) > 0 {
+		r.tb.Errorf("paid twice: %v", dups)
+	}
+}
+
+func payrollCSV(rows []payrollRow) []byte {
+	var b strings.Builder
+	b.WriteString("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\r\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,Salary November\r\n", r.ref, r.name, r.bank, r.account, r.amount)
+	}
+	return []byte(b.String())
+}
+
+func writeFile(tb testing.TB, path string, data []byte) {
+	tb.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func appendFile(tb testing.TB, path string, data []byte) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func readFile(tb testing.TB, path string) string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestWatchCreatesFolders(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	for _, sub := range []string{batch.InboxDir, batch.ProcessingDir, batch.DoneDir, batch.FailedDir, batch.ReportsDir} {
+		info, err := os.Stat(filepath.Join(rig.root, sub))
+		if err != nil || !info.IsDir() || info.Mode().Perm() != 0o750 {
+			t.Errorf("%s: %v, %v; want a 0750 folder", sub, info, err)
+		}
+	}
+}
+
+func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
+	const settle = 10 * time.Second
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
+	rows := payroll(9, "SLOW")
+	data := payrollCSV(rows)
+	inbox := rig.path(batch.InboxDir, "slow.csv")
+	// Cut mid-line, as a copy tool would.
+	chunks := [][]byte{data[:len(data)/3], data[len(data)/3 : 2*len(data)/3], data[2*len(data)/3:]}
+
+	stillInInbox := func(step string) {
+		t.Helper()
+		if rig.poll() != batch.ExitOK {
+			t.Fatalf("%s: poll exit, want 0", step)
+		}
+		if _, err := os.Stat(inbox); err != nil {
+			t.Fatalf("%s: claimed early: %v", step, err)
+		}
+		if n := rig.sandbox.Stats().Creates; n != 0 {
+			t.Fatalf("%s: %d payouts sent from a file still being written", step, n)
+		}
+	}
+	appendFile(t, inbox, chunks[0])
+	stillInInbox("first chunk, just seen")
+	clock.Add(settle - time.Second)
+	stillInInbox("first chunk, not yet settled")
+	appendFile(t, inbox, chunks[1])
+	clock.Add(2 * time.Second) // past the settle time since first seen, but the file grew
+	stillInInbox("second chunk")
+	clock.Add(settle - time.Second)
+	stillInInbox("second chunk, not yet settled")
+
+	// Same size, new content and modification time: still a change.
+	partial := append(append([]byte(nil), chunks[0]...), chunks[1]...)
+	partial[len(partial)-1] = 'X'
+	writeFile(t, inbox, partial)
+	info, err := os.Stat(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(inbox, info.ModTime(), info.ModTime().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(2 * time.Second)
+	stillInInbox("rewritten in place")
+
+	writeFile(t, inbox, append(append([]byte(nil), chunks[0]...), chunks[1]...))
+	appendFile(t, inbox, chunks[2])
+	clock.Add(time.Second)
+	stillInInbox("last chunk")
+	clock.Add(settle - time.Second)
+	stillInInbox("complete, one second short of the settle time")
+
+	clock.Add(time.Second)
+	if exit := rig.poll(); exit != batch.ExitOK {
+		t.Fatalf("poll after settling: exit %d, want 0; logs:\n%s", exit, rig.logs)
+	}
+	if got := rig.listDir(batch.DoneDir); len(got) != 1 || got[0] != "slow.csv" {
+		t.Fatalf("done holds %v, want slow.csv", got)
+	}
+	if got := rig.listDir(batch.InboxDir); len(got) != 0 {
+		t.Errorf("inbox still holds %v", got)
+	}
+	outs := rig.results()
+	if len(outs) != 1 || outs[0].Result.Rows != len(rows) || outs[0].Exit != batch.ExitOK {
+		t.Fatalf("outcomes %+v, want one file of %d rows paid", outs, len(rows))
+	}
+	rig.assertCreatedOnce(rows)
+}
+
+func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	data := payrollCSV(payroll(2, "PART"))
+	names := []string{
+		".hidden.csv", "~$payroll.xlsx", "payroll.csv.tmp", "payroll.tmp", "payroll.csv.part",
+		"payroll.csv.crdownload", ".payroll.csv.swp", "payroll.csv.swp", "notes.txt", "payroll.xls",
+	}
+	for _, name := range names {
+		writeFile(t, rig.path(batch.InboxDir, name), data)
+	}
+	if err := os.Mkdir(rig.path(batch.InboxDir, "folder.csv"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		rig.poll()
+	}
+	if got := rig.listDir(batch.InboxDir); len(got) != len(names)+1 {
+		t.Errorf("inbox holds %v, want every file left where it was", got)
+	}
+	if outs := rig.results(); len(outs) != 0 {
+		t.Errorf("processed %+v, want nothing", outs)
+	}
+	if n := rig.sandbox.Stats().Creates; n != 0 {
+		t.Errorf("%d payouts sent", n)
+	}
+	logs := rig.logs.String()
+	for _, name := range []string{"notes.txt", "payroll.xls", "folder.csv"} {
+		if n := strings.Count(logs, "file="+name); n != 1 {
+			t.Errorf("%s warned about %d times over 3 polls, want once; logs:\n%s", name, n, logs)
+		}
+	}
+	for _, name := range []string{"payroll.csv.part", "~$payroll.xlsx", ".hidden.csv"} {
+		if strings.Contains(logs, name) {
+			t.Errorf("partial file %s was warned about: partial files are expected", name)
+		}
+	}
+}
+
+func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	good := payroll(12, "GOOD")
+	bad := payroll(6, "BAD")
+	bad[3].amount = "12.345"
+	bad[4].bank = "Bank of Atlantis"
+	writeFile(t, rig.path(batch.InboxDir, "good.csv"), payrollCSV(good))
+	writeFile(t, rig.path(batch.InboxDir, "bad.csv"), payrollCSV(bad))
+	writeFile(t, rig.path(batch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
+
+	worst, err := rig.w.Once(context.Background())
+	if err != nil || worst != batch.ExitRejected {
+		t.Fatalf("once: exit %d, %v; want 3 (the worst file); logs:\n%s", worst, err, rig.logs)
+	}
+	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "good.csv" {
+		t.Errorf("done holds %v, want good.csv", got)
+	}
+	wantFailed := "bad.csv,bad.csv.why.txt,empty-rows.csv,empty-rows.csv.why.txt"
+	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != wantFailed {
+		t.Errorf("failed holds %v, want %s", got, wantFailed)
+	}
+	for _, sub := range []string{batch.InboxDir, batch.ProcessingDir} {
+		if got := rig.listDir(sub); len(got) != 0 {
+			t.Errorf("%s still holds %v", sub, got)
+		}
+	}
+	rig.assertCreatedOnce(good)
+	for _, row := range bad {
+		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
+			t.Errorf("%s of a rejected file was created %d times", row.ref, n)
+		}
+	}
+
+	var reports []string
+	for _, out := range rig.results() {
+		if out.Name == "good.csv" {
+			reports = out.Result.Reports
+		}
+	}
+	if len(reports) != 3 {
+		t.Fatalf("good.csv reports %v, want CSV, XLSX and HTML", reports)
+	}
+	for _, p := range reports {
+		if filepath.Dir(p) != filepath.Join(rig.root, batch.ReportsDir) {
+			t.Errorf("report %s is not in the watched folder's reports", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+
+	why := readFile(t, rig.path(batch.FailedDir, "bad.csv.why.txt"))
+	for _, want := range []string{"NOT paid", "2 of its 6 rows were rejected", "line 5, BAD-00004", "amount", "12.345",
+		"line 6, BAD-00005", "Bank of Atlantis", "What to do", ".result.csv"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("bad.csv.why.txt lacks %q:\n%s", want, why)
+		}
+	}
+	if strings.Contains(why, "BAD-00001") {
+		t.Errorf("bad.csv.why.txt lists a valid row:\n%s", why)
+	}
+	if why := readFile(t, rig.path(batch.FailedDir, "empty-rows.csv.why.txt")); !strings.Contains(why, "NOT paid") || !strings.Contains(why, "What to do") {
+		t.Errorf("empty-rows.csv.why.txt:\n%s", why)
+	}
+}
+
+func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rows := payroll(8, "TWICE")
+	data := payrollCSV(rows)
+	writeFile(t, rig.path(batch.InboxDir, "payroll.csv"), data)
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+		t.Fatalf("first drop: exit %d, %v", worst, err)
+	}
+	first := rig.results()[0]
+	if first.DuplicateOf != nil || first.Note != "" {
+		t.Fatalf("first drop reported as a duplicate: %+v", first)
+	}
+
+	// The same bytes again, under the same name and under another.
+	writeFile(t, rig.path(batch.InboxDir, "payroll.csv"), data)
+	writeFile(t, rig.path(batch.InboxDir, "payroll (1).csv"), data)
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+		t.Fatalf("second drop: exit %d, %v", worst, err)
+	}
+	rig.assertCreatedOnce(rows)
+	outs := rig.results()
+	if len(outs) != 3 {
+		t.Fatalf("%d outcomes, want 3", len(outs))
+	}
+	for _, out := range outs[1:] {
+		if out.DuplicateOf == nil || out.DuplicateOf.ID != first.Result.RunID {
+			t.Errorf("%s: duplicate of %+v, want run %s", out.Name, out.DuplicateOf, first.Result.RunID)
+		}
+		if out.Result.Skipped != len(rows) || out.Result.Submitted != 0 {
+			t.Errorf("%s: %+v, want every row skipped", out.Name, out.Result)
+		}
+		if filepath.Dir(out.Path) != filepath.Join(rig.root, batch.DoneDir) {
+			t.Errorf("%s moved to %s, want done", out.Name, out.Path)
+		}
+		note := readFile(t, out.Note)
+		for _, want := range []string{"identical", "payroll.csv", first.Result.RunID, "Nothing was sent"} {
+			if !strings.Contains(note, want) {
+				t.Errorf("%s lacks %q:\n%s", out.Note, want, note)
+			}
+		}
+	}
+	done := rig.listDir(batch.DoneDir)
+	if len(done) != 5 { // payroll.csv, its timestamped twin, payroll (1).csv, and two notes
+		t.Errorf("done holds %v, want the first file, both duplicates and their notes", done)
+	}
+	if !strings.Contains(rig.logs.String(), "duplicate file") {
+		t.Errorf("no warning logged for the duplicate:\n%s", rig.logs)
+	}
+}
+
+func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
+	h := newHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
+	rig := newWatchRig(t, h, 0, nil)
+	rows := payroll(60, "RESUME")
+	path := rig.path(batch.ProcessingDir, "killed.csv")
+	writeFile(t, path, payrollCSV(rows))
+	later := payroll(3, "LATER")
+	writeFile(t, rig.path(batch.InboxDir, "later.csv"), payrollCSV(later))
+
+	// The killed watch's run: stopped part-way, as on a signal, with the file in processing.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	half := h.run(ctx, path, func(c *batch.Config) {
+		c.Progress = func(done, total int) {
+			if done >= 20 {
+				cancel()
+			}
+		}
+	})
+	if half.ExitCode != batch.ExitAborted {
+		t.Fatalf("setup run %+v, want it stopped part-way", half)
+	}
+	if created := len(h.sandbox.CreateCounts()); created == 0 || created >= len(rows) {
+		t.Fatalf("setup run created %d of %d, want part of the file", created, len(rows))
+	}
+
+	worst, err := rig.w.Once(context.Background())
+	if err != nil || worst != batch.ExitOK {
+		t.Fatalf("once: exit %d, %v; logs:\n%s", worst, err, rig.logs)
+	}
+	outs := rig.results()
+	if len(outs) != 2 || outs[0].Name != "killed.csv" || outs[1].Name != "later.csv" {
+		t.Fatalf("outcomes %+v, want killed.csv resumed before later.csv", outs)
+	}
+	if outs[0].DuplicateOf != nil {
+		t.Errorf("a resumed file reported as a duplicate of %+v", outs[0].DuplicateOf)
+	}
+	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "killed.csv,later.csv" {
+		t.Errorf("done holds %v", got)
+	}
+	rig.assertCreatedOnce(append(rows, later...))
+	h.assertReport(outs[0].Result, len(rows), fileTotal(rows))
+}
+
+func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rows := payroll(4, "DOWN")
+	writeFile(t, rig.path(batch.InboxDir, "down.csv"), payrollCSV(rows))
+	writeFile(t, rig.path(batch.InboxDir, "waiting.csv"), payrollCSV(payroll(2, "WAIT")))
+	rig.sandbox.SetDown(true)
+	worst, err := rig.w.Once(context.Background())
+	if worst != batch.ExitAborted || !errors.Is(err, batch.ErrAborted) {
+		t.Fatalf("once with the service down: exit %d, %v; want 1 and ErrAborted", worst, err)
+	}
+	if got := rig.listDir(batch.ProcessingDir); len(got) != 1 {
+		t.Fatalf("processing holds %v, want the file in hand", got)
+	}
+	if got := rig.listDir(batch.InboxDir); len(got) != 1 {
+		t.Errorf("inbox holds %v, want the file not yet started left there", got)
+	}
+	rig.sandbox.SetDown(false)
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+		t.Fatalf("once after recovery: exit %d, %v", worst, err)
+	}
+	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "down.csv,waiting.csv" {
+		t.Errorf("done holds %v", got)
+	}
+	rig.assertCreatedOnce(rows)
+}
+
+func TestWatchLoopStopsOnCancel(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rows := payroll(5, "LOOP")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- rig.w.Loop(ctx) }()
+	writeFile(t, rig.path(batch.InboxDir, "loop.csv"), payrollCSV(rows))
+
+	deadline := time.After(time.Minute)
+	for len(rig.results()) == 0 {
+		select {
+		case err := <-stopped:
+			t.Fatalf("loop returned before the file: %v", err)
+		case <-deadline:
+			t.Fatalf("loop did not process the file; logs:\n%s", rig.logs)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-stopped; err != nil {
+		t.Fatalf("loop after cancel: %v, want nil", err)
+	}
+	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "loop.csv" {
+		t.Errorf("done holds %v", got)
+	}
+	rig.assertCreatedOnce(rows)
+}
+
+func TestWatchFolderIsLocked(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	rig := newWatchRig(t, h, 0, nil)
+	_, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.cfg)})
+	if !errors.Is(err, batch.ErrWatchBusy) {
+		t.Fatalf("second watcher: %v, want ErrWatchBusy", err)
+	}
+	if err := rig.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.cfg)})
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	w.Close()
+}
+
+func TestWatchRefusesDryRun(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	cfg := h.cfg
+	cfg.DryRun = true
+	if _, err := batch.NewWatcher(batch.WatchConfig{Dir: t.TempDir(), Runner: batch.NewRunner(cfg)}); err == nil {
+		t.Fatal("a dry-run watcher would move unpaid files to done")
+	}
+}
+
+func TestWorseExit(t *testing.T) {
+	tests := []struct {
+		name       string
+		a, b, want int
+	}{
+		{"ok and ok", batch.ExitOK, batch.ExitOK, batch.ExitOK},
+		{"attention beats ok", batch.ExitOK, batch.ExitAttention, batch.ExitAttention},
+		{"rejected beats attention", batch.ExitAttention, batch.ExitRejected, batch.ExitRejected},
+		{"usage beats rejected", batch.ExitRejected, batch.ExitUsage, batch.ExitUsage},
+		{"aborted beats everything", batch.ExitAborted, batch.ExitUsage, batch.ExitAborted},
+		{"order does not matter", batch.ExitRejected, batch.ExitOK, batch.ExitRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := batch.WorseExit(tt.a, tt.b); got != tt.want {
+				t.Errorf("WorseExit(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"path/filepath"
+
+	"github.com/payout/payout/batch"
+)
+
+// watchCmd is folder mode: files dropped into DIR/inbox are paid one at a time like `run` and moved
+// to DIR/done or DIR/failed. It holds the ledger's lock (and the folder's) for its whole life, so
+// an overlapping cron start exits 1 at once instead of colliding.
+func watchCmd(ctx context.Context, e *env, args []string) error {
+	var o runOptions
+	fs := newFlagSet(e, "watch", "watch [--once] [--settle D] [--interval D] [run flags] DIR")
+	o.register(fs)
+	fs.BoolVar(&o.jsonOut, "json", false, "print each file's summary as one JSON line on stdout")
+	once := fs.Bool("once", false, "process what is in the folder, then exit with the worst file's exit code (for cron)")
+	settle := fs.Duration("settle", batch.DefaultSettle, "how long a file's size and modification time must stay unchanged before it is claimed")
+	interval := fs.Duration("interval", batch.DefaultInterval, "time between looks at the inbox (without --once)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError("watch: name one folder")
+	}
+	if *settle < 0 {
+		return usageError("--settle %s: want 0 or more", *settle)
+	}
+	if *interval <= 0 {
+		return usageError("--interval %s: want more than 0", *interval)
+	}
+	dir := fs.Arg(0)
+	reportDir := filepath.Join(dir, batch.ReportsDir)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "report-dir" {
+			reportDir = o.reportDir
+		}
+	})
+
+	s, err := newSession(ctx, e, &o, false)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	w, err := batch.NewWatcher(batch.WatchConfig{
+		Dir: dir, Runner: s.runner, Ledger: s.db, Settle: *settle, Interval: *interval,
+		ReportDir: reportDir, Logger: s.log, Done: s.watched,
+	})
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	defer w.Close()
+
+	if *once {
+		worst, err := w.Once(ctx)
+		if err != nil || worst != exitOK {
+			return &exitError{code: worst, err: err}
+		}
+		return nil
+	}
+	s.log.Info("watching", "dir", dir, "interval", interval.String(), "settle", settle.String())
+	if err := w.Loop(ctx); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	return nil
+}
+
+// watched prints and records one file's outcome as `run` does for each of its files. A file the
+// reader refused has no run; it is shown as a rejected one.
+func (s *session) watched(out batch.FileOutcome) {
+	if out.Err != nil && out.Exit != exitRejected {
+		return // infrastructure: the command returns the error
+	}
+	res := out.Result
+	res.ExitCode = out.Exit
+	if res.File == "" {
+		res.File = out.Path
+	}
+	if err := s.print(res); err != nil {
+		s.log.Error("print summary", "err", err)
+	}
+}
