@@ -1,0 +1,238 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ErrClosed is returned by Apply after Close.
+var ErrClosed = errors.New("ledger is closed")
+
+// ConflictError says that a payout was not in the state a Change or a Record expected, or that
+// a reference is already recorded with other details. It unwraps to ErrStateConflict.
+type ConflictError struct {
+	Ref    string
+	Want   State  // the Change's From
+	Have   State  // the row's state; empty when the row does not exist
+	Reason string // set instead of Want/Have for a Record conflict
+}
+
+func (e *ConflictError) Error() string {
+	switch {
+	case e.Reason != "":
+		return fmt.Sprintf("payout %s: %s: %v", e.Ref, e.Reason, ErrStateConflict)
+	case e.Have == "":
+		return fmt.Sprintf("payout %s: not in the ledger (expected %s): %v", e.Ref, e.Want, ErrStateConflict)
+	}
+	return fmt.Sprintf("payout %s: is %s, expected %s: %v", e.Ref, e.Have, e.Want, ErrStateConflict)
+}
+
+func (e *ConflictError) Unwrap() error { return ErrStateConflict }
+
+// maxBatchChanges bounds one group commit so that a flood of callers cannot make one
+// transaction (and the wait of its first caller) arbitrarily long.
+const maxBatchChanges = 4096
+
+type applyReq struct {
+	changes []Change
+	done    chan error // buffered: the writer never blocks on a caller
+}
+
+// writer owns one connection and its prepared statements. It takes every Apply call that is
+// waiting, applies each under its own SAVEPOINT inside one transaction, commits once
+// (durably: synchronous=FULL) and only then answers the callers.
+type writer struct {
+	db       *DB
+	conn     *sql.Conn
+	reqs     chan *applyReq // unbuffered: a send that succeeds means the writer has taken the call
+	quit     chan struct{}
+	finished chan struct{}
+
+	begin, commit, rollback  *sql.Stmt
+	savepoint, release, undo *sql.Stmt
+	update, event, state     *sql.Stmt
+}
+
+const updateSQL = `UPDATE payouts SET
+	state = ?2,
+	invoice_no = CASE WHEN ?3 = '' THEN invoice_no ELSE ?3 END,
+	transaction_status = CASE WHEN ?4 = '' THEN transaction_status ELSE ?4 END,
+	bank_reference_no = CASE WHEN ?5 = '' THEN bank_reference_no ELSE ?5 END,
+	last_error = CASE WHEN ?6 = '' THEN last_error ELSE ?6 END,
+	attempts = attempts + ?7,
+	not_found_count = (CASE WHEN ?9 THEN 0 ELSE not_found_count END) + ?8,
+	first_not_found_at = CASE
+		WHEN ?8 AND (?9 OR first_not_found_at = '') THEN ?10
+		WHEN ?9 THEN ''
+		ELSE first_not_found_at END,
+	updated_at = ?10
+WHERE ref = ?1 AND state = ?11`
+
+const eventSQL = `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+func newWriter(ctx context.Context, db *DB) (*writer, error) {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{db: db, conn: conn, reqs: make(chan *applyReq), quit: make(chan struct{}), finished: make(chan struct{})}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&w.begin, "BEGIN IMMEDIATE"},
+		{&w.commit, "COMMIT"},
+		{&w.rollback, "ROLLBACK"},
+		{&w.savepoint, "SAVEPOINT apply"},
+		{&w.release, "RELEASE apply"},
+		{&w.undo, "ROLLBACK TO apply"},
+		{&w.update, updateSQL},
+		{&w.event, eventSQL},
+		{&w.state, "SELECT state FROM payouts WHERE ref = ?"},
+	} {
+		if *p.stmt, err = conn.PrepareContext(ctx, p.sql); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("prepare %q: %w", p.sql, err)
+		}
+	}
+	go w.run()
+	return w, nil
+}
+
+func (w *writer) close() error {
+	close(w.quit)
+	<-w.finished
+	return w.conn.Close() // closes the statements prepared on it
+}
+
+func (w *writer) run() {
+	defer close(w.finished)
+	batch := make([]*applyReq, 0, 64)
+	for {
+		select {
+		case r := <-w.reqs:
+			batch = append(batch[:0], r)
+		case <-w.quit:
+			return
+		}
+		n := len(batch[0].changes)
+	drain:
+		for n < maxBatchChanges {
+			select {
+			case r := <-w.reqs:
+				batch = append(batch, r)
+				n += len(r.changes)
+			default:
+				break drain
+			}
+		}
+		w.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch applies the calls of one batch in one transaction. A call that fails (a state
+// conflict, say) is rolled back to its savepoint and answered with its error; the others
+// commit. If the transaction itself fails, every call of the batch gets that error, and none
+// of them was recorded.
+func (w *writer) commitBatch(batch []*applyReq) {
+	ctx := context.Background() // a batch taken is finished: callers wait for the outcome
+	results := make([]error, len(batch))
+	fail := func(err error) {
+		w.rollback.ExecContext(ctx) // the error that matters is err; the tx is gone either way
+		err = fmt.Errorf("apply: %w", err)
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
+	if _, err := w.begin.ExecContext(ctx); err != nil {
+		fail(err)
+		return
+	}
+	now := fmtTime(w.db.now())
+	for i, r := range batch {
+		if _, err := w.savepoint.ExecContext(ctx); err != nil {
+			fail(err)
+			return
+		}
+		err := w.applyOne(ctx, now, r.changes)
+		if err != nil {
+			if _, uerr := w.undo.ExecContext(ctx); uerr != nil {
+				fail(uerr)
+				return
+			}
+			results[i] = err
+		}
+		if _, err := w.release.ExecContext(ctx); err != nil {
+			fail(err)
+			return
+		}
+	}
+	if _, err := w.commit.ExecContext(ctx); err != nil {
+		fail(err)
+		return
+	}
+	for i, r := range batch {
+		r.done <- results[i]
+	}
+}
+
+func (w *writer) applyOne(ctx context.Context, now string, changes []Change) error {
+	for _, c := range changes {
+		res, err := w.update.ExecContext(ctx, c.Ref, string(c.To), c.InvoiceNo, c.TransactionStatus,
+			c.BankReferenceNo, c.Error, boolInt(c.CountAttempt), boolInt(c.CountNotFound),
+			boolInt(c.ResetNotFound), now, string(c.From))
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", c.Ref, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("apply %s: %w", c.Ref, err)
+		} else if n != 1 {
+			var have string
+			if err := w.state.QueryRowContext(ctx, c.Ref).Scan(&have); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("apply %s: %w", c.Ref, err)
+			}
+			return &ConflictError{Ref: c.Ref, Want: c.From, Have: State(have)}
+		}
+		if _, err := w.event.ExecContext(ctx, c.Ref, c.RunID, now, string(c.From), string(c.To), c.Detail, c.Payload); err != nil {
+			return fmt.Errorf("apply %s: event: %w", c.Ref, err)
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Apply makes the changes, each with its event, atomically: if any change's From is not the
+// row's current state, Apply returns a *ConflictError (errors.Is ErrStateConflict) and none of
+// the changes of this call is made. Concurrent calls are merged into one transaction by the
+// ledger's writer; Apply returns only after that transaction is durably committed.
+//
+// ctx is honoured only until the writer takes the call: cancelled before, Apply returns
+// ctx.Err() and nothing was recorded. Once taken, Apply waits for the commit and returns its
+// outcome whatever ctx says, so that a nil error always means "recorded" and ctx.Err() always
+// means "not recorded".
+func (db *DB) Apply(ctx context.Context, changes ...Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &applyReq{changes: changes, done: make(chan error, 1)}
+	select {
+	case db.w.reqs <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.w.quit:
+		return ErrClosed
+	}
+	return <-r.done
+}

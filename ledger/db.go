@@ -1,0 +1,183 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// timeFormat is fixed-width so that stored times sort as text.
+const timeFormat = "2006-01-02T15:04:05.000000000Z"
+
+// busyTimeoutMS bounds how long a connection waits for another writer (Record against the
+// group-commit writer, or a second reader process) before failing with SQLITE_BUSY.
+const busyTimeoutMS = 10000
+
+// Options tunes Open. The zero value is ready to use.
+type Options struct {
+	Now    func() time.Time // clock for created/updated/event times; time.Now when nil
+	Logger *slog.Logger     // slog.Default() when nil
+}
+
+// DB is the ledger: a SQLite file in WAL mode with synchronous=FULL. It is safe for concurrent
+// use; Apply calls from many goroutines are merged into shared durable transactions.
+type DB struct {
+	sql *sql.DB
+	now func() time.Time
+	log *slog.Logger
+	w   *writer
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// dsn builds the data source name. Every pooled connection runs the _pragma list when it opens,
+// which is why the settings live here and not in one-off PRAGMA statements.
+func dsn(path string) string {
+	return path + "?_pragma=" + fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS) +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// Open opens the ledger at path, creating it (mode 0600) and migrating its schema as needed.
+// It fails when the connection does not report WAL and synchronous=FULL: a misspelt DSN option
+// is silently ignored by SQLite, and the ledger's promises rest on those two.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("open ledger: unusable file name %q", path)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	// Created here so that SQLite never creates it with the umask's more open mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	sdb, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	db := &DB{sql: sdb, now: opts.Now, log: opts.Logger}
+	if err := db.checkPragmas(ctx); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	w, err := newWriter(ctx, db)
+	if err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	db.w = w
+	return db, nil
+}
+
+func (db *DB) checkPragmas(ctx context.Context) error {
+	var sync int
+	if err := db.sql.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+		return err
+	}
+	if sync != 2 {
+		return fmt.Errorf("PRAGMA synchronous is %d, want 2 (FULL)", sync)
+	}
+	var mode string
+	if err := db.sql.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("PRAGMA journal_mode is %q, want wal", mode)
+	}
+	return nil
+}
+
+// migrate applies, in one transaction, every embedded migration newer than PRAGMA user_version.
+// Migration files are named NNNN_name.sql and version N is the file's number.
+func (db *DB) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if version > len(names) {
+		return fmt.Errorf("migrate: schema version %d is newer than this program knows (%d)", version, len(names))
+	}
+	for i := version; i < len(names); i++ {
+		body, err := migrations.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: %w", names[i], err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+			return fmt.Errorf("migrate %s: %w", names[i], err)
+		}
+		db.log.Info("ledger schema migrated", "version", i+1)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Close stops the writer (waiting for the batch being committed) and closes the file.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		werr := db.w.close()
+		db.closeErr = errors.Join(werr, db.sql.Close())
+	})
+	return db.closeErr
+}
+
+// SchemaVersion reports the schema version of the open ledger.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(timeFormat, s)
+}

@@ -1,0 +1,63 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// LockedError says that another process holds the ledger. It unwraps to ErrLocked.
+type LockedError struct {
+	Path   string // the lock file
+	Holder string // what the holder wrote: "pid=N host=H since=T", or empty
+}
+
+func (e *LockedError) Error() string {
+	holder := e.Holder
+	if holder == "" {
+		holder = "unknown holder"
+	}
+	return fmt.Sprintf("%v (%s, lock file %s)", ErrLocked, holder, e.Path)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// FileLock is the exclusive lock one process holds on a ledger.
+type FileLock struct {
+	fl *flock.Flock
+}
+
+// Lock takes, without waiting, the lock on ledgerPath+".lock" and writes who holds it into that
+// file. It is an flock(2) lock: the kernel releases it when the process dies, so a killed run
+// never blocks the next one. When another process holds it, Lock returns a *LockedError.
+func Lock(ledgerPath string) (*FileLock, error) {
+	path := ledgerPath + ".lock"
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock ledger: %w", err)
+	}
+	if !ok {
+		b, _ := os.ReadFile(path) // the holder's note is a courtesy: absent, the error still says locked
+		return nil, &LockedError{Path: path, Holder: strings.TrimSpace(string(b))}
+	}
+	host, _ := os.Hostname()
+	note := fmt.Sprintf("pid=%d host=%s since=%s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(path, []byte(note), 0o600); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock ledger: %w", err), fl.Unlock())
+	}
+	return &FileLock{fl: fl}, nil
+}
+
+// Unlock releases the lock. The lock file stays: removing it would let a third process lock a
+// new file while a second still waits on the old one.
+func (l *FileLock) Unlock() error {
+	if err := l.fl.Unlock(); err != nil {
+		return fmt.Errorf("unlock ledger: %w", err)
+	}
+	return nil
+}

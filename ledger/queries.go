@@ -1,0 +1,458 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// lookupChunk keeps IN lists well under SQLite's limit on host parameters.
+const lookupChunk = 500
+
+const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, exit_code`
+
+// AddRun records the start of a run.
+func (db *DB) AddRun(ctx context.Context, r Run) error {
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode)
+	if err != nil {
+		return fmt.Errorf("add run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// FinishRun records how a run ended. It returns ErrNotFound for an unknown run.
+func (db *DB) FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error {
+	res, err := db.sql.ExecContext(ctx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
+		status, exitCode, fmtTime(ended), id)
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("finish run %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("finish run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// GetRun returns one run, or ErrNotFound.
+func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
+	runs, err := db.queryRuns(ctx, `WHERE id = ?`, id)
+	if err != nil {
+		return Run{}, fmt.Errorf("get run %s: %w", id, err)
+	}
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("get run %s: %w", id, ErrNotFound)
+	}
+	return runs[0], nil
+}
+
+// Runs returns every run, oldest first.
+func (db *DB) Runs(ctx context.Context) ([]Run, error) {
+	runs, err := db.queryRuns(ctx, ``)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return runs, nil
+}
+
+// RunsByFile returns the runs of the file with this SHA-256 (hex), oldest first.
+func (db *DB) RunsByFile(ctx context.Context, sha256 string) ([]Run, error) {
+	runs, err := db.queryRuns(ctx, `WHERE file_sha256 = ?`, sha256)
+	if err != nil {
+		return nil, fmt.Errorf("runs of file %s: %w", sha256, err)
+	}
+	return runs, nil
+}
+
+// LatestRunForFile returns the most recently started run of the file with this SHA-256, of any
+// kind and status, or ErrNotFound.
+func (db *DB) LatestRunForFile(ctx context.Context, sha256 string) (Run, error) {
+	runs, err := db.RunsByFile(ctx, sha256)
+	if err != nil {
+		return Run{}, err
+	}
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("latest run of file %s: %w", sha256, ErrNotFound)
+	}
+	return runs[len(runs)-1], nil
+}
+
+func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+runColumns+` FROM runs `+where+` ORDER BY started_at, rowid`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		var r Run
+		var started, ended string
+		if err := rows.Scan(&r.ID, &r.Kind, &r.File, &r.FileSHA256, &started, &ended, &r.Status, &r.ExitCode); err != nil {
+			return nil, err
+		}
+		if r.StartedAt, err = parseTime(started); err != nil {
+			return nil, err
+		}
+		if r.EndedAt, err = parseTime(ended); err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
+
+const payoutColumns = `ref, run_id, line, recipient, provider_id, bank, account, amount, description, state,
+	invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at,
+	last_error, created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanPayout(s scanner) (Payout, error) {
+	var p Payout
+	var amount, state, firstNF, created, updated string
+	err := s.Scan(&p.Ref, &p.RunID, &p.Line, &p.Recipient, &p.ProviderID, &p.Bank, &p.Account, &amount,
+		&p.Description, &state, &p.InvoiceNo, &p.TransactionStatus, &p.BankReferenceNo, &p.Attempts,
+		&p.NotFoundCount, &firstNF, &p.LastError, &created, &updated)
+	if err != nil {
+		return Payout{}, err
+	}
+	p.State = State(state)
+	if p.Amount, err = decimal.NewFromString(amount); err != nil {
+		return Payout{}, fmt.Errorf("payout %s: amount %q: %w", p.Ref, amount, err)
+	}
+	if p.FirstNotFoundAt, err = parseTime(firstNF); err != nil {
+		return Payout{}, err
+	}
+	if p.CreatedAt, err = parseTime(created); err != nil {
+		return Payout{}, err
+	}
+	if p.UpdatedAt, err = parseTime(updated); err != nil {
+		return Payout{}, err
+	}
+	return p, nil
+}
+
+func (db *DB) queryPayouts(ctx context.Context, query string, args ...any) ([]Payout, error) {
+	rows, err := db.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Payout
+	for rows.Next() {
+		p, err := scanPayout(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Get returns the payout with this reference, or ErrNotFound.
+func (db *DB) Get(ctx context.Context, ref string) (Payout, error) {
+	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = ?`, ref))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Payout{}, fmt.Errorf("get payout %s: %w", ref, ErrNotFound)
+	}
+	if err != nil {
+		return Payout{}, fmt.Errorf("get payout %s: %w", ref, err)
+	}
+	return p, nil
+}
+
+// GetByInvoice returns the payout with this payout_invoice_no, or ErrNotFound.
+func (db *DB) GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error) {
+	if invoiceNo == "" {
+		return Payout{}, fmt.Errorf("get payout by invoice %q: %w", invoiceNo, ErrNotFound)
+	}
+	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, invoiceNo))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, ErrNotFound)
+	}
+	if err != nil {
+		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, err)
+	}
+	return p, nil
+}
+
+// Lookup returns the payouts among refs that are in the ledger, keyed by reference.
+func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, error) {
+	out := make(map[string]Payout)
+	for start := 0; start < len(refs); start += lookupChunk {
+		chunk := refs[start:min(start+lookupChunk, len(refs))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r
+		}
+		q := `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
+		ps, err := db.queryPayouts(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look up payouts: %w", err)
+		}
+		for _, p := range ps {
+			out[p.Ref] = p
+		}
+	}
+	return out, nil
+}
+
+// List returns the payouts the filter selects, ordered by run, then line. Since selects the
+// payouts recorded (created) at or after it.
+func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
+	var where []string
+	var args []any
+	if len(f.States) > 0 {
+		where = append(where, `state IN (?`+strings.Repeat(",?", len(f.States)-1)+`)`)
+		for _, s := range f.States {
+			args = append(args, string(s))
+		}
+	}
+	if f.RunID != "" {
+		where = append(where, `run_id = ?`)
+		args = append(args, f.RunID)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, `created_at >= ?`)
+		args = append(args, fmtTime(f.Since))
+	}
+	q := `SELECT ` + payoutColumns + ` FROM payouts`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	// Runs sort by when they started, so "by run" follows the ledger's history.
+	q += ` ORDER BY (SELECT started_at FROM runs WHERE runs.id = payouts.run_id), run_id, line, ref`
+	ps, err := db.queryPayouts(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list payouts: %w", err)
+	}
+	return ps, nil
+}
+
+// Events returns a payout's audit trail, oldest first (empty for an unknown reference).
+func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload
+		FROM events WHERE ref = ? ORDER BY id`, ref)
+	if err != nil {
+		return nil, fmt.Errorf("events of %s: %w", ref, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var at, from, to string
+		if err := rows.Scan(&e.ID, &e.Ref, &e.RunID, &at, &from, &to, &e.Detail, &e.Payload); err != nil {
+			return nil, fmt.Errorf("events of %s: %w", ref, err)
+		}
+		if e.At, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("events of %s: %w", ref, err)
+		}
+		e.From, e.To = State(from), State(to)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events of %s: %w", ref, err)
+	}
+	return out, nil
+}
+
+// RunRows returns the input rows of a run, ordered by line.
+func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT run_id, line, ref, recipient, provider_id, bank, account,
+		amount, description, rejected, reason, skipped FROM run_rows WHERE run_id = ? ORDER BY line`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("rows of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []RunRow
+	for rows.Next() {
+		var r RunRow
+		if err := rows.Scan(&r.RunID, &r.Line, &r.Ref, &r.Recipient, &r.ProviderID, &r.Bank, &r.Account,
+			&r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped); err != nil {
+			return nil, fmt.Errorf("rows of run %s: %w", runID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("rows of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// StoreCallback keeps a received callback. A zero ReceivedAt is taken as now.
+func (db *DB) StoreCallback(ctx context.Context, c StoredCallback) error {
+	if c.ReceivedAt.IsZero() {
+		c.ReceivedAt = db.now()
+	}
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO callbacks (received_at, invoice_no, verdict, payload) VALUES (?, ?, ?, ?)`,
+		fmtTime(c.ReceivedAt), c.InvoiceNo, c.Verdict, c.Payload)
+	if err != nil {
+		return fmt.Errorf("store callback: %w", err)
+	}
+	return nil
+}
+
+// Callbacks returns the stored callbacks, oldest first.
+func (db *DB) Callbacks(ctx context.Context) ([]StoredCallback, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, received_at, invoice_no, verdict, payload FROM callbacks ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list callbacks: %w", err)
+	}
+	defer rows.Close()
+	var out []StoredCallback
+	for rows.Next() {
+		var c StoredCallback
+		var at string
+		if err := rows.Scan(&c.ID, &at, &c.InvoiceNo, &c.Verdict, &c.Payload); err != nil {
+			return nil, fmt.Errorf("list callbacks: %w", err)
+		}
+		if c.ReceivedAt, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("list callbacks: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list callbacks: %w", err)
+	}
+	return out, nil
+}
+
+// CountAmount is how many payouts are in a state and what they add up to (MYR, exact).
+type CountAmount struct {
+	Count  int
+	Amount decimal.Decimal
+}
+
+// Counts returns the number of payouts and their exact total per state. The amounts are added
+// in Go as decimals: SQLite's SUM would go through binary floating point.
+func (db *DB) Counts(ctx context.Context) (map[State]CountAmount, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT state, amount FROM payouts`)
+	if err != nil {
+		return nil, fmt.Errorf("count payouts: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[State]CountAmount)
+	for rows.Next() {
+		var state, amount string
+		if err := rows.Scan(&state, &amount); err != nil {
+			return nil, fmt.Errorf("count payouts: %w", err)
+		}
+		d, err := decimal.NewFromString(amount)
+		if err != nil {
+			return nil, fmt.Errorf("count payouts: amount %q: %w", amount, err)
+		}
+		c := out[State(state)]
+		c.Count++
+		c.Amount = c.Amount.Add(d)
+		out[State(state)] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count payouts: %w", err)
+	}
+	return out, nil
+}
+
+// Record stores, in one transaction, every input row of a run and the payouts seen for the
+// first time (in state READY unless they carry another, each with a "recorded" event). A fresh
+// payout whose reference is already recorded with the same details is left as it is; with
+// other details Record returns a *ConflictError (errors.Is ErrStateConflict) and stores nothing.
+// The run must have been added first.
+func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	defer tx.Rollback()
+	var file string
+	if err := tx.QueryRowContext(ctx, `SELECT file FROM runs WHERE id = ?`, runID).Scan(&file); errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("record run %s: %w", runID, ErrNotFound)
+	} else if err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	if err := recordRows(ctx, tx, runID, rows); err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	if err := recordPayouts(ctx, tx, runID, file, fmtTime(db.now()), fresh); err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	return nil
+}
+
+func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank,
+		account, amount, description, rejected, reason, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, r := range rows {
+		if _, err := st.ExecContext(ctx, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account,
+			r.Amount, r.Description, r.Rejected, r.Reason, r.Skipped); err != nil {
+			return fmt.Errorf("line %d: %w", r.Line, err)
+		}
+	}
+	return nil
+}
+
+func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fresh []Payout) error {
+	if len(fresh) == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank,
+		account, amount, description, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (ref) DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	ev, err := tx.PrepareContext(ctx, eventSQL)
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	for _, p := range fresh {
+		state := p.State
+		if state == "" {
+			state = Ready
+		}
+		rid := p.RunID
+		if rid == "" {
+			rid = runID
+		}
+		res, err := ins.ExecContext(ctx, p.Ref, rid, p.Line, p.Recipient, p.ProviderID, p.Bank, p.Account,
+			p.Amount.String(), p.Description, string(state), now, now)
+		if err != nil {
+			return fmt.Errorf("payout %s: %w", p.Ref, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("payout %s: %w", p.Ref, err)
+		} else if n == 0 {
+			old, err := scanPayout(tx.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = ?`, p.Ref))
+			if err != nil {
+				return fmt.Errorf("payout %s: %w", p.Ref, err)
+			}
+			if !old.SameDetails(p) {
+				return &ConflictError{Ref: p.Ref, Reason: fmt.Sprintf("already recorded by run %s line %d with other details", old.RunID, old.Line)}
+			}
+			continue
+		}
+		detail := fmt.Sprintf("recorded from %s line %d", file, p.Line)
+		if _, err := ev.ExecContext(ctx, p.Ref, runID, now, "", string(state), detail, ""); err != nil {
+			return fmt.Errorf("payout %s: event: %w", p.Ref, err)
+		}
+	}
+	return nil
+}
