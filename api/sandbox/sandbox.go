@@ -172,6 +172,7 @@ type Server struct {
 	rng      *rand.Rand // faults
 	idRng    *rand.Rand // uuids: separate so ids do not shift the fault pattern
 	records  []*Record
+	pending  []*Record // the PENDING records, so that settling costs what is pending, not all
 	byInv    map[string]*Record
 	byRef    map[string][]*Record
 	seq      int
@@ -294,8 +295,10 @@ func (s *Server) Settle() {
 // settleLocked settles what is due and returns copies of the records that succeeded.
 func (s *Server) settleLocked(now time.Time) []Record {
 	var succeeded []Record
-	for _, r := range s.records {
-		if r.Status != api.StatusPending || now.Before(r.CreatedAt.Add(s.opts.SettleAfter)) {
+	kept := s.pending[:0]
+	for _, r := range s.pending {
+		if now.Before(r.CreatedAt.Add(s.opts.SettleAfter)) {
+			kept = append(kept, r)
 			continue
 		}
 		r.SettledAt = now
@@ -307,6 +310,8 @@ func (s *Server) settleLocked(now time.Time) []Record {
 		r.BankReferenceNo = "BR" + strings.TrimPrefix(r.InvoiceNo, "POI")
 		succeeded = append(succeeded, *r)
 	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
 	return succeeded
 }
 
@@ -390,8 +395,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Faults, in the order a real front end would meet them.
 	s.mu.Lock()
 	s.stats.Requests[endpoint]++
-	limited := s.countLocked()
 	f, down := s.faults, s.down
+	limited := s.countLocked() && !down // a service that is down does not rate limit
 	var delay time.Duration
 	var injected bool
 	if !limited && !down {
@@ -409,13 +414,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if down {
+		s.fail(w, uuid, http.StatusServiceUnavailable, CodeUnavailable, "service unavailable", "")
+		return
+	}
 	if limited {
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, uuid, http.StatusTooManyRequests, CodeRateLimited, "too many requests", "")
-		return
-	}
-	if down {
-		s.fail(w, uuid, http.StatusServiceUnavailable, CodeUnavailable, "service unavailable", "")
 		return
 	}
 	if delay > 0 && !s.sleep(r.Context(), delay) {
@@ -636,6 +641,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, uuid string) {
 	lost := s.faults.LostResponseRate > 0 && s.rng.Float64() < s.faults.LostResponseRate
 	rec.ResponseLost = lost
 	s.records = append(s.records, rec)
+	s.pending = append(s.pending, rec)
 	s.byInv[rec.InvoiceNo] = rec
 	s.byRef[rec.ExternalInvoiceRef] = append(s.byRef[rec.ExternalInvoiceRef], rec)
 	s.stats.Creates++

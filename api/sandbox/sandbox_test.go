@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -811,4 +812,17 @@ func TestConcurrentCreates(t *testing.T) {
 		}
 		seen[rec.InvoiceNo] = true
 	}
+}
+
+func BenchmarkCreateParallel(b *testing.B) {
+	r := newRig(b, sandbox.Options{Now: time.Now})
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := r.create(body(b, fmt.Sprintf("B-%d", n.Add(1)), nil))
+			if err != nil || resp.status != 200 {
+				b.Errorf("create: %v", err)
+			}
+		}
+	})
 }
