@@ -1,0 +1,305 @@
+package batch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/ledger"
+)
+
+// Paths served by CallbackHandler.
+const (
+	CallbackPath = "/callback"
+	HealthPath   = "/healthz"
+)
+
+// DefaultCallbackMaxBody caps a callback request body when CallbackConfig.MaxBody is zero. A
+// callback is one short JWT; anything larger is refused with 413 before it is parsed.
+const DefaultCallbackMaxBody = api.MaxCallbackBytes
+
+// callbackLedgerTimeout bounds the ledger work of one callback; the busy timeout of the ledger
+// (a run writing at the same time) fits inside it.
+const callbackLedgerTimeout = 30 * time.Second
+
+// Verdicts a verified callback is stored with (ledger.StoredCallback.Verdict).
+const (
+	VerdictApplied         = "applied"          // the payout moved to SUCCEEDED
+	VerdictReplay          = "replay"           // already SUCCEEDED: nothing changed
+	VerdictUnknownInvoice  = "unknown-invoice"  // no payout with this invoice_no in the ledger
+	VerdictAmountMismatch  = "amount-mismatch"  // amount differs from the ledger's: flagged, not applied
+	VerdictNotSuccess      = "not-success"      // the payload does not say SUCCESS (id 2): not applied
+	VerdictConflict        = "conflict"         // the ledger says FAILED: flagged, not applied
+	VerdictReplayMismatch  = "replay-mismatch"  // already SUCCEEDED with another bank reference: flagged
+	VerdictUnexpectedState = "unexpected-state" // READY, SUBMITTING or REJECTED: flagged, not applied
+)
+
+// callbackSuccessStatusID is the invoice_status_id that payout-api.md pairs with SUCCESS.
+const callbackSuccessStatusID = 2
+
+// CallbackConfig holds what a CallbackHandler needs. Ledger and HashKey are required.
+type CallbackConfig struct {
+	Ledger  *ledger.DB
+	HashKey []byte // secret: never logged
+	Logger  *slog.Logger
+	Now     func() time.Time
+	MaxBody int64 // 0: DefaultCallbackMaxBody
+}
+
+// CallbackHandler receives the service's callbacks: POST CallbackPath verifies the JWT with the
+// hash key and moves the payout found by invoice_no to SUCCEEDED; GET HealthPath answers "ok"
+// while the ledger can be read. It is safe for concurrent use.
+type CallbackHandler struct {
+	cfg CallbackConfig
+	log *slog.Logger
+}
+
+// NewCallbackHandler checks cfg and returns a handler. It refuses a missing ledger and an empty
+// hash key (api.ErrEmptyHashKey) now rather than at the first callback.
+func NewCallbackHandler(cfg CallbackConfig) (*CallbackHandler, error) {
+	if cfg.Ledger == nil {
+		return nil, errors.New("callback handler: no ledger")
+	}
+	if err := api.CheckHashKey(cfg.HashKey); err != nil {
+		return nil, fmt.Errorf("callback handler: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultCallbackMaxBody
+	}
+	cfg.HashKey = bytes.Clone(cfg.HashKey)
+	return &CallbackHandler{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// callbackAnswer is the JSON body of every answer, shaped like the service's own envelope.
+type callbackAnswer struct {
+	Status  string `json:"status"` // "ok" or "fail"
+	Code    int    `json:"code"`   // the HTTP status
+	Message string `json:"message"`
+}
+
+// ServeHTTP routes CallbackPath and HealthPath; everything else is 404.
+func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case CallbackPath:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			answer(w, http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		h.callback(w, r)
+	case HealthPath:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			answer(w, http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		h.health(w, r)
+	default:
+		answer(w, http.StatusNotFound, "not found")
+	}
+}
+
+func answer(w http.ResponseWriter, status int, msg string) {
+	a := callbackAnswer{Status: "ok", Code: status, Message: msg}
+	if status != http.StatusOK {
+		a.Status = "fail"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(a)
+}
+
+// health answers 200 "ok" when the ledger answers a read, 503 otherwise.
+func (h *CallbackHandler) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := h.cfg.Ledger.SchemaVersion(ctx); err != nil {
+		h.log.Error("health: ledger unreachable", "err", err)
+		answer(w, http.StatusServiceUnavailable, "ledger unreachable")
+		return
+	}
+	answer(w, http.StatusOK, "ok")
+}
+
+func (h *CallbackHandler) callback(w http.ResponseWriter, r *http.Request) {
+	log := h.log.With("remote", r.RemoteAddr)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			log.Warn("callback refused: body too large", "limit", h.cfg.MaxBody)
+			answer(w, http.StatusRequestEntityTooLarge, "body too large")
+			return
+		}
+		log.Warn("callback: read body", "err", err)
+		answer(w, http.StatusBadRequest, "cannot read body")
+		return
+	}
+	cb, err := api.VerifyCallback(body, h.cfg.HashKey)
+	if err != nil {
+		// Only the reason is logged: never the body, the token or the error text, which could
+		// echo either.
+		status, reason := refusal(err)
+		log.Warn("callback refused", "status", status, "reason", reason, "bytes", len(body))
+		answer(w, status, reason)
+		return
+	}
+	log = log.With("invoice", cb.Payload.InvoiceNo)
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackLedgerTimeout)
+	defer cancel()
+	verdict, p, err := h.settle(ctx, cb)
+	if err != nil {
+		// Nothing was decided: a non-2xx answer asks the service to send it again.
+		log.Error("callback: ledger", "err", err)
+		answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")
+		return
+	}
+	if p.Ref != "" {
+		log = log.With("ref", p.Ref)
+	}
+	stored := ledger.StoredCallback{ReceivedAt: h.cfg.Now().UTC(), InvoiceNo: cb.Payload.InvoiceNo, Verdict: verdict, Payload: string(cb.RawPayload)}
+	if err := h.cfg.Ledger.StoreCallback(ctx, stored); err != nil {
+		if verdict == VerdictUnknownInvoice {
+			// The stored copy is the only trace of it: let the service retry.
+			log.Error("callback: store", "verdict", verdict, "err", err)
+			answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")
+			return
+		}
+		// The payout's event already holds the payload; a lost copy is not worth a retry that
+		// would find the same verdict.
+		log.Error("callback: store (the payout's event has the payload)", "verdict", verdict, "err", err)
+	}
+	switch verdict {
+	case VerdictApplied:
+		log.Info("callback applied", "verdict", verdict, "bank_reference_no", cb.Payload.BankReferenceNo)
+	case VerdictReplay:
+		log.Info("callback replayed", "verdict", verdict)
+	default:
+		log.Warn("callback not applied: needs attention", "verdict", verdict, "state", p.State,
+			"callback_amount", cb.Payload.Amount.String(), "ledger_amount", p.Amount.String(),
+			"invoice_status", cb.Payload.InvoiceStatus, "invoice_status_id", cb.Payload.InvoiceStatusID)
+	}
+	answer(w, http.StatusOK, verdict)
+}
+
+// refusal maps a VerifyCallback error to an HTTP status and a short reason.
+func refusal(err error) (int, string) {
+	switch {
+	case errors.Is(err, api.ErrCallbackSignature):
+		return http.StatusUnauthorized, "invalid signature"
+	case errors.Is(err, api.ErrCallbackAlgorithm):
+		return http.StatusUnauthorized, "signing algorithm refused"
+	case errors.Is(err, api.ErrCallbackExpired):
+		return http.StatusUnauthorized, "token expired"
+	case errors.Is(err, api.ErrCallbackMalformed):
+		return http.StatusBadRequest, "malformed callback"
+	}
+	return http.StatusInternalServerError, "cannot verify callback"
+}
+
+// settle decides what a verified callback does to the ledger and does it. When the payout
+// changes state under it (a run or a second delivery of the same callback), it reads the payout
+// again and decides once more.
+func (h *CallbackHandler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, error) {
+	for attempt := 0; ; attempt++ {
+		p, err := h.cfg.Ledger.GetByInvoice(ctx, cb.Payload.InvoiceNo)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return VerdictUnknownInvoice, ledger.Payout{}, nil
+		}
+		if err != nil {
+			return "", ledger.Payout{}, fmt.Errorf("find invoice: %w", err)
+		}
+		verdict, changes := decide(cb, p)
+		if len(changes) == 0 {
+			return verdict, p, nil
+		}
+		err = h.cfg.Ledger.Apply(ctx, changes...)
+		if err == nil {
+			return verdict, p, nil
+		}
+		if !errors.Is(err, ledger.ErrStateConflict) || attempt > 0 {
+			return "", p, fmt.Errorf("apply callback to %s: %w", p.Ref, err)
+		}
+	}
+}
+
+// decide returns the verdict on a verified callback for payout p and the ledger changes it
+// makes. It changes nothing it cannot prove: anything but a SUCCESS of the ledger's amount for
+// a payout the service accepted is flagged with an event and left to reconcile and people.
+func decide(cb api.Callback, p ledger.Payout) (string, []ledger.Change) {
+	pl := cb.Payload
+	raw := string(cb.RawPayload)
+	note := func(verdict, detail string) (string, []ledger.Change) {
+		return verdict, []ledger.Change{{Ref: p.Ref, From: p.State, To: p.State, Detail: "callback: " + detail, Payload: raw}}
+	}
+	if pl.InvoiceStatus != api.StatusSuccess || pl.InvoiceStatusID != callbackSuccessStatusID || bankSaysNo(cb.RawPayload) {
+		return note(VerdictNotSuccess, fmt.Sprintf("invoice_status %q (id %d, bank_response_success %t) is not SUCCESS (id 2): not applied",
+			pl.InvoiceStatus, pl.InvoiceStatusID, pl.BankResponseSuccess))
+	}
+	if !pl.Amount.Equal(p.Amount) {
+		return note(VerdictAmountMismatch, fmt.Sprintf("SUCCESS for amount %s differs from ledger %s: not applied",
+			pl.Amount.String(), p.Amount.StringFixed(2)))
+	}
+	success := ledger.Change{Ref: p.Ref, From: ledger.Submitted, To: ledger.Succeeded, TransactionStatus: api.StatusSuccess,
+		BankReferenceNo: pl.BankReferenceNo, Detail: "callback: SUCCESS, bank reference " + bankRefText(pl.BankReferenceNo), Payload: raw}
+	switch p.State {
+	case ledger.Submitted:
+		return VerdictApplied, []ledger.Change{success}
+	case ledger.Unknown:
+		// A signed callback naming the invoice proves the service created the payout: the row
+		// takes the documented way through SUBMITTED, in one transaction.
+		found := ledger.Change{Ref: p.Ref, From: ledger.Unknown, To: ledger.Submitted, ResetNotFound: true,
+			Detail: "callback: the service has the payout (invoice " + pl.InvoiceNo + ")"}
+		return VerdictApplied, []ledger.Change{found, success}
+	case ledger.Succeeded:
+		if p.BankReferenceNo != "" && pl.BankReferenceNo != "" && p.BankReferenceNo != pl.BankReferenceNo {
+			return note(VerdictReplayMismatch, fmt.Sprintf("replayed SUCCESS with bank reference %s, ledger has %s: not applied",
+				pl.BankReferenceNo, p.BankReferenceNo))
+		}
+		// A replay adds nothing to the payout's history; the stored callback records it.
+		return VerdictReplay, nil
+	case ledger.Failed:
+		return note(VerdictConflict, "SUCCESS for a payout the ledger has as FAILED: not applied, check with the service")
+	}
+	return note(VerdictUnexpectedState, fmt.Sprintf("SUCCESS for a payout in state %s: not applied, reconcile will settle it", p.State))
+}
+
+// bankSaysNo reports whether the payload carries bank_response_success explicitly false (absent
+// is not a no: the field's presence is not documented as certain).
+func bankSaysNo(raw json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return false
+	}
+	v, ok := fields["bank_response_success"]
+	if !ok {
+		return false
+	}
+	switch string(bytes.TrimSpace(v)) {
+	case "false", `"false"`, "0", `"0"`:
+		return true
+	}
+	return false
+}
+
+func bankRefText(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

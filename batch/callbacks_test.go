@@ -1,0 +1,680 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+const cbHashKey = "callback-hash-key-0123456789abcdef"
+
+// cbLogs collects a handler's log lines for the assertions that no secret reaches them.
+type cbLogs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *cbLogs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *cbLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// cbRig is a ledger in a temporary file and a CallbackHandler on a real loopback server.
+type cbRig struct {
+	tb   testing.TB
+	db   *ledger.DB
+	srv  *httptest.Server
+	logs *cbLogs
+}
+
+func newCBRig(tb testing.TB) *cbRig {
+	tb.Helper()
+	db, err := ledger.Open(context.Background(), filepath.Join(tb.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	logs := &cbLogs{}
+	h, err := batch.NewCallbackHandler(batch.CallbackConfig{
+		Ledger: db, HashKey: []byte(cbHashKey),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return &cbRig{tb: tb, db: db, srv: srv, logs: logs}
+}
+
+// payout records ref as a run would have (READY) and moves it through states; the invoice
+// number is set on the way into SUBMITTED.
+func (r *cbRig) payout(ref, invoice, amount string, states ...ledger.State) {
+	r.tb.Helper()
+	ctx := context.Background()
+	runID := "run-" + ref
+	if err := r.db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: ref + ".csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		r.tb.Fatal(err)
+	}
+	p := ledger.Payout{Ref: ref, RunID: runID, Line: 2, Recipient: "Employee " + ref, ProviderID: 1, Bank: "Maybank",
+		Account: "1234567890", Amount: decimal.RequireFromString(amount), State: ledger.Ready}
+	row := ledger.RunRow{RunID: runID, Line: 2, Ref: ref, Recipient: p.Recipient, ProviderID: 1, Bank: "Maybank", Account: p.Account, Amount: amount}
+	if err := r.db.Record(ctx, runID, []ledger.RunRow{row}, []ledger.Payout{p}); err != nil {
+		r.tb.Fatal(err)
+	}
+	from := ledger.Ready
+	for _, to := range states {
+		ch := ledger.Change{Ref: ref, From: from, To: to, RunID: runID, Detail: "test setup", CountAttempt: to == ledger.Submitting}
+		if to == ledger.Submitted {
+			ch.InvoiceNo = invoice
+		}
+		if err := r.db.Apply(ctx, ch); err != nil {
+			r.tb.Fatalf("setup %s %s→%s: %v", ref, from, to, err)
+		}
+		from = to
+	}
+}
+
+func (r *cbRig) get(ref string) ledger.Payout {
+	r.tb.Helper()
+	p, err := r.db.Get(context.Background(), ref)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	return p
+}
+
+func (r *cbRig) events(ref string) []ledger.Event {
+	r.tb.Helper()
+	evs, err := r.db.Events(context.Background(), ref)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	return evs
+}
+
+func (r *cbRig) stored() []ledger.StoredCallback {
+	r.tb.Helper()
+	cbs, err := r.db.Callbacks(context.Background())
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	return cbs
+}
+
+// post sends body to /callback and returns the status and the decoded answer.
+func (r *cbRig) post(body []byte) (int, map[string]any) {
+	r.tb.Helper()
+	return r.do(http.MethodPost, batch.CallbackPath, body)
+}
+
+func (r *cbRig) do(method, path string, body []byte) (int, map[string]any) {
+	r.tb.Helper()
+	req, err := http.NewRequest(method, r.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.srv.Client().Do(req)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	var answer map[string]any
+	if method != http.MethodHead {
+		if err := json.Unmarshal(raw, &answer); err != nil {
+			r.tb.Fatalf("%s %s: answer %q is not JSON: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode, answer
+}
+
+// assertNoSecretLogged fails if the log holds the hash key or any part of token.
+func (r *cbRig) assertNoSecretLogged(token string) {
+	r.tb.Helper()
+	logs := r.logs.String()
+	if strings.Contains(logs, cbHashKey) {
+		r.tb.Errorf("the hash key is in the log:\n%s", logs)
+	}
+	for _, part := range strings.Split(token, ".") {
+		if len(part) >= 8 && strings.Contains(logs, part) {
+			r.tb.Errorf("a part of the token (%.12s…) is in the log:\n%s", part, logs)
+		}
+	}
+}
+
+func cbPayload(invoice, amount, bankRef string) api.CallbackPayload {
+	return api.CallbackPayload{
+		InvoiceNo: invoice, ErrorDescription: []json.RawMessage{}, InvoiceStatusID: 2, InvoiceStatus: api.StatusSuccess,
+		Amount: decimal.RequireFromString(amount), PaymentSwitchChargeRate: decimal.Zero, PayoutServiceID: 1,
+		ResponseCode: 2100, BankResponseSuccess: true, OrgnFromAccountCurrency: "MYR", OrgnThirdPartyAccountNo: "1234567890",
+		BizMsgID: "BM" + invoice, DisplayName: "Maybank", BankReferenceNo: bankRef, OrgnTransactionAmount: amount, FromAccountNo: "POOL-1",
+	}
+}
+
+func cbSign(tb testing.TB, p api.CallbackPayload, key string) []byte {
+	tb.Helper()
+	body, err := api.SignCallback(p, []byte(key))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return body
+}
+
+// cbToken returns the JWT of a signed callback body.
+func cbToken(tb testing.TB, body []byte) string {
+	tb.Helper()
+	var w struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		tb.Fatal(err)
+	}
+	return w.Data
+}
+
+func cbWire(tb testing.TB, token string) []byte {
+	tb.Helper()
+	body, err := json.Marshal(map[string]any{"data": token, "response_code": 2100})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return body
+}
+
+func TestCallbackMovesSubmittedToSucceeded(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-1", "POI1001", "1500.50", ledger.Submitting, ledger.Submitted)
+
+	status, answer := r.post(cbSign(t, cbPayload("POI1001", "1500.50", "BR1001"), cbHashKey))
+	if status != http.StatusOK || answer["status"] != "ok" || answer["message"] != batch.VerdictApplied {
+		t.Fatalf("answer %d %v, want 200 ok %s", status, answer, batch.VerdictApplied)
+	}
+	p := r.get("INV-1")
+	if p.State != ledger.Succeeded || p.BankReferenceNo != "BR1001" || p.TransactionStatus != api.StatusSuccess {
+		t.Fatalf("payout after callback: state %s, bank ref %q, status %q", p.State, p.BankReferenceNo, p.TransactionStatus)
+	}
+	evs := r.events("INV-1")
+	last := evs[len(evs)-1]
+	if last.From != ledger.Submitted || last.To != ledger.Succeeded || !strings.Contains(last.Detail, "BR1001") {
+		t.Fatalf("last event %+v, want SUBMITTED→SUCCEEDED naming the bank reference", last)
+	}
+	var kept map[string]any
+	if err := json.Unmarshal([]byte(last.Payload), &kept); err != nil {
+		t.Fatalf("event payload %q is not JSON: %v", last.Payload, err)
+	}
+	if kept["invoice_no"] != "POI1001" || kept["bank_reference_no"] != "BR1001" || kept["amount"] != "1500.50" {
+		t.Fatalf("event payload %v does not carry the callback", kept)
+	}
+	cbs := r.stored()
+	if len(cbs) != 1 || cbs[0].Verdict != batch.VerdictApplied || cbs[0].InvoiceNo != "POI1001" || cbs[0].Payload != last.Payload {
+		t.Fatalf("stored callbacks %+v, want one applied with the payload", cbs)
+	}
+}
+
+func TestCallbackReplayIsIdempotent(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-2", "POI2002", "10.00", ledger.Submitting, ledger.Submitted)
+	body := cbSign(t, cbPayload("POI2002", "10.00", "BR2002"), cbHashKey)
+
+	if status, answer := r.post(body); status != http.StatusOK || answer["message"] != batch.VerdictApplied {
+		t.Fatalf("first delivery: %d %v", status, answer)
+	}
+	before := r.events("INV-2")
+	for range 2 {
+		if status, answer := r.post(body); status != http.StatusOK || answer["message"] != batch.VerdictReplay {
+			t.Fatalf("replay: %d %v, want 200 %s", status, answer, batch.VerdictReplay)
+		}
+	}
+	if after := r.events("INV-2"); len(after) != len(before) {
+		t.Fatalf("a replay added events: %d before, %d after", len(before), len(after))
+	}
+	if p := r.get("INV-2"); p.State != ledger.Succeeded || p.BankReferenceNo != "BR2002" {
+		t.Fatalf("payout after replays: %s %q", p.State, p.BankReferenceNo)
+	}
+	var verdicts []string
+	for _, c := range r.stored() {
+		verdicts = append(verdicts, c.Verdict)
+	}
+	if strings.Join(verdicts, ",") != "applied,replay,replay" {
+		t.Fatalf("stored verdicts %v, want applied, replay, replay", verdicts)
+	}
+}
+
+// Concurrent deliveries of one callback race to the same row: the ledger refuses all but one
+// move, and the losers re-read and answer as replays.
+func TestCallbackConcurrentDeliveriesApplyOnce(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-3", "POI3003", "99.99", ledger.Submitting, ledger.Submitted)
+	body := cbSign(t, cbPayload("POI3003", "99.99", "BR3003"), cbHashKey)
+
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			resp, err := r.srv.Client().Post(r.srv.URL+batch.CallbackPath, "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusOK {
+			t.Errorf("a delivery was answered %d", s)
+		}
+	}
+	moves := 0
+	for _, ev := range r.events("INV-3") {
+		if ev.To == ledger.Succeeded {
+			moves++
+		}
+	}
+	count := map[string]int{}
+	for _, c := range r.stored() {
+		count[c.Verdict]++
+	}
+	if moves != 1 || count[batch.VerdictApplied] != 1 || count[batch.VerdictReplay] != n-1 {
+		t.Fatalf("%d moves to SUCCEEDED, verdicts %v; want 1 move, 1 applied, %d replays", moves, count, n-1)
+	}
+}
+
+func TestCallbackRefusesBadTokens(t *testing.T) {
+	good := cbSign(t, cbPayload("POI4004", "250.00", "BR4004"), cbHashKey)
+	token := cbToken(t, good)
+	parts := strings.Split(token, ".")
+	claims, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := bytes.Replace(claims, []byte(`"250.00"`), []byte(`"9250.00"`), 1)
+	if bytes.Equal(forged, claims) {
+		t.Fatalf("claims %s have no amount to tamper with", claims)
+	}
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString(forged) + "." + parts[2]
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + parts[1] + "."
+	noneUpper := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"NONE","typ":"JWT"}`)) + "." + parts[1] + "."
+	wrongKey := cbToken(t, cbSign(t, cbPayload("POI4004", "250.00", "BR4004"), "another-merchants-key-0123456789"))
+
+	tests := []struct {
+		name  string
+		token string
+	}{
+		{"tampered payload", tampered},
+		{"unsigned alg none", none},
+		{"unsigned alg NONE", noneUpper},
+		{"signature stripped", parts[0] + "." + parts[1] + "."},
+		{"wrong key", wrongKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCBRig(t)
+			r.payout("INV-4", "POI4004", "250.00", ledger.Submitting, ledger.Submitted)
+			before := r.events("INV-4")
+
+			status, answer := r.post(cbWire(t, tt.token))
+			if status != http.StatusUnauthorized || answer["status"] != "fail" {
+				t.Fatalf("answer %d %v, want 401 fail", status, answer)
+			}
+			if p := r.get("INV-4"); p.State != ledger.Submitted || p.BankReferenceNo != "" {
+				t.Fatalf("ledger changed: %s %q", p.State, p.BankReferenceNo)
+			}
+			if after := r.events("INV-4"); len(after) != len(before) {
+				t.Fatalf("events added: %d before, %d after", len(before), len(after))
+			}
+			if cbs := r.stored(); len(cbs) != 0 {
+				t.Fatalf("a refused callback was stored: %+v", cbs)
+			}
+			if !strings.Contains(r.logs.String(), "callback refused") {
+				t.Fatalf("the refusal is not logged:\n%s", r.logs.String())
+			}
+			r.assertNoSecretLogged(tt.token)
+		})
+	}
+}
+
+func TestCallbackRefusesMalformedBodies(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+	}{
+		{"truncated JSON", `{"data": "eyJ`},
+		{"not an object", `["a","b"]`},
+		{"no data", `{"response_code": 2100}`},
+		{"data not a JWT", `{"data": "plain text is never sent", "response_code": 2100}`},
+		{"empty body", ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCBRig(t)
+			status, answer := r.post([]byte(tt.body))
+			if status != http.StatusBadRequest || answer["status"] != "fail" {
+				t.Fatalf("answer %d %v, want 400 fail", status, answer)
+			}
+			if cbs := r.stored(); len(cbs) != 0 {
+				t.Fatalf("a malformed callback was stored: %+v", cbs)
+			}
+		})
+	}
+}
+
+func TestCallbackForUnknownInvoiceIsStored(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-5", "POI5005", "10.00", ledger.Submitting, ledger.Submitted)
+
+	status, answer := r.post(cbSign(t, cbPayload("POI-NOT-OURS", "10.00", "BR9"), cbHashKey))
+	if status != http.StatusOK || answer["message"] != batch.VerdictUnknownInvoice {
+		t.Fatalf("answer %d %v, want 200 %s", status, answer, batch.VerdictUnknownInvoice)
+	}
+	cbs := r.stored()
+	if len(cbs) != 1 || cbs[0].Verdict != batch.VerdictUnknownInvoice || cbs[0].InvoiceNo != "POI-NOT-OURS" ||
+		!strings.Contains(cbs[0].Payload, `"bank_reference_no":"BR9"`) {
+		t.Fatalf("stored %+v, want the payload kept as unknown-invoice", cbs)
+	}
+	if p := r.get("INV-5"); p.State != ledger.Submitted {
+		t.Fatalf("an unrelated payout moved to %s", p.State)
+	}
+	if !strings.Contains(r.logs.String(), "level=WARN") {
+		t.Fatalf("no warning logged:\n%s", r.logs.String())
+	}
+}
+
+// Callbacks that are signed but do not prove this payout succeeded are kept, flagged on the
+// payout with an event, answered 200 (so the service stops sending them) and not applied.
+func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
+	tests := []struct {
+		name        string
+		states      []ledger.State
+		genuine     bool // a genuine callback is applied first
+		payload     func(api.CallbackPayload) api.CallbackPayload
+		verdict     string
+		wantState   ledger.State
+		detailHints []string
+	}{
+		{
+			name:   "amount mismatch",
+			states: []ledger.State{ledger.Submitting, ledger.Submitted},
+			payload: func(p api.CallbackPayload) api.CallbackPayload {
+				p.Amount = decimal.RequireFromString("1000.01")
+				return p
+			},
+			verdict: batch.VerdictAmountMismatch, wantState: ledger.Submitted,
+			detailHints: []string{"1000.01", "1000.00", "not applied"},
+		},
+		{
+			name:   "status not SUCCESS",
+			states: []ledger.State{ledger.Submitting, ledger.Submitted},
+			payload: func(p api.CallbackPayload) api.CallbackPayload {
+				p.InvoiceStatus, p.InvoiceStatusID = "FAILED", 3
+				return p
+			},
+			verdict: batch.VerdictNotSuccess, wantState: ledger.Submitted,
+			detailHints: []string{`"FAILED"`, "not applied"},
+		},
+		{
+			name:    "SUCCESS with another status id",
+			states:  []ledger.State{ledger.Submitting, ledger.Submitted},
+			payload: func(p api.CallbackPayload) api.CallbackPayload { p.InvoiceStatusID = 5; return p },
+			verdict: batch.VerdictNotSuccess, wantState: ledger.Submitted,
+			detailHints: []string{"id 5"},
+		},
+		{
+			name:    "bank says no",
+			states:  []ledger.State{ledger.Submitting, ledger.Submitted},
+			payload: func(p api.CallbackPayload) api.CallbackPayload { p.BankResponseSuccess = false; return p },
+			verdict: batch.VerdictNotSuccess, wantState: ledger.Submitted,
+			detailHints: []string{"bank_response_success false"},
+		},
+		{
+			name:    "ledger says FAILED",
+			states:  []ledger.State{ledger.Submitting, ledger.Submitted, ledger.Failed},
+			payload: func(p api.CallbackPayload) api.CallbackPayload { return p },
+			verdict: batch.VerdictConflict, wantState: ledger.Failed,
+			detailHints: []string{"FAILED"},
+		},
+		{
+			name:    "replay with another bank reference",
+			states:  []ledger.State{ledger.Submitting, ledger.Submitted},
+			genuine: true,
+			payload: func(p api.CallbackPayload) api.CallbackPayload { p.BankReferenceNo = "BR-OTHER"; return p },
+			verdict: batch.VerdictReplayMismatch, wantState: ledger.Succeeded,
+			detailHints: []string{"BR-OTHER", "BR6006"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCBRig(t)
+			r.payout("INV-6", "POI6006", "1000.00", tt.states...)
+			if tt.genuine {
+				if status, _ := r.post(cbSign(t, cbPayload("POI6006", "1000.00", "BR6006"), cbHashKey)); status != http.StatusOK {
+					t.Fatalf("genuine callback answered %d", status)
+				}
+			}
+			before := r.get("INV-6")
+			status, answer := r.post(cbSign(t, tt.payload(cbPayload("POI6006", "1000.00", "BR6006")), cbHashKey))
+			if status != http.StatusOK || answer["message"] != tt.verdict {
+				t.Fatalf("answer %d %v, want 200 %s", status, answer, tt.verdict)
+			}
+			p := r.get("INV-6")
+			if p.State != tt.wantState || p.BankReferenceNo != before.BankReferenceNo || p.TransactionStatus != before.TransactionStatus {
+				t.Fatalf("payout changed: %+v, was %+v", p, before)
+			}
+			evs := r.events("INV-6")
+			last := evs[len(evs)-1]
+			if last.From != tt.wantState || last.To != tt.wantState || last.Payload == "" {
+				t.Fatalf("last event %+v, want a %s→%s flag carrying the payload", last, tt.wantState, tt.wantState)
+			}
+			for _, hint := range tt.detailHints {
+				if !strings.Contains(last.Detail, hint) {
+					t.Errorf("event detail %q does not mention %q", last.Detail, hint)
+				}
+			}
+			cbs := r.stored()
+			if got := cbs[len(cbs)-1]; got.Verdict != tt.verdict {
+				t.Fatalf("stored verdict %q, want %q", got.Verdict, tt.verdict)
+			}
+		})
+	}
+}
+
+// A payout whose create answer was lost (UNKNOWN) but whose invoice number the ledger learned
+// goes UNKNOWN → SUBMITTED → SUCCEEDED in one step.
+func TestCallbackResolvesUnknownThroughSubmitted(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-7", "POI7007", "42.00", ledger.Submitting, ledger.Submitted)
+	if err := r.db.Apply(context.Background(), ledger.Change{Ref: "INV-7", From: ledger.Submitted, To: ledger.Unknown, Detail: "test setup"}); err != nil {
+		t.Fatal(err)
+	}
+	if status, answer := r.post(cbSign(t, cbPayload("POI7007", "42.00", "BR7007"), cbHashKey)); status != http.StatusOK || answer["message"] != batch.VerdictApplied {
+		t.Fatalf("answer %d %v", status, answer)
+	}
+	evs := r.events("INV-7")
+	if len(evs) < 2 {
+		t.Fatalf("events %+v", evs)
+	}
+	a, b := evs[len(evs)-2], evs[len(evs)-1]
+	if a.From != ledger.Unknown || a.To != ledger.Submitted || b.From != ledger.Submitted || b.To != ledger.Succeeded {
+		t.Fatalf("last events %s→%s, %s→%s; want UNKNOWN→SUBMITTED, SUBMITTED→SUCCEEDED", a.From, a.To, b.From, b.To)
+	}
+	if p := r.get("INV-7"); p.State != ledger.Succeeded || p.BankReferenceNo != "BR7007" {
+		t.Fatalf("payout %s %q", p.State, p.BankReferenceNo)
+	}
+}
+
+func TestCallbackHTTPLimits(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-8", "POI8008", "5.00", ledger.Submitting, ledger.Submitted)
+
+	huge := append([]byte(`{"data":"`), bytes.Repeat([]byte("a"), batch.DefaultCallbackMaxBody)...)
+	huge = append(huge, `"}`...)
+	if status, answer := r.post(huge); status != http.StatusRequestEntityTooLarge || answer["status"] != "fail" {
+		t.Errorf("oversize body: %d %v, want 413", status, answer)
+	}
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		if status, _ := r.do(method, batch.CallbackPath, nil); status != http.StatusMethodNotAllowed {
+			t.Errorf("%s /callback: %d, want 405", method, status)
+		}
+	}
+	if status, _ := r.post(nil); status != http.StatusBadRequest {
+		t.Errorf("empty POST: %d, want 400", status)
+	}
+	if status, _ := r.do(http.MethodPost, "/elsewhere", cbSign(t, cbPayload("POI8008", "5.00", "BR8"), cbHashKey)); status != http.StatusNotFound {
+		t.Errorf("POST /elsewhere: %d, want 404", status)
+	}
+	if p := r.get("INV-8"); p.State != ledger.Submitted {
+		t.Errorf("payout moved to %s", p.State)
+	}
+}
+
+func TestCallbackHealth(t *testing.T) {
+	r := newCBRig(t)
+	if status, answer := r.do(http.MethodGet, batch.HealthPath, nil); status != http.StatusOK || answer["message"] != "ok" {
+		t.Fatalf("healthz: %d %v", status, answer)
+	}
+	if status, _ := r.do(http.MethodPost, batch.HealthPath, nil); status != http.StatusMethodNotAllowed {
+		t.Fatalf("POST healthz: %d, want 405", status)
+	}
+	if err := r.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if status, answer := r.do(http.MethodGet, batch.HealthPath, nil); status != http.StatusServiceUnavailable {
+		t.Fatalf("healthz with the ledger closed: %d %v, want 503", status, answer)
+	}
+	// A callback that cannot be recorded is not acknowledged: the service must send it again.
+	if status, _ := r.post(cbSign(t, cbPayload("POI9", "5.00", "BR9"), cbHashKey)); status != http.StatusServiceUnavailable {
+		t.Fatalf("callback with the ledger closed: %d, want 503", status)
+	}
+}
+
+func TestNewCallbackHandlerRefusesBadConfig(t *testing.T) {
+	db, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tests := []struct {
+		name string
+		cfg  batch.CallbackConfig
+		want error
+	}{
+		{"no hash key", batch.CallbackConfig{Ledger: db}, api.ErrEmptyHashKey},
+		{"blank hash key", batch.CallbackConfig{Ledger: db, HashKey: []byte(" \n")}, api.ErrEmptyHashKey},
+		{"no ledger", batch.CallbackConfig{HashKey: []byte(cbHashKey)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := batch.NewCallbackHandler(tt.cfg)
+			if err == nil || h != nil {
+				t.Fatalf("NewCallbackHandler = %v, %v; want an error", h, err)
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// End to end: a payout created through the api client at the sandbox, recorded in the ledger as
+// the runner records it; the sandbox settles it and posts its signed callback to the handler,
+// which moves the payout to SUCCEEDED.
+func TestCallbackFromTheSandbox(t *testing.T) {
+	r := newCBRig(t)
+	const token = "e2e-auth-token-0123456789"
+	sb := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 5,
+		SendCallbacks: true, SettleInterval: -1})
+	svc := httptest.NewServer(sb)
+	t.Cleanup(func() {
+		svc.Close()
+		sb.Close()
+	})
+	client, err := api.NewClient(api.Config{BaseURL: svc.URL, AuthToken: token, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	provider := sandbox.DefaultProviders()[0]
+
+	r.payout("E2E-1", "", "321.45", ledger.Submitting)
+	res, err := client.CreatePayout(ctx, api.CreatePayoutRequest{
+		VirtualPoolReference: "POOL-1", PayoutServiceID: provider.ID, Amount: decimal.RequireFromString("321.45"),
+		ClientRedirectURL: "http://127.0.0.1:1/return", ClientCallbackURL: r.srv.URL + batch.CallbackPath,
+		ThirdPartyAccountNo: "1234567890", RecipientReference: "Employee E2E-1", PaymentDescription: "salary", ExternalInvoiceRef: "E2E-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InvoiceNo == "" {
+		t.Fatalf("create answered no invoice number: %s", res.Raw)
+	}
+	if err := r.db.Apply(ctx, ledger.Change{Ref: "E2E-1", From: ledger.Submitting, To: ledger.Submitted,
+		InvoiceNo: res.InvoiceNo, TransactionStatus: res.TransactionStatus, Detail: "accepted"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.get("E2E-1"); p.State != ledger.Submitted {
+		t.Fatalf("before settling: %s", p.State)
+	}
+
+	// No settle loop and no reads: the payout stays PENDING until Settle, which sends the callback.
+	sb.Settle()
+
+	// The handler moves the payout, then stores the callback, then answers: wait for the last
+	// trace, the sandbox counting a delivered callback.
+	deadline := time.Now().Add(10 * time.Second)
+	for sb.Stats().Callbacks+sb.Stats().CallbackFailures == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := sb.Stats(); st.Callbacks != 1 || st.CallbackFailures != 0 {
+		t.Fatalf("sandbox callbacks: %d delivered, %d failed; want 1, 0", st.Callbacks, st.CallbackFailures)
+	}
+	p := r.get("E2E-1")
+	var rec sandbox.Record
+	for _, x := range sb.Payouts() {
+		if x.ExternalInvoiceRef == "E2E-1" {
+			rec = x
+		}
+	}
+	if p.State != ledger.Succeeded || p.BankReferenceNo == "" || p.BankReferenceNo != rec.BankReferenceNo {
+		t.Fatalf("payout %s bank ref %q; want SUCCEEDED with the sandbox's %q", p.State, p.BankReferenceNo, rec.BankReferenceNo)
+	}
+	evs := r.events("E2E-1")
+	if last := evs[len(evs)-1]; !strings.Contains(last.Payload, res.InvoiceNo) {
+		t.Fatalf("the event does not carry the callback payload: %+v", last)
+	}
+	if cbs := r.stored(); len(cbs) != 1 || cbs[0].Verdict != batch.VerdictApplied {
+		t.Fatalf("stored %+v", cbs)
+	}
+}
