@@ -8,7 +8,3 @@ import (
 func reconcileCmd(context.Context, *env, []string) error {
 	return &exitError{code: exitUsage, err: errors.New("reconcile: not built yet")}
 }
-
-func callbacksCmd(context.Context, *env, []string) error {
-	return &exitError{code: exitUsage, err: errors.New("callbacks: not built yet")}
-}

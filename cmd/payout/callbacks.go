@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+// callbacksCmd serves the service's callbacks. It does not take the ledger's run lock: it runs
+// beside `run`, `watch` and `reconcile`, and SQLite (WAL, busy timeout) orders their writes.
+func callbacksCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "callbacks", "callbacks --listen ADDR [--ledger FILE] [--max-body BYTES] [-v] [--log-format text|json]")
+	listen := fs.String("listen", "", "address to listen on, e.g. 127.0.0.1:8081 (required)")
+	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	maxBody := fs.Int64("max-body", batch.DefaultCallbackMaxBody, "largest callback body in bytes; larger ones are answered 413")
+	var lo logOptions
+	lo.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("callbacks: unexpected argument %q", fs.Arg(0))
+	}
+	if *listen == "" {
+		fs.Usage()
+		return usageError("callbacks: --listen ADDR is required")
+	}
+	if *maxBody <= 0 {
+		return usageError("--max-body %d: want 1 or more", *maxBody)
+	}
+	log, err := lo.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(e.getenv)
+	if err != nil {
+		return configError(err)
+	}
+	if api.CheckHashKey([]byte(cfg.HashKey)) != nil {
+		return configError(&ConfigError{Field: envHashKey,
+			Err: fmt.Errorf("%w (or %s_FILE): callbacks cannot be verified without the hash key", errMissing, envHashKey)})
+	}
+	if *ledgerPath != "" {
+		cfg.Ledger = *ledgerPath
+	}
+	if _, statErr := os.Stat(cfg.Ledger); errors.Is(statErr, os.ErrNotExist) {
+		log.Warn("ledger file does not exist yet: creating it; check the path if runs write elsewhere", "ledger", cfg.Ledger)
+	}
+	db, err := ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log})
+	if err != nil {
+		return &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Error("close ledger", "err", err)
+		}
+	}()
+	h, err := batch.NewCallbackHandler(batch.CallbackConfig{Ledger: db, HashKey: []byte(cfg.HashKey), Logger: log, MaxBody: *maxBody})
+	if err != nil {
+		return configError(err)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return usageError("callbacks: %v", err)
+	}
+	fmt.Fprintf(e.stderr, "callbacks listening on http://%s%s (health: %s)\n", ln.Addr(), batch.CallbackPath, batch.HealthPath)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second, // a callback may wait on the ledger's busy timeout
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+	}
+	return serveUntilDone(ctx, log, srv, ln)
+}
