@@ -189,6 +189,9 @@ func (h *CallbackHandler) callback(w http.ResponseWriter, r *http.Request) {
 		log.Info("callback applied", "verdict", verdict, "bank_reference_no", cb.Payload.BankReferenceNo)
 	case VerdictReplay:
 		log.Info("callback replayed", "verdict", verdict)
+	case VerdictUnknownInvoice:
+		log.Warn("callback for an invoice not in the ledger: stored, not applied", "verdict", verdict,
+			"callback_amount", cb.Payload.Amount.String())
 	default:
 		log.Warn("callback not applied: needs attention", "verdict", verdict, "state", p.State,
 			"callback_amount", cb.Payload.Amount.String(), "ledger_amount", p.Amount.String(),
