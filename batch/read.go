@@ -1,0 +1,209 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Row is one data row as read, every field a string exactly as the user sees it. Line is the
+// 1-based line (CSV: the physical line where the record starts) or spreadsheet row.
+type Row struct {
+	Line                                                          int
+	Ref, Recipient, Bank, ServiceID, Account, Amount, Description string
+	// Warnings are doubts that do not reject the row, such as an XLSX account stored as a number.
+	Warnings []string
+}
+
+// ReadOptions limits what a reader accepts. Zero values take the defaults.
+type ReadOptions struct {
+	Sheet    string // XLSX sheet; empty means the first
+	MaxRows  int    // data rows; 0 means no limit
+	MaxBytes int64  // input file size; 0 means DefaultMaxCSVBytes or DefaultMaxXLSXBytes
+}
+
+// Default size caps. A CSV is streamed, so its cap only guards against a wrong file; an XLSX is a
+// zip whose shared strings excelize holds in memory, so its cap is tighter.
+const (
+	DefaultMaxCSVBytes  int64 = 2 << 30
+	DefaultMaxXLSXBytes int64 = 100 << 20
+)
+
+// RowReader streams rows; Next returns io.EOF after the last one. Header problems are returned by
+// OpenFile.
+type RowReader interface {
+	Next() (Row, error)
+	Close() error
+}
+
+// Reasons a file is refused as a whole.
+var (
+	ErrFileType        = errors.New("unsupported file type: use .csv or .xlsx")
+	ErrFileTooLarge    = errors.New("file too large")
+	ErrNotUTF8         = errors.New("file is not UTF-8: save it as CSV UTF-8")
+	ErrHeaderMissing   = errors.New("required column missing")
+	ErrHeaderDuplicate = errors.New("column appears twice in the header")
+	ErrSheetNotFound   = errors.New("sheet not found")
+	ErrMalformed       = errors.New("malformed file")
+	ErrTooManyRows     = errors.New("too many rows")
+)
+
+// InputError is a file the reader refused: wrong type, too large, not UTF-8, bad header, broken
+// quoting, a zip bomb. Line is 0 when the problem is not on one line.
+type InputError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *InputError) Error() string {
+	name := filepath.Base(e.Path)
+	if e.Line > 0 {
+		return fmt.Sprintf("%s line %d: %v", name, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", name, e.Err)
+}
+
+// Unwrap gives the reason.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Column names as DESIGN.md spells them.
+const (
+	ColRef         = "external_invoice_ref"
+	ColRecipient   = "recipient_reference"
+	ColBank        = "bank"
+	ColServiceID   = "payout_service_id"
+	ColAccount     = "third_party_account_no"
+	ColAmount      = "amount"
+	ColDescription = "payment_description"
+)
+
+// Columns is the header of an input file, in template order.
+var Columns = []string{ColRef, ColRecipient, ColBank, ColServiceID, ColAccount, ColAmount, ColDescription}
+
+// OpenFile opens a CSV or XLSX file, chosen by its extension, and reads its header.
+func OpenFile(path string, opts ReadOptions) (RowReader, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".csv" && ext != ".xlsx" {
+		return nil, &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxCSVBytes
+		if ext == ".xlsx" {
+			limit = DefaultMaxXLSXBytes
+		}
+	}
+	if st.Size() > limit {
+		f.Close()
+		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrFileTooLarge, st.Size(), limit)}
+	}
+	if ext == ".xlsx" {
+		rd, err := newXLSXReader(f, st.Size(), path, opts)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return rd, nil
+	}
+	opts.MaxBytes = limit
+	rd, err := newCSVReader(f, f, path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return rd, nil
+}
+
+// headerMap is the position of each known column in the file, -1 when absent.
+type headerMap struct {
+	ref, recipient, bank, serviceID, account, amount, description int
+	width                                                         int
+}
+
+// normalizeHeader makes "External Invoice-Ref" and "external_invoice_ref" alike.
+func normalizeHeader(s string) string {
+	s = strings.TrimPrefix(s, "\ufeff")
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func parseHeader(path string, line int, fields []string) (headerMap, error) {
+	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields)}
+	slots := map[string]*int{ColRef: &h.ref, ColRecipient: &h.recipient, ColBank: &h.bank, ColServiceID: &h.serviceID,
+		ColAccount: &h.account, ColAmount: &h.amount, ColDescription: &h.description}
+	found := make([]string, 0, len(fields))
+	for i, f := range fields {
+		name := normalizeHeader(f)
+		if name == "" {
+			continue
+		}
+		found = append(found, name)
+		slot, ok := slots[name]
+		if !ok {
+			continue // unknown extra columns are the user's own notes
+		}
+		if *slot >= 0 {
+			return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s", ErrHeaderDuplicate, name)}
+		}
+		*slot = i
+	}
+	var missing []string
+	for _, c := range []struct {
+		name string
+		pos  int
+	}{{ColRef, h.ref}, {ColRecipient, h.recipient}, {ColAccount, h.account}, {ColAmount, h.amount}} {
+		if c.pos < 0 {
+			missing = append(missing, c.name)
+		}
+	}
+	if h.bank < 0 && h.serviceID < 0 {
+		missing = append(missing, ColBank+" (or "+ColServiceID+")")
+	}
+	if len(missing) > 0 {
+		return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s; columns found: %s",
+			ErrHeaderMissing, strings.Join(missing, ", "), strings.Join(found, ", "))}
+	}
+	return h, nil
+}
+
+func field(fields []string, i int) string {
+	if i < 0 || i >= len(fields) {
+		return ""
+	}
+	return fields[i]
+}
+
+func (h *headerMap) row(line int, fields []string) Row {
+	return Row{Line: line, Ref: field(fields, h.ref), Recipient: field(fields, h.recipient), Bank: field(fields, h.bank),
+		ServiceID: field(fields, h.serviceID), Account: field(fields, h.account), Amount: field(fields, h.amount),
+		Description: field(fields, h.description)}
+}
+
+func blank(fields []string) bool {
+	for _, f := range fields {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+var _ io.Closer = (*csvReader)(nil)

@@ -1,0 +1,84 @@
+package batch
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// WriteTemplate writes an empty input file with the expected header. In the XLSX template the
+// account and reference columns are formatted as text, so a typed account keeps its leading
+// zeros, and the amount column as a two-decimal number.
+func WriteTemplate(w io.Writer, xlsx bool) error {
+	if !xlsx {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(Columns); err != nil {
+			return fmt.Errorf("write template: %w", err)
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return fmt.Errorf("write template: %w", err)
+		}
+		return nil
+	}
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := writeXLSXSheet(f, nil); err != nil {
+		return fmt.Errorf("write template: %w", err)
+	}
+	if _, err := f.WriteTo(w); err != nil {
+		return fmt.Errorf("write template: %w", err)
+	}
+	return nil
+}
+
+// writeXLSXSheet fills Sheet1 with the header, text formats, and rows (each in Columns order;
+// amounts as numbers). Tests use it to make the XLSX sample.
+func writeXLSXSheet(f *excelize.File, rows [][]any) error {
+	const sheet = "Sheet1"
+	text, err := f.NewStyle(&excelize.Style{NumFmt: 49})
+	if err != nil {
+		return err
+	}
+	money, err := f.NewStyle(&excelize.Style{NumFmt: 4})
+	if err != nil {
+		return err
+	}
+	bold, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	if err != nil {
+		return err
+	}
+	for i, col := range Columns {
+		name, _ := excelize.ColumnNumberToName(i + 1)
+		style := text
+		width := 24.0
+		if col == ColAmount {
+			style, width = money, 14
+		}
+		if err := f.SetColStyle(sheet, name, style); err != nil {
+			return err
+		}
+		if err := f.SetColWidth(sheet, name, name, width); err != nil {
+			return err
+		}
+	}
+	header := make([]any, len(Columns))
+	for i, c := range Columns {
+		header[i] = c
+	}
+	if err := f.SetSheetRow(sheet, "A1", &header); err != nil {
+		return err
+	}
+	if err := f.SetRowStyle(sheet, 1, 1, bold); err != nil {
+		return err
+	}
+	for i, r := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+2)
+		if err := f.SetSheetRow(sheet, cell, &r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,377 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/payout/payout/api"
+	"github.com/shopspring/decimal"
+)
+
+// Limits on text fields. The service shows none; 140 characters fits a bank statement line.
+const (
+	MaxRefLength         = 64
+	MaxRecipientLength   = 140
+	MaxDescriptionLength = 140
+)
+
+// Reasons a row or a file is rejected.
+var (
+	ErrRefMissing       = errors.New("reference missing")
+	ErrRefDuplicate     = errors.New("reference appears more than once in the file")
+	ErrRefFormat        = errors.New("reference may hold only letters, digits and . _ / - (1 to 64 characters)")
+	ErrBankMissing      = errors.New("bank or payout_service_id missing")
+	ErrBankUnknown      = errors.New("unknown bank")
+	ErrBankConflict     = errors.New("bank and payout_service_id name different providers")
+	ErrRecipientMissing = errors.New("recipient_reference missing")
+	ErrRecipientFormat  = errors.New("recipient_reference too long or holds control characters")
+	ErrDescription      = errors.New("payment_description too long or holds control characters")
+	ErrNoRows           = errors.New("no data rows: the file has a header and nothing to pay")
+	ErrLedgerConflict   = errors.New("reference already in the ledger with other details")
+)
+
+// Payment is a validated row, ready to pay.
+type Payment struct {
+	Line        int
+	Ref         string
+	Recipient   string
+	ProviderID  int64
+	Bank        string // the provider's name as listed
+	Account     string // digits only
+	Amount      decimal.Decimal
+	Description string
+}
+
+// RowError says why one input row was rejected. Line is the 1-based line or spreadsheet row; 0
+// for a file-level error.
+type RowError struct {
+	Line   int
+	Column string
+	Value  string
+	Err    error
+}
+
+func (e *RowError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Column != "" {
+		b.WriteString(e.Column)
+		if e.Value != "" {
+			fmt.Fprintf(&b, " %q", e.Value)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap gives the reason.
+func (e *RowError) Unwrap() error { return e.Err }
+
+// ValidateOptions are the rules a file is checked against.
+type ValidateOptions struct {
+	Providers          []api.Provider
+	DefaultDescription string
+	MaxAmount          decimal.Decimal // per row; zero means no limit
+	MaxTotal           decimal.Decimal // per file; zero means no limit
+	MaxRows            int
+}
+
+// Validator checks rows one by one, remembering refs (as 128-bit hashes, so memory stays near
+// flat) and the running total. It never stops at an error.
+type Validator struct {
+	opts     ValidateOptions
+	idx      *providerIndex
+	seeds    [2]maphash.Seed
+	seen     map[[2]uint64]int
+	total    decimal.Decimal
+	rows     int
+	rejected int
+}
+
+// NewValidator prepares the checks.
+func NewValidator(opts ValidateOptions) *Validator {
+	return &Validator{opts: opts, idx: newProviderIndex(opts.Providers),
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, seen: make(map[[2]uint64]int)}
+}
+
+// Check validates one row. Every problem is returned; the Payment is meaningful only when there
+// are none.
+func (v *Validator) Check(r Row) (Payment, []*RowError) {
+	v.rows++
+	var errs []*RowError
+	add := func(col, val string, err error) {
+		errs = append(errs, &RowError{Line: r.Line, Column: col, Value: val, Err: err})
+	}
+	p := Payment{Line: r.Line}
+
+	p.Ref = strings.TrimSpace(r.Ref)
+	switch {
+	case p.Ref == "":
+		add(ColRef, r.Ref, ErrRefMissing)
+	case !validRef(p.Ref):
+		add(ColRef, r.Ref, ErrRefFormat)
+	default:
+		key := [2]uint64{maphash.String(v.seeds[0], p.Ref), maphash.String(v.seeds[1], p.Ref)}
+		if first, ok := v.seen[key]; ok {
+			add(ColRef, r.Ref, fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, first, r.Line))
+		} else {
+			v.seen[key] = r.Line
+		}
+	}
+
+	p.Recipient = strings.TrimSpace(r.Recipient)
+	switch {
+	case p.Recipient == "":
+		add(ColRecipient, r.Recipient, ErrRecipientMissing)
+	case !validText(p.Recipient, MaxRecipientLength):
+		add(ColRecipient, r.Recipient, fmt.Errorf("%w (at most %d characters)", ErrRecipientFormat, MaxRecipientLength))
+	}
+
+	if prov, col, val, err := v.resolve(r); err != nil {
+		add(col, val, err)
+	} else {
+		p.ProviderID, p.Bank = prov.ID, prov.Name
+	}
+
+	if acct, err := NormalizeAccount(r.Account); err != nil {
+		add(ColAccount, r.Account, err)
+	} else {
+		p.Account = acct
+	}
+
+	if amt, err := ParseAmount(r.Amount); err != nil {
+		add(ColAmount, r.Amount, err)
+	} else if v.opts.MaxAmount.IsPositive() && amt.GreaterThan(v.opts.MaxAmount) {
+		add(ColAmount, r.Amount, fmt.Errorf("%w: over --max-amount %s", ErrAmountTooLarge, v.opts.MaxAmount.StringFixed(2)))
+	} else {
+		p.Amount = amt
+	}
+
+	p.Description = strings.TrimSpace(r.Description)
+	if p.Description == "" {
+		p.Description = v.opts.DefaultDescription
+	}
+	if !validText(p.Description, MaxDescriptionLength) {
+		add(ColDescription, r.Description, fmt.Errorf("%w (at most %d characters)", ErrDescription, MaxDescriptionLength))
+	}
+
+	if len(errs) > 0 {
+		v.rejected++
+		return Payment{}, errs
+	}
+	v.total = v.total.Add(p.Amount)
+	return p, nil
+}
+
+// Finish reports what is wrong with the file as a whole.
+func (v *Validator) Finish() []*RowError {
+	var errs []*RowError
+	if v.rows == 0 {
+		errs = append(errs, &RowError{Err: ErrNoRows})
+	}
+	if v.opts.MaxRows > 0 && v.rows > v.opts.MaxRows {
+		errs = append(errs, &RowError{Err: fmt.Errorf("%w: %d, limit %d", ErrTooManyRows, v.rows, v.opts.MaxRows)})
+	}
+	if v.opts.MaxTotal.IsPositive() && v.total.GreaterThan(v.opts.MaxTotal) {
+		errs = append(errs, &RowError{Column: ColAmount, Err: fmt.Errorf("%w: %s MYR, --max-total %s",
+			ErrTotalTooLarge, v.total.StringFixed(2), v.opts.MaxTotal.StringFixed(2))})
+	}
+	return errs
+}
+
+// Total is the sum of the valid rows so far.
+func (v *Validator) Total() decimal.Decimal { return v.total }
+
+func validRef(s string) bool {
+	if len(s) > MaxRefLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validText(s string, max int) bool {
+	if utf8.RuneCountInString(s) > max {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *Validator) resolve(r Row) (api.Provider, string, string, error) {
+	name, id := strings.TrimSpace(r.Bank), strings.TrimSpace(r.ServiceID)
+	var byName, byID api.Provider
+	var err error
+	if name != "" {
+		if byName, err = v.idx.resolve(name); err != nil {
+			return byName, ColBank, r.Bank, err
+		}
+	}
+	if id != "" {
+		n, perr := strconv.ParseInt(id, 10, 64)
+		p, ok := v.idx.byID[n]
+		if perr != nil || !ok {
+			return byID, ColServiceID, r.ServiceID, fmt.Errorf("%w: no provider with payout_service_id %s (see `payout providers`)", ErrBankUnknown, id)
+		}
+		byID = p
+	}
+	switch {
+	case name == "" && id == "":
+		return api.Provider{}, ColBank, "", ErrBankMissing
+	case name != "" && id != "" && byName.ID != byID.ID:
+		return api.Provider{}, ColServiceID, r.ServiceID, fmt.Errorf("%w: %q is provider %d", ErrBankConflict, r.Bank, byName.ID)
+	case name != "":
+		return byName, "", "", nil
+	}
+	return byID, "", "", nil
+}
+
+// ResolveProvider finds a provider by name, ignoring case, spacing, punctuation and suffixes
+// such as Berhad, Bhd, (M) and Malaysia; "Maybank" and "Malayan Banking" both find
+// "Maybank (Malayan Banking Berhad)". An unknown name gets the closest names as suggestions.
+func ResolveProvider(providers []api.Provider, name string) (api.Provider, error) {
+	return newProviderIndex(providers).resolve(name)
+}
+
+type providerIndex struct {
+	list   []api.Provider
+	byKey  map[string]int // index into list; -1 when two providers share the key
+	byID   map[int64]api.Provider
+	keys   []string
+	owners []int
+}
+
+func newProviderIndex(providers []api.Provider) *providerIndex {
+	ix := &providerIndex{list: providers, byKey: make(map[string]int), byID: make(map[int64]api.Provider)}
+	for i, p := range providers {
+		ix.byID[p.ID] = p
+		for _, k := range providerKeys(p.Name) {
+			if j, ok := ix.byKey[k]; ok && j != i {
+				ix.byKey[k] = -1
+				continue
+			}
+			if _, ok := ix.byKey[k]; !ok {
+				ix.keys, ix.owners = append(ix.keys, k), append(ix.owners, i)
+			}
+			ix.byKey[k] = i
+		}
+	}
+	return ix
+}
+
+// providerKeys is the whole name, the name outside parentheses and the name inside them.
+func providerKeys(name string) []string {
+	keys := []string{normalizeBank(name)}
+	if open, end := strings.IndexByte(name, '('), strings.LastIndexByte(name, ')'); open >= 0 && end > open {
+		keys = append(keys, normalizeBank(name[:open]+name[end+1:]), normalizeBank(name[open+1:end]))
+	}
+	out := keys[:0]
+	for _, k := range keys {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+var bankSuffixes = map[string]bool{"berhad": true, "bhd": true, "m": true, "malaysia": true}
+
+func normalizeBank(s string) string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '\u2019'
+	})
+	var b strings.Builder
+	for _, w := range words {
+		w = strings.NewReplacer("'", "", "\u2019", "").Replace(w)
+		if w == "" || bankSuffixes[w] {
+			continue
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
+func (ix *providerIndex) resolve(name string) (api.Provider, error) {
+	key := normalizeBank(name)
+	if i, ok := ix.byKey[key]; ok && key != "" {
+		if i < 0 {
+			return api.Provider{}, fmt.Errorf("%w: %q matches more than one provider; use payout_service_id", ErrBankUnknown, name)
+		}
+		return ix.list[i], nil
+	}
+	return api.Provider{}, fmt.Errorf("%w%s (see `payout providers`)", ErrBankUnknown, ix.suggest(key))
+}
+
+func (ix *providerIndex) suggest(key string) string {
+	type cand struct {
+		name string
+		dist int
+	}
+	best := make(map[int]int)
+	for j, k := range ix.keys {
+		d := editDistance(key, k)
+		if cur, ok := best[ix.owners[j]]; !ok || d < cur {
+			best[ix.owners[j]] = d
+		}
+	}
+	cands := make([]cand, 0, len(best))
+	for i, d := range best {
+		cands = append(cands, cand{ix.list[i].Name, d})
+	}
+	sort.Slice(cands, func(a, b int) bool {
+		if cands[a].dist != cands[b].dist {
+			return cands[a].dist < cands[b].dist
+		}
+		return cands[a].name < cands[b].name
+	})
+	if len(cands) > 3 {
+		cands = cands[:3]
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	names := make([]string, len(cands))
+	for i, c := range cands {
+		names[i] = strconv.Quote(c.name)
+	}
+	return "; did you mean " + strings.Join(names, " or ") + "?"
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
