@@ -1,0 +1,91 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/ledger"
+	"github.com/shopspring/decimal"
+)
+
+// clock is a fake time source that moves one millisecond per reading.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+func openAt(tb testing.TB, path string) *ledger.DB {
+	tb.Helper()
+	c := &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	db, err := ledger.Open(context.Background(), path, ledger.Options{Now: c.Now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustOpen(tb testing.TB) (*ledger.DB, string) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "ledger.db")
+	return openAt(tb, path), path
+}
+
+func payout(ref, amount string, line int) ledger.Payout {
+	return ledger.Payout{Ref: ref, Line: line, Recipient: "Ali " + ref, ProviderID: 7, Bank: "Maybank",
+		Account: "0123456789", Amount: decimal.RequireFromString(amount), Description: "salary"}
+}
+
+func rowOf(p ledger.Payout) ledger.RunRow {
+	return ledger.RunRow{Line: p.Line, Ref: p.Ref, Recipient: p.Recipient, ProviderID: p.ProviderID, Bank: p.Bank,
+		Account: p.Account, Amount: p.Amount.String(), Description: p.Description}
+}
+
+// seed adds a run and records n fresh payouts ref-0..ref-(n-1), each 10.00, on lines 2...
+func seed(tb testing.TB, db *ledger.DB, runID string, n int) []ledger.Payout {
+	tb.Helper()
+	ctx := context.Background()
+	if err := db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: runID + ".csv", FileSHA256: "sha-" + runID,
+		StartedAt: time.Now(), Status: "running"}); err != nil {
+		tb.Fatal(err)
+	}
+	ps := make([]ledger.Payout, n)
+	rows := make([]ledger.RunRow, n)
+	for i := range ps {
+		ps[i] = payout(fmt.Sprintf("%s-ref-%d", runID, i), "10.00", i+2)
+		rows[i] = rowOf(ps[i])
+	}
+	if err := db.Record(ctx, runID, rows, ps); err != nil {
+		tb.Fatal(err)
+	}
+	return ps
+}
+
+func mustGet(tb testing.TB, db *ledger.DB, ref string) ledger.Payout {
+	tb.Helper()
+	p, err := db.Get(context.Background(), ref)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func mustEvents(tb testing.TB, db *ledger.DB, ref string) []ledger.Event {
+	tb.Helper()
+	evs, err := db.Events(context.Background(), ref)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return evs
+}

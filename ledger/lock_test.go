@@ -1,0 +1,87 @@
+package ledger_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payout/payout/ledger"
+)
+
+// holderEnv makes the test binary a lock holder (see TestMain) for the killed-holder test.
+const holderEnv = "LEDGER_TEST_LOCK_HOLDER"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(holderEnv); path != "" {
+		if _, err := ledger.Lock(path); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		select {} // hold it until killed
+	}
+	os.Exit(m.Run())
+}
+
+func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ledger.Lock(path)
+	var le *ledger.LockedError
+	if !errors.Is(err, ledger.ErrLocked) || !errors.As(err, &le) {
+		t.Fatalf("second lock: %v, want a LockedError", err)
+	}
+	if want := fmt.Sprintf("pid=%d ", os.Getpid()); !strings.HasPrefix(le.Holder, want) || !strings.Contains(err.Error(), want) {
+		t.Errorf("holder %q, message %q: want them to name %q", le.Holder, err, want)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = ledger.Lock(path)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	l.Unlock()
+	if fi, err := os.Stat(path + ".lock"); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock file: %v %v", fi, err)
+	}
+}
+
+func TestLockOfAKilledProcessDoesNotBlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	_, err = ledger.Lock(path)
+	if want := fmt.Sprintf("pid=%d ", cmd.Process.Pid); !errors.Is(err, ledger.ErrLocked) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("while the child holds it: %v, want ErrLocked naming %q", err, want)
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no chance to clean up
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	l, err := ledger.Lock(path)
+	if err != nil {
+		t.Fatalf("after the holder was killed: %v", err)
+	}
+	l.Unlock()
+}
