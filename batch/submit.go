@@ -53,6 +53,11 @@ type submission struct {
 	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
 	mu     sync.Mutex
 	known  []string // refs accepted by the service in this run, for proving lookups work
+
+	// check, when set, handles every task instead of send and lookup: reconcile's lookups, which
+	// never POST. lookupOnly leaves a row proven never created READY instead of sending it.
+	check      func(context.Context, task) outcome
+	lookupOnly bool
 }
 
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
@@ -248,6 +253,9 @@ func (s *submission) handle(ctx context.Context, t task) outcome {
 	}
 	if ctx.Err() != nil {
 		return outcome{task: t}
+	}
+	if s.check != nil {
+		return s.check(bg, t)
 	}
 	if t.kind == taskSend {
 		return s.send(bg, t)
@@ -487,6 +495,14 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
 			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
 				waited.Round(time.Millisecond), reason)}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	if s.lookupOnly {
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
+			Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; not sent by reconcile: the next run of its file sends it",
+				count, waited.Round(time.Millisecond))}); o != nil {
 			return *o
 		}
 		return outcome{task: t, serviceOK: true, rowDone: true}

@@ -1,0 +1,523 @@
+package batch_test
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"golang.org/x/time/rate"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/ledger"
+)
+
+const reconToken = "recon-token-0123456789"
+
+// reconBench is a sandbox whose payouts stay PENDING until Settle, where accounts ending in 000
+// fail; a client; a ledger; and a runner configuration that pays and reconciles through them.
+type reconBench struct {
+	tb      testing.TB
+	sandbox *sandbox.Server
+	clock   *sandboxClock
+	client  *api.Client
+	db      *ledger.DB
+	dir     string
+	cfg     batch.Config
+}
+
+func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
+	tb.Helper()
+	clock := &sandboxClock{now: time.Now()}
+	sb := sandbox.New(sandbox.Options{AuthToken: reconToken, HashKey: []byte("recon-hash-key-0123456789"), Seed: 11,
+		Now: clock.Now, SettleAfter: time.Hour, SettleInterval: -1, FailSuffixes: sandbox.DefaultFailSuffixes, Faults: faults})
+	ts := httptest.NewServer(sb)
+	tb.Cleanup(func() {
+		ts.Close()
+		sb.Close()
+	})
+	client, err := api.NewClient(api.Config{BaseURL: ts.URL, AuthToken: reconToken, Timeout: 5 * time.Second, MaxConns: 8})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := tb.TempDir()
+	db, err := ledger.Open(context.Background(), filepath.Join(dir, "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return &reconBench{tb: tb, sandbox: sb, clock: clock, client: client, db: db, dir: dir, cfg: batch.Config{
+		Ledger: db, Service: client, Limiter: rate.NewLimiter(rate.Inf, 1), Workers: 4,
+		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
+		ReportDir:    filepath.Join(dir, "reports"),
+		UnknownGrace: 20 * time.Millisecond, NotFoundLookups: 3,
+		BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
+	}}
+}
+
+// sandboxClock is the sandbox's time: payouts stay PENDING until a test moves it past SettleAfter.
+type sandboxClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *sandboxClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// settle makes every payout created so far final at the service.
+func (b *reconBench) settle() {
+	b.clock.mu.Lock()
+	b.clock.now = b.clock.now.Add(2 * time.Hour)
+	b.clock.mu.Unlock()
+	b.sandbox.Settle()
+}
+
+func (b *reconBench) runner(edit func(*batch.Config)) *batch.Runner {
+	cfg := b.cfg
+	if edit != nil {
+		edit(&cfg)
+	}
+	return batch.NewRunner(cfg)
+}
+
+// pay runs a file of rows (ref, account, amount) and returns its run.
+func (b *reconBench) pay(name string, rows [][3]string, edit func(*batch.Config)) batch.Result {
+	b.tb.Helper()
+	var sb strings.Builder
+	sb.WriteString("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\n")
+	for i, r := range rows {
+		fmt.Fprintf(&sb, "%s,Employee %d,Maybank,%s,%s\n", r[0], i+1, r[1], r[2])
+	}
+	path := filepath.Join(b.dir, name)
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.tb.Fatal(err)
+	}
+	res, err := b.runner(edit).Run(context.Background(), path)
+	if err != nil {
+		b.tb.Fatalf("run %s: %v", name, err)
+	}
+	return res
+}
+
+func (b *reconBench) reconcile(opts batch.ReconcileOptions) batch.ReconcileResult {
+	b.tb.Helper()
+	res, err := b.runner(nil).Reconcile(context.Background(), opts)
+	if err != nil {
+		b.tb.Fatalf("reconcile: %v", err)
+	}
+	if res.Payouts != res.Succeeded+res.Failed+res.Pending+res.Unknown+res.NotSent+res.Rejected {
+		b.tb.Errorf("reconcile counts do not add up: %+v", res)
+	}
+	return res
+}
+
+// record puts a payout in the ledger as a run would have left it: recorded READY, then moved
+// along states.
+func (b *reconBench) record(ref, account, amount string, states ...ledger.State) {
+	b.tb.Helper()
+	ctx := context.Background()
+	runID := batch.NewRunID(time.Now())
+	if err := b.db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: ref + ".csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		b.tb.Fatal(err)
+	}
+	p := ledger.Payout{Ref: ref, RunID: runID, Line: 2, Recipient: "Manual " + ref, ProviderID: b.maybank(), Bank: "Maybank",
+		Account: account, Amount: decimal.RequireFromString(amount), State: ledger.Ready}
+	rr := ledger.RunRow{Line: 2, Ref: ref, Recipient: p.Recipient, ProviderID: p.ProviderID, Bank: p.Bank, Account: account, Amount: amount}
+	if err := b.db.Record(ctx, runID, []ledger.RunRow{rr}, []ledger.Payout{p}); err != nil {
+		b.tb.Fatal(err)
+	}
+	from := ledger.Ready
+	for _, to := range states {
+		ch := ledger.Change{Ref: ref, From: from, To: to, RunID: runID, Detail: "test setup", CountAttempt: to == ledger.Submitting}
+		if to == ledger.Submitted || to == ledger.Succeeded {
+			if inv := b.invoice(ref); inv != "" {
+				ch.InvoiceNo = inv
+			}
+		}
+		if err := b.db.Apply(ctx, ch); err != nil {
+			b.tb.Fatalf("setup %s %s→%s: %v", ref, from, to, err)
+		}
+		from = to
+	}
+	if err := b.db.FinishRun(ctx, runID, "finished", batch.ExitOK, time.Now()); err != nil {
+		b.tb.Fatal(err)
+	}
+}
+
+func (b *reconBench) maybank() int64 {
+	b.tb.Helper()
+	providers, err := b.client.ListProviders(context.Background())
+	if err != nil {
+		b.tb.Fatal(err)
+	}
+	for _, p := range providers {
+		if strings.HasPrefix(p.Name, "Maybank") {
+			return p.ID
+		}
+	}
+	b.tb.Fatalf("no Maybank among %v", providers)
+	return 0
+}
+
+// invoice is the sandbox's invoice number for ref, or "".
+func (b *reconBench) invoice(ref string) string {
+	for _, rec := range b.sandbox.Payouts() {
+		if rec.ExternalInvoiceRef == ref {
+			return rec.InvoiceNo
+		}
+	}
+	return ""
+}
+
+// create makes a payout at the service directly, as another process (or a lost response) would.
+func (b *reconBench) create(ref, account, amount string) (api.CreateResult, error) {
+	b.tb.Helper()
+	return b.client.CreatePayout(context.Background(), api.CreatePayoutRequest{
+		VirtualPoolReference: "POOL-1", PayoutServiceID: b.maybank(), Amount: decimal.RequireFromString(amount),
+		ClientRedirectURL: "http://127.0.0.1:1/return", ClientCallbackURL: "http://127.0.0.1:1/callback",
+		ThirdPartyAccountNo: account, RecipientReference: "Manual " + ref, PaymentDescription: "test", ExternalInvoiceRef: ref,
+	})
+}
+
+func (b *reconBench) state(ref string) ledger.Payout {
+	b.tb.Helper()
+	p, err := b.db.Get(context.Background(), ref)
+	if err != nil {
+		b.tb.Fatalf("ledger %s: %v", ref, err)
+	}
+	return p
+}
+
+// reconCSV reads a reconciliation's CSV report by ref, and checks that it ties out: the rows'
+// amounts add up to want, and to succeeded + failed + pending + rejected.
+func reconCSV(tb testing.TB, res batch.ReconcileResult, wantRows int, want decimal.Decimal) map[string]map[string]string {
+	tb.Helper()
+	var path string
+	for _, p := range res.Reports {
+		if strings.HasSuffix(p, ".csv") {
+			path = p
+		}
+	}
+	if !strings.Contains(filepath.Base(path), res.RunID) {
+		tb.Fatalf("no CSV report of %s among %v", res.RunID, res.Reports)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if strings.Join(records[0], ",") != strings.Join(report.ReconHeader, ",") {
+		tb.Fatalf("header %v, want %v", records[0], report.ReconHeader)
+	}
+	byRef := make(map[string]map[string]string)
+	groups := map[string]decimal.Decimal{}
+	total := decimal.Zero
+	for _, rec := range records[1:] {
+		row := make(map[string]string)
+		for i, name := range records[0] {
+			row[name] = rec[i]
+		}
+		byRef[row["external_invoice_ref"]] = row
+		amount := decimal.RequireFromString(row["ledger_amount"])
+		total = total.Add(amount)
+		group := "pending"
+		switch row["ledger_state"] {
+		case "SUCCEEDED", "FAILED", "REJECTED":
+			group = row["ledger_state"]
+		}
+		groups[group] = groups[group].Add(amount)
+	}
+	if len(records)-1 != wantRows {
+		tb.Errorf("report has %d rows, want %d", len(records)-1, wantRows)
+	}
+	sum := groups["SUCCEEDED"].Add(groups["FAILED"]).Add(groups["pending"]).Add(groups["REJECTED"])
+	if !total.Equal(want) || !sum.Equal(want) || !res.TotalAmount.Equal(want) {
+		tb.Errorf("report total %s, groups %s, result %s: want all %s", total, sum, res.TotalAmount, want)
+	}
+	return byRef
+}
+
+func TestReconcileSettlesARun(t *testing.T) {
+	tests := []struct {
+		name       string
+		rows       [][3]string
+		succeeded  int
+		failed     int
+		firstExit  int
+		secondExit int
+	}{
+		{
+			name: "failures by account",
+			rows: [][3]string{
+				{"SET-1", "1234567001", "1500.00"}, {"SET-2", "1234567000", "2500.50"}, {"SET-3", "1234568000", "99.99"},
+				{"SET-4", "1234567004", "10.01"}, {"SET-5", "1234567005", "700.00"},
+			},
+			succeeded: 3, failed: 2, firstExit: batch.ExitAttention, secondExit: batch.ExitAttention,
+		},
+		{
+			name:      "all succeed",
+			rows:      [][3]string{{"ALL-1", "5550001", "100.00"}, {"ALL-2", "5550002", "200.00"}},
+			succeeded: 2, firstExit: batch.ExitOK, secondExit: batch.ExitOK,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newReconBench(t, sandbox.Faults{})
+			run := b.pay("payroll.csv", tt.rows, nil)
+			if run.ExitCode != batch.ExitOK || run.Pending != len(tt.rows) {
+				t.Fatalf("run %+v, want every row accepted and pending", run)
+			}
+			total := decimal.Zero
+			for _, r := range tt.rows {
+				total = total.Add(decimal.RequireFromString(r[2]))
+			}
+			b.settle()
+
+			res := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+			if res.Succeeded != tt.succeeded || res.Failed != tt.failed || res.Pending != 0 || res.Mismatches != 0 ||
+				res.Changed != len(tt.rows) || res.LookedUp != len(tt.rows) || res.ExitCode != tt.firstExit {
+				t.Fatalf("reconcile %+v, want %d succeeded, %d failed, every row changed, exit %d", res, tt.succeeded, tt.failed, tt.firstExit)
+			}
+			byRef := reconCSV(t, res, len(tt.rows), total)
+			for _, r := range tt.rows {
+				want := "SUCCEEDED"
+				if strings.HasSuffix(r[1], "000") {
+					want = "FAILED"
+				}
+				row := byRef[r[0]]
+				status := map[string]string{"SUCCEEDED": api.StatusSuccess, "FAILED": api.StatusFailed}[want]
+				if row["ledger_state"] != want || row["service_status"] != status || row["mismatches"] != "" ||
+					row["payout_invoice_no"] == "" || row["run_id"] != run.RunID {
+					t.Errorf("%s: report row %v, want %s / %s with no mismatch", r[0], row, want, status)
+				}
+				if got := b.state(r[0]).State; string(got) != want {
+					t.Errorf("%s: ledger state %s, want %s", r[0], got, want)
+				}
+			}
+
+			recRun, err := b.db.GetRun(context.Background(), res.RunID)
+			if err != nil || recRun.Kind != "reconcile" || recRun.Status != "finished" || recRun.ExitCode != res.ExitCode {
+				t.Errorf("ledger run %+v (%v), want a finished reconcile run with exit %d", recRun, err, res.ExitCode)
+			}
+			events, err := b.db.Events(context.Background(), tt.rows[0][0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := events[len(events)-1]; last.RunID != res.RunID || last.To != ledger.Succeeded {
+				t.Errorf("last event %+v, want the move to SUCCEEDED under reconcile run %s", last, res.RunID)
+			}
+
+			// Nothing changed since: a second reconciliation finds every row final and matching.
+			again := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+			if again.Changed != 0 || again.Mismatches != 0 || again.Succeeded != tt.succeeded || again.Failed != tt.failed ||
+				again.ExitCode != tt.secondExit {
+				t.Fatalf("second reconcile %+v, want nothing changed and exit %d", again, tt.secondExit)
+			}
+			reconCSV(t, again, len(tt.rows), total)
+			if n := b.sandbox.Stats().Creates; n != len(tt.rows) {
+				t.Errorf("the service received %d creates, want %d: reconcile must never send", n, len(tt.rows))
+			}
+		})
+	}
+}
+
+func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	// Payouts the service accepted: they prove that a lookup by reference finds what exists.
+	if run := b.pay("known.csv", [][3]string{{"KNOWN-1", "7770001", "10.00"}, {"KNOWN-2", "7770002", "20.00"}}, nil); run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+
+	// Created at the service, but the answers were lost: one process died before recording the
+	// answer (SUBMITTING), the other recorded it as UNKNOWN.
+	lost := []struct{ ref, account, amount string }{{"LOST-1", "6660001", "300.00"}, {"LOST-2", "6660002", "400.00"}}
+	b.record(lost[0].ref, lost[0].account, lost[0].amount, ledger.Submitting)
+	b.record(lost[1].ref, lost[1].account, lost[1].amount, ledger.Submitting, ledger.Unknown)
+	b.sandbox.SetFaults(sandbox.Faults{LostResponseRate: 1})
+	for _, l := range lost {
+		if _, err := b.create(l.ref, l.account, l.amount); api.KindOf(err) != api.KindOutcomeUnknown {
+			t.Fatalf("create %s with its answer lost: %v, want an unknown outcome", l.ref, err)
+		}
+	}
+	b.sandbox.SetFaults(sandbox.Faults{})
+
+	// Never created: the requests died before reaching the service, and the process with them.
+	never := [][3]string{{"NEVER-1", "5550011", "50.00"}, {"NEVER-2", "5550012", "60.00"}}
+	for _, r := range never {
+		b.record(r[0], r[1], r[2], ledger.Submitting, ledger.Unknown)
+	}
+	b.settle()
+	createsBefore := b.sandbox.Stats().Creates
+
+	res := b.reconcile(batch.ReconcileOptions{})
+	if b.sandbox.Stats().Creates != createsBefore {
+		t.Fatalf("reconcile sent %d creates, want none", b.sandbox.Stats().Creates-createsBefore)
+	}
+	for _, ref := range []string{"LOST-1", "LOST-2"} {
+		if p := b.state(ref); p.State != ledger.Succeeded || p.InvoiceNo == "" || p.InvoiceNo != b.invoice(ref) {
+			t.Errorf("%s: %s invoice %q, want SUCCEEDED with the service's invoice %q", ref, p.State, p.InvoiceNo, b.invoice(ref))
+		}
+	}
+	for _, r := range never {
+		p := b.state(r[0])
+		if p.State != ledger.Ready {
+			t.Errorf("%s: %s, want READY (never created, left for the next run)", r[0], p.State)
+		}
+		events, err := b.db.Events(context.Background(), r[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := events[len(events)-1]; last.To != ledger.Ready || !strings.Contains(last.Detail, "the next run of its file sends it") || last.RunID != res.RunID {
+			t.Errorf("%s: last event %+v, want the move to READY by reconcile", r[0], last)
+		}
+	}
+	if res.ToResend != len(never) || res.NotSent != len(never) || res.ExitCode != batch.ExitAttention || res.Mismatches != 0 {
+		t.Fatalf("reconcile %+v, want %d to resend and exit 4", res, len(never))
+	}
+	// KNOWN rows were settled too: the unscoped reconciliation covers what is not final.
+	if res.Payouts != 6 || res.Succeeded != 4 {
+		t.Errorf("reconcile %+v, want 6 payouts of which 4 succeeded", res)
+	}
+
+	// The next run of the file sends them, once each.
+	rerun := b.pay("never.csv", never, nil)
+	if rerun.ExitCode != batch.ExitOK {
+		t.Fatalf("rerun %+v, want exit 0", rerun)
+	}
+	counts := b.sandbox.CreateCounts()
+	for _, ref := range []string{"NEVER-1", "NEVER-2", "LOST-1", "LOST-2", "KNOWN-1"} {
+		if counts[ref] != 1 {
+			t.Errorf("%s created %d times, want exactly once", ref, counts[ref])
+		}
+	}
+}
+
+func TestReconcileFlagsMismatches(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	since := time.Now().Add(-time.Minute)
+	file := [][3]string{{"FILE-1", "3330001", "100.00"}, {"FILE-2", "3330002", "200.00"}}
+	if run := b.pay("file.csv", file, nil); run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+	// Another payout with the same reference and another amount was created at the service.
+	if _, err := b.create("AMOUNT-1", "3330003", "350.00"); err != nil {
+		t.Fatal(err)
+	}
+	b.record("AMOUNT-1", "3330003", "300.00", ledger.Submitting, ledger.Submitted)
+	// The service paid another account under this reference.
+	if _, err := b.create("ACCOUNT-1", "3339999", "40.00"); err != nil {
+		t.Fatal(err)
+	}
+	b.record("ACCOUNT-1", "3330004", "40.00", ledger.Submitting, ledger.Submitted)
+	// Accepted, says the ledger; the service has never heard of it.
+	b.record("GHOST-1", "3330005", "55.00", ledger.Submitting, ledger.Submitted)
+	// The ledger says it succeeded; the service says it failed (accounts ending in 000 fail).
+	if _, err := b.create("FINAL-1", "3331000", "70.00"); err != nil {
+		t.Fatal(err)
+	}
+	b.settle()
+	b.record("FINAL-1", "3331000", "70.00", ledger.Submitting, ledger.Submitted, ledger.Succeeded)
+
+	res := b.reconcile(batch.ReconcileOptions{Since: since})
+	want := decimal.RequireFromString("765.00") // 100 + 200 + 300 + 40 + 55 + 70: the ledger's amounts
+	byRef := reconCSV(t, res, 6, want)
+	tests := []struct {
+		ref, state, mismatch string
+	}{
+		{"FILE-1", "SUCCEEDED", ""},
+		{"FILE-2", "SUCCEEDED", ""},
+		{"AMOUNT-1", "SUCCEEDED", report.MismatchAmount},
+		{"ACCOUNT-1", "SUCCEEDED", report.MismatchAccount},
+		{"GHOST-1", "SUBMITTED", report.MismatchUnknown},
+		{"FINAL-1", "SUCCEEDED", report.MismatchFinalChanged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			row := byRef[tt.ref]
+			if row["ledger_state"] != tt.state || row["mismatches"] != tt.mismatch {
+				t.Errorf("report row %v, want %s flagged %q", row, tt.state, tt.mismatch)
+			}
+			if p := b.state(tt.ref); string(p.State) != tt.state {
+				t.Errorf("ledger state %s, want %s", p.State, tt.state)
+			}
+		})
+	}
+	if got := byRef["AMOUNT-1"]; got["ledger_amount"] != "300.00" || got["service_amount"] != "350.00" {
+		t.Errorf("amount row %v, want ledger 300.00 against service 350.00", got)
+	}
+	events, err := b.db.Events(context.Background(), "FINAL-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := events[len(events)-1]; last.To != ledger.Succeeded || !strings.Contains(last.Detail, "FAILED") || last.RunID != res.RunID {
+		t.Errorf("FINAL-1's last event %+v, want the service's FAILED recorded without overwriting SUCCEEDED", last)
+	}
+	if res.Mismatches != 4 || res.ExitCode != batch.ExitAttention {
+		t.Errorf("reconcile %+v, want 4 mismatches and exit 4", res)
+	}
+}
+
+func TestReconcileServiceDown(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	run := b.pay("down.csv", [][3]string{{"DOWN-1", "4440001", "10.00"}, {"DOWN-2", "4440002", "20.00"}}, nil)
+	if run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+	b.sandbox.SetDown(true)
+	res, err := b.runner(func(c *batch.Config) { c.BreakerThreshold = 3; c.MaxLookupErrors = 100 }).
+		Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.NotChecked != 2 || res.Pending != 2 {
+		t.Fatalf("reconcile %+v, want exit 1 with both rows pending and not checked", res)
+	}
+	reconCSV(t, res, 2, decimal.RequireFromString("30.00"))
+	recRun, err := b.db.GetRun(context.Background(), res.RunID)
+	if err != nil || recRun.Status != "aborted" || recRun.ExitCode != batch.ExitAborted {
+		t.Errorf("ledger run %+v (%v), want an aborted reconcile run", recRun, err)
+	}
+}
+
+func TestReconcileScopeErrors(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	tests := []struct {
+		name string
+		opts batch.ReconcileOptions
+		want error
+	}{
+		{"unknown run", batch.ReconcileOptions{RunID: "20260101T000000Z-0000"}, ledger.ErrNotFound},
+		{"run and date", batch.ReconcileOptions{RunID: "x", Since: time.Now()}, batch.ErrReconcileScope},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.runner(nil).Reconcile(context.Background(), tt.opts)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("reconcile: %v, want %v", err, tt.want)
+			}
+		})
+	}
+	runs, err := b.db.Runs(context.Background())
+	if err != nil || len(runs) != 0 {
+		t.Errorf("runs %v (%v): a refused reconciliation must record nothing", runs, err)
+	}
+}

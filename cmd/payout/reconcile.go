@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+// reconcileOptions are the flags of `reconcile`.
+type reconcileOptions struct {
+	logOptions
+	runID           string
+	since           string
+	reportDir       string
+	ledger          string
+	rate            float64
+	burst           int
+	workers         int
+	jsonOut         bool
+	unknownGrace    time.Duration
+	noResendUnknown bool
+	timeout         time.Duration
+	progress        bool
+}
+
+func reconcileCmd(ctx context.Context, e *env, args []string) error {
+	var o reconcileOptions
+	fs := newFlagSet(e, "reconcile", "reconcile [--run RUN | --since DATE] [flags]")
+	o.logOptions.register(fs)
+	fs.StringVar(&o.runID, "run", "", "reconcile the rows of this run's file, final ones included")
+	fs.StringVar(&o.since, "since", "", "reconcile the files run and payouts recorded since DATE (YYYY-MM-DD, local midnight, or RFC 3339), final ones included")
+	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reconciliation report")
+	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	fs.Float64Var(&o.rate, "rate", 0, "requests per second to the service (default $"+envRate+" or 10)")
+	fs.IntVar(&o.burst, "burst", 1, "requests allowed at once above the rate")
+	fs.IntVar(&o.workers, "workers", 0, "concurrent requests (default $"+envWorkers+" or 4)")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON on stdout")
+	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is made READY for the next run")
+	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "keep every payout whose outcome is unknown UNKNOWN, never READY")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
+	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("reconcile: unexpected argument %q (use --run RUN)", fs.Arg(0))
+	}
+	opts := batch.ReconcileOptions{RunID: strings.TrimSpace(o.runID), ReportDir: o.reportDir}
+	if o.since != "" {
+		if opts.RunID != "" {
+			return usageError("reconcile: give --run or --since, not both")
+		}
+		since, err := parseSince(o.since)
+		if err != nil {
+			return err
+		}
+		opts.Since = since
+	}
+	s, err := newReconcileSession(ctx, e, &o)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	res, err := s.runner.Reconcile(ctx, opts)
+	if err != nil {
+		if errors.Is(err, ledger.ErrNotFound) && opts.RunID != "" {
+			return usageError("reconcile: %v (see `payout status` for the runs)", err)
+		}
+		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
+	}
+	if err := printReconcile(e, &o, res); err != nil {
+		return err
+	}
+	if res.ExitCode != exitOK {
+		return &exitError{code: res.ExitCode}
+	}
+	return nil
+}
+
+// parseSince reads a day (midnight, local time: operators think in their own days) or an RFC 3339
+// time.
+func parseSince(v string) (time.Time, error) {
+	if t, err := time.ParseInLocation(time.DateOnly, v, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usageError("--since %q: want YYYY-MM-DD or an RFC 3339 time", v)
+}
+
+// newReconcileSession is newSession for reconcile: it needs the service and the ledger (locked,
+// because reconcile writes), not what sending payouts needs (pool reference, callback URLs).
+func newReconcileSession(ctx context.Context, e *env, o *reconcileOptions) (*session, error) {
+	log, err := o.logger(e.stderr)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(e.getenv)
+	if err != nil {
+		return nil, configError(err)
+	}
+	if o.ledger != "" {
+		cfg.Ledger = o.ledger
+	}
+	if o.rate > 0 {
+		cfg.Rate = o.rate
+	}
+	if o.workers > 0 {
+		cfg.Workers = o.workers
+	}
+	if o.burst < 1 {
+		return nil, usageError("--burst %d: want 1 or more", o.burst)
+	}
+	if err := cfg.validateService(); err != nil {
+		return nil, configError(err)
+	}
+	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: cfg.Workers})
+	if err != nil {
+		return nil, configError(err)
+	}
+	s := &session{e: e, cfg: cfg, log: log, client: client}
+	if err := s.openLedger(ctx); err != nil {
+		return nil, err
+	}
+	rcfg := batch.Config{
+		Ledger: s.db, Service: client, Logger: log,
+		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst), Workers: cfg.Workers,
+		ReportDir: o.reportDir, UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
+	}
+	if o.progress && isTerminal(e.stderr) {
+		rcfg.Progress = newProgressBar(e.stderr).update
+	}
+	s.runner = batch.NewRunner(rcfg)
+	return s, nil
+}
+
+// printReconcile writes the summary: JSON with --json; otherwise a few lines, unless all is well
+// and nobody is watching (cron mails only trouble).
+func printReconcile(e *env, o *reconcileOptions, res batch.ReconcileResult) error {
+	if o.jsonOut {
+		return json.NewEncoder(e.stdout).Encode(res)
+	}
+	if res.ExitCode == exitOK && !o.verbose && !isTerminal(e.stdout) {
+		return nil
+	}
+	printReconcileSummary(e.stdout, res)
+	return nil
+}
+
+func printReconcileSummary(w io.Writer, res batch.ReconcileResult) {
+	fmt.Fprintf(w, "reconcile %s of %s: %d payouts, MYR %s, %d looked up, %d changed\n", res.RunID, res.Scope,
+		res.Payouts, res.TotalAmount.StringFixed(2), res.LookedUp, res.Changed)
+	fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d\n",
+		res.Succeeded, res.Pending, res.Failed, res.Unknown, res.NotSent, res.Rejected)
+	if res.Mismatches > 0 {
+		fmt.Fprintf(w, "  %d payouts need attention for a mismatch (%d not checked): see the report\n", res.Mismatches, res.NotChecked)
+	}
+	if res.ToResend > 0 {
+		fmt.Fprintf(w, "  %d payouts were never created: they are READY, and the next run of their file sends them\n", res.ToResend)
+	}
+	if res.Aborted != "" {
+		fmt.Fprintf(w, "  stopped: %s: everything found so far is recorded; run reconcile again\n", res.Aborted)
+	}
+	for _, p := range res.Reports {
+		fmt.Fprintf(w, "  report: %s\n", p)
+	}
+}
