@@ -134,8 +134,10 @@ func (x *xlsxReader) Next() (Row, error) {
 	}
 }
 
-// xlsxAmount turns a number cell's float noise (1234.5600000000001) into the shortest decimal
-// that reads back as the same float64 (1234.56). Text cells pass unchanged.
+// xlsxAmount turns a number cell into the decimal the user sees. Excel shows at most 15
+// significant digits and arithmetic leaves noise beyond them (1234.5600000000001, the sum
+// 0.30000000000000004), so the value is rounded to 15 significant digits; a real third decimal
+// survives and is rejected by ParseAmount. Text cells pass unchanged.
 func xlsxAmount(s string) string {
 	if !looksFloat(s) {
 		return s
@@ -144,7 +146,11 @@ func xlsxAmount(s string) string {
 	if err != nil {
 		return s
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	d, err := decimal.NewFromString(strconv.FormatFloat(f, 'g', 15, 64))
+	if err != nil {
+		return s
+	}
+	return d.String()
 }
 
 // looksFloat is a plain stored number: digits, an optional point and exponent, nothing else.

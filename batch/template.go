@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -81,4 +82,19 @@ func writeXLSXSheet(f *excelize.File, rows [][]any) error {
 		}
 	}
 	return nil
+}
+
+// TemplateWithRows is the XLSX template with rows filled in (each in Columns order). The tests
+// make the XLSX sample with it.
+func TemplateWithRows(rows [][]any) ([]byte, error) {
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := writeXLSXSheet(f, rows); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
