@@ -153,6 +153,18 @@ func (w *writer) commitBatch(batch []*applyReq) {
 	}
 	now := fmtTime(w.db.now())
 	for i, r := range batch {
+		if len(r.changes) == 1 {
+			// No savepoint needed: a refused change has touched nothing (its UPDATE matched no
+			// row), and any other error fails the whole batch, which rolls it back.
+			err := w.applyOne(ctx, now, r.changes)
+			var ce *ConflictError
+			if err != nil && !errors.As(err, &ce) {
+				fail(err)
+				return
+			}
+			results[i] = err
+			continue
+		}
 		if _, err := w.savepoint.ExecContext(ctx); err != nil {
 			fail(err)
 			return

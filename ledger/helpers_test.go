@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func (c *clock) Now() time.Time {
 func openAt(tb testing.TB, path string) *ledger.DB {
 	tb.Helper()
 	c := &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	db, err := ledger.Open(context.Background(), path, ledger.Options{Now: c.Now})
+	db, err := ledger.Open(context.Background(), path, ledger.Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
