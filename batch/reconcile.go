@@ -334,8 +334,19 @@ func (rc *reconciliation) record(ref string, v serviceView) {
 }
 
 // check is the reconciliation's lookup task: the submission's lookup, but able to compare final
-// rows and to flag what differs. It never sends.
+// rows and to flag what differs. It never sends. A row that moved under it (a callback applied by
+// `payout callbacks`, which does not take the run lock) is read and looked up again, a bounded
+// number of times, rather than stopping the reconciliation.
 func (rc *reconciliation) check(ctx context.Context, t task) outcome {
+	o := rc.checkOnce(ctx, t)
+	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.s.r.cfg.MaxLookupErrors {
+		rc.s.log.Info("payout changed during its lookup; looking it up again", "ref", t.ref)
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: rc.s.r.cfg.Now(), attempt: t.attempt + 1}}
+	}
+	return o
+}
+
+func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	s := rc.s
 	cfg := s.r.cfg
 	if t.kind != taskLookup {

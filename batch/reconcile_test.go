@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -519,5 +520,46 @@ func TestReconcileScopeErrors(t *testing.T) {
 	runs, err := b.db.Runs(context.Background())
 	if err != nil || len(runs) != 0 {
 		t.Errorf("runs %v (%v): a refused reconciliation must record nothing", runs, err)
+	}
+}
+
+// hookedService is the client with a hook that runs before each lookup.
+type hookedService struct {
+	*api.Client
+	beforeGet func(ref string)
+}
+
+var _ batch.Service = (*hookedService)(nil)
+
+func (h *hookedService) GetPayout(ctx context.Context, ref string) (api.Payout, error) {
+	h.beforeGet(ref)
+	return h.Client.GetPayout(ctx, ref)
+}
+
+func TestReconcileRowMovedByACallback(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	run := b.pay("callback.csv", [][3]string{{"CB-1", "2220001", "10.00"}, {"CB-2", "2220002", "20.00"}}, nil)
+	if run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+	b.settle()
+	// `payout callbacks` holds no run lock: it moves CB-1 to SUCCEEDED while reconcile looks it up.
+	var fired atomic.Bool
+	service := &hookedService{Client: b.client, beforeGet: func(ref string) {
+		if ref != "CB-1" || !fired.CompareAndSwap(false, true) {
+			return
+		}
+		err := b.db.Apply(context.Background(), ledger.Change{Ref: ref, From: ledger.Submitted, To: ledger.Succeeded,
+			TransactionStatus: api.StatusSuccess, Detail: "callback: SUCCESS"})
+		if err != nil {
+			t.Errorf("callback: %v", err)
+		}
+	}}
+	res, err := b.runner(func(c *batch.Config) { c.Service = service }).Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fired.Load() || res.ExitCode != batch.ExitOK || res.Succeeded != 2 || res.Mismatches != 0 {
+		t.Fatalf("reconcile %+v (callback fired: %v), want both SUCCEEDED and exit 0", res, fired.Load())
 	}
 }
