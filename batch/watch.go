@@ -545,7 +545,11 @@ func (w *Watcher) fail(log *slog.Logger, out *FileOutcome, note string) (int, er
 	if err := os.WriteFile(out.Note, []byte(note), 0o640); err != nil {
 		return ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}
-	log.Warn("file moved to failed: see the note beside it", "exit", out.Exit, "run", out.Result.RunID, "note", out.Note)
+	args := []any{"exit", out.Exit, "note", out.Note}
+	if out.Err == nil {
+		args = append(args, "run", out.Result.RunID)
+	}
+	log.Warn("file moved to failed: see the note beside it", args...)
 	return out.Exit, nil
 }
 
