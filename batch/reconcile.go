@@ -126,6 +126,10 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	switch {
 	case aborted != nil:
 		res.ExitCode, res.Aborted = ExitAborted, aborted.Error()
+	case res.NotChecked > 0:
+		// The service never answered for some payouts: the reconciliation is incomplete, as if stopped.
+		res.ExitCode = ExitAborted
+		res.Aborted = fmt.Sprintf("%d payouts could not be looked up: the service did not answer", res.NotChecked)
 	case res.Payouts != res.Succeeded || res.Mismatches > 0:
 		res.ExitCode = ExitAttention
 	default:
@@ -139,7 +143,7 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	}
 	res.Reports = paths.List()
 	status := "finished"
-	if aborted != nil {
+	if res.ExitCode == ExitAborted {
 		status = "aborted"
 	}
 	if err := db.FinishRun(bg, res.RunID, status, res.ExitCode, ended); err != nil {

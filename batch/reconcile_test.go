@@ -499,6 +499,33 @@ func TestReconcileServiceDown(t *testing.T) {
 	}
 }
 
+func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	run := b.pay("mute.csv", [][3]string{{"MUTE-1", "1110001", "10.00"}, {"MUTE-2", "1110002", "20.00"}}, nil)
+	if run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+	b.settle()
+	service := &hookedService{Client: b.client, beforeGet: func(ref string) error {
+		if ref == "MUTE-1" {
+			return &api.Error{Op: "get payout", HTTPStatus: 502, Kind: api.KindRetryable}
+		}
+		return nil
+	}}
+	res, err := b.runner(func(c *batch.Config) { c.Service = service; c.MaxLookupErrors = 3; c.BreakerThreshold = 100 }).
+		Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != batch.ExitAborted || res.NotChecked != 1 || res.Succeeded != 1 || res.Pending != 1 {
+		t.Fatalf("reconcile %+v, want exit 1 with MUTE-1 not checked and MUTE-2 settled", res)
+	}
+	byRef := reconCSV(t, res, 2, decimal.RequireFromString("30.00"))
+	if row := byRef["MUTE-1"]; row["mismatches"] != "not checked" || !strings.Contains(row["message"], "did not answer") {
+		t.Errorf("MUTE-1's report row %v, want it flagged not checked", row)
+	}
+}
+
 func TestReconcileScopeErrors(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	tests := []struct {
@@ -523,16 +550,19 @@ func TestReconcileScopeErrors(t *testing.T) {
 	}
 }
 
-// hookedService is the client with a hook that runs before each lookup.
+// hookedService is the client with a hook that runs before each lookup; an error from the hook
+// is the lookup's answer.
 type hookedService struct {
 	*api.Client
-	beforeGet func(ref string)
+	beforeGet func(ref string) error
 }
 
 var _ batch.Service = (*hookedService)(nil)
 
 func (h *hookedService) GetPayout(ctx context.Context, ref string) (api.Payout, error) {
-	h.beforeGet(ref)
+	if err := h.beforeGet(ref); err != nil {
+		return api.Payout{}, err
+	}
 	return h.Client.GetPayout(ctx, ref)
 }
 
@@ -545,15 +575,16 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 	b.settle()
 	// `payout callbacks` holds no run lock: it moves CB-1 to SUCCEEDED while reconcile looks it up.
 	var fired atomic.Bool
-	service := &hookedService{Client: b.client, beforeGet: func(ref string) {
+	service := &hookedService{Client: b.client, beforeGet: func(ref string) error {
 		if ref != "CB-1" || !fired.CompareAndSwap(false, true) {
-			return
+			return nil
 		}
 		err := b.db.Apply(context.Background(), ledger.Change{Ref: ref, From: ledger.Submitted, To: ledger.Succeeded,
 			TransactionStatus: api.StatusSuccess, Detail: "callback: SUCCESS"})
 		if err != nil {
 			t.Errorf("callback: %v", err)
 		}
+		return nil
 	}}
 	res, err := b.runner(func(c *batch.Config) { c.Service = service }).Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
 	if err != nil {
