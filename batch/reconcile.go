@@ -21,8 +21,9 @@ const (
 	mismatchNotChecked = "not checked"
 )
 
-// ErrReconcileScope is returned when a reconciliation is given both a run and a date.
-var ErrReconcileScope = errors.New("reconcile: give a run or a date, not both")
+// ErrReconcileScope is returned when a reconciliation's scope makes no sense: both a run and a
+// date, or a run that is itself a reconciliation.
+var ErrReconcileScope = errors.New("reconcile: invalid scope")
 
 // ReconcileOptions says what a reconciliation covers. With neither RunID nor Since it covers every
 // payout not yet final. With one of them it covers that scope whole, final payouts included, so
@@ -76,7 +77,7 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 		return ReconcileResult{}, errors.New("reconcile: a ledger and a service are required")
 	}
 	if opts.RunID != "" && !opts.Since.IsZero() {
-		return ReconcileResult{}, ErrReconcileScope
+		return ReconcileResult{}, fmt.Errorf("%w: give a run or a date, not both", ErrReconcileScope)
 	}
 	if opts.ReportDir == "" {
 		opts.ReportDir = cfg.ReportDir
@@ -87,6 +88,9 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 		var err error
 		if scopeRun, err = db.GetRun(bg, opts.RunID); err != nil {
 			return ReconcileResult{}, err
+		}
+		if scopeRun.Kind == "reconcile" {
+			return ReconcileResult{}, fmt.Errorf("%w: run %s is a reconciliation, not a file's run", ErrReconcileScope, opts.RunID)
 		}
 	}
 

@@ -528,6 +528,10 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 
 func TestReconcileScopeErrors(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
+	first := b.reconcile(batch.ReconcileOptions{})
+	if first.ExitCode != batch.ExitOK || first.Payouts != 0 {
+		t.Fatalf("reconcile of an empty ledger %+v, want exit 0 and nothing", first)
+	}
 	tests := []struct {
 		name string
 		opts batch.ReconcileOptions
@@ -535,6 +539,7 @@ func TestReconcileScopeErrors(t *testing.T) {
 	}{
 		{"unknown run", batch.ReconcileOptions{RunID: "20260101T000000Z-0000"}, ledger.ErrNotFound},
 		{"run and date", batch.ReconcileOptions{RunID: "x", Since: time.Now()}, batch.ErrReconcileScope},
+		{"a reconciliation's run", batch.ReconcileOptions{RunID: first.RunID}, batch.ErrReconcileScope},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -545,7 +550,7 @@ func TestReconcileScopeErrors(t *testing.T) {
 		})
 	}
 	runs, err := b.db.Runs(context.Background())
-	if err != nil || len(runs) != 0 {
+	if err != nil || len(runs) != 1 {
 		t.Errorf("runs %v (%v): a refused reconciliation must record nothing", runs, err)
 	}
 }

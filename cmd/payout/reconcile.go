@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -74,8 +75,11 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	defer s.close()
 	res, err := s.runner.Reconcile(ctx, opts)
 	if err != nil {
-		if errors.Is(err, ledger.ErrNotFound) && opts.RunID != "" {
+		switch {
+		case errors.Is(err, ledger.ErrNotFound) && opts.RunID != "":
 			return usageError("reconcile: %v (see `payout status` for the runs)", err)
+		case errors.Is(err, batch.ErrReconcileScope):
+			return usageError("%v", err)
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
 	}
@@ -129,6 +133,10 @@ func newReconcileSession(ctx context.Context, e *env, o *reconcileOptions) (*ses
 	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: cfg.Workers})
 	if err != nil {
 		return nil, configError(err)
+	}
+	// Reconciling a ledger that does not exist would create an empty one and report all is well.
+	if _, err := os.Stat(cfg.Ledger); err != nil {
+		return nil, usageError("ledger %s: %v (set --ledger or $%s)", cfg.Ledger, errors.Unwrap(err), envLedger)
 	}
 	s := &session{e: e, cfg: cfg, log: log, client: client}
 	if err := s.openLedger(ctx); err != nil {
