@@ -144,7 +144,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
 			return fmt.Errorf("migrate %s: %w", names[i], err)
 		}
-		db.log.Info("ledger schema migrated", "version", i+1)
+	}
+	if version > 0 && version < len(names) {
+		db.log.Info("ledger schema upgraded", "from", version, "to", len(names))
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: %w", err)
