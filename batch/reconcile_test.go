@@ -263,6 +263,7 @@ func TestReconcileSettlesARun(t *testing.T) {
 		rows       [][3]string
 		succeeded  int
 		failed     int
+		rejected   int // rows with "x" in the amount, paid around with --allow-partial
 		firstExit  int
 		secondExit int
 	}{
@@ -279,32 +280,46 @@ func TestReconcileSettlesARun(t *testing.T) {
 			rows:      [][3]string{{"ALL-1", "5550001", "100.00"}, {"ALL-2", "5550002", "200.00"}},
 			succeeded: 2, firstExit: batch.ExitOK, secondExit: batch.ExitOK,
 		},
+		{
+			name:      "a rejected row",
+			rows:      [][3]string{{"REJ-1", "6660001", "100.00"}, {"REJ-2", "6660002", "12.345x"}, {"REJ-3", "6660003", "300.00"}},
+			succeeded: 2, rejected: 1, firstExit: batch.ExitAttention, secondExit: batch.ExitAttention,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newReconBench(t, sandbox.Faults{})
-			run := b.pay("payroll.csv", tt.rows, nil)
-			if run.ExitCode != batch.ExitOK || run.Pending != len(tt.rows) {
-				t.Fatalf("run %+v, want every row accepted and pending", run)
+			run := b.pay("payroll.csv", tt.rows, func(c *batch.Config) { c.AllowPartial = true })
+			sent := len(tt.rows) - tt.rejected
+			if run.Pending != sent || run.Rejected != tt.rejected {
+				t.Fatalf("run %+v, want every valid row accepted and pending", run)
 			}
-			total := decimal.Zero
+			total := decimal.Zero // an amount that is not a number counts as zero, as in the run's report
 			for _, r := range tt.rows {
-				total = total.Add(decimal.RequireFromString(r[2]))
+				if amount, err := decimal.NewFromString(r[2]); err == nil {
+					total = total.Add(amount)
+				}
 			}
 			b.settle()
 
 			res := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
-			if res.Succeeded != tt.succeeded || res.Failed != tt.failed || res.Pending != 0 || res.Mismatches != 0 ||
-				res.Changed != len(tt.rows) || res.LookedUp != len(tt.rows) || res.ExitCode != tt.firstExit {
+			if res.Succeeded != tt.succeeded || res.Failed != tt.failed || res.Rejected != tt.rejected || res.Pending != 0 ||
+				res.Mismatches != 0 || res.Changed != sent || res.LookedUp != sent || res.ExitCode != tt.firstExit {
 				t.Fatalf("reconcile %+v, want %d succeeded, %d failed, every row changed, exit %d", res, tt.succeeded, tt.failed, tt.firstExit)
 			}
 			byRef := reconCSV(t, res, len(tt.rows), total)
 			for _, r := range tt.rows {
 				want := "SUCCEEDED"
+				row := byRef[r[0]]
+				if strings.HasSuffix(r[2], "x") {
+					if row["ledger_state"] != "REJECTED" || !strings.Contains(row["message"], "amount") {
+						t.Errorf("%s: report row %v, want REJECTED with the reason", r[0], row)
+					}
+					continue
+				}
 				if strings.HasSuffix(r[1], "000") {
 					want = "FAILED"
 				}
-				row := byRef[r[0]]
 				status := map[string]string{"SUCCEEDED": api.StatusSuccess, "FAILED": api.StatusFailed}[want]
 				if row["ledger_state"] != want || row["service_status"] != status || row["mismatches"] != "" ||
 					row["payout_invoice_no"] == "" || row["run_id"] != run.RunID {
@@ -330,12 +345,12 @@ func TestReconcileSettlesARun(t *testing.T) {
 			// Nothing changed since: a second reconciliation finds every row final and matching.
 			again := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
 			if again.Changed != 0 || again.Mismatches != 0 || again.Succeeded != tt.succeeded || again.Failed != tt.failed ||
-				again.ExitCode != tt.secondExit {
+				again.Rejected != tt.rejected || again.ExitCode != tt.secondExit {
 				t.Fatalf("second reconcile %+v, want nothing changed and exit %d", again, tt.secondExit)
 			}
 			reconCSV(t, again, len(tt.rows), total)
-			if n := b.sandbox.Stats().Creates; n != len(tt.rows) {
-				t.Errorf("the service received %d creates, want %d: reconcile must never send", n, len(tt.rows))
+			if n := b.sandbox.Stats().Creates; n != sent {
+				t.Errorf("the service received %d creates, want %d: reconcile must never send", n, sent)
 			}
 		})
 	}
