@@ -52,13 +52,16 @@ func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
 }
 
 func TestOpenCreatesFilePrivate(t *testing.T) {
-	_, path := mustOpen(t)
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mode := fi.Mode().Perm(); mode != 0o600 {
-		t.Errorf("mode %o, want 600", mode)
+	db, path := mustOpen(t)
+	seed(t, db, "r1", 1) // so that the WAL exists
+	for _, name := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s: mode %o, want 600", filepath.Base(name), mode)
+		}
 	}
 }
 
@@ -514,5 +517,19 @@ func TestCountsAreExact(t *testing.T) {
 		if got.Count != c.n || !got.Amount.Equal(decimal.RequireFromString(c.sum)) {
 			t.Errorf("%s: %d %s, want %d %s", c.state, got.Count, got.Amount, c.n, c.sum)
 		}
+	}
+}
+
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	db, path := mustOpen(t)
+	if _, err := ledger.SQLOf(db).Exec(`PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err := ledger.Open(context.Background(), path, ledger.Options{}); err == nil || !strings.Contains(err.Error(), "newer") {
+		if err == nil {
+			db.Close()
+		}
+		t.Errorf("err %v, want a refusal of schema 99", err)
 	}
 }
