@@ -67,9 +67,10 @@ type ReconcileResult struct {
 // proven never created goes back to READY for the next run of its file.
 //
 // Lookups go through Config.Limiter and Config.Workers, with the run's retry policy and circuit
-// breaker. The returned error is non-nil for infrastructure failures before anything was looked up
-// (ledger, unknown run id); a service that stops answering gives ExitCode 1 with everything found
-// so far recorded and reported.
+// breaker. The returned error is non-nil for a scope that makes no sense (ErrReconcileScope, or
+// ledger.ErrNotFound for an unknown run) and for infrastructure failures (ledger, report files); a
+// service that stops answering is not an error but ExitCode 1, with everything found so far
+// recorded and reported.
 func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileResult, error) {
 	cfg := r.cfg
 	db := cfg.Ledger
