@@ -104,7 +104,11 @@ func newWriter(ctx context.Context, db *DB) (*writer, error) {
 func (w *writer) close() error {
 	close(w.quit)
 	<-w.finished
-	return w.conn.Close() // closes the statements prepared on it
+	var errs []error
+	for _, st := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.savepoint, w.release, w.undo, w.update, w.event, w.state} {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(append(errs, w.conn.Close())...)
 }
 
 func (w *writer) run() {

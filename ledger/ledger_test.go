@@ -115,6 +115,10 @@ func TestRecord(t *testing.T) {
 	if got.State != ledger.Ready || got.RunID != "r1" || got.Line != 3 || !got.SameDetails(ps[1]) || got.Amount.String() != "10" {
 		t.Errorf("recorded payout %+v", got)
 	}
+	var text string
+	if err := ledger.SQLOf(db).QueryRow(`SELECT amount FROM payouts WHERE ref = ?`, ps[1].Ref).Scan(&text); err != nil || text != "10.00" {
+		t.Errorf("stored amount %q, %v: want the exact text 10.00", text, err)
+	}
 	evs := mustEvents(t, db, ps[1].Ref)
 	if len(evs) != 1 || evs[0].From != "" || evs[0].To != ledger.Ready || evs[0].Detail != "recorded from r1.csv line 3" || evs[0].RunID != "r1" {
 		t.Errorf("events %+v", evs)

@@ -433,7 +433,7 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 			rid = runID
 		}
 		res, err := ins.ExecContext(ctx, p.Ref, rid, p.Line, p.Recipient, p.ProviderID, p.Bank, p.Account,
-			p.Amount.String(), p.Description, string(state), now, now)
+			amountText(p.Amount), p.Description, string(state), now, now)
 		if err != nil {
 			return fmt.Errorf("payout %s: %w", p.Ref, err)
 		}
@@ -455,4 +455,10 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 		}
 	}
 	return nil
+}
+
+// amountText is the stored form of an amount: exact (never rounded), with at least the two
+// decimals of MYR so that the file reads like money.
+func amountText(d decimal.Decimal) string {
+	return d.StringFixed(max(2, -d.Exponent()))
 }
