@@ -16,7 +16,7 @@ import (
 // entry kills the process with an out-of-memory error recover cannot catch.
 const (
 	xlsxUnzipSizeLimit    = 256 << 20
-	xlsxUnzipXMLSizeLimit = 64 << 20
+	xlsxUnzipXMLSizeLimit = 16 << 20 // excelize's default: a larger sheet spills to a temp file
 )
 
 // ErrXLSXSizeLimit is an XLSX whose entries claim more than the unzip caps: a zip bomb or a
