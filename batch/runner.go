@@ -49,6 +49,9 @@ const (
 	DefaultMaxLookupErrors  = 8
 	DefaultBackoffBase      = 200 * time.Millisecond
 	DefaultBackoffMax       = 30 * time.Second
+	// DefaultMaxRows bounds a file: far above any payroll, low enough that a wrong file (a whole
+	// export, say) is refused before it fills memory.
+	DefaultMaxRows = 200_000
 )
 
 // ErrAborted is returned (wrapped) when a run stopped before every row was dealt with: a signal,

@@ -152,13 +152,13 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	}()
 
 	var (
-		inflight    int
-		failures    int
-		pauseUntil  time.Time
-		stopReason  error
-		stopping    bool
-		ctxDone     = ctx.Done()
-		timer       = time.NewTimer(time.Hour)
+		inflight     int
+		failures     int
+		pauseUntil   time.Time
+		stopReason   error
+		stopping     bool
+		ctxDone      = ctx.Done()
+		timer        = time.NewTimer(time.Hour)
 		stopLeftover = func() {
 			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
 			*queue = (*queue)[:0]

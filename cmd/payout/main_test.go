@@ -1,0 +1,248 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/ledger"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "payout-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "payout")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// user runs the command as a person or cron would: a binary, a working folder, an environment.
+type user struct {
+	tb  testing.TB
+	dir string
+	env []string
+}
+
+func newUser(tb testing.TB, sb *sandbox.Server) *user {
+	tb.Helper()
+	ts := httptest.NewServer(sb)
+	tb.Cleanup(ts.Close)
+	dir := tb.TempDir()
+	return &user{tb: tb, dir: dir, env: []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+		"PAYOUT_BASE_URL=" + ts.URL, "PAYOUT_AUTH_TOKEN=e2e-token", "PAYOUT_VIRTUAL_POOL_REF=POOL-E2E",
+		"PAYOUT_CALLBACK_URL=http://127.0.0.1:1/callback", "PAYOUT_REDIRECT_URL=http://127.0.0.1:1/return",
+	}}
+}
+
+func newSandbox(tb testing.TB) *sandbox.Server {
+	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key")})
+	tb.Cleanup(sb.Close)
+	return sb
+}
+
+// run runs the binary and returns stdout, stderr and the exit code.
+func (u *user) run(args ...string) (string, string, int) {
+	u.tb.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Dir, cmd.Env = u.dir, u.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		u.tb.Fatalf("payout %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func samplePath(tb testing.TB) string {
+	tb.Helper()
+	p, err := filepath.Abs("../../testdata/sample-payroll.csv")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func TestCommandRunAsAUser(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	sample := samplePath(t)
+
+	out, errOut, code := u.run("run", "--dry-run", "--json", sample)
+	if code != 0 {
+		t.Fatalf("dry run exit %d: %s %s", code, out, errOut)
+	}
+	if n := sb.Stats().Creates; n != 0 {
+		t.Fatalf("dry run sent %d creates", n)
+	}
+
+	out, errOut, code = u.run("run", "--json", sample)
+	if code != 0 {
+		t.Fatalf("run exit %d: %s %s", code, out, errOut)
+	}
+	var summary map[string]any
+	if err := json.Unmarshal([]byte(out), &summary); err != nil {
+		t.Fatalf("--json printed %q: %v", out, err)
+	}
+	for _, key := range []string{"run_id", "file", "rows", "rejected", "submitted", "succeeded", "pending", "failed",
+		"unknown", "skipped", "total_amount", "reports"} {
+		if _, ok := summary[key]; !ok {
+			t.Errorf("--json lacks %q: %s", key, out)
+		}
+	}
+	if summary["rows"] != float64(50) || summary["submitted"] != float64(50) {
+		t.Errorf("summary %s, want 50 rows submitted", out)
+	}
+	if total, ok := summary["total_amount"].(string); !ok || !strings.Contains(total, ".") {
+		t.Errorf("total_amount %v, want a decimal string", summary["total_amount"])
+	}
+	if errOut != "" {
+		t.Errorf("a successful run is quiet on stderr, got %q", errOut)
+	}
+
+	// A rerun sends nothing.
+	out, _, code = u.run("run", "--json", sample)
+	if code != 0 || !strings.Contains(out, `"skipped":50`) {
+		t.Errorf("rerun exit %d: %s", code, out)
+	}
+	if n := sb.Stats().Creates; n != 50 {
+		t.Errorf("service saw %d creates, want 50", n)
+	}
+
+	out, _, code = u.run("status")
+	if code != 0 || !strings.Contains(out, "SUBMITTED") {
+		t.Errorf("status exit %d: %s", code, out)
+	}
+	runID, _ := summary["run_id"].(string)
+	out, _, code = u.run("report", "--report-dir", "again", runID)
+	if code != 0 || !strings.Contains(out, ".result.csv") {
+		t.Errorf("report exit %d: %s", code, out)
+	}
+}
+
+func TestCommandStatusShowsHistory(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("run exit %d: %s %s", code, out, errOut)
+	}
+	db, err := ledger.Open(t.Context(), filepath.Join(u.dir, "payout-ledger.db"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.List(t.Context(), ledger.Filter{})
+	db.Close()
+	if err != nil || len(list) == 0 {
+		t.Fatalf("ledger: %d payouts, %v", len(list), err)
+	}
+	out, _, code := u.run("status", list[0].Ref)
+	if code != 0 || !strings.Contains(out, "READY -> SUBMITTING") || !strings.Contains(out, "SUBMITTING -> SUBMITTED") {
+		t.Errorf("status REF exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, list[0].Account) {
+		t.Errorf("status shows the whole account number:\n%s", out)
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	sample := samplePath(t)
+
+	t.Run("wrong token is one line that never echoes it", func(t *testing.T) {
+		bad := &user{tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), "PAYOUT_AUTH_TOKEN=s3cret-wrong-token")}
+		_, errOut, code := bad.run("providers")
+		if code == 0 || strings.Contains(errOut, "s3cret-wrong-token") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
+	t.Run("missing configuration is exit 2", func(t *testing.T) {
+		bare := &user{tb: t, dir: u.dir, env: []string{"PATH=" + os.Getenv("PATH")}}
+		_, errOut, code := bare.run("run", sample)
+		if code != 2 || !strings.Contains(errOut, "PAYOUT_BASE_URL") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
+	t.Run("unknown flag is exit 2", func(t *testing.T) {
+		if _, _, code := u.run("run", "--no-such-flag", sample); code != 2 {
+			t.Errorf("exit %d", code)
+		}
+	})
+	t.Run("a missing file stops the run", func(t *testing.T) {
+		if _, errOut, code := u.run("run", filepath.Join(u.dir, "nope.csv")); code == 0 || !strings.Contains(errOut, "nope.csv") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
+	t.Run("a second process on the same ledger exits 1 naming the holder", func(t *testing.T) {
+		lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Unlock()
+		_, errOut, code := u.run("run", sample)
+		if code != 1 || !strings.Contains(errOut, "pid=") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
+	if n := sb.Stats().Creates; n != 0 {
+		t.Errorf("failed commands sent %d creates", n)
+	}
+}
+
+func TestCommandProvidersAndTemplate(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	out, _, code := u.run("providers")
+	if code != 0 || !strings.Contains(out, "Maybank") && !strings.Contains(out, "Malayan Banking") {
+		t.Errorf("providers exit %d:\n%s", code, out)
+	}
+	out, _, code = u.run("providers", "--json")
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list) == 0 {
+		t.Errorf("providers --json exit %d, %v: %s", code, err, out)
+	}
+	out, _, code = u.run("template")
+	if code != 0 || !strings.HasPrefix(strings.ToLower(out), "external_invoice_ref") {
+		t.Errorf("template exit %d: %q", code, out)
+	}
+	if _, errOut, code := u.run("template", "--xlsx", "--out", "t.xlsx"); code != 0 {
+		t.Errorf("template --xlsx exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(u.dir, "t.xlsx")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCommandDemo(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binPath, "demo", "--report-dir", "reports")
+	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	reports, _ := filepath.Glob(filepath.Join(dir, "reports", "sample-payroll.*.report.html"))
+	if len(reports) != 1 || !strings.Contains(string(out), "report") {
+		t.Errorf("demo wrote %v:\n%s", reports, out)
+	}
+}
