@@ -25,6 +25,9 @@ func NormalizeAccount(s string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: empty", ErrAccountFormat)
 	}
+	if allDigits(s) && len(s) >= MinAccountDigits && len(s) <= MaxAccountDigits {
+		return s, nil
+	}
 	if scientific(s) {
 		return "", ErrAccountScientific
 	}

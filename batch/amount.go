@@ -40,6 +40,9 @@ func ParseAmount(s string) (decimal.Decimal, error) {
 	if s[0] == '-' || s[0] == '(' || strings.HasPrefix(s, "\u2212") || strings.HasSuffix(s, ")") {
 		return decimal.Decimal{}, fmt.Errorf("%w: negative amounts are not payouts", ErrAmountNotPositive)
 	}
+	if d, ok := plainAmount(s); ok {
+		return d, nil
+	}
 	intPart, frac, hasPoint := strings.Cut(s, ".")
 	if strings.Contains(frac, ",") || strings.Contains(frac, ".") {
 		return decimal.Decimal{}, fmt.Errorf("%w: write 1250.00 or 1,250.00 (a point for decimals, commas for thousands)", ErrAmountFormat)
@@ -86,6 +89,36 @@ func ParseAmount(s string) (decimal.Decimal, error) {
 		return decimal.Decimal{}, ErrAmountNotPositive
 	}
 	return d, nil
+}
+
+// plainAmount is the common case, "1250" or "1250.5" or "1250.50", without the general
+// parser's allocations. Anything else (or zero) goes the long way, which gives the reason.
+func plainAmount(s string) (decimal.Decimal, bool) {
+	var cents int64
+	intDigits, fracDigits, point := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if point {
+				fracDigits++
+			} else {
+				intDigits++
+			}
+			cents = cents*10 + int64(c-'0')
+		case c == '.' && !point:
+			point = true
+		default:
+			return decimal.Decimal{}, false
+		}
+	}
+	if intDigits == 0 || intDigits > maxAmountDigits || fracDigits > 2 || cents == 0 {
+		return decimal.Decimal{}, false
+	}
+	for ; fracDigits < 2; fracDigits++ {
+		cents *= 10
+	}
+	return decimal.New(cents, -2), true
 }
 
 // allDigits reports whether s holds ASCII digits only (true for "").
