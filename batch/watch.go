@@ -480,12 +480,12 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	sum, err := fileSHA256(path)
 	if err != nil {
 		out.Exit, out.Err = ExitAborted, err
-		return out.Exit, fmt.Errorf("%w: %s: %w", ErrAborted, name, err)
+		return out.Exit, &abortError{file: name, cause: err}
 	}
 	earlier, err := w.paidEarlier(ctx, sum)
 	if err != nil {
 		out.Exit, out.Err = ExitAborted, err
-		return out.Exit, fmt.Errorf("%w: %s: %w", ErrAborted, name, err)
+		return out.Exit, &abortError{file: name, cause: err}
 	}
 	res, err := w.runner.Run(ctx, path)
 	out.Result = res
@@ -495,7 +495,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 			// Infrastructure: the file stays in processing and the next start resumes it.
 			out.Exit = ExitAborted
 			log.Warn("file left in processing: it is resumed at the next start", "err", err)
-			return out.Exit, fmt.Errorf("%w: %s: %w", ErrAborted, name, err)
+			return out.Exit, &abortError{file: name, cause: err}
 		}
 		out.Exit = ExitRejected
 		return w.fail(log, &out, unreadableNote(name, err))
@@ -526,13 +526,35 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	case ExitRejected, ExitAttention:
 		rows, _, err := ReportRows(bg, w.db, res.RunID)
 		if err != nil {
-			return ExitAborted, fmt.Errorf("%w: %s: read the run back: %w", ErrAborted, name, err)
+			return ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
 		}
 		return w.fail(log, &out, resultNote(name, res, rows))
 	}
 	// Aborted: whatever was done is in the ledger, the rest is resumed at the next start.
 	log.Warn("file left in processing: it is resumed at the next start", "run", res.RunID, "reason", res.Aborted)
-	return ExitAborted, fmt.Errorf("%w: %s: %s (left in processing; the next start resumes it)", ErrAborted, name, res.Aborted)
+	return ExitAborted, &abortError{file: name, reason: res.Aborted}
+}
+
+// abortError is a file left in processing. It unwraps to ErrAborted and to its cause.
+type abortError struct {
+	file   string
+	reason string // when there is no cause: the runner's Result.Aborted
+	cause  error
+}
+
+func (e *abortError) Error() string {
+	reason := e.reason
+	if e.cause != nil {
+		reason = e.cause.Error()
+	}
+	return e.file + ": " + reason + " (left in processing: the next start resumes it)"
+}
+
+func (e *abortError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrAborted}
+	}
+	return []error{ErrAborted, e.cause}
 }
 
 // fail moves a file to failed with its note.

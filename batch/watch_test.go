@@ -18,37 +18,37 @@ import (
 	"github.com/payout/payout/batch"
 )
 
-// fakeClock is the watcher's clock, moved by hand: settling is decided without sleeping.
-type fakeClock struct {
+// watchClock is the watcher's clock, moved by hand: settling is decided without sleeping.
+type watchClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *fakeClock) Now() time.Time {
+func (c *watchClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *fakeClock) Add(d time.Duration) {
+func (c *watchClock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
 
-// lockedBuffer collects log lines written from several goroutines.
-type lockedBuffer struct {
+// watchLogBuffer collects log lines written from several goroutines.
+type watchLogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *watchLogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *watchLogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
@@ -59,14 +59,14 @@ type watchRig struct {
 	*harness
 	root     string
 	w        *batch.Watcher
-	logs     *lockedBuffer
+	logs     *watchLogBuffer
 	mu       sync.Mutex
 	outcomes []batch.FileOutcome
 }
 
 func newWatchRig(tb testing.TB, h *harness, settle time.Duration, now func() time.Time) *watchRig {
 	tb.Helper()
-	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &lockedBuffer{}}
+	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &watchLogBuffer{}}
 	w, err := batch.NewWatcher(batch.WatchConfig{
 		Dir: rig.root, Runner: batch.NewRunner(h.cfg), Ledger: h.db, Settle: settle, Interval: 5 * time.Millisecond,
 		Now: now, Logger: slog.New(slog.NewTextHandler(rig.logs, nil)),
@@ -129,7 +129,7 @@ func (r *watchRig) assertCreatedOnce(rows []payrollRow) {
 	}
 }
 
-func payrollCSV(rows []payrollRow) []byte {
+func watchCSV(rows []payrollRow) []byte {
 	var b strings.Builder
 	b.WriteString("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\r\n")
 	for _, r := range rows {
@@ -138,14 +138,14 @@ func payrollCSV(rows []payrollRow) []byte {
 	return []byte(b.String())
 }
 
-func writeFile(tb testing.TB, path string, data []byte) {
+func watchPut(tb testing.TB, path string, data []byte) {
 	tb.Helper()
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		tb.Fatal(err)
 	}
 }
 
-func appendFile(tb testing.TB, path string, data []byte) {
+func watchAppend(tb testing.TB, path string, data []byte) {
 	tb.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -159,7 +159,7 @@ func appendFile(tb testing.TB, path string, data []byte) {
 	}
 }
 
-func readFile(tb testing.TB, path string) string {
+func watchRead(tb testing.TB, path string) string {
 	tb.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -180,10 +180,10 @@ func TestWatchCreatesFolders(t *testing.T) {
 
 func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	const settle = 10 * time.Second
-	clock := &fakeClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
 	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
 	rows := payroll(9, "SLOW")
-	data := payrollCSV(rows)
+	data := watchCSV(rows)
 	inbox := rig.path(batch.InboxDir, "slow.csv")
 	// Cut mid-line, as a copy tool would.
 	chunks := [][]byte{data[:len(data)/3], data[len(data)/3 : 2*len(data)/3], data[2*len(data)/3:]}
@@ -200,11 +200,11 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 			t.Fatalf("%s: %d payouts sent from a file still being written", step, n)
 		}
 	}
-	appendFile(t, inbox, chunks[0])
+	watchAppend(t, inbox, chunks[0])
 	stillInInbox("first chunk, just seen")
 	clock.Add(settle - time.Second)
 	stillInInbox("first chunk, not yet settled")
-	appendFile(t, inbox, chunks[1])
+	watchAppend(t, inbox, chunks[1])
 	clock.Add(2 * time.Second) // past the settle time since first seen, but the file grew
 	stillInInbox("second chunk")
 	clock.Add(settle - time.Second)
@@ -213,7 +213,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	// Same size, new content and modification time: still a change.
 	partial := append(append([]byte(nil), chunks[0]...), chunks[1]...)
 	partial[len(partial)-1] = 'X'
-	writeFile(t, inbox, partial)
+	watchPut(t, inbox, partial)
 	info, err := os.Stat(inbox)
 	if err != nil {
 		t.Fatal(err)
@@ -224,8 +224,8 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	clock.Add(2 * time.Second)
 	stillInInbox("rewritten in place")
 
-	writeFile(t, inbox, append(append([]byte(nil), chunks[0]...), chunks[1]...))
-	appendFile(t, inbox, chunks[2])
+	watchPut(t, inbox, append(append([]byte(nil), chunks[0]...), chunks[1]...))
+	watchAppend(t, inbox, chunks[2])
 	clock.Add(time.Second)
 	stillInInbox("last chunk")
 	clock.Add(settle - time.Second)
@@ -250,13 +250,13 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 
 func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
 	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	data := payrollCSV(payroll(2, "PART"))
+	data := watchCSV(payroll(2, "PART"))
 	names := []string{
 		".hidden.csv", "~$payroll.xlsx", "payroll.csv.tmp", "payroll.tmp", "payroll.csv.part",
 		"payroll.csv.crdownload", ".payroll.csv.swp", "payroll.csv.swp", "notes.txt", "payroll.xls",
 	}
 	for _, name := range names {
-		writeFile(t, rig.path(batch.InboxDir, name), data)
+		watchPut(t, rig.path(batch.InboxDir, name), data)
 	}
 	if err := os.Mkdir(rig.path(batch.InboxDir, "folder.csv"), 0o750); err != nil {
 		t.Fatal(err)
@@ -292,9 +292,9 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 	bad := payroll(6, "BAD")
 	bad[3].amount = "12.345"
 	bad[4].bank = "Bank of Atlantis"
-	writeFile(t, rig.path(batch.InboxDir, "good.csv"), payrollCSV(good))
-	writeFile(t, rig.path(batch.InboxDir, "bad.csv"), payrollCSV(bad))
-	writeFile(t, rig.path(batch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
+	watchPut(t, rig.path(batch.InboxDir, "good.csv"), watchCSV(good))
+	watchPut(t, rig.path(batch.InboxDir, "bad.csv"), watchCSV(bad))
+	watchPut(t, rig.path(batch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
 
 	worst, err := rig.w.Once(context.Background())
 	if err != nil || worst != batch.ExitRejected {
@@ -337,7 +337,7 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 		}
 	}
 
-	why := readFile(t, rig.path(batch.FailedDir, "bad.csv.why.txt"))
+	why := watchRead(t, rig.path(batch.FailedDir, "bad.csv.why.txt"))
 	for _, want := range []string{"NOT paid", "2 of its 6 rows were rejected", "line 5, BAD-00004", "amount", "12.345",
 		"line 6, BAD-00005", "Bank of Atlantis", "What to do", ".result.csv"} {
 		if !strings.Contains(why, want) {
@@ -347,7 +347,7 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 	if strings.Contains(why, "BAD-00001") {
 		t.Errorf("bad.csv.why.txt lists a valid row:\n%s", why)
 	}
-	if why := readFile(t, rig.path(batch.FailedDir, "empty-rows.csv.why.txt")); !strings.Contains(why, "NOT paid") || !strings.Contains(why, "What to do") {
+	if why := watchRead(t, rig.path(batch.FailedDir, "empty-rows.csv.why.txt")); !strings.Contains(why, "NOT paid") || !strings.Contains(why, "What to do") {
 		t.Errorf("empty-rows.csv.why.txt:\n%s", why)
 	}
 }
@@ -355,8 +355,8 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
 	rows := payroll(8, "TWICE")
-	data := payrollCSV(rows)
-	writeFile(t, rig.path(batch.InboxDir, "payroll.csv"), data)
+	data := watchCSV(rows)
+	watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), data)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
 		t.Fatalf("first drop: exit %d, %v", worst, err)
 	}
@@ -366,8 +366,8 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 	}
 
 	// The same bytes again, under the same name and under another.
-	writeFile(t, rig.path(batch.InboxDir, "payroll.csv"), data)
-	writeFile(t, rig.path(batch.InboxDir, "payroll (1).csv"), data)
+	watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), data)
+	watchPut(t, rig.path(batch.InboxDir, "payroll (1).csv"), data)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
 		t.Fatalf("second drop: exit %d, %v", worst, err)
 	}
@@ -386,7 +386,7 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 		if filepath.Dir(out.Path) != filepath.Join(rig.root, batch.DoneDir) {
 			t.Errorf("%s moved to %s, want done", out.Name, out.Path)
 		}
-		note := readFile(t, out.Note)
+		note := watchRead(t, out.Note)
 		for _, want := range []string{"identical", "payroll.csv", first.Result.RunID, "Nothing was sent"} {
 			if !strings.Contains(note, want) {
 				t.Errorf("%s lacks %q:\n%s", out.Note, want, note)
@@ -407,9 +407,9 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 	rig := newWatchRig(t, h, 0, nil)
 	rows := payroll(60, "RESUME")
 	path := rig.path(batch.ProcessingDir, "killed.csv")
-	writeFile(t, path, payrollCSV(rows))
+	watchPut(t, path, watchCSV(rows))
 	later := payroll(3, "LATER")
-	writeFile(t, rig.path(batch.InboxDir, "later.csv"), payrollCSV(later))
+	watchPut(t, rig.path(batch.InboxDir, "later.csv"), watchCSV(later))
 
 	// The killed watch's run: stopped part-way, as on a signal, with the file in processing.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -449,8 +449,8 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
 	rows := payroll(4, "DOWN")
-	writeFile(t, rig.path(batch.InboxDir, "down.csv"), payrollCSV(rows))
-	writeFile(t, rig.path(batch.InboxDir, "waiting.csv"), payrollCSV(payroll(2, "WAIT")))
+	watchPut(t, rig.path(batch.InboxDir, "down.csv"), watchCSV(rows))
+	watchPut(t, rig.path(batch.InboxDir, "waiting.csv"), watchCSV(payroll(2, "WAIT")))
 	rig.sandbox.SetDown(true)
 	worst, err := rig.w.Once(context.Background())
 	if worst != batch.ExitAborted || !errors.Is(err, batch.ErrAborted) {
@@ -479,7 +479,7 @@ func TestWatchLoopStopsOnCancel(t *testing.T) {
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- rig.w.Loop(ctx) }()
-	writeFile(t, rig.path(batch.InboxDir, "loop.csv"), payrollCSV(rows))
+	watchPut(t, rig.path(batch.InboxDir, "loop.csv"), watchCSV(rows))
 
 	deadline := time.After(time.Minute)
 	for len(rig.results()) == 0 {

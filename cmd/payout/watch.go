@@ -15,6 +15,9 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	var o runOptions
 	fs := newFlagSet(e, "watch", "watch [--once] [--settle D] [--interval D] [run flags] DIR")
 	o.register(fs)
+	if f := fs.Lookup("report-dir"); f != nil {
+		f.Usage, f.DefValue = "folder for the reports (default DIR/reports)", ""
+	}
 	fs.BoolVar(&o.jsonOut, "json", false, "print each file's summary as one JSON line on stdout")
 	once := fs.Bool("once", false, "process what is in the folder, then exit with the worst file's exit code (for cron)")
 	settle := fs.Duration("settle", batch.DefaultSettle, "how long a file's size and modification time must stay unchanged before it is claimed")
@@ -76,9 +79,7 @@ func (s *session) watched(out batch.FileOutcome) {
 	}
 	res := out.Result
 	res.ExitCode = out.Exit
-	if res.File == "" {
-		res.File = out.Path
-	}
+	res.File = out.Path // where the file is now: done, failed or processing
 	if err := s.print(res); err != nil {
 		s.log.Error("print summary", "err", err)
 	}
