@@ -267,10 +267,17 @@ func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change
 	for i := range changes {
 		changes[i].Ref, changes[i].RunID = t.ref, s.runID
 	}
-	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
-		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+	err := s.r.cfg.Ledger.Apply(ctx, changes...)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ledger.ErrStateConflict):
+		// Only a callback moves rows beside a run (the run holds the ledger's lock), and only
+		// towards SUCCEEDED: the row has its answer, so this task has nothing left to do.
+		s.log.Info("payout moved by a callback while the run handled it", "ref", t.ref, "err", err)
+		return &outcome{task: t, rowDone: true}
 	}
-	return nil
+	return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
 }
 
 func (s *submission) send(ctx context.Context, t task) outcome {

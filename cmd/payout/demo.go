@@ -9,14 +9,19 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/payout/payout"
 	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
 )
 
-// demoCmd pays the embedded sample file through a sandbox on loopback, end to end: nothing to set
-// up, nothing leaves the machine.
+// demoSettle is how long the demo's payouts stay PENDING at the sandbox.
+const demoSettle = 300 * time.Millisecond
+
+// demoCmd pays the embedded sample file through a sandbox on loopback, end to end: the run, the
+// service's signed callbacks, and a reconciliation. Nothing to set up, nothing leaves the machine.
 func demoCmd(ctx context.Context, e *env, args []string) error {
 	var o runOptions
 	fs := newFlagSet(e, "demo", "demo [--report-dir DIR] [--keep DIR]")
@@ -26,7 +31,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	o.verbose = o.verbose || !o.jsonOut // the demo is for people: show the summary
+	o.alwaysSummary = true
 	work := *keep
 	if work == "" {
 		dir, err := os.MkdirTemp("", "payout-demo-")
@@ -42,18 +47,31 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if err := os.WriteFile(input, payout.SamplePayrollCSV, 0o600); err != nil {
 		return err
 	}
-	token, hashKey := randomSecret(), randomSecret()
 	log, err := o.logger(e.stderr)
 	if err != nil {
 		return err
 	}
-	srv := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(hashKey), SettleAfter: 50 * time.Millisecond, Logger: log})
-	defer srv.Close()
+	token, hashKey := randomSecret(), randomSecret()
+	sb := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(hashKey), SettleAfter: demoSettle,
+		SendCallbacks: true, Logger: log})
+	defer sb.Close()
+	// One loopback server: the sandbox, and this demo's callback receiver at /callback, bound once
+	// the ledger is open.
+	var callbacks atomic.Pointer[batch.CallbackHandler]
+	mux := http.NewServeMux()
+	mux.Handle("/", sb)
+	mux.HandleFunc(batch.CallbackPath, func(w http.ResponseWriter, r *http.Request) {
+		if h := callbacks.Load(); h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "not ready", http.StatusServiceUnavailable)
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	httpSrv := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second}
+	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go httpSrv.Serve(ln)
 	defer httpSrv.Close()
 	base := "http://" + ln.Addr().String()
@@ -63,7 +81,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	// caller's environment is used, so a demo can never reach a real service.
 	demoEnv := map[string]string{
 		envBaseURL: base, envAuthToken: token, envHashKey: hashKey,
-		envVirtualPool: "DEMO-POOL-001", envCallbackURL: base + "/demo/callback", envRedirectURL: base + "/demo/return",
+		envVirtualPool: "DEMO-POOL-001", envCallbackURL: base + batch.CallbackPath, envRedirectURL: base + "/demo/return",
 		envLedger: filepath.Join(work, "demo-ledger.db"), envRate: "50", envWorkers: "8",
 	}
 	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
@@ -72,6 +90,12 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
+	handler, err := batch.NewCallbackHandler(batch.CallbackConfig{Ledger: s.db, HashKey: []byte(hashKey), Logger: log})
+	if err != nil {
+		return err
+	}
+	callbacks.Store(handler)
+
 	res, err := s.runner.Run(ctx, input)
 	if err != nil {
 		return s.runError(input, err)
@@ -82,7 +106,47 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if res.ExitCode != exitOK {
 		return &exitError{code: res.ExitCode}
 	}
+
+	// The service settles the payouts and signs a callback for each success; then a
+	// reconciliation looks every payout up and ties the file out.
+	time.Sleep(demoSettle)
+	sb.Settle()
+	waitForCallbacks(ctx, sb, 10*time.Second)
+	rec, err := s.runner.Reconcile(ctx, batch.ReconcileOptions{RunID: res.RunID, ReportDir: o.reportDir})
+	if err != nil {
+		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
+	}
+	if !o.jsonOut {
+		stats := sb.Stats()
+		fmt.Fprintf(e.stdout, "callbacks: %d signed callbacks received and verified\n", stats.Callbacks)
+		fmt.Fprintf(e.stdout, "reconcile %s: succeeded %d, failed %d, pending %d, mismatches %d, MYR %s\n",
+			rec.RunID, rec.Succeeded, rec.Failed, rec.Pending, rec.Mismatches, rec.TotalAmount.StringFixed(2))
+		for _, p := range rec.Reports {
+			fmt.Fprintf(e.stdout, "  report: %s\n", p)
+		}
+	}
+	if rec.ExitCode != exitOK {
+		return &exitError{code: rec.ExitCode}
+	}
 	return nil
+}
+
+// waitForCallbacks waits until the sandbox has delivered every callback it owes, or the limit.
+func waitForCallbacks(ctx context.Context, sb *sandbox.Server, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		stats := sb.Stats()
+		succeeded := 0
+		for _, rec := range sb.Payouts() {
+			if rec.Status == "SUCCESS" {
+				succeeded++
+			}
+		}
+		if stats.Callbacks+stats.CallbackFailures >= succeeded {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func randomSecret() string {

@@ -40,6 +40,7 @@ type runOptions struct {
 	timeout         time.Duration
 	metricsFile     string
 	progress        bool
+	alwaysSummary   bool // print the summary even on success (the demo is for people)
 }
 
 func (o *runOptions) register(fs *flag.FlagSet) {
@@ -243,7 +244,7 @@ func (s *session) print(res batch.Result) error {
 		enc := json.NewEncoder(s.e.stdout)
 		return enc.Encode(res)
 	}
-	if res.ExitCode == exitOK && !s.o.verbose && !isTerminal(s.e.stdout) {
+	if res.ExitCode == exitOK && !s.o.verbose && !s.o.alwaysSummary && !isTerminal(s.e.stdout) {
 		return nil
 	}
 	printSummary(s.e.stdout, res)
