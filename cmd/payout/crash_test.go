@@ -66,6 +66,7 @@ func crashCampaign(t *testing.T, bin string, seed uint64, rows, kills int) {
 		"PAYOUT_LEDGER="+ledgerPath)
 	args := []string{"run", "--rate", "2000", "--workers", "8", "--unknown-grace", "50ms", "--report-dir", filepath.Join(dir, "reports"), input}
 
+	killed := 0
 	for k := 0; k < kills; k++ {
 		// Kill once the service has seen a seeded number of further creates: a moment inside the
 		// sending, wherever the workers happen to be.
@@ -77,11 +78,15 @@ func crashCampaign(t *testing.T, bin string, seed uint64, rows, kills int) {
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		killed := waitThenKill(cmd, exited, func() bool { return sb.Stats().Creates >= target })
-		if !killed {
+		if !waitThenKill(cmd, exited, func() bool { return sb.Stats().Creates >= target }) {
 			break // it finished first
 		}
+		killed++
 	}
+	if killed == 0 {
+		t.Fatal("the binary finished before any kill: the campaign proved nothing")
+	}
+	t.Logf("killed %d times at %d creates of %d rows", killed, sb.Stats().Creates, rows)
 	// Rerun until it exits 0: each run resumes what the last one left.
 	for attempt := 0; ; attempt++ {
 		if attempt == 10 {
