@@ -259,7 +259,8 @@ func writeXLSX(w io.Writer, t table, summary [][]cell) error {
 	if err := writeSummarySheet(f, st, summary); err != nil {
 		return err
 	}
-	f.SetActiveSheet(0)
+	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
+	// parse the whole streamed sheet back.
 	return f.Write(w)
 }
 
