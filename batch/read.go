@@ -3,7 +3,6 @@ package batch
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +58,7 @@ type InputError struct {
 	Err  error
 }
 
+// Error names the file and, when known, the line.
 func (e *InputError) Error() string {
 	name := filepath.Base(e.Path)
 	if e.Line > 0 {
@@ -205,5 +205,3 @@ func blank(fields []string) bool {
 	}
 	return true
 }
-
-var _ io.Closer = (*csvReader)(nil)

@@ -58,6 +58,7 @@ type RowError struct {
 	Err    error
 }
 
+// Error reads "line 7: amount \"1,25\": reason".
 func (e *RowError) Error() string {
 	var b strings.Builder
 	if e.Line > 0 {
