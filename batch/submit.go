@@ -254,30 +254,32 @@ func (s *submission) handle(ctx context.Context, t task) outcome {
 	if ctx.Err() != nil {
 		return outcome{task: t}
 	}
-	if s.check != nil {
-		return s.check(bg, t)
+	var o outcome
+	switch {
+	case s.check != nil:
+		o = s.check(bg, t)
+	case t.kind == taskSend:
+		o = s.send(bg, t)
+	default:
+		o = s.lookup(bg, t)
 	}
-	if t.kind == taskSend {
-		return s.send(bg, t)
+	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
+		// Only a callback moves rows beside a run (the run holds the ledger's lock), and only
+		// towards SUCCEEDED: the row has its answer, so this task has nothing left to do.
+		s.log.Info("payout moved by a callback while this task handled it", "ref", t.ref, "err", o.fatal.Error())
+		o = outcome{task: t, serviceOK: o.serviceOK, rowDone: true}
 	}
-	return s.lookup(bg, t)
+	return o
 }
 
 func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
 	for i := range changes {
 		changes[i].Ref, changes[i].RunID = t.ref, s.runID
 	}
-	err := s.r.cfg.Ledger.Apply(ctx, changes...)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ledger.ErrStateConflict):
-		// Only a callback moves rows beside a run (the run holds the ledger's lock), and only
-		// towards SUCCEEDED: the row has its answer, so this task has nothing left to do.
-		s.log.Info("payout moved by a callback while the run handled it", "ref", t.ref, "err", err)
-		return &outcome{task: t, rowDone: true}
+	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
+		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
 	}
-	return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+	return nil
 }
 
 func (s *submission) send(ctx context.Context, t task) outcome {

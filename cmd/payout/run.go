@@ -90,7 +90,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		if err := s.print(res); err != nil {
 			return err
 		}
-		worst = worse(worst, res.ExitCode)
+		worst = batch.WorseExit(worst, res.ExitCode)
 		if res.ExitCode == exitAborted {
 			break
 		}
@@ -99,15 +99,6 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: worst}
 	}
 	return nil
-}
-
-// worse picks the exit code that matters more: aborted, then usage, rejected, attention, ok.
-func worse(a, b int) int {
-	rank := map[int]int{exitOK: 0, exitAttention: 1, exitRejected: 2, exitUsage: 3, exitAborted: 4}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // session is what a command that pays needs: config, client, ledger (locked), runner.
