@@ -12,6 +12,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -385,7 +386,7 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row,
 			row.Amount = p.Amount
 			row.InvoiceNo = p.InvoiceNo
 			row.TransactionStatus = p.TransactionStatus
-			row.Message = payoutMessage(p, rr)
+			row.Message = joinMessages(payoutMessage(p, rr), rr.Reason)
 		}
 		if rr.Skipped {
 			skipped[rr.Line] = true
@@ -411,6 +412,16 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 		return p.LastError
 	}
 	return ""
+}
+
+func joinMessages(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // NewRunID makes a sortable, readable run id such as 20261122T082500Z-3f9a.
@@ -572,6 +583,9 @@ func (p *parsedFile) runRows(submitAllowed bool) []ledger.RunRow {
 			pay := row.payment
 			rr.Ref, rr.Recipient, rr.ProviderID, rr.Bank = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank
 			rr.Account, rr.Amount, rr.Description = pay.Account, pay.Amount.StringFixed(2), pay.Description
+			// Warnings (an account stored as a number, say) travel in Reason: the row is paid, but
+			// whoever reads the report should check it.
+			rr.Reason = strings.Join(row.raw.Warnings, "; ")
 			if old, ok := p.existing[pay.Ref]; ok && submitAllowed && acceptedEarlier(old.State) {
 				rr.Skipped = true
 			}
@@ -642,6 +656,8 @@ func (p *parsedFile) reportRows() []report.Row {
 		}
 		if rr.Rejected {
 			row.State, row.Message = string(ledger.Rejected), rr.Reason
+		} else {
+			row.Message = joinMessages(row.Message, rr.Reason)
 		}
 		rows = append(rows, row)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/xuri/excelize/v2"
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
@@ -554,5 +555,39 @@ func TestRunUnauthorizedAborts(t *testing.T) {
 	}
 	if errors.Is(err, batch.ErrAborted) {
 		t.Errorf("nothing was started, so nothing to resume: %v", err)
+	}
+}
+
+func TestRunReportsXLSXWarnings(t *testing.T) {
+	// An account typed as a number in a spreadsheet: Excel keeps 15 significant digits, so a longer
+	// one may have lost digits. The row is paid as read, and its report row says to check it.
+	h := newHarness(t, sandbox.Options{})
+	f := excelize.NewFile()
+	defer f.Close()
+	rows := [][]any{
+		{"external_invoice_ref", "recipient_reference", "bank", "third_party_account_no", "amount"},
+		{"WARN-1", "Aminah binti Yusof", "Maybank", "012345678901", 1500.5},
+		{"WARN-2", "Tan Wei Ming", "CIMB Bank Berhad", 12345678901234567.0, 2000},
+	}
+	for i, row := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow("Sheet1", cell, &row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(h.dir, "warn.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	res := h.run(context.Background(), path, nil)
+	if res.ExitCode != batch.ExitOK {
+		t.Fatalf("result %+v", res)
+	}
+	byRef := h.assertReport(res, 2, decimal.RequireFromString("3500.50"))
+	if got := strings.Join(byRef["WARN-2"], ","); !strings.Contains(got, batch.WarnAccountNumber) {
+		t.Errorf("report row %q does not carry the warning", got)
+	}
+	if got := strings.Join(byRef["WARN-1"], ","); strings.Contains(got, batch.WarnAccountNumber) {
+		t.Errorf("a text account was flagged: %q", got)
 	}
 }
