@@ -2,24 +2,32 @@ package batch
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 
+	"github.com/gocarina/gocsv"
 	"github.com/xuri/excelize/v2"
 )
+
+// templateRecord is one input row as gocsv sees it; its tags are Columns, in order (a test
+// checks that they stay so).
+type templateRecord struct {
+	Ref         string `csv:"external_invoice_ref"`
+	Recipient   string `csv:"recipient_reference"`
+	Bank        string `csv:"bank"`
+	ServiceID   string `csv:"payout_service_id"`
+	Account     string `csv:"third_party_account_no"`
+	Amount      string `csv:"amount"`
+	Description string `csv:"payment_description"`
+}
 
 // WriteTemplate writes an empty input file with the expected header. In the XLSX template the
 // account and reference columns are formatted as text, so a typed account keeps its leading
 // zeros, and the amount column as a two-decimal number.
 func WriteTemplate(w io.Writer, xlsx bool) error {
 	if !xlsx {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(Columns); err != nil {
-			return fmt.Errorf("write template: %w", err)
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+		// gocsv writes the header from the struct tags even for no rows.
+		if err := gocsv.Marshal(&[]templateRecord{}, w); err != nil {
 			return fmt.Errorf("write template: %w", err)
 		}
 		return nil
