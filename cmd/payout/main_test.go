@@ -49,6 +49,7 @@ func newUser(tb testing.TB, sb *sandbox.Server) *user {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 		"PAYOUT_BASE_URL=" + ts.URL, "PAYOUT_AUTH_TOKEN=e2e-token", "PAYOUT_VIRTUAL_POOL_REF=POOL-E2E",
 		"PAYOUT_CALLBACK_URL=http://127.0.0.1:1/callback", "PAYOUT_REDIRECT_URL=http://127.0.0.1:1/return",
+		"PAYOUT_RATE=1000", "PAYOUT_WORKERS=8",
 	}}
 }
 
