@@ -159,6 +159,8 @@ type Result struct {
 	Reports     []string        `json:"reports"`
 	ExitCode    int             `json:"exit_code"`
 	Aborted     string          `json:"aborted,omitempty"`
+	StartedAt   time.Time       `json:"started_at"`
+	EndedAt     time.Time       `json:"ended_at"`
 }
 
 // Run validates, records, submits and reports one file. The returned error is non-nil only for
@@ -167,7 +169,7 @@ type Result struct {
 func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	cfg := r.cfg
 	started := cfg.Now()
-	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun}
+	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
 	sum, err := fileSHA256(path)
@@ -262,8 +264,9 @@ func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile)
 	if res.Rejected > 0 {
 		res.ExitCode = ExitRejected
 	}
+	res.EndedAt = r.cfg.Now()
 	meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
-		Started: started, Ended: r.cfg.Now(), DryRun: true}
+		Started: started, Ended: res.EndedAt, DryRun: true}
 	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
 	if err != nil {
 		return res, fmt.Errorf("write reports: %w", err)
@@ -296,6 +299,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		return res, err
 	}
 	ended := r.cfg.Now()
+	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped}
 	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)

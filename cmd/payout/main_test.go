@@ -124,9 +124,19 @@ func TestCommandRunAsAUser(t *testing.T) {
 	}
 
 	// A rerun sends nothing.
-	out, _, code = u.run("run", "--json", sample)
+	out, _, code = u.run("run", "--json", "--metrics-file", "payout.prom", sample)
 	if code != 0 || !strings.Contains(out, `"skipped":50`) {
 		t.Errorf("rerun exit %d: %s", code, out)
+	}
+	metrics, err := os.ReadFile(filepath.Join(u.dir, "payout.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`payout_run_rows{state="pending"} 50`, `payout_run_skipped_rows 50`,
+		`payout_ledger_amount_myr{state="SUBMITTED"} 302279.94`, "payout_run_duration_seconds ", "payout_run_last_success_timestamp_seconds "} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics file lacks %q:\n%s", want, metrics)
+		}
 	}
 	if n := sb.Stats().Creates; n != 50 {
 		t.Errorf("service saw %d creates, want 50", n)

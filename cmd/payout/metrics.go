@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/ledger"
@@ -54,11 +54,19 @@ func (m *metricsWriter) write(res batch.Result, db *ledger.DB) error {
 			}
 		}
 	}
+	gauge("payout_run_duration_seconds", "How long the last run took.")
+	fmt.Fprintf(&b, "payout_run_duration_seconds %.3f\n", res.EndedAt.Sub(res.StartedAt).Seconds())
 	gauge("payout_run_last_timestamp_seconds", "When the last run ended.")
-	fmt.Fprintf(&b, "payout_run_last_timestamp_seconds %d\n", nowUnix())
+	fmt.Fprintf(&b, "payout_run_last_timestamp_seconds %d\n", res.EndedAt.Unix())
+	// The file is replaced each run: a run that needed attention carries the last success over,
+	// so an alert on its age keeps working.
+	lastSuccess := previousValue(m.path, "payout_run_last_success_timestamp_seconds")
 	if res.ExitCode == exitOK {
+		lastSuccess = strconv.FormatInt(res.EndedAt.Unix(), 10)
+	}
+	if lastSuccess != "" {
 		gauge("payout_run_last_success_timestamp_seconds", "When the last run that needed nothing ended.")
-		fmt.Fprintf(&b, "payout_run_last_success_timestamp_seconds %d\n", nowUnix())
+		fmt.Fprintf(&b, "payout_run_last_success_timestamp_seconds %s\n", lastSuccess)
 	}
 	return writeFileAtomic(m.path, []byte(b.String()), 0o644)
 }
@@ -99,4 +107,16 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(tmp, path)
 }
 
-func nowUnix() int64 { return time.Now().Unix() }
+// previousValue reads a sample's value from the metrics file an earlier run wrote, if any.
+func previousValue(path, name string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
