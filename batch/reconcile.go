@@ -252,17 +252,7 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 // runEntries is a run's input rows. A payout seen already (a rerun of the same file) is left out
 // when seen is not nil, so that no payout counts twice.
 func runEntries(ctx context.Context, db *ledger.DB, runID string, seen map[string]bool) ([]reconEntry, map[string]bool, error) {
-	runRows, err := db.RunRows(ctx, runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	refs := make([]string, 0, len(runRows))
-	for _, rr := range runRows {
-		if !rr.Rejected {
-			refs = append(refs, rr.Ref)
-		}
-	}
-	recorded, err := db.Lookup(ctx, refs)
+	runRows, recorded, err := runPayouts(ctx, db, runID)
 	if err != nil {
 		return nil, nil, err
 	}

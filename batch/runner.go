@@ -350,17 +350,7 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 // ReportRows reads a recorded run back from the ledger as report rows, with each payout's current
 // state. The map marks the lines that were accepted by the service before this run.
 func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row, map[int]bool, error) {
-	runRows, err := db.RunRows(ctx, runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	refs := make([]string, 0, len(runRows))
-	for _, rr := range runRows {
-		if !rr.Rejected {
-			refs = append(refs, rr.Ref)
-		}
-	}
-	payouts, err := db.Lookup(ctx, refs)
+	runRows, payouts, err := runPayouts(ctx, db, runID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -398,6 +388,25 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row,
 		rows = append(rows, row)
 	}
 	return rows, skipped, nil
+}
+
+// runPayouts reads a run's input rows and the current payouts of its valid ones.
+func runPayouts(ctx context.Context, db *ledger.DB, runID string) ([]ledger.RunRow, map[string]ledger.Payout, error) {
+	runRows, err := db.RunRows(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs := make([]string, 0, len(runRows))
+	for _, rr := range runRows {
+		if !rr.Rejected {
+			refs = append(refs, rr.Ref)
+		}
+	}
+	payouts, err := db.Lookup(ctx, refs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return runRows, payouts, nil
 }
 
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
