@@ -85,7 +85,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 		envLedger: filepath.Join(work, "demo-ledger.db"), envRate: "50", envWorkers: "8",
 	}
 	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
-	s, err := newSession(ctx, de, &o, false)
+	s, err := newSession(ctx, de, &o, modePay)
 	if err != nil {
 		return err
 	}

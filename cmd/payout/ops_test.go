@@ -146,3 +146,23 @@ func TestCommandCallbacks(t *testing.T) {
 		t.Error("callbacks did not stop on SIGTERM")
 	}
 }
+
+func TestCommandReconcile(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	if _, _, code := u.run("reconcile", "--ledger", "missing.db"); code != 2 {
+		t.Errorf("reconcile of a missing ledger exit %d, want 2", code)
+	}
+	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("run exit %d: %s", code, errOut)
+	}
+	sb.Settle()
+	out, errOut, code := u.run("reconcile", "--json")
+	if code != 0 || !strings.Contains(out, `"succeeded":50`) {
+		t.Fatalf("reconcile exit %d: %s %s", code, out, errOut)
+	}
+	out, _, code = u.run("status")
+	if code != 0 || !strings.Contains(out, "SUCCEEDED") {
+		t.Errorf("status after reconcile exit %d:\n%s", code, out)
+	}
+}

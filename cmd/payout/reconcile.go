@@ -6,32 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
-	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/ledger"
 )
 
-// reconcileOptions are the flags of `reconcile`.
+// reconcileOptions are the flags of `reconcile`: the service and ledger flags of `run`, and a scope.
 type reconcileOptions struct {
-	logOptions
-	runID           string
-	since           string
-	reportDir       string
-	ledger          string
-	rate            float64
-	burst           int
-	workers         int
-	jsonOut         bool
-	unknownGrace    time.Duration
-	noResendUnknown bool
-	timeout         time.Duration
-	progress        bool
+	runOptions
+	runID string
+	since string
 }
 
 func reconcileCmd(ctx context.Context, e *env, args []string) error {
@@ -68,7 +54,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Since = since
 	}
-	s, err := newReconcileSession(ctx, e, &o)
+	s, err := newSession(ctx, e, &o.runOptions, modeReconcile)
 	if err != nil {
 		return err
 	}
@@ -102,56 +88,6 @@ func parseSince(v string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, usageError("--since %q: want YYYY-MM-DD or an RFC 3339 time", v)
-}
-
-// newReconcileSession is newSession for reconcile: it needs the service and the ledger (locked,
-// because reconcile writes), not what sending payouts needs (pool reference, callback URLs).
-func newReconcileSession(ctx context.Context, e *env, o *reconcileOptions) (*session, error) {
-	log, err := o.logger(e.stderr)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := loadConfig(e.getenv)
-	if err != nil {
-		return nil, configError(err)
-	}
-	if o.ledger != "" {
-		cfg.Ledger = o.ledger
-	}
-	if o.rate > 0 {
-		cfg.Rate = o.rate
-	}
-	if o.workers > 0 {
-		cfg.Workers = o.workers
-	}
-	if o.burst < 1 {
-		return nil, usageError("--burst %d: want 1 or more", o.burst)
-	}
-	if err := cfg.validateService(); err != nil {
-		return nil, configError(err)
-	}
-	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: cfg.Workers})
-	if err != nil {
-		return nil, configError(err)
-	}
-	// Reconciling a ledger that does not exist would create an empty one and report all is well.
-	if _, err := os.Stat(cfg.Ledger); err != nil {
-		return nil, usageError("ledger %s: %v (set --ledger or $%s)", cfg.Ledger, errors.Unwrap(err), envLedger)
-	}
-	s := &session{e: e, cfg: cfg, log: log, client: client}
-	if err := s.openLedger(ctx); err != nil {
-		return nil, err
-	}
-	rcfg := batch.Config{
-		Ledger: s.db, Service: client, Logger: log,
-		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst), Workers: cfg.Workers,
-		ReportDir: o.reportDir, UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
-	}
-	if o.progress && isTerminal(e.stderr) {
-		rcfg.Progress = newProgressBar(e.stderr).update
-	}
-	s.runner = batch.NewRunner(rcfg)
-	return s, nil
 }
 
 // printReconcile writes the summary: JSON with --json; otherwise a few lines, unless all is well

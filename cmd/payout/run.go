@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -76,7 +75,11 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usageError("run: name at least one file")
 	}
-	s, err := newSession(ctx, e, &o, o.dryRun)
+	mode := modePay
+	if o.dryRun {
+		mode = modeDryRun
+	}
+	s, err := newSession(ctx, e, &o, mode)
 	if err != nil {
 		return err
 	}
@@ -114,7 +117,16 @@ type session struct {
 	metrics *metricsWriter
 }
 
-func newSession(ctx context.Context, e *env, o *runOptions, readOnly bool) (*session, error) {
+// sessionMode says what a session will do, and so what it needs.
+type sessionMode int
+
+const (
+	modePay       sessionMode = iota // run, watch, demo: the service, the payout settings, the ledger locked
+	modeDryRun                       // run --dry-run: the service; an existing ledger read, never written
+	modeReconcile                    // reconcile: the service and an existing ledger, locked
+)
+
+func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*session, error) {
 	log, err := o.logger(e.stderr)
 	if err != nil {
 		return nil, err
@@ -135,10 +147,10 @@ func newSession(ctx context.Context, e *env, o *runOptions, readOnly bool) (*ses
 	if o.burst < 1 {
 		return nil, usageError("--burst %d: want 1 or more", o.burst)
 	}
-	if readOnly {
-		err = cfg.validateService()
-	} else {
+	if mode == modePay {
 		err = cfg.validateSubmit()
+	} else {
+		err = cfg.validateService()
 	}
 	if err != nil {
 		return nil, configError(err)
@@ -155,15 +167,24 @@ func newSession(ctx context.Context, e *env, o *runOptions, readOnly bool) (*ses
 		return nil, configError(err)
 	}
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
-	if readOnly {
+	switch mode {
+	case modeDryRun:
 		// A dry run writes nothing; it still checks references against an existing ledger.
-		if _, statErr := os.Stat(cfg.Ledger); statErr == nil {
+		if fileExists(cfg.Ledger) {
 			if s.db, err = ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log}); err != nil {
 				return nil, &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
 			}
 		}
-	} else if err := s.openLedger(ctx); err != nil {
-		return nil, err
+	case modeReconcile:
+		// Reconciling a ledger that does not exist would create an empty one and report all is well.
+		if !fileExists(cfg.Ledger) {
+			return nil, usageError("no ledger at %s: set --ledger or $%s", cfg.Ledger, envLedger)
+		}
+		fallthrough
+	default:
+		if err := s.openLedger(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if o.metricsFile != "" {
 		s.metrics = &metricsWriter{path: o.metricsFile}
@@ -172,11 +193,11 @@ func newSession(ctx context.Context, e *env, o *runOptions, readOnly bool) (*ses
 		Ledger: s.db, Service: client, Logger: log,
 		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst), Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
-		DryRun: readOnly, AllowPartial: o.allowPartial, ReportDir: o.reportDir,
+		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, ReportDir: o.reportDir,
 		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
-	if o.progress && isTerminal(e.stderr) && !readOnly {
+	if o.progress && isTerminal(e.stderr) && mode != modeDryRun {
 		rcfg.Progress = newProgressBar(e.stderr).update
 	}
 	s.runner = batch.NewRunner(rcfg)

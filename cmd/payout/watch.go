@@ -43,7 +43,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		}
 	})
 
-	s, err := newSession(ctx, e, &o, false)
+	s, err := newSession(ctx, e, &o, modePay)
 	if err != nil {
 		return err
 	}
