@@ -3,6 +3,8 @@ package batch_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +23,8 @@ import (
 //
 //	go test -run '^$' -bench RunThroughput -benchtime 1x ./batch/
 func BenchmarkRunThroughput(b *testing.B) {
-	const rows, workers = 4000, 32
+	const rows = 4000
+	workers := envWorkers(32)
 	for i := 0; i < b.N; i++ {
 		bare := bareLoop(b, rows, workers)
 
@@ -108,4 +111,12 @@ func BenchmarkRunRate50(b *testing.B) {
 		b.ReportMetric(achieved, "creates/s")
 		b.ReportMetric(float64(h.sandbox.MaxPerSecond()), "max-requests-in-1s")
 	}
+}
+
+// envWorkers lets `make bench` try other concurrencies: PAYOUT_BENCH_WORKERS=64.
+func envWorkers(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("PAYOUT_BENCH_WORKERS")); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
