@@ -200,6 +200,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return r.finishDryRun(res, started, parsed)
 	}
 	db := cfg.Ledger
+	if err := closeInterruptedRuns(ctx, db, started); err != nil {
+		return res, err
+	}
 	run := ledger.Run{ID: res.RunID, Kind: "run", File: path, FileSHA256: sum, StartedAt: started, Status: "running"}
 	if err := db.AddRun(ctx, run); err != nil {
 		return res, err
@@ -220,6 +223,23 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	log.Info("run finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
 		"failed", res.Failed, "unknown", res.Unknown, "rejected", res.Rejected, "skipped", res.Skipped)
 	return res, nil
+}
+
+// closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
+// lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
+func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
+	runs, err := db.Runs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		if run.Status == "running" {
+			if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // providers fetches the provider list, retrying what is safe to retry.

@@ -14,6 +14,13 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
+// Bounds that keep one row from looping within a run; the row is then left for a rerun or for
+// `payout reconcile`, in the state the ledger records.
+const (
+	maxRateLimited  = 30 // 429s in a row for one task
+	maxSendAttempts = 5  // POSTs of one row, over all runs, after which "not found" never resends
+)
+
 // ErrUnauthorized stops a run: the service refused the auth token.
 var ErrUnauthorized = errors.New("the service refused the auth token: check PAYOUT_AUTH_TOKEN")
 
@@ -29,6 +36,7 @@ type task struct {
 	kind    taskKind
 	at      time.Time
 	attempt int  // earlier tries of this kind that ended in an error
+	limited int  // 429s in a row for this task
 	initial bool // a lookup that must finish before anything new is sent
 }
 
@@ -341,11 +349,18 @@ func (s *submission) send(ctx context.Context, t task) outcome {
 			next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
 	case api.KindRateLimited:
 		wait := s.r.retryWait(err, t.attempt)
+		if t.limited+1 >= maxRateLimited {
+			if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
+				Detail: fmt.Sprintf("rate limited by the service %d times in a row, nothing was created; not sent in this run", t.limited+1)}); o != nil {
+				return *o
+			}
+			return outcome{task: t, pause: now.Add(wait), rowDone: true}
+		}
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 			Detail: fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)}); o != nil {
 			return *o
 		}
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskSend, at: now.Add(wait), attempt: t.attempt}}
+		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskSend, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}}
 	case api.KindUnauthorized:
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 			Detail: "the service refused the auth token; nothing was created"}); o != nil {
@@ -456,7 +471,14 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 		return outcome{task: t, fatal: ErrUnauthorized}
 	case api.KindRateLimited:
 		wait := s.r.retryWait(err, t.attempt)
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt, initial: false}}
+		if t.limited+1 >= maxRateLimited {
+			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+				Detail: fmt.Sprintf("lookup rate limited %d times in a row: left for `payout reconcile`", t.limited+1)}); o != nil {
+				return *o
+			}
+			return outcome{task: t, pause: now.Add(wait), rowDone: true}
+		}
+		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}}
 	default:
 		if t.attempt+1 >= cfg.MaxLookupErrors {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
@@ -495,6 +517,10 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 	switch {
 	case cfg.NoResendUnknown:
 		reason = "--no-resend-unknown is set"
+	case p.Attempts >= maxSendAttempts:
+		// A service that keeps losing what it was sent, or a lookup that cannot find what the
+		// service holds: either way, sending it again and again is how a payout is made twice.
+		reason = fmt.Sprintf("it was already sent %d times", p.Attempts)
 	case s.broken.Load():
 		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
 	case !s.proveLookups(ctx):

@@ -1,0 +1,105 @@
+package batch_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+// fakeService is a Service of function fields, for answers the sandbox does not give.
+type fakeService struct {
+	create func(api.CreatePayoutRequest) (api.CreateResult, error)
+	get    func(ref string) (api.Payout, error)
+}
+
+var _ batch.Service = (*fakeService)(nil)
+
+func (f *fakeService) ListProviders(context.Context) ([]api.Provider, error) {
+	return sandbox.DefaultProviders(), nil
+}
+
+func (f *fakeService) CreatePayout(_ context.Context, req api.CreatePayoutRequest) (api.CreateResult, error) {
+	return f.create(req)
+}
+
+func (f *fakeService) GetPayout(_ context.Context, ref string) (api.Payout, error) {
+	return f.get(ref)
+}
+
+func TestRunBoundsPerRow(t *testing.T) {
+	t.Run("a service that only ever answers 429 gets nothing sent and no endless run", func(t *testing.T) {
+		h := newHarness(t, sandbox.Options{})
+		var creates atomic.Int32
+		svc := &fakeService{
+			create: func(api.CreatePayoutRequest) (api.CreateResult, error) {
+				creates.Add(1)
+				return api.CreateResult{}, &api.Error{Op: "create payout", HTTPStatus: 429, Kind: api.KindRateLimited, RetryAfter: time.Microsecond}
+			},
+			get: func(string) (api.Payout, error) { return api.Payout{}, &api.Error{Kind: api.KindNotFound} },
+		}
+		res := h.run(context.Background(), writePayroll(t, h.dir, "limited.csv", payroll(2, "LIMITED")),
+			func(c *batch.Config) { c.Service = svc })
+		if res.ExitCode != batch.ExitAttention || res.NotSent != 2 {
+			t.Fatalf("result %+v, want exit 4 with both rows not sent", res)
+		}
+		if n := creates.Load(); n != 60 {
+			t.Errorf("%d creates tried, want 30 per row", n)
+		}
+	})
+	t.Run("a row whose sends leave no trace is not sent a sixth time", func(t *testing.T) {
+		h := newHarness(t, sandbox.Options{})
+		// One payout the service holds, so that lookups are proven to work.
+		known := payroll(1, "KNOWN")[0]
+		var creates atomic.Int32
+		svc := &fakeService{
+			create: func(req api.CreatePayoutRequest) (api.CreateResult, error) {
+				if req.ExternalInvoiceRef == known.ref {
+					return api.CreateResult{InvoiceNo: "INV-KNOWN", TransactionStatus: "PENDING"}, nil
+				}
+				creates.Add(1)
+				return api.CreateResult{}, &api.Error{Op: "create payout", HTTPStatus: 502, Kind: api.KindOutcomeUnknown}
+			},
+			get: func(ref string) (api.Payout, error) {
+				if ref == known.ref {
+					return api.Payout{ExternalInvoiceRef: ref, PayoutInvoiceNo: "INV-KNOWN", TransactionStatus: "PENDING"}, nil
+				}
+				return api.Payout{}, &api.Error{Op: "get payout", HTTPStatus: 404, Kind: api.KindNotFound}
+			},
+		}
+		withFake := func(c *batch.Config) { c.Service = svc; c.BreakerThreshold = 1000 }
+		if res := h.run(context.Background(), writePayroll(t, h.dir, "known.csv", []payrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
+			t.Fatalf("setup %+v", res)
+		}
+		rows := payroll(1, "LOST")
+		res := h.run(context.Background(), writePayroll(t, h.dir, "lost.csv", rows), withFake)
+		if res.ExitCode != batch.ExitAttention || res.Unknown != 1 {
+			t.Fatalf("result %+v, want the row kept UNKNOWN", res)
+		}
+		if n := creates.Load(); n != 5 {
+			t.Errorf("%d creates, want 5", n)
+		}
+		p, err := h.db.Get(context.Background(), rows[0].ref)
+		if err != nil || p.State != ledger.Unknown || p.Attempts != 5 {
+			t.Errorf("ledger row %+v, %v", p, err)
+		}
+	})
+}
+
+func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	ctx := context.Background()
+	if err := h.db.AddRun(ctx, ledger.Run{ID: "killed", Kind: "run", File: "x.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	h.run(ctx, writePayroll(t, h.dir, "next.csv", payroll(1, "NEXT")), nil)
+	run, err := h.db.GetRun(ctx, "killed")
+	if err != nil || run.Status != "interrupted" || run.ExitCode != batch.ExitAborted {
+		t.Errorf("the killed run reads %+v, %v; want interrupted", run, err)
+	}
+}
