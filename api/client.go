@@ -632,6 +632,14 @@ func (c *Client) GetPayout(ctx context.Context, reference string) (Payout, error
 	if err := json.Unmarshal(t, &p); err != nil {
 		return Payout{}, bad(fmt.Errorf("%w: payout: %v", ErrBadResponse, err))
 	}
+	// "Found" is what stops a payout from being sent again, so an answer must show it is about
+	// this reference: an empty object, or another payout, is no answer at all.
+	switch {
+	case p.PayoutInvoiceNo == "" && p.ExternalInvoiceRef == "":
+		return Payout{}, bad(fmt.Errorf("%w: payout has neither invoice number nor reference", ErrBadResponse))
+	case p.ExternalInvoiceRef != "" && p.ExternalInvoiceRef != reference && p.PayoutInvoiceNo != reference:
+		return Payout{}, bad(fmt.Errorf("%w: asked for %q, the answer is about %q", ErrBadResponse, reference, p.ExternalInvoiceRef))
+	}
 	return p, nil
 }
 

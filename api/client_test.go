@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -703,5 +704,37 @@ func TestKindOf(t *testing.T) {
 		if k.String() != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", int(k), k.String(), want)
 		}
+	}
+}
+
+func TestGetPayoutAnswerMustBeAboutTheReference(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		ok   bool
+	}{
+		{"empty object", `{}`, false},
+		{"another payout", `{"external_invoice_ref":"OTHER-1","payout_invoice_no":"INV-9","transaction_status":"PENDING"}`, false},
+		{"the reference", `{"external_invoice_ref":"REF-1","payout_invoice_no":"INV-1","transaction_status":"PENDING"}`, true},
+		{"only the invoice number", `{"payout_invoice_no":"INV-1","transaction_status":"SUCCESS"}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, `{"status":"ok","code":2000,"data":%s}`, tt.data)
+			}))
+			defer srv.Close()
+			c, err := api.NewClient(api.Config{BaseURL: srv.URL, AuthToken: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.GetPayout(context.Background(), "REF-1")
+			if tt.ok != (err == nil) {
+				t.Fatalf("err %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && api.KindOf(err) != api.KindRetryable {
+				t.Errorf("kind %v, want retryable: such an answer must never read as found or not found", api.KindOf(err))
+			}
+		})
 	}
 }
