@@ -161,6 +161,19 @@ type Result struct {
 	Aborted     string          `json:"aborted,omitempty"`
 	StartedAt   time.Time       `json:"started_at"`
 	EndedAt     time.Time       `json:"ended_at"`
+	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// MaxProblems bounds Result.Problems, so that a wrong file does not flood a terminal or a log.
+const MaxProblems = 50
+
+// Problem is one rejection as a person fixes it: where, what, why.
+type Problem struct {
+	Line   int    `json:"line"`
+	Column string `json:"column"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
 }
 
 // Run validates, records, submits and reports one file. The returned error is non-nil only for
@@ -195,6 +208,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		}
 	}
 	log.Info("file validated", "rows", len(parsed.rows), "rejected", parsed.rejectedCount())
+	res.Problems = parsed.problems(MaxProblems)
 
 	if cfg.DryRun || cfg.Ledger == nil {
 		return r.finishDryRun(res, started, parsed)
@@ -498,6 +512,20 @@ func (p *parsedFile) rejectedCount() int {
 		}
 	}
 	return n
+}
+
+// problems lists the first max rejections in file order.
+func (p *parsedFile) problems(max int) []Problem {
+	var out []Problem
+	for _, row := range p.rows {
+		for _, e := range row.errs {
+			if len(out) == max {
+				return out
+			}
+			out = append(out, Problem{Line: e.Line, Column: e.Column, Value: e.Value, Reason: e.Err.Error()})
+		}
+	}
+	return out
 }
 
 // readAndValidate reads every row and validates it. A ref seen twice rejects every row that

@@ -497,6 +497,10 @@ func TestRunRejectedFileSendsNothing(t *testing.T) {
 	if res.ExitCode != batch.ExitRejected || res.Rejected != 2 {
 		t.Fatalf("result %+v, want exit 3 with 2 rejected", res)
 	}
+	if len(res.Problems) != 2 || res.Problems[0].Line != 5 || res.Problems[0].Column != "amount" ||
+		res.Problems[1].Line != 6 || res.Problems[1].Column != "bank" || res.Problems[1].Value != "Bank of Atlantis" {
+		t.Errorf("problems %+v, want line 5 amount and line 6 bank", res.Problems)
+	}
 	if n := h.sandbox.Stats().Creates; n != 0 {
 		t.Fatalf("a rejected file sent %d creates", n)
 	}

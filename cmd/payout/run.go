@@ -275,6 +275,15 @@ func printSummary(w io.Writer, res batch.Result) {
 		fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d, skipped (earlier run) %d\n",
 			res.Succeeded, res.Pending, res.Failed, res.Unknown, res.NotSent, res.Rejected, res.Skipped)
 	}
+	if len(res.Problems) > 0 {
+		fmt.Fprintln(w, "  rejected rows (fix them in the file, then run it again):")
+		for _, p := range res.Problems {
+			fmt.Fprintf(w, "    line %d, %s %q: %s\n", p.Line, p.Column, p.Value, p.Reason)
+		}
+		if res.Rejected > len(res.Problems) {
+			fmt.Fprintf(w, "    ... the reports list them all\n")
+		}
+	}
 	if res.Aborted != "" {
 		fmt.Fprintf(w, "  stopped: %s: run the same command again to resume\n", res.Aborted)
 	}
