@@ -26,6 +26,9 @@ var ErrXLSXSizeLimit = errors.New("workbook unzips beyond the size limit (256 Mi
 // WarnAccountNumber flags an account cell stored as a number.
 const WarnAccountNumber = "account stored as a number: leading zeros or digits may have been lost; store account numbers as text"
 
+// WarnAccountUnchecked flags rows of a workbook whose cell types could not be read.
+const WarnAccountUnchecked = "could not check whether the account cell is text: make sure the account column is formatted as text"
+
 type xlsxReader struct {
 	path string
 	f    *excelize.File
@@ -35,6 +38,10 @@ type xlsxReader struct {
 	n    int
 	max  int
 	line int
+	// numberAccounts holds the rows whose account cell is stored as a number; typesErr says why
+	// that could not be told, and then every row is flagged.
+	numberAccounts map[int]bool
+	typesErr       error
 }
 
 func newXLSXReader(file *os.File, size int64, path string, opts ReadOptions) (*xlsxReader, error) {
@@ -79,6 +86,7 @@ func newXLSXReader(file *os.File, size int64, path string, opts ReadOptions) (*x
 			x.Close()
 			return nil, err
 		}
+		x.numberAccounts, x.typesErr = numberCells(file, size, sheet, x.h.account+1)
 		return x, nil
 	}
 }
@@ -127,8 +135,11 @@ func (x *xlsxReader) Next() (Row, error) {
 		r.Amount = xlsxAmount(r.Amount)
 		var warn bool
 		r.Account, warn = xlsxAccount(r.Account)
-		if warn {
+		switch {
+		case warn || (x.numberAccounts[line] && r.Account != ""):
 			r.Warnings = append(r.Warnings, WarnAccountNumber)
+		case x.typesErr != nil && r.Account != "":
+			r.Warnings = append(r.Warnings, WarnAccountUnchecked)
 		}
 		return r, nil
 	}

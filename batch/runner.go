@@ -163,6 +163,9 @@ type Result struct {
 	EndedAt     time.Time       `json:"ended_at"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
 	Problems []Problem `json:"problems,omitempty"`
+	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
+	// as a number); they are paid as read.
+	Warnings []Problem `json:"warnings,omitempty"`
 }
 
 // MaxProblems bounds Result.Problems, so that a wrong file does not flood a terminal or a log.
@@ -209,6 +212,10 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	}
 	log.Info("file validated", "rows", len(parsed.rows), "rejected", parsed.rejectedCount())
 	res.Problems = parsed.problems(MaxProblems)
+	res.Warnings = parsed.warnings(MaxProblems)
+	for _, w := range res.Warnings {
+		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
+	}
 
 	if cfg.DryRun || cfg.Ledger == nil {
 		return r.finishDryRun(res, started, parsed)
@@ -523,6 +530,23 @@ func (p *parsedFile) problems(max int) []Problem {
 				return out
 			}
 			out = append(out, Problem{Line: e.Line, Column: e.Column, Value: e.Value, Reason: e.Err.Error()})
+		}
+	}
+	return out
+}
+
+// warnings lists the first max warnings of valid rows in file order.
+func (p *parsedFile) warnings(max int) []Problem {
+	var out []Problem
+	for _, row := range p.rows {
+		if len(row.errs) > 0 {
+			continue
+		}
+		for _, w := range row.raw.Warnings {
+			if len(out) == max {
+				return out
+			}
+			out = append(out, Problem{Line: row.raw.Line, Column: ColAccount, Value: row.raw.Account, Reason: w})
 		}
 	}
 	return out

@@ -591,6 +591,9 @@ func TestRunReportsXLSXWarnings(t *testing.T) {
 	if got := strings.Join(byRef["WARN-2"], ","); !strings.Contains(got, batch.WarnAccountNumber) {
 		t.Errorf("report row %q does not carry the warning", got)
 	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Line != 3 || res.Warnings[0].Column != "third_party_account_no" {
+		t.Errorf("warnings %+v, want line 3's account", res.Warnings)
+	}
 	if got := strings.Join(byRef["WARN-1"], ","); strings.Contains(got, batch.WarnAccountNumber) {
 		t.Errorf("a text account was flagged: %q", got)
 	}

@@ -284,6 +284,12 @@ func printSummary(w io.Writer, res batch.Result) {
 			fmt.Fprintf(w, "    ... the reports list them all\n")
 		}
 	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintln(w, "  rows paid as read, check them:")
+		for _, p := range res.Warnings {
+			fmt.Fprintf(w, "    line %d, %s %q: %s\n", p.Line, p.Column, p.Value, p.Reason)
+		}
+	}
 	if res.Aborted != "" {
 		fmt.Fprintf(w, "  stopped: %s: run the same command again to resume\n", res.Aborted)
 	}
