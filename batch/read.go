@@ -178,8 +178,19 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 		missing = append(missing, ColBank+" (or "+ColServiceID+")")
 	}
 	if len(missing) > 0 {
-		return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s; columns found: %s",
-			ErrHeaderMissing, strings.Join(missing, ", "), strings.Join(found, ", "))}
+		hint := ""
+		if len(fields) == 1 {
+			// A whole header in one cell: the file is separated by something other than commas,
+			// as Excel writes "CSV" in locales whose decimal mark is a comma.
+			for _, sep := range []struct{ char, name string }{{";", "semicolons"}, {"\t", "tabs"}, {"|", "bars"}} {
+				if strings.Contains(fields[0], sep.char) {
+					hint = fmt.Sprintf(" (the header is separated by %s: save the file as CSV with commas, \"CSV UTF-8 (Comma delimited)\")", sep.name)
+					break
+				}
+			}
+		}
+		return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s; columns found: %s%s",
+			ErrHeaderMissing, strings.Join(missing, ", "), strings.Join(found, ", "), hint)}
 	}
 	return h, nil
 }

@@ -210,6 +210,7 @@ func TestInvalidFilesAreRejectedWithTheirReasons(t *testing.T) {
 		{file: "description-control.csv", rows: []want{{2, batch.ColDescription, batch.ErrDescription}}},
 		{file: "no-rows.csv", rows: []want{{0, "", batch.ErrNoRows}}},
 		{file: "header-missing.csv", fileErr: batch.ErrHeaderMissing},
+		{file: "semicolons.csv", fileErr: batch.ErrHeaderMissing},
 		{file: "header-duplicate.csv", fileErr: batch.ErrHeaderDuplicate},
 		{file: "not-utf8.csv", fileErr: batch.ErrNotUTF8},
 		{file: "bare-quote.csv", fileErr: batch.ErrMalformed},
@@ -248,6 +249,7 @@ func TestInvalidFileMessages(t *testing.T) {
 		{"not-utf8.csv", []string{"line 3", "not UTF-8", "CSV UTF-8"}},
 		{"header-missing.csv", []string{"recipient_reference", "third_party_account_no", "columns found: external_invoice_ref, recipient, bank, account, amount"}},
 		{"ref-duplicate.csv", []string{"lines 2 and 4"}},
+		{"semicolons.csv", []string{"separated by semicolons", "Comma delimited"}},
 		{"bank-unknown.csv", []string{`"Maybank (Malayan Banking Berhad)"`}},
 		{"account-scientific.csv", []string{"scientific notation", "text"}},
 	}
