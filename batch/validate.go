@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -312,16 +313,20 @@ func newProviderIndex(providers []api.Provider) *providerIndex {
 	return ix
 }
 
-// providerKeys is the whole name, the name outside parentheses and the name inside them.
+// providerKeys is the whole name, the name outside parentheses and the name inside them, each
+// also without the word "bank": accountants write "RHB" and "Public" for RHB Bank Berhad and
+// Public Bank Berhad. A key two providers share matches neither.
 func providerKeys(name string) []string {
-	keys := []string{normalizeBank(name)}
+	parts := []string{name}
 	if open, end := strings.IndexByte(name, '('), strings.LastIndexByte(name, ')'); open >= 0 && end > open {
-		keys = append(keys, normalizeBank(name[:open]+name[end+1:]), normalizeBank(name[open+1:end]))
+		parts = append(parts, name[:open]+name[end+1:], name[open+1:end])
 	}
-	out := keys[:0]
-	for _, k := range keys {
-		if k != "" {
-			out = append(out, k)
+	var out []string
+	for _, part := range parts {
+		for _, k := range []string{normalizeBank(part), normalizeBankWithout(part, "bank")} {
+			if k != "" && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
 		}
 	}
 	return out
@@ -329,13 +334,17 @@ func providerKeys(name string) []string {
 
 var bankSuffixes = map[string]bool{"berhad": true, "bhd": true, "m": true, "malaysia": true}
 
-func normalizeBank(s string) string {
+func normalizeBank(s string) string { return normalizeBankWithout(s, "") }
+
+// normalizeBankWithout lowercases and joins the name's words, leaving out legal suffixes and the
+// word drop.
+func normalizeBankWithout(s, drop string) string {
 	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '\u2019'
 	})
 	var b strings.Builder
 	for _, w := range words {
-		if bankSuffixes[w] {
+		if bankSuffixes[w] || w == drop {
 			continue
 		}
 		for _, r := range w {

@@ -277,3 +277,20 @@ func TestRowErrorText(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+func TestResolveProviderShortNames(t *testing.T) {
+	providers := sandbox.DefaultProviders()
+	for name, want := range map[string]string{
+		"RHB": "RHB Bank Berhad", "Public": "Public Bank Berhad", "CIMB": "CIMB Bank Berhad",
+		"Hong Leong": "Hong Leong Bank Berhad", "Bank Islam": "Bank Islam Malaysia Berhad",
+		"maybank berhad": "Maybank (Malayan Banking Berhad)",
+	} {
+		got, err := batch.ResolveProvider(providers, name)
+		if err != nil || got.Name != want {
+			t.Errorf("%q resolved to %q, %v; want %q", name, got.Name, err, want)
+		}
+	}
+	if got, err := batch.ResolveProvider(providers, "Bank"); err == nil {
+		t.Errorf("\"Bank\" alone resolved to %q: it names no one provider", got.Name)
+	}
+}

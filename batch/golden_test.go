@@ -1,0 +1,60 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of dry-run reports")
+
+// TestDryRunReportGolden pins the dry-run result CSV an accountant gets for the sample and for a
+// file with one broken row per rule.
+func TestDryRunReportGolden(t *testing.T) {
+	tests := []struct {
+		name, input string
+		exit        int
+	}{
+		{"sample", "../testdata/sample-payroll.csv", batch.ExitOK},
+		{"sample-xlsx", "../testdata/sample-payroll.xlsx", batch.ExitOK},
+		{"mixed", "testdata/golden/mixed.csv", batch.ExitRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, sandbox.Options{})
+			res := h.run(context.Background(), tt.input, func(c *batch.Config) { c.DryRun = true })
+			if res.ExitCode != tt.exit {
+				t.Fatalf("exit %d, want %d: %+v", res.ExitCode, tt.exit, res)
+			}
+			var got []byte
+			for _, p := range res.Reports {
+				if strings.HasSuffix(p, ".result.csv") {
+					var err error
+					if got, err = os.ReadFile(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			golden := filepath.Join("testdata", "golden", tt.name+".result.csv")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("dry-run report differs from %s (run with -update if the change is right):\n%s", golden, got)
+			}
+		})
+	}
+}
