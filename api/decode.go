@@ -51,22 +51,27 @@ type flexInt struct {
 	Set bool
 }
 
-func (n *flexInt) UnmarshalJSON(b []byte) error {
+// scalarText is a JSON number, or a string holding one, as text; ok is false for null and "".
+func scalarText(b []byte) (text string, ok bool, err error) {
 	b = bytes.TrimSpace(b)
 	if isNull(b) {
-		*n = flexInt{}
-		return nil
+		return "", false, nil
 	}
-	text := string(b)
+	text = string(b)
 	if b[0] == '"' {
 		if err := json.Unmarshal(b, &text); err != nil {
-			return err
+			return "", false, err
 		}
 		text = strings.TrimSpace(text)
-		if text == "" {
-			*n = flexInt{}
-			return nil
-		}
+	}
+	return text, text != "", nil
+}
+
+func (n *flexInt) UnmarshalJSON(b []byte) error {
+	text, ok, err := scalarText(b)
+	if err != nil || !ok {
+		*n = flexInt{}
+		return err
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
@@ -89,21 +94,10 @@ type flexDecimal struct {
 }
 
 func (d *flexDecimal) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if isNull(b) {
+	text, ok, err := scalarText(b)
+	if err != nil || !ok {
 		*d = flexDecimal{}
-		return nil
-	}
-	text := string(b)
-	if b[0] == '"' {
-		if err := json.Unmarshal(b, &text); err != nil {
-			return err
-		}
-		text = strings.TrimSpace(text)
-		if text == "" {
-			*d = flexDecimal{}
-			return nil
-		}
+		return err
 	}
 	v, err := decimal.NewFromString(text)
 	if err != nil {
