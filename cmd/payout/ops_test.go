@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/ledger"
 )
 
@@ -164,5 +166,62 @@ func TestCommandReconcile(t *testing.T) {
 	out, _, code = u.run("status")
 	if code != 0 || !strings.Contains(out, "SUCCEEDED") {
 		t.Errorf("status after reconcile exit %d:\n%s", code, out)
+	}
+}
+
+func TestCommandInterruptThenResume(t *testing.T) {
+	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"),
+		Faults: sandbox.Faults{Latency: 20 * time.Millisecond}})
+	t.Cleanup(sb.Close)
+	u := newUser(t, sb)
+	cmd := exec.Command(binPath, "run", "--workers", "2", samplePath(t))
+	cmd.Dir, cmd.Env = u.dir, u.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if !waitThenSignal(cmd, exited, syscall.SIGINT, func() bool { return sb.Stats().Creates >= 5 }) {
+		t.Fatal("the run finished before it could be interrupted")
+	}
+	err := <-exited
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stdout.String(), "run the same command again to resume") {
+		t.Fatalf("after SIGINT: %v, stdout %q, stderr %q; want exit 1 saying to run again", err, stdout.String(), stderr.String())
+	}
+	if n := sb.Stats().Creates; n >= 50 {
+		t.Fatalf("SIGINT did not stop the sending: %d creates", n)
+	}
+	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, errOut)
+	}
+	counts := sb.CreateCounts()
+	if len(counts) != 50 {
+		t.Errorf("%d references created, want 50", len(counts))
+	}
+	for ref, n := range counts {
+		if n != 1 {
+			t.Errorf("%s created %d times", ref, n)
+		}
+	}
+}
+
+// waitThenSignal sends sig once ready() holds; it reports false when the process exited first.
+func waitThenSignal(cmd *exec.Cmd, exited chan error, sig os.Signal, ready func() bool) bool {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			return false
+		case <-tick.C:
+			if ready() {
+				_ = cmd.Process.Signal(sig)
+				return true
+			}
+		}
 	}
 }
