@@ -44,7 +44,7 @@ func (p *progressBar) update(done, total int) {
 	}
 	eta := "--"
 	if perSec > 0 && done < total {
-		eta = (time.Duration(float64(total-done)/perSec) * time.Second).Round(time.Second).String()
+		eta = time.Duration(float64(total-done) / perSec * float64(time.Second)).Round(time.Second).String()
 	}
 	fmt.Fprintf(p.w, "\r[%s%s] %d/%d rows  %.1f/s  ETA %s ", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
 		done, total, perSec, eta)
