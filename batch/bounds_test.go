@@ -103,3 +103,12 @@ func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
 		t.Errorf("the killed run reads %+v, %v; want interrupted", run, err)
 	}
 }
+
+func TestRunRefusesToPayWithoutALedger(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	path := writePayroll(t, h.dir, "noledger.csv", payroll(2, "NOLEDGER"))
+	_, err := batch.NewRunner(func() batch.Config { c := h.cfg; c.Ledger = nil; return c }()).Run(context.Background(), path)
+	if err == nil || h.sandbox.Stats().Creates != 0 {
+		t.Fatalf("err %v, creates %d: want a refusal and nothing sent", err, h.sandbox.Stats().Creates)
+	}
+}

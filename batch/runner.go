@@ -217,8 +217,11 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
 	}
 
-	if cfg.DryRun || cfg.Ledger == nil {
+	if cfg.DryRun {
 		return r.finishDryRun(res, started, parsed)
+	}
+	if cfg.Ledger == nil {
+		return res, errors.New("no ledger: a payout is never sent without one")
 	}
 	db := cfg.Ledger
 	if err := closeInterruptedRuns(ctx, db, started); err != nil {
