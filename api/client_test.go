@@ -485,7 +485,9 @@ func TestErrorClasses(t *testing.T) {
 		{"get 400", "get", reply(400, `{"status":"fail","code":1234,"data":null,"message":"bad reference"}`), api.KindRejected},
 		{"list fail envelope", "list", reply(200, `{"status":"fail","code":1234,"data":null}`), api.KindRetryable},
 		{"list ok no list", "list", reply(200, `{"status":"ok","code":200,"data":{}}`), api.KindRetryable},
-		{"get 307", "get", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect) }, api.KindRejected},
+		{"get 307", "get", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+		}, api.KindRejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
