@@ -319,6 +319,11 @@ func TestRunCancelThenResume(t *testing.T) {
 	if created := len(h.sandbox.CreateCounts()); created >= len(rows) {
 		t.Fatalf("cancel did not stop dispatching: %d of %d created", created, len(rows))
 	}
+	// A stop leaves no intent without its answer: rows whose request was not sent went back to
+	// READY (so the rerun need not wait out a lookup's grace for them).
+	if stuck, err := h.db.List(context.Background(), ledger.Filter{States: []ledger.State{ledger.Submitting}}); err != nil || len(stuck) > 0 {
+		t.Fatalf("after a cancel %d rows are SUBMITTING (%v)", len(stuck), err)
+	}
 	res = h.run(context.Background(), path, nil)
 	if res.ExitCode != batch.ExitOK {
 		t.Fatalf("resume %+v, want exit 0", res)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/ledger"
 )
@@ -19,6 +21,14 @@ import (
 const (
 	maxRateLimited  = 30 // 429s in a row for one task
 	maxSendAttempts = 5  // POSTs of one row, over all runs, after which "not found" never resends
+)
+
+// First sends are handed out in groups when the rate allows many per second: the group's intents
+// share one commit, and so do its plain answers. At low rates a group would hold intents recorded
+// long before their POST, which a crash turns into lookups and a grace to wait out.
+const (
+	sendGroupSize    = 8
+	sendGroupMinRate = 100
 )
 
 // ErrUnauthorized stops a run: the service refused the auth token.
@@ -37,6 +47,7 @@ type task struct {
 	at      time.Time
 	attempt int  // earlier tries of this kind that ended in an error
 	limited int  // 429s in a row for this task
+	resend  bool // a send after "not found" proved the earlier one created nothing
 	initial bool // a lookup that must finish before anything new is sent
 }
 
@@ -142,17 +153,21 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 			initial++
 		}
 	}
-	work := make(chan task)
-	results := make(chan outcome)
+	work := make(chan []task)
+	results := make(chan []outcome)
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range work {
-				results <- s.handle(ctx, t)
+			for group := range work {
+				results <- s.handleGroup(ctx, group)
 			}
 		}()
+	}
+	groupSize := 1
+	if limit := cfg.Limiter.Limit(); limit == rate.Inf || limit >= sendGroupMinRate {
+		groupSize = sendGroupSize
 	}
 	defer func() {
 		close(work)
@@ -173,68 +188,85 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		}
 	)
 	defer timer.Stop()
+	// staged holds the tasks popped for the next free worker: one task, or up to groupSize sends
+	// of rows never sent before.
+	var staged []task
 	for {
 		if stopping {
 			stopLeftover()
+			staged = nil
 		}
-		if queue.Len() == 0 && inflight == 0 {
+		if queue.Len() == 0 && inflight == 0 && len(staged) == 0 {
 			break
 		}
 		var (
-			out  chan task
-			next task
+			out  chan []task
 			wake <-chan time.Time
 		)
-		if queue.Len() > 0 {
-			next = (*queue)[0]
-			now := cfg.Now()
-			at := next.at
-			if next.kind == taskSend && pauseUntil.After(at) {
+		now := cfg.Now()
+		due := func(t task) (time.Time, bool) {
+			at := t.at
+			if t.kind == taskSend && pauseUntil.After(at) {
 				at = pauseUntil
 			}
-			switch {
-			case next.kind == taskSend && initial > 0:
-				// Unknown outcomes are looked up once before anything new goes out.
-			case !at.After(now):
-				out = work
-			default:
-				timer.Reset(at.Sub(now))
-				wake = timer.C
-			}
+			// Unknown outcomes are looked up once before anything new goes out.
+			return at, !(t.kind == taskSend && initial > 0) && !at.After(now)
 		}
-		select {
-		case out <- next:
-			heap.Pop(queue)
-			inflight++
-		case o := <-results:
-			inflight--
-			if o.task.initial {
-				initial--
-			}
-			switch {
-			case o.serviceOK:
-				failures = 0
-			case o.failure:
-				failures++
-			}
-			if o.pause.After(pauseUntil) {
-				pauseUntil = o.pause
-			}
-			if o.next != nil {
-				heap.Push(queue, *o.next)
-			}
-			if o.rowDone {
-				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, total)
+		if len(staged) == 0 && queue.Len() > 0 {
+			if at, ok := due((*queue)[0]); !ok {
+				if (*queue)[0].kind != taskSend || initial == 0 {
+					timer.Reset(at.Sub(now))
+					wake = timer.C
+				}
+			} else {
+				staged = append(staged, heap.Pop(queue).(task))
+				for s.groupable(staged[0]) && len(staged) < groupSize && queue.Len() > 0 {
+					next := (*queue)[0]
+					if _, ok := due(next); !ok || !s.groupable(next) {
+						break
+					}
+					staged = append(staged, heap.Pop(queue).(task))
 				}
 			}
-			if o.fatal != nil && stopReason == nil {
-				stopReason, stopping = o.fatal, true
-			}
-			if failures >= cfg.BreakerThreshold && stopReason == nil {
-				stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
-				stopping = true
+		}
+		if len(staged) > 0 {
+			out = work
+		}
+		select {
+		case out <- staged:
+			staged = nil
+			inflight++
+		case outs := <-results:
+			inflight--
+			for _, o := range outs {
+				if o.task.initial {
+					initial--
+				}
+				switch {
+				case o.serviceOK:
+					failures = 0
+				case o.failure:
+					failures++
+				}
+				if o.pause.After(pauseUntil) {
+					pauseUntil = o.pause
+				}
+				if o.next != nil {
+					heap.Push(queue, *o.next)
+				}
+				if o.rowDone {
+					done++
+					if cfg.Progress != nil {
+						cfg.Progress(done, total)
+					}
+				}
+				if o.fatal != nil && stopReason == nil {
+					stopReason, stopping = o.fatal, true
+				}
+				if failures >= cfg.BreakerThreshold && stopReason == nil {
+					stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
+					stopping = true
+				}
 			}
 		case <-wake:
 		case <-ctxDone:
@@ -250,6 +282,32 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
 	}
 	return nil
+}
+
+// handleGroup runs what a worker was handed: a group of first sends together, anything else alone.
+func (s *submission) handleGroup(ctx context.Context, group []task) []outcome {
+	if len(group) > 1 && s.check == nil {
+		outs := s.sendGroup(ctx, context.WithoutCancel(ctx), group)
+		for i := range outs {
+			outs[i] = settledByCallback(s, outs[i])
+		}
+		return outs
+	}
+	outs := make([]outcome, len(group))
+	for i, t := range group {
+		outs[i] = s.handle(ctx, t)
+	}
+	return outs
+}
+
+// settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
+// (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
+func settledByCallback(s *submission, o outcome) outcome {
+	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
+		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
+		return outcome{task: o.task, serviceOK: o.serviceOK, rowDone: true}
+	}
+	return o
 }
 
 // handle runs one task. It never returns with the ledger behind what was sent.
@@ -271,13 +329,7 @@ func (s *submission) handle(ctx context.Context, t task) outcome {
 	default:
 		o = s.lookup(bg, t)
 	}
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
-		// Only a callback moves rows beside a run (the run holds the ledger's lock), and only
-		// towards SUCCEEDED: the row has its answer, so this task has nothing left to do.
-		s.log.Info("payout moved by a callback while this task handled it", "ref", t.ref, "err", o.fatal.Error())
-		o = outcome{task: t, serviceOK: o.serviceOK, rowDone: true}
-	}
-	return o
+	return settledByCallback(s, o)
 }
 
 func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
@@ -291,14 +343,92 @@ func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change
 }
 
 func (s *submission) send(ctx context.Context, t task) outcome {
-	cfg := s.r.cfg
-	p := s.rows[t.ref]
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
-		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}); o != nil {
+	if o := s.apply(ctx, t, s.intent(t)); o != nil {
 		return *o
 	}
+	created, err := s.post(ctx, t)
+	return s.answer(ctx, t, created, err)
+}
+
+// intent is the change recorded before a row's POST.
+func (s *submission) intent(t task) ledger.Change {
+	p := s.rows[t.ref]
+	return ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
+		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
+}
+
+// sendGroup sends several rows never sent before with one transaction for their intents and one
+// for the answers that need nothing more: a durable commit costs a disk flush, and a row's two
+// commits, one by one, are most of what a run spends. Safety is send's: every intent is durable
+// before its POST, and an answer not yet recorded when the process dies leaves SUBMITTING, which
+// the next start looks up. A row sent before always goes alone (see groupable).
+func (s *submission) sendGroup(ctx, bg context.Context, group []task) []outcome {
+	outs := make([]outcome, len(group))
+	intents := make([]ledger.Change, len(group))
+	for i, t := range group {
+		intents[i] = s.intent(t)
+	}
+	if err := s.r.cfg.Ledger.Apply(bg, intents...); err != nil {
+		for i, t := range group {
+			outs[i] = outcome{task: t, fatal: fmt.Errorf("record intents: %w", err)}
+		}
+		return outs
+	}
+	var accepted []ledger.Change
+	var acceptedAt []int
+	for i, t := range group {
+		if s.r.cfg.Limiter.Wait(ctx) != nil || ctx.Err() != nil {
+			// Stopped with intents recorded and nothing sent for them: they go back to READY, so
+			// that the rerun sends them without waiting out a lookup's grace.
+			var back []ledger.Change
+			for _, rest := range group[i:] {
+				back = append(back, ledger.Change{Ref: rest.ref, RunID: s.runID, From: ledger.Submitting, To: ledger.Ready,
+					Detail: "not sent: the run stopped before this request"})
+			}
+			err := s.r.cfg.Ledger.Apply(bg, back...)
+			for j := i; j < len(group); j++ {
+				outs[j] = outcome{task: group[j]}
+				if err != nil {
+					outs[j].fatal = fmt.Errorf("record stop: %w", err)
+				}
+			}
+			break
+		}
+		created, err := s.post(bg, t)
+		if err == nil && created.InvoiceNo != "" {
+			for _, c := range acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus, "accepted by the service") {
+				c.Ref, c.RunID = t.ref, s.runID
+				accepted = append(accepted, c)
+			}
+			acceptedAt = append(acceptedAt, i)
+			s.remember(t.ref)
+			outs[i] = outcome{task: t, serviceOK: true, rowDone: true}
+			continue
+		}
+		outs[i] = s.answer(bg, t, created, err)
+	}
+	if len(accepted) > 0 {
+		if err := s.r.cfg.Ledger.Apply(bg, accepted...); err != nil {
+			for _, i := range acceptedAt {
+				outs[i].fatal = fmt.Errorf("record answers: %w", err)
+			}
+		}
+	}
+	return outs
+}
+
+// groupable is a send of a row that was never sent: a crash mid-group costs it a lookup and a
+// grace, not one of its bounded sends (maxSendAttempts counts recorded intents).
+func (s *submission) groupable(t task) bool {
+	return t.kind == taskSend && t.attempt == 0 && !t.resend && s.rows[t.ref].Attempts == 0
+}
+
+// post sends one row's Create Payout.
+func (s *submission) post(ctx context.Context, t task) (api.CreateResult, error) {
+	cfg := s.r.cfg
+	p := s.rows[t.ref]
 	req := api.CreatePayoutRequest{
 		VirtualPoolReference: cfg.VirtualPoolRef,
 		PayoutServiceID:      p.ProviderID,
@@ -310,7 +440,12 @@ func (s *submission) send(ctx context.Context, t task) outcome {
 		PaymentDescription:   p.Description,
 		ExternalInvoiceRef:   p.Ref,
 	}
-	created, err := cfg.Service.CreatePayout(ctx, req)
+	return cfg.Service.CreatePayout(ctx, req)
+}
+
+// answer records what the service said to a row's POST and says what comes next.
+func (s *submission) answer(ctx context.Context, t task, created api.CreateResult, err error) outcome {
+	cfg := s.r.cfg
 	now := cfg.Now()
 	if err == nil {
 		changes := acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus,
@@ -547,7 +682,7 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 			count, waited.Round(time.Millisecond))}); o != nil {
 		return *o
 	}
-	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now}}
+	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
 }
 
 // proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
