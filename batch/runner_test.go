@@ -283,6 +283,7 @@ func TestRunServiceDownThenRerun(t *testing.T) {
 	var downed atomic.Bool
 	res := h.run(context.Background(), path, func(c *batch.Config) {
 		c.BreakerThreshold = 5
+		c.Workers = 2 // few rows in flight, so that the service goes down with most still to send
 		c.Progress = func(done, total int) {
 			if done >= 25 && downed.CompareAndSwap(false, true) {
 				h.sandbox.SetDown(true)
@@ -307,6 +308,7 @@ func TestRunCancelThenResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := h.run(ctx, path, func(c *batch.Config) {
+		c.Workers = 2 // few rows in flight, so that the cancel stops it with most still to send
 		c.Progress = func(done, total int) {
 			if done >= 20 {
 				cancel()
