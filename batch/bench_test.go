@@ -59,8 +59,12 @@ func readValidate(b *testing.B, path string, h *heapPeak) int {
 			h.sample()
 		}
 	}
-	if errs := v.Finish(); len(errs) > 0 {
-		b.Fatal(errs[0])
+	found, err := v.Finish()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(found.Duplicates)+len(found.File) > 0 {
+		b.Fatal(found)
 	}
 	h.sample()
 	return n

@@ -63,6 +63,8 @@ func FuzzCSVReader(f *testing.F) {
 			}
 			v.Check(row)
 		}
-		v.Finish()
+		if _, err := v.Finish(); err != nil {
+			t.Fatal(err)
+		}
 	})
 }

@@ -55,7 +55,12 @@ func readInput(tb testing.TB, path string, ropts batch.ReadOptions, vopts batch.
 		}
 		res.errs = append(res.errs, errs...)
 	}
-	res.errs = append(res.errs, v.Finish()...)
+	found, err := v.Finish()
+	if err != nil {
+		return res, err
+	}
+	res.errs = append(res.errs, found.Duplicates...)
+	res.errs = append(res.errs, found.File...)
 	return res, nil
 }
 
@@ -198,7 +203,7 @@ func TestInvalidFilesAreRejectedWithTheirReasons(t *testing.T) {
 		rows    []want
 	}{
 		{file: "ref-missing.csv", rows: []want{{3, batch.ColRef, batch.ErrRefMissing}}},
-		{file: "ref-duplicate.csv", rows: []want{{4, batch.ColRef, batch.ErrRefDuplicate}}},
+		{file: "ref-duplicate.csv", rows: []want{{2, batch.ColRef, batch.ErrRefDuplicate}, {4, batch.ColRef, batch.ErrRefDuplicate}}},
 		{file: "ref-format.csv", rows: []want{{2, batch.ColRef, batch.ErrRefFormat}}},
 		{file: "bank-unknown.csv", rows: []want{{2, batch.ColBank, batch.ErrBankUnknown}}},
 		{file: "account-scientific.csv", rows: []want{{2, batch.ColAccount, batch.ErrAccountScientific}}},

@@ -12,6 +12,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -564,8 +565,8 @@ func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*pa
 	}
 	defer rd.Close()
 	v := NewValidator(vopts)
+	defer v.Close()
 	parsed := &parsedFile{}
-	duplicated := make(map[string]bool)
 	for {
 		row, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -575,24 +576,25 @@ func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*pa
 			return nil, err
 		}
 		payment, errs := v.Check(row)
-		for _, e := range errs {
-			if errors.Is(e, ErrRefDuplicate) {
-				duplicated[row.Ref] = true
-			}
-		}
 		parsed.rows = append(parsed.rows, parsedRow{raw: row, payment: payment, errs: errs})
 	}
-	fileErrs := v.Finish()
-	for i := range parsed.rows {
-		row := &parsed.rows[i]
-		if len(row.errs) == 0 && duplicated[row.raw.Ref] {
-			row.errs = append(row.errs, &RowError{Line: row.raw.Line, Column: "external_invoice_ref",
-				Value: row.raw.Ref, Err: ErrRefDuplicate})
-		}
+	found, err := v.Finish()
+	if err != nil {
+		return nil, err
 	}
-	if len(fileErrs) > 0 {
+	for _, dup := range found.Duplicates {
+		// Rows are in line order; a duplicate's error goes first, where Check puts the ref's.
+		i, ok := slices.BinarySearchFunc(parsed.rows, dup.Line, func(r parsedRow, line int) int { return r.raw.Line - line })
+		if !ok {
+			return nil, fmt.Errorf("duplicate check: line %d is not a row of %s", dup.Line, filepath.Base(path))
+		}
+		row := &parsed.rows[i]
+		dup.Value = row.raw.Ref
+		row.errs = append([]*RowError{dup}, row.errs...)
+	}
+	if len(found.File) > 0 {
 		// File-level rules (no rows, total over the limit) are not about one row: they stop the file.
-		return nil, &FileError{Path: path, Errs: fileErrs}
+		return nil, &FileError{Path: path, Errs: found.File}
 	}
 	return parsed, nil
 }

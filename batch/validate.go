@@ -86,30 +86,34 @@ type ValidateOptions struct {
 	MaxAmount          decimal.Decimal // per row; zero means no limit
 	MaxTotal           decimal.Decimal // per file; zero means no limit
 	MaxRows            int
+	// TempDir holds the duplicate check's spill file for files of more than 32,768 rows; empty
+	// means os.TempDir().
+	TempDir string
 }
 
-// Validator checks rows one by one, remembering refs (as 128-bit hashes, so memory stays near
-// flat) and the running total. It never stops at an error.
+// Validator checks rows one by one and never stops at an error. References are compared only
+// when the file ends (Finish), so that memory stays flat however long the file: while reading,
+// each row's reference is kept as a 16-byte hash and line in a bounded buffer that spills sorted
+// runs to a temporary file.
 type Validator struct {
-	opts     ValidateOptions
-	idx      *providerIndex
-	seeds    [2]maphash.Seed
-	seen     map[uint64]uint64 // first hash -> second hash's high half << 32 | line
-	banks    map[string]bankResult
-	total    decimal.Decimal // plus cents, kept apart so the hot path adds int64s
-	cents    int64
-	rows     int
-	rejected int
+	opts  ValidateOptions
+	idx   *providerIndex
+	seeds [2]maphash.Seed
+	refs  dupFinder
+	banks map[string]bankResult
+	total decimal.Decimal // plus cents, kept apart so the hot path adds int64s
+	cents int64
+	rows  int
 }
 
 // NewValidator prepares the checks.
 func NewValidator(opts ValidateOptions) *Validator {
-	return &Validator{opts: opts, idx: newProviderIndex(opts.Providers),
-		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, seen: make(map[uint64]uint64), banks: make(map[string]bankResult)}
+	return &Validator{opts: opts, idx: newProviderIndex(opts.Providers), refs: dupFinder{dir: opts.TempDir},
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, banks: make(map[string]bankResult)}
 }
 
-// Check validates one row. Every problem is returned; the Payment is meaningful only when there
-// are none.
+// Check validates one row. Every problem of the row itself is returned; the Payment is
+// meaningful only when there are none. A reference that appears again is found by Finish.
 func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	v.rows++
 	var errs []*RowError
@@ -124,15 +128,6 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		add(ColRef, r.Ref, ErrRefMissing)
 	case !validRef(p.Ref):
 		add(ColRef, r.Ref, ErrRefFormat)
-	default:
-		// 96 bits of two seeded hashes stand for the ref: a false duplicate is as likely as
-		// guessing a 96-bit key, and 16 bytes a row keep a million-row file near 32 MiB.
-		h1, h2 := maphash.String(v.seeds[0], p.Ref), maphash.String(v.seeds[1], p.Ref)&^0xffffffff
-		if got, ok := v.seen[h1]; ok && got&^0xffffffff == h2 {
-			add(ColRef, r.Ref, fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, got&0xffffffff, r.Line))
-		} else if !ok {
-			v.seen[h1] = h2 | uint64(uint32(r.Line))
-		}
 	}
 
 	p.Recipient = strings.TrimSpace(r.Recipient)
@@ -171,30 +166,78 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		add(ColDescription, r.Description, fmt.Errorf("%w (at most %d characters)", ErrDescription, MaxDescriptionLength))
 	}
 
+	var cents int64
+	if len(errs) == 0 {
+		cents = v.addTotal(p.Amount)
+	}
+	if p.Ref != "" && validRef(p.Ref) {
+		v.refs.add(refEntry{h1: maphash.String(v.seeds[0], p.Ref), h2: uint32(maphash.String(v.seeds[1], p.Ref)),
+			line: uint32(r.Line), cents: cents})
+	}
 	if len(errs) > 0 {
-		v.rejected++
 		return Payment{}, errs
 	}
-	v.addTotal(p.Amount)
 	return p, nil
 }
 
-func (v *Validator) addTotal(d decimal.Decimal) {
+// addTotal adds a valid row's amount and returns it in sen. Every amount ParseAmount accepts
+// fits an int64 of sen (at most 12 digits before the point); the running sum moves to the
+// decimal before it could overflow.
+func (v *Validator) addTotal(d decimal.Decimal) int64 {
 	c, exp := d.CoefficientInt64(), d.Exponent()
-	if d.Coefficient().IsInt64() && exp >= -2 && exp <= 0 {
+	if exp < -2 || exp > 0 {
+		c = d.Shift(2).IntPart() // not from ParseAmount; the slow way stays exact
+	} else {
 		for ; exp > -2; exp-- {
 			c *= 10
 		}
-		if c > 0 && v.cents <= math.MaxInt64-c {
-			v.cents += c
-			return
-		}
 	}
-	v.total = v.total.Add(d)
+	if v.cents > math.MaxInt64-c {
+		v.total, v.cents = v.total.Add(decimal.New(v.cents, -2)), 0
+	}
+	v.cents += c
+	return c
 }
 
-// Finish reports what is wrong with the file as a whole.
-func (v *Validator) Finish() []*RowError {
+// Findings is what only the whole file can tell.
+type Findings struct {
+	// Duplicates rejects, in line order, every row whose reference appears more than once in the
+	// file (ErrRefDuplicate, naming another line that has it). Value is empty: the validator
+	// keeps hashes of references, not their text. These rows are out of Total.
+	Duplicates []*RowError
+	// File is what is wrong with the file as a whole (ErrNoRows, ErrTooManyRows,
+	// ErrTotalTooLarge), with Line 0.
+	File []*RowError
+}
+
+// Finish compares every row's reference with every other's and checks the file-level rules.
+// Its error is a failure of the duplicate check's temporary file, not a finding; after it the
+// file's rows are not known to be unique and must not be paid.
+func (v *Validator) Finish() (Findings, error) {
+	var f Findings
+	err := v.refs.finish(func(g duplicateGroup) {
+		for i, line := range g.lines {
+			other := g.lines[0]
+			if i == 0 {
+				other = g.lines[1]
+			}
+			f.Duplicates = append(f.Duplicates, &RowError{Line: line, Column: ColRef,
+				Err: fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, min(line, other), max(line, other))})
+		}
+		v.total = v.total.Sub(decimal.New(g.cents, -2))
+	})
+	if err != nil {
+		return Findings{}, err
+	}
+	slices.SortFunc(f.Duplicates, func(a, b *RowError) int { return a.Line - b.Line })
+	f.File = v.fileErrors()
+	return f, nil
+}
+
+// Close lets go of the duplicate check's temporary file when Finish is not reached.
+func (v *Validator) Close() { v.refs.close() }
+
+func (v *Validator) fileErrors() []*RowError {
 	var errs []*RowError
 	if v.rows == 0 {
 		errs = append(errs, &RowError{Err: ErrNoRows})
@@ -209,7 +252,7 @@ func (v *Validator) Finish() []*RowError {
 	return errs
 }
 
-// Total is the sum of the valid rows so far.
+// Total is the sum of the valid rows so far; after Finish, without the duplicates.
 func (v *Validator) Total() decimal.Decimal { return v.total.Add(decimal.New(v.cents, -2)) }
 
 func validRef(s string) bool {

@@ -2,6 +2,9 @@ package batch_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -228,47 +231,149 @@ func TestValidatorCollectsEveryErrorOfARow(t *testing.T) {
 	}
 }
 
+// finish is Finish for tests that expect no failure of the temporary file.
+func finish(tb testing.TB, v *batch.Validator) batch.Findings {
+	tb.Helper()
+	found, err := v.Finish()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return found
+}
+
 func TestValidatorFileRules(t *testing.T) {
-	t.Run("duplicate names both lines", func(t *testing.T) {
+	t.Run("duplicate names both lines on every row that has it", func(t *testing.T) {
 		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders()})
-		v.Check(goodRow(2, "PAY-1"))
-		v.Check(goodRow(3, "PAY-2"))
-		_, errs := v.Check(goodRow(9, "PAY-1"))
-		if len(errs) != 1 || !errors.Is(errs[0], batch.ErrRefDuplicate) || !strings.Contains(errs[0].Error(), "lines 2 and 9") {
-			t.Fatalf("errors %v", errs)
+		for line, ref := range map[int]string{2: "PAY-1", 3: "PAY-2", 9: "PAY-1", 12: " PAY-1 "} {
+			if _, errs := v.Check(goodRow(line, ref)); len(errs) != 0 {
+				t.Fatalf("line %d: %v", line, errs)
+			}
+		}
+		found := finish(t, v)
+		want := []string{"line 2: external_invoice_ref: reference appears more than once in the file: lines 2 and 9",
+			"line 9: external_invoice_ref: reference appears more than once in the file: lines 2 and 9",
+			"line 12: external_invoice_ref: reference appears more than once in the file: lines 2 and 12"}
+		if len(found.Duplicates) != len(want) || len(found.File) != 0 {
+			t.Fatalf("findings %v, want %q", found, want)
+		}
+		for i, w := range want {
+			if got := found.Duplicates[i]; got.Error() != w || !errors.Is(got, batch.ErrRefDuplicate) {
+				t.Errorf("duplicate %d = %q, want %q", i, got, w)
+			}
+		}
+		if !v.Total().Equal(decimal.NewFromInt(100)) {
+			t.Errorf("total %v, want 100 (the three rows of PAY-1 are not paid)", v.Total())
 		}
 	})
 	t.Run("total over limit", func(t *testing.T) {
 		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("150")})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
-		errs := v.Finish()
+		errs := finish(t, v).File
 		if len(errs) != 1 || !errors.Is(errs[0], batch.ErrTotalTooLarge) || !strings.Contains(errs[0].Error(), "200.00") {
 			t.Fatalf("errors %v", errs)
+		}
+	})
+	t.Run("duplicates are out of the total that --max-total checks", func(t *testing.T) {
+		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("150")})
+		v.Check(goodRow(2, "PAY-1"))
+		v.Check(goodRow(3, "PAY-2"))
+		v.Check(goodRow(4, "PAY-2"))
+		if found := finish(t, v); len(found.File) != 0 || len(found.Duplicates) != 2 {
+			t.Fatalf("findings %v", found)
 		}
 	})
 	t.Run("total at limit", func(t *testing.T) {
 		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("200")})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
-		if errs := v.Finish(); len(errs) != 0 || !v.Total().Equal(decimal.NewFromInt(200)) {
-			t.Fatalf("errors %v, total %v", errs, v.Total())
+		if found := finish(t, v); len(found.File)+len(found.Duplicates) != 0 || !v.Total().Equal(decimal.NewFromInt(200)) {
+			t.Fatalf("findings %v, total %v", found, v.Total())
 		}
 	})
 	t.Run("max rows", func(t *testing.T) {
 		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxRows: 1})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
-		if errs := v.Finish(); len(errs) != 1 || !errors.Is(errs[0], batch.ErrTooManyRows) {
+		if errs := finish(t, v).File; len(errs) != 1 || !errors.Is(errs[0], batch.ErrTooManyRows) {
 			t.Fatalf("errors %v", errs)
 		}
 	})
 	t.Run("no rows", func(t *testing.T) {
 		v := batch.NewValidator(batch.ValidateOptions{})
-		if errs := v.Finish(); len(errs) != 1 || !errors.Is(errs[0], batch.ErrNoRows) {
+		if errs := finish(t, v).File; len(errs) != 1 || !errors.Is(errs[0], batch.ErrNoRows) {
 			t.Fatalf("errors %v", errs)
 		}
 	})
+}
+
+// TestValidatorDuplicatesAcrossSpilledRuns checks the path where references no longer fit the
+// in-memory buffer: sorted runs in a temporary file, merged at the end. The duplicates sit in
+// different runs, one is in a row rejected for another reason, and nothing is left in TempDir.
+func TestValidatorDuplicatesAcrossSpilledRuns(t *testing.T) {
+	dir := t.TempDir()
+	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), TempDir: dir})
+	const rows = 100_000 // three runs of 32,768 and a rest in memory
+	dupAt := map[int]string{5: "PAY-40000", 40_002: "PAY-40000", 99_000: "PAY-40000", 7: "PAY-99999", 70_000: "PAY-99999"}
+	for line := 2; line < rows+2; line++ {
+		ref := fmt.Sprintf("PAY-%d", line)
+		if d, ok := dupAt[line]; ok {
+			ref = d
+		}
+		row := goodRow(line, ref)
+		if line == 70_000 {
+			row.Amount = "abc" // rejected for its amount, and still a duplicate
+		}
+		v.Check(row)
+	}
+	found := finish(t, v)
+	var got []string
+	for _, e := range found.Duplicates {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"line 5: external_invoice_ref: reference appears more than once in the file: lines 5 and 40000",
+		"line 7: external_invoice_ref: reference appears more than once in the file: lines 7 and 70000",
+		"line 40000: external_invoice_ref: reference appears more than once in the file: lines 5 and 40000",
+		"line 40002: external_invoice_ref: reference appears more than once in the file: lines 5 and 40002",
+		"line 70000: external_invoice_ref: reference appears more than once in the file: lines 7 and 70000",
+		"line 99000: external_invoice_ref: reference appears more than once in the file: lines 5 and 99000",
+		"line 99999: external_invoice_ref: reference appears more than once in the file: lines 7 and 99999",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(found.File) != 0 {
+		t.Fatalf("duplicates:\n%s\nwant:\n%s\nfile errors %v", strings.Join(got, "\n"), strings.Join(want, "\n"), found.File)
+	}
+	// 100,000 rows of 100 MYR, less the 7 rows of the two duplicated refs (PAY-40000 and
+	// PAY-99999 also stand on their own lines); the one rejected for its amount is among them.
+	if want := decimal.NewFromInt(100 * (rows - 7)); !v.Total().Equal(want) {
+		t.Errorf("total %v, want %v", v.Total(), want)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+func TestValidatorCloseWithoutFinishLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), TempDir: dir})
+	for line := 2; line < 40_000; line++ {
+		v.Check(goodRow(line, fmt.Sprintf("PAY-%d", line)))
+	}
+	v.Close()
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+func TestValidatorSpillFailureIsAnError(t *testing.T) {
+	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(),
+		TempDir: filepath.Join(t.TempDir(), "missing")})
+	for line := 2; line < 40_000; line++ {
+		v.Check(goodRow(line, fmt.Sprintf("PAY-%d", line)))
+	}
+	if _, err := v.Finish(); err == nil || !strings.Contains(err.Error(), "duplicate check") {
+		t.Fatalf("Finish with an unusable TempDir: %v, want a duplicate check error", err)
+	}
 }
 
 func TestRowErrorText(t *testing.T) {
