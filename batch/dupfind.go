@@ -3,7 +3,6 @@ package batch
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -24,25 +23,50 @@ type refEntry struct {
 
 const refEntrySize = 24
 
-// refBufferEntries bounds what the duplicate check holds in memory (768 KiB): past it, sorted
-// runs go to a temporary file and are merged at the end, so memory stays flat at any length.
-const refBufferEntries = 1 << 15
+// refBufferEntries bounds what the duplicate check holds in memory (384 KiB, and as much again
+// for the sort's scratch): past it, sorted runs go to a temporary file and are merged at the
+// end, so memory stays flat at any length.
+const refBufferEntries = 1 << 14
 
-// mergeBufferBytes is shared by the readers of the runs during the merge; each gets at least
-// minRunBuffer, so a file of many millions of rows still merges in a few MiB.
+// mergeBufferBytes is shared by the readers of the runs during the merge (twice: the bytes read
+// and the entries decoded from them); each run gets at least minRunBuffer, so a file of many
+// millions of rows still merges in a few MiB.
 const (
-	mergeBufferBytes = 1 << 20
-	minRunBuffer     = 512
+	mergeBufferBytes = 256 << 10
+	minRunBuffer     = 32 * refEntrySize
 )
 
+// compareRefEntries orders a group of entries that share h1: by reference, then line.
 func compareRefEntries(a, b refEntry) int {
-	if c := cmp.Compare(a.h1, b.h1); c != 0 {
-		return c
-	}
 	if c := cmp.Compare(a.h2, b.h2); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.line, b.line)
+}
+
+// sortByH1 is a stable LSD radix sort of entries by h1, a byte at a time through scratch (of
+// the same length): several times faster than a comparison sort on random 64-bit keys.
+// Equal keys keep their order.
+func sortByH1(entries, scratch []refEntry) {
+	src, dst := entries, scratch[:len(entries)]
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for i := range src {
+			count[byte(src[i].h1>>shift)]++
+		}
+		pos := 0
+		for b, c := range count {
+			count[b] = pos
+			pos += c
+		}
+		for i := range src {
+			b := byte(src[i].h1 >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	// Eight passes: the sorted entries are back in entries.
 }
 
 // dupFinder finds references that appear more than once in a file, in bounded memory. Rows are
@@ -50,6 +74,7 @@ func compareRefEntries(a, b refEntry) int {
 type dupFinder struct {
 	dir   string // for the spill file; empty means os.TempDir()
 	buf   []refEntry
+	tmp   []refEntry // the radix sort's scratch, once the buffer spills
 	spill *os.File
 	path  string // of the spill file, while it could not be unlinked yet
 	w     *bufio.Writer
@@ -80,7 +105,10 @@ func (d *dupFinder) flush() error {
 			d.path = f.Name()
 		}
 	}
-	slices.SortFunc(d.buf, compareRefEntries)
+	if d.tmp == nil {
+		d.tmp = make([]refEntry, refBufferEntries)
+	}
+	sortByH1(d.buf, d.tmp)
 	var b [refEntrySize]byte
 	for _, e := range d.buf {
 		binary.LittleEndian.PutUint64(b[0:], e.h1)
@@ -111,7 +139,7 @@ func (d *dupFinder) finish(found func(duplicateGroup)) error {
 	}
 	var next func() (refEntry, bool, error)
 	if d.spill == nil {
-		slices.SortFunc(d.buf, compareRefEntries)
+		sortByH1(d.buf, make([]refEntry, len(d.buf)))
 		i := 0
 		next = func() (refEntry, bool, error) {
 			if i == len(d.buf) {
@@ -129,20 +157,36 @@ func (d *dupFinder) finish(found func(duplicateGroup)) error {
 		if err := d.w.Flush(); err != nil {
 			return fmt.Errorf("duplicate check: %w", err)
 		}
+		d.buf, d.tmp = nil, nil // the merge needs neither: let them go before its buffers come
+
 		m, err := newRunMerger(d.spill, d.runs)
 		if err != nil {
 			return err
 		}
 		next = m.next
 	}
-	var (
-		key   refEntry
-		lines []int // of the current reference, reused: most references have one line
-		cents int64
-	)
+	// Entries arrive sorted by h1; those that share it (one reference on several lines, or,
+	// once in 2^64, two references) are sorted by h2 and line and told apart by h2.
+	var same []refEntry // reused: most references have one line
 	report := func() {
-		if len(lines) > 1 {
-			found(duplicateGroup{lines: slices.Clone(lines), cents: cents})
+		if len(same) < 2 {
+			return
+		}
+		slices.SortFunc(same, compareRefEntries)
+		for i := 0; i < len(same); {
+			j := i + 1
+			for j < len(same) && same[j].h2 == same[i].h2 {
+				j++
+			}
+			if j-i > 1 {
+				g := duplicateGroup{lines: make([]int, 0, j-i)}
+				for _, e := range same[i:j] {
+					g.lines = append(g.lines, int(e.line))
+					g.cents += e.cents
+				}
+				found(g)
+			}
+			i = j
 		}
 	}
 	for {
@@ -154,12 +198,11 @@ func (d *dupFinder) finish(found func(duplicateGroup)) error {
 			report()
 			return nil
 		}
-		if len(lines) == 0 || e.h1 != key.h1 || e.h2 != key.h2 {
+		if len(same) > 0 && e.h1 != same[0].h1 {
 			report()
-			key, lines, cents = e, lines[:0], 0
+			same = same[:0]
 		}
-		lines = append(lines, int(e.line))
-		cents += e.cents
+		same = append(same, e)
 	}
 }
 
@@ -174,74 +217,101 @@ func (d *dupFinder) close() {
 	d.buf, d.runs = nil, nil
 }
 
-// runMerger yields the entries of every sorted run in one sorted stream.
+// runMerger yields the entries of every sorted run in one stream sorted by h1, through a
+// binary min-heap of the runs' next entries.
 type runMerger struct {
-	cursors runHeap
+	heap []*runCursor
 }
 
+// runCursor reads one run a block of entries at a time.
 type runCursor struct {
-	r    *bufio.Reader
-	head refEntry
+	r     io.Reader
+	raw   []byte
+	block []refEntry
+	pos   int // of the next entry in block
+	head  refEntry
 }
 
 func newRunMerger(f *os.File, runs []int64) (*runMerger, error) {
-	size := max(minRunBuffer, mergeBufferBytes/len(runs))
+	entries := max(minRunBuffer, mergeBufferBytes/len(runs)) / refEntrySize
 	m := &runMerger{}
 	var off int64
 	for _, n := range runs {
-		c := &runCursor{r: bufio.NewReaderSize(io.NewSectionReader(f, off, n*refEntrySize), size)}
+		c := &runCursor{r: io.NewSectionReader(f, off, n*refEntrySize), raw: make([]byte, entries*refEntrySize),
+			block: make([]refEntry, 0, entries)}
 		off += n * refEntrySize
 		ok, err := c.advance()
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			m.cursors = append(m.cursors, c)
+			m.heap = append(m.heap, c)
 		}
 	}
-	heap.Init(&m.cursors)
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
 	return m, nil
 }
 
+// advance moves head to the run's next entry, reading a block when the last is used up.
 func (c *runCursor) advance() (bool, error) {
-	var b [refEntrySize]byte
-	if _, err := io.ReadFull(c.r, b[:]); err == io.EOF {
-		return false, nil
-	} else if err != nil {
-		return false, fmt.Errorf("duplicate check: read back: %w", err)
+	if c.pos == len(c.block) {
+		n, err := io.ReadFull(c.r, c.raw)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil && err != io.ErrUnexpectedEOF {
+			return false, fmt.Errorf("duplicate check: read back: %w", err)
+		}
+		if n%refEntrySize != 0 {
+			return false, fmt.Errorf("duplicate check: read back: %d bytes, not whole entries", n)
+		}
+		c.block, c.pos = c.block[:n/refEntrySize], 0
+		for i := range c.block {
+			b := c.raw[i*refEntrySize:]
+			c.block[i] = refEntry{h1: binary.LittleEndian.Uint64(b[0:]), h2: binary.LittleEndian.Uint32(b[8:]),
+				line: binary.LittleEndian.Uint32(b[12:]), cents: int64(binary.LittleEndian.Uint64(b[16:]))}
+		}
 	}
-	c.head = refEntry{h1: binary.LittleEndian.Uint64(b[0:]), h2: binary.LittleEndian.Uint32(b[8:]),
-		line: binary.LittleEndian.Uint32(b[12:]), cents: int64(binary.LittleEndian.Uint64(b[16:]))}
+	c.head = c.block[c.pos]
+	c.pos++
 	return true, nil
 }
 
 func (m *runMerger) next() (refEntry, bool, error) {
-	if len(m.cursors) == 0 {
+	if len(m.heap) == 0 {
 		return refEntry{}, false, nil
 	}
-	c := m.cursors[0]
+	c := m.heap[0]
 	e := c.head
 	ok, err := c.advance()
 	if err != nil {
 		return refEntry{}, false, err
 	}
-	if ok {
-		heap.Fix(&m.cursors, 0)
-	} else {
-		heap.Pop(&m.cursors)
+	if !ok {
+		last := len(m.heap) - 1
+		m.heap[0] = m.heap[last]
+		m.heap = m.heap[:last]
 	}
+	m.down(0)
 	return e, true, nil
 }
 
-type runHeap []*runCursor
-
-func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return compareRefEntries(h[i].head, h[j].head) < 0 }
-func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)        { *h = append(*h, x.(*runCursor)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
+func (m *runMerger) down(i int) {
+	h := m.heap
+	for {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l].head.h1 < h[least].head.h1 {
+			least = l
+		}
+		if r < len(h) && h[r].head.h1 < h[least].head.h1 {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
 }
