@@ -150,6 +150,7 @@ var _ interface {
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
 	RunRows(ctx context.Context, runID string) ([]RunRow, error)
+	RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error)
 	StoreCallback(ctx context.Context, c StoredCallback) error
 	Close() error
 } = (*DB)(nil)

@@ -369,6 +369,50 @@ func TestApplyConcurrentCallers(t *testing.T) {
 	}
 }
 
+// TestApplyRefusedCallsAmongOthers mixes, in the same group commits, calls of several changes
+// that are refused at their last change with calls that are good: the writer first applies a
+// batch without savepoints and, when such a call is refused, applies the batch again with them.
+// Every good call must be recorded whole and every refused one not at all.
+func TestApplyRefusedCallsAmongOthers(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	const workers, perWorker = 16, 10
+	ps := seed(t, db, "r1", workers*perWorker*2)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*perWorker*2)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				good, bad := ps[(w*perWorker+i)*2].Ref, ps[(w*perWorker+i)*2+1].Ref
+				err := db.Apply(ctx, ledger.Change{Ref: bad, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true},
+					ledger.Change{Ref: bad, From: ledger.Submitted, To: ledger.Succeeded})
+				if !errors.Is(err, ledger.ErrStateConflict) {
+					errs <- fmt.Errorf("refused call for %s: %v", bad, err)
+				}
+				if err := db.Apply(ctx, ledger.Change{Ref: good, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true},
+					ledger.Change{Ref: good, From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: "INV-" + good}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i, p := range ps {
+		got := mustGet(t, db, p.Ref)
+		evs := mustEvents(t, db, p.Ref)
+		if i%2 == 1 && (got.State != ledger.Ready || got.Attempts != 0 || len(evs) != 1) {
+			t.Errorf("refused %s: state %s, attempts %d, %d events", p.Ref, got.State, got.Attempts, len(evs))
+		}
+		if i%2 == 0 && (got.State != ledger.Submitted || got.Attempts != 1 || len(evs) != 3) {
+			t.Errorf("good %s: state %s, attempts %d, %d events", p.Ref, got.State, got.Attempts, len(evs))
+		}
+	}
+}
+
 func TestApplyContext(t *testing.T) {
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "r1", 1)

@@ -462,3 +462,46 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 func amountText(d decimal.Decimal) string {
 	return d.StringFixed(max(2, -d.Exponent()))
 }
+
+// RunPayouts returns a run's input rows, ordered by line, and the payouts of its valid rows as
+// they stand now, keyed by reference: what a report of the run needs, in one query. Only Ref,
+// RunID, State, Amount, InvoiceNo, TransactionStatus and LastError of these payouts are filled
+// (Get, Lookup and List give every field).
+func (db *DB) RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.line, r.ref, r.recipient, r.provider_id, r.bank,
+		r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, p.ref IS NOT NULL,
+		IFNULL(p.run_id, ''), IFNULL(p.amount, ''), IFNULL(p.state, ''), IFNULL(p.invoice_no, ''),
+		IFNULL(p.transaction_status, ''), IFNULL(p.last_error, '')
+		FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+		WHERE r.run_id = ? ORDER BY r.line`, runID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rows of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []RunRow
+	payouts := make(map[string]Payout)
+	for rows.Next() {
+		r := RunRow{RunID: runID}
+		var p Payout
+		var found bool
+		var amount, state string
+		if err := rows.Scan(&r.Line, &r.Ref, &r.Recipient, &r.ProviderID, &r.Bank, &r.Account,
+			&r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped, &found,
+			&p.RunID, &amount, &state, &p.InvoiceNo, &p.TransactionStatus, &p.LastError); err != nil {
+			return nil, nil, fmt.Errorf("rows of run %s: %w", runID, err)
+		}
+		out = append(out, r)
+		if !found {
+			continue
+		}
+		p.Ref, p.State = r.Ref, State(state)
+		if p.Amount, err = decimal.NewFromString(amount); err != nil {
+			return nil, nil, fmt.Errorf("payout %s: amount %q: %w", p.Ref, amount, err)
+		}
+		payouts[p.Ref] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("rows of run %s: %w", runID, err)
+	}
+	return out, payouts, nil
+}
