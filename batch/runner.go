@@ -233,13 +233,14 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
-	if err := db.Record(ctx, res.RunID, parsed.runRows(submitAllowed), parsed.freshPayouts(res.RunID, submitAllowed)); err != nil {
+	fresh := parsed.freshPayouts(res.RunID, submitAllowed)
+	if err := db.Record(ctx, res.RunID, parsed.runRows(submitAllowed), fresh); err != nil {
 		return res, err
 	}
 
 	var aborted error
 	if submitAllowed {
-		aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
+		aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay(), fresh)
 	}
 	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
 	if err != nil {
@@ -437,21 +438,7 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row,
 
 // runPayouts reads a run's input rows and the current payouts of its valid ones.
 func runPayouts(ctx context.Context, db *ledger.DB, runID string) ([]ledger.RunRow, map[string]ledger.Payout, error) {
-	runRows, err := db.RunRows(ctx, runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	refs := make([]string, 0, len(runRows))
-	for _, rr := range runRows {
-		if !rr.Rejected {
-			refs = append(refs, rr.Ref)
-		}
-	}
-	payouts, err := db.Lookup(ctx, refs)
-	if err != nil {
-		return nil, nil, err
-	}
-	return runRows, payouts, nil
+	return db.RunPayouts(ctx, runID)
 }
 
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {

@@ -82,15 +82,37 @@ type submission struct {
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
 // is unknown, then sends the READY ones through the worker pool. It returns a non-nil error
 // (wrapping ErrAborted) when it stopped before every row was dealt with.
-func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) error {
+//
+// recorded holds the payouts this run's Record has just stored as READY (never in the ledger
+// before, and this process holds its lock): they are taken as they are instead of being read back.
+// Every other ref is read from the ledger. A wrong guess could not send anything unrecorded: each
+// intent is applied From READY.
+func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string, recorded []ledger.Payout) error {
 	db := r.cfg.Ledger
 	bg := context.WithoutCancel(ctx)
 	if err := recoverInterrupted(bg, db, runID); err != nil {
 		return err
 	}
-	current, err := db.Lookup(bg, refs)
-	if err != nil {
-		return err
+	current := make(map[string]ledger.Payout, len(refs))
+	for _, p := range recorded {
+		if p.State == ledger.Ready && p.Attempts == 0 {
+			current[p.Ref] = p
+		}
+	}
+	var others []string
+	for _, ref := range refs {
+		if _, ok := current[ref]; !ok {
+			others = append(others, ref)
+		}
+	}
+	if len(others) > 0 {
+		stored, err := db.Lookup(bg, others)
+		if err != nil {
+			return err
+		}
+		for ref, p := range stored {
+			current[ref] = p
+		}
 	}
 	s := &submission{r: r, log: log, runID: runID, rows: current}
 	var tasks []task
