@@ -27,6 +27,7 @@ const (
 // share one commit, and so do its plain answers. At low rates a group would hold intents recorded
 // long before their POST, which a crash turns into lookups and a grace to wait out.
 const (
+	heldWait         = 2 * time.Millisecond
 	sendGroupSize    = 8
 	sendGroupMinRate = 100
 )
@@ -182,8 +183,33 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for group := range work {
-				results <- s.handleGroup(ctx, group)
+			// held is a sent group whose answers are not recorded yet: they go with the intents
+			// of the next group this worker takes, if one is ready at once, in one commit.
+			var held *heldAnswers
+			for {
+				var group []task
+				if held != nil {
+					select {
+					case group = <-work:
+					case <-time.After(heldWait):
+						results <- s.recordHeld(held)
+						held = nil
+						continue
+					}
+				} else {
+					var ok bool
+					if group, ok = <-work; !ok {
+						return
+					}
+				}
+				outs, prev, next := s.handleGroup(ctx, group, held)
+				if prev != nil {
+					results <- prev
+				}
+				held = next
+				if outs != nil {
+					results <- outs
+				}
 			}
 		}()
 	}
@@ -306,20 +332,52 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	return nil
 }
 
-// handleGroup runs what a worker was handed: a group of first sends together, anything else alone.
-func (s *submission) handleGroup(ctx context.Context, group []task) []outcome {
-	if len(group) > 1 && s.check == nil {
-		outs := s.sendGroup(ctx, context.WithoutCancel(ctx), group)
-		for i := range outs {
-			outs[i] = settledByCallback(s, outs[i])
-		}
-		return outs
+// heldAnswers is what a group of first sends left to record: the changes of the rows the service
+// accepted (their rows stay SUBMITTING until these are committed), and the group's outcomes,
+// reported once they are.
+type heldAnswers struct {
+	changes []ledger.Change
+	at      []int // the outcomes the changes belong to
+	outs    []outcome
+}
+
+// recordHeld commits held answers on their own and returns the group's outcomes.
+func (s *submission) recordHeld(h *heldAnswers) []outcome {
+	if err := s.r.cfg.Ledger.Apply(context.Background(), h.changes...); err != nil {
+		h.failed(err)
 	}
-	outs := make([]outcome, len(group))
+	return h.settled(s)
+}
+
+func (h *heldAnswers) failed(err error) {
+	for _, i := range h.at {
+		h.outs[i].fatal = fmt.Errorf("record answers: %w", err)
+	}
+}
+
+func (h *heldAnswers) settled(s *submission) []outcome {
+	for i := range h.outs {
+		h.outs[i] = settledByCallback(s, h.outs[i])
+	}
+	return h.outs
+}
+
+// handleGroup runs what a worker was handed: a group of first sends together, anything else alone.
+// held, if not nil, is the previous group's answers: they are committed with this group's intents,
+// or alone first. It returns this group's outcomes (nil when its answers are held in next) and the
+// previous group's (prev, nil when held was nil).
+func (s *submission) handleGroup(ctx context.Context, group []task, held *heldAnswers) (outs, prev []outcome, next *heldAnswers) {
+	if len(group) > 1 && s.check == nil {
+		return s.sendGroup(ctx, context.WithoutCancel(ctx), group, held)
+	}
+	if held != nil {
+		prev = s.recordHeld(held)
+	}
+	outs = make([]outcome, len(group))
 	for i, t := range group {
 		outs[i] = s.handle(ctx, t)
 	}
-	return outs
+	return outs, prev, nil
 }
 
 // settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
@@ -386,20 +444,35 @@ func (s *submission) intent(t task) ledger.Change {
 // commits, one by one, are most of what a run spends. Safety is send's: every intent is durable
 // before its POST, and an answer not yet recorded when the process dies leaves SUBMITTING, which
 // the next start looks up. A row sent before always goes alone (see groupable).
-func (s *submission) sendGroup(ctx, bg context.Context, group []task) []outcome {
-	outs := make([]outcome, len(group))
-	intents := make([]ledger.Change, len(group))
-	for i, t := range group {
-		intents[i] = s.intent(t)
+//
+// The plain answers are not committed here: they are returned in next, to be committed with the
+// intents of the worker's next group (held, at the next call), or alone when no group is ready at
+// once. held's outcomes are returned in prev once its answers are committed.
+func (s *submission) sendGroup(ctx, bg context.Context, group []task, held *heldAnswers) (outs, prev []outcome, next *heldAnswers) {
+	outs = make([]outcome, len(group))
+	intents := make([]ledger.Change, 0, len(group)+len(heldChanges(held)))
+	intents = append(intents, heldChanges(held)...)
+	for _, t := range group {
+		intents = append(intents, s.intent(t))
 	}
-	if err := s.r.cfg.Ledger.Apply(bg, intents...); err != nil {
+	err := s.r.cfg.Ledger.Apply(bg, intents...)
+	if err != nil && held != nil {
+		// Nothing of the call was recorded: the answers and the intents are tried apart, so
+		// that a refusal of one does not hold the other back.
+		prev = s.recordHeld(held)
+		held = nil
+		err = s.r.cfg.Ledger.Apply(bg, intents[len(intents)-len(group):]...)
+	}
+	if held != nil {
+		prev = held.settled(s)
+	}
+	if err != nil {
 		for i, t := range group {
-			outs[i] = outcome{task: t, fatal: fmt.Errorf("record intents: %w", err)}
+			outs[i] = settledByCallback(s, outcome{task: t, fatal: fmt.Errorf("record intents: %w", err)})
 		}
-		return outs
+		return outs, prev, nil
 	}
-	var accepted []ledger.Change
-	var acceptedAt []int
+	next = &heldAnswers{outs: outs}
 	for i, t := range group {
 		if s.r.cfg.Limiter.Wait(ctx) != nil || ctx.Err() != nil {
 			// Stopped with intents recorded and nothing sent for them: they go back to READY, so
@@ -422,23 +495,30 @@ func (s *submission) sendGroup(ctx, bg context.Context, group []task) []outcome 
 		if err == nil && created.InvoiceNo != "" {
 			for _, c := range acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus, "accepted by the service") {
 				c.Ref, c.RunID = t.ref, s.runID
-				accepted = append(accepted, c)
+				next.changes = append(next.changes, c)
 			}
-			acceptedAt = append(acceptedAt, i)
+			next.at = append(next.at, i)
 			s.remember(t.ref)
 			outs[i] = outcome{task: t, serviceOK: true, rowDone: true}
 			continue
 		}
 		outs[i] = s.answer(bg, t, created, err)
 	}
-	if len(accepted) > 0 {
-		if err := s.r.cfg.Ledger.Apply(bg, accepted...); err != nil {
-			for _, i := range acceptedAt {
-				outs[i].fatal = fmt.Errorf("record answers: %w", err)
-			}
-		}
+	switch {
+	case len(next.changes) == 0:
+		return next.settled(s), prev, nil
+	case ctx.Err() != nil:
+		// The run is stopping: no next group will come, the answers are committed now.
+		return s.recordHeld(next), prev, nil
 	}
-	return outs
+	return nil, prev, next
+}
+
+func heldChanges(h *heldAnswers) []ledger.Change {
+	if h == nil {
+		return nil
+	}
+	return h.changes
 }
 
 // groupable is a send of a row that was never sent: a crash mid-group costs it a lookup and a
