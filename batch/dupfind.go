@@ -214,7 +214,7 @@ func (d *dupFinder) close() {
 		}
 		d.spill, d.w, d.path = nil, nil, ""
 	}
-	d.buf, d.runs = nil, nil
+	d.buf, d.tmp, d.runs = nil, nil, nil
 }
 
 // runMerger yields the entries of every sorted run in one stream sorted by h1, through a

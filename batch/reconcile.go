@@ -252,7 +252,7 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 // runEntries is a run's input rows. A payout seen already (a rerun of the same file) is left out
 // when seen is not nil, so that no payout counts twice.
 func runEntries(ctx context.Context, db *ledger.DB, runID string, seen map[string]bool) ([]reconEntry, map[string]bool, error) {
-	runRows, recorded, err := runPayouts(ctx, db, runID)
+	runRows, recorded, err := db.RunPayouts(ctx, runID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -396,7 +396,7 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 // ReportRows reads a recorded run back from the ledger as report rows, with each payout's current
 // state. The map marks the lines that were accepted by the service before this run.
 func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row, map[int]bool, error) {
-	runRows, payouts, err := runPayouts(ctx, db, runID)
+	runRows, payouts, err := db.RunPayouts(ctx, runID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,11 +434,6 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row,
 		rows = append(rows, row)
 	}
 	return rows, skipped, nil
-}
-
-// runPayouts reads a run's input rows and the current payouts of its valid ones.
-func runPayouts(ctx context.Context, db *ledger.DB, runID string) ([]ledger.RunRow, map[string]ledger.Payout, error) {
-	return db.RunPayouts(ctx, runID)
 }
 
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
