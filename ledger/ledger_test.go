@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,6 +178,69 @@ func TestRecord(t *testing.T) {
 			t.Errorf("err %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// TestRecordChunks records more rows than one INSERT carries, with a reference repeated inside a
+// chunk and references already stored in later chunks: each stored payout gets one event, the
+// stored ones are left as they were, and a conflict in a late chunk stores nothing of the call.
+func TestRecordChunks(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	old := seed(t, db, "r1", 3)
+	if err := db.AddRun(ctx, ledger.Run{ID: "r2", Kind: "run", File: "big.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	var fresh []ledger.Payout
+	for i := range 150 {
+		fresh = append(fresh, payout(fmt.Sprintf("big-%03d", i), "1.50", i+2))
+	}
+	fresh = slices.Insert(fresh, 10, fresh[9]) // the same ref twice in the first chunk
+	fresh = slices.Insert(fresh, 100, old[1])  // stored by r1, in the second chunk
+	fresh = append(fresh, old[2], fresh[3])    // stored by r1, and a ref of the first chunk, in the third
+	rows := make([]ledger.RunRow, len(fresh))
+	for i, p := range fresh {
+		rows[i] = rowOf(p)
+		rows[i].Line = i + 2
+	}
+	if err := db.Record(ctx, "r2", rows, fresh); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.RunRows(ctx, "r2")
+	if err != nil || len(got) != len(rows) {
+		t.Fatalf("%d run rows, %v; want %d", len(got), err, len(rows))
+	}
+	for _, p := range []ledger.Payout{fresh[0], fresh[9], fresh[64], fresh[151]} {
+		if evs := mustEvents(t, db, p.Ref); len(evs) != 1 || evs[0].To != ledger.Ready {
+			t.Errorf("%s: events %+v, want one READY", p.Ref, evs)
+		}
+	}
+	if p := mustGet(t, db, "big-009"); p.RunID != "r2" || p.Line != 11 {
+		t.Errorf("repeated ref stored from run %s line %d, want r2 line 11", p.RunID, p.Line)
+	}
+	if evs := mustEvents(t, db, old[1].Ref); len(evs) != 1 || evs[0].RunID != "r1" {
+		t.Errorf("stored ref: events %+v, want only r1's", evs)
+	}
+	if evs := mustEvents(t, db, "big-149"); len(evs) != 1 || evs[0].Detail != "recorded from big.csv line 151" {
+		t.Errorf("last fresh ref: events %+v", evs)
+	}
+
+	if err := db.AddRun(ctx, ledger.Run{ID: "r3", Kind: "run", File: "late.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	var late []ledger.Payout
+	for i := range 140 {
+		late = append(late, payout(fmt.Sprintf("late-%03d", i), "2", i+2))
+	}
+	clash := old[0]
+	clash.Account = "9999999999"
+	late = append(late, clash)
+	err = db.Record(ctx, "r3", nil, late)
+	if !errors.Is(err, ledger.ErrStateConflict) || !strings.Contains(err.Error(), clash.Ref) {
+		t.Fatalf("err %v, want a conflict naming %s", err, clash.Ref)
+	}
+	if _, err := db.Get(ctx, "late-000"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("a payout of the refused call was stored: err %v", err)
+	}
 }
 
 func TestRecordLargeFile(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -388,71 +390,158 @@ func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []P
 	return nil
 }
 
-func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) error {
-	if len(rows) == 0 {
-		return nil
+// recordChunk is how many rows one INSERT of Record carries: SQLite's cost per statement, and
+// database/sql's per call, is most of a small insert.
+const recordChunk = 64
+
+// multiRowInsert runs one INSERT per chunk of rows and keeps a prepared statement per chunk
+// length for the transaction. Placeholders are plain "?": the driver looks up each numbered
+// one by name, in a list as long as the statement's, which costs more than binding it again.
+type multiRowInsert struct {
+	tx       *sql.Tx
+	head     string // "INSERT INTO t (cols) VALUES "
+	row      string // one row's values: "(?, ?, '')"
+	tail     string // " ON CONFLICT ... RETURNING ..." or ""
+	prepared map[int]*sql.Stmt
+}
+
+func (m *multiRowInsert) stmt(ctx context.Context, rows int) (*sql.Stmt, error) {
+	if st, ok := m.prepared[rows]; ok {
+		return st, nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank,
-		account, amount, description, rejected, reason, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	query := m.head + strings.TrimSuffix(strings.Repeat(m.row+",", rows), ",") + m.tail
+	st, err := m.tx.PrepareContext(ctx, query)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer st.Close()
-	for _, r := range rows {
-		if _, err := st.ExecContext(ctx, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account,
-			r.Amount, r.Description, r.Rejected, r.Reason, r.Skipped); err != nil {
-			return fmt.Errorf("line %d: %w", r.Line, err)
+	if m.prepared == nil {
+		m.prepared = make(map[int]*sql.Stmt)
+	}
+	m.prepared[rows] = st
+	return st, nil
+}
+
+func (m *multiRowInsert) close() {
+	for _, st := range m.prepared {
+		st.Close()
+	}
+}
+
+func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) error {
+	ins := &multiRowInsert{tx: tx,
+		head: `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank, account, amount, description,
+		rejected, reason, skipped) VALUES `,
+		row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}
+	defer ins.close()
+	args := make([]any, 0, recordChunk*12)
+	for chunk := range slices.Chunk(rows, recordChunk) {
+		st, err := ins.stmt(ctx, len(chunk))
+		if err != nil {
+			return err
+		}
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account, r.Amount,
+				r.Description, r.Rejected, r.Reason, r.Skipped)
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
 		}
 	}
 	return nil
 }
 
+// recordPayouts inserts the fresh payouts a chunk at a time; RETURNING names those that were new,
+// and only they get a "recorded" event. A reference already stored is compared with its row.
 func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fresh []Payout) error {
-	if len(fresh) == 0 {
-		return nil
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank,
-		account, amount, description, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (ref) DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	ev, err := tx.PrepareContext(ctx, eventSQL)
-	if err != nil {
-		return err
-	}
-	defer ev.Close()
-	for _, p := range fresh {
-		state := p.State
-		if state == "" {
-			state = Ready
-		}
-		rid := p.RunID
-		if rid == "" {
-			rid = runID
-		}
-		res, err := ins.ExecContext(ctx, p.Ref, rid, p.Line, p.Recipient, p.ProviderID, p.Bank, p.Account,
-			amountText(p.Amount), p.Description, string(state), now, now)
+	ins := &multiRowInsert{tx: tx,
+		head: `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank, account, amount,
+		description, state, created_at, updated_at) VALUES `,
+		row:  `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		tail: ` ON CONFLICT (ref) DO NOTHING RETURNING ref`}
+	defer ins.close()
+	ev := &multiRowInsert{tx: tx,
+		head: `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES `,
+		row:  `(?, ?, ?, '', ?, ?, '')`}
+	defer ev.close()
+	detail := "recorded from " + file + " line "
+	args := make([]any, 0, recordChunk*12)
+	inserted := make(map[string]bool, recordChunk)
+	for chunk := range slices.Chunk(fresh, recordChunk) {
+		st, err := ins.stmt(ctx, len(chunk))
 		if err != nil {
-			return fmt.Errorf("payout %s: %w", p.Ref, err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("payout %s: %w", p.Ref, err)
-		} else if n == 0 {
-			old, err := scanPayout(tx.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = ?`, p.Ref))
+		args = args[:0]
+		for _, p := range chunk {
+			rid := p.RunID
+			if rid == "" {
+				rid = runID
+			}
+			args = append(args, p.Ref, rid, p.Line, p.Recipient, p.ProviderID, p.Bank, p.Account,
+				amountText(p.Amount), p.Description, string(recordedState(p)), now, now)
+		}
+		clear(inserted)
+		if err := collectRefs(ctx, st, args, inserted); err != nil {
+			return fmt.Errorf("payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
+		}
+		args = args[:0]
+		for _, p := range chunk {
+			if !inserted[p.Ref] {
+				if err := sameAsStored(ctx, tx, p); err != nil {
+					return err
+				}
+				continue
+			}
+			// A ref twice in the chunk was inserted once: its second row is compared above.
+			delete(inserted, p.Ref)
+			args = append(args, p.Ref, runID, now, string(recordedState(p)), detail+strconv.Itoa(p.Line))
+		}
+		if n := len(args) / 5; n > 0 {
+			st, err := ev.stmt(ctx, n)
 			if err != nil {
-				return fmt.Errorf("payout %s: %w", p.Ref, err)
+				return err
 			}
-			if !old.SameDetails(p) {
-				return &ConflictError{Ref: p.Ref, Reason: fmt.Sprintf("already recorded by run %s line %d with other details", old.RunID, old.Line)}
+			if _, err := st.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("events of payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
 			}
-			continue
 		}
-		detail := fmt.Sprintf("recorded from %s line %d", file, p.Line)
-		if _, err := ev.ExecContext(ctx, p.Ref, runID, now, "", string(state), detail, ""); err != nil {
-			return fmt.Errorf("payout %s: event: %w", p.Ref, err)
+	}
+	return nil
+}
+
+func recordedState(p Payout) State {
+	if p.State == "" {
+		return Ready
+	}
+	return p.State
+}
+
+// collectRefs runs an INSERT ... RETURNING ref and adds the refs it returns to into.
+func collectRefs(ctx context.Context, st *sql.Stmt, args []any, into map[string]bool) error {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ref string
+		if err := rows.Scan(&ref); err != nil {
+			return err
 		}
+		into[ref] = true
+	}
+	return rows.Err()
+}
+
+// sameAsStored accepts a fresh payout whose reference is already stored only with the same details.
+func sameAsStored(ctx context.Context, tx *sql.Tx, p Payout) error {
+	old, err := scanPayout(tx.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = ?`, p.Ref))
+	if err != nil {
+		return fmt.Errorf("payout %s: %w", p.Ref, err)
+	}
+	if !old.SameDetails(p) {
+		return &ConflictError{Ref: p.Ref, Reason: fmt.Sprintf("already recorded by run %s line %d with other details", old.RunID, old.Line)}
 	}
 	return nil
 }
