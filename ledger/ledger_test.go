@@ -301,6 +301,12 @@ func TestApplyStateMachine(t *testing.T) {
 					t.Errorf("not found %d at %v (updated %v)", p.NotFoundCount, p.FirstNotFoundAt, p.UpdatedAt)
 				}
 			}},
+		{"a not found that starts a new count restarts the time", ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true, ResetNotFound: true},
+			func(t *testing.T, p ledger.Payout) {
+				if p.NotFoundCount != 1 || !p.FirstNotFoundAt.Equal(p.UpdatedAt) {
+					t.Errorf("not found %d at %v (updated %v)", p.NotFoundCount, p.FirstNotFoundAt, p.UpdatedAt)
+				}
+			}},
 		{"found resets and sets the invoice", ledger.Change{From: ledger.Unknown, To: ledger.Submitted, ResetNotFound: true, InvoiceNo: "INV-1", TransactionStatus: "PENDING"},
 			func(t *testing.T, p ledger.Payout) {
 				if p.NotFoundCount != 0 || !p.FirstNotFoundAt.IsZero() || p.InvoiceNo != "INV-1" || p.TransactionStatus != "PENDING" {
