@@ -243,6 +243,56 @@ func TestRecordChunks(t *testing.T) {
 	}
 }
 
+// TestRunPayouts reads a run large enough to be read in several ranges of lines: every row once,
+// in line order, and the payouts of the valid rows as they stand now.
+func TestRunPayouts(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	if err := db.AddRun(ctx, ledger.Run{ID: "big", Kind: "run", File: "big.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3001
+	var rows []ledger.RunRow
+	var fresh []ledger.Payout
+	for i := range n {
+		p := payout(fmt.Sprintf("rp-%04d", i), "3.10", i+2)
+		row := rowOf(p)
+		if i%7 == 3 {
+			row.Rejected, row.Reason = true, "amount: not a number"
+		} else {
+			fresh = append(fresh, p)
+		}
+		rows = append(rows, row)
+	}
+	if err := db.Record(ctx, "big", rows, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Apply(ctx, ledger.Change{Ref: "rp-3000", RunID: "big", From: ledger.Ready, To: ledger.Submitting, CountAttempt: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, payouts, err := db.RunPayouts(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n || len(payouts) != len(fresh) {
+		t.Fatalf("%d rows and %d payouts, want %d and %d", len(got), len(payouts), n, len(fresh))
+	}
+	for i, r := range got {
+		if r.Line != i+2 || r.Ref != rows[i].Ref || r.Rejected != rows[i].Rejected {
+			t.Fatalf("row %d: %+v, want line %d ref %s", i, r, i+2, rows[i].Ref)
+		}
+		if _, ok := payouts[r.Ref]; ok == r.Rejected {
+			t.Fatalf("line %d: payout found %v for a row rejected %v", r.Line, ok, r.Rejected)
+		}
+	}
+	if p := payouts["rp-3000"]; p.State != ledger.Submitting || !p.Amount.Equal(decimal.RequireFromString("3.1")) {
+		t.Errorf("payout as it stands: %+v", p)
+	}
+	if got, payouts, err := db.RunPayouts(ctx, "no-such-run"); err != nil || len(got) != 0 || len(payouts) != 0 {
+		t.Errorf("unknown run: %d rows, %d payouts, %v", len(got), len(payouts), err)
+	}
+}
+
 func TestRecordLargeFile(t *testing.T) {
 	n := 100_000
 	if raceEnabled || testing.Short() {

@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -552,23 +555,73 @@ func amountText(d decimal.Decimal) string {
 	return d.StringFixed(max(2, -d.Exponent()))
 }
 
+// runPayoutsPart is the fewest lines a part of RunPayouts reads on its own connection.
+const runPayoutsPart = 1024
+
 // RunPayouts returns a run's input rows, ordered by line, and the payouts of its valid rows as
-// they stand now, keyed by reference: what a report of the run needs, in one query. Only Ref,
-// RunID, State, Amount, InvoiceNo, TransactionStatus and LastError of these payouts are filled
-// (Get, Lookup and List give every field).
+// they stand now, keyed by reference: what a report of the run needs. Only Ref, RunID, State,
+// Amount, InvoiceNo, TransactionStatus and LastError of these payouts are filled (Get, Lookup
+// and List give every field).
+//
+// A large run is read in ranges of lines side by side, one connection each (WAL readers do not
+// wait for each other): the read sits between the last request and the reports, on one core
+// otherwise. Each range is one consistent read; a callback committed between two of them shows
+// in the later ones only, as it would had it come a moment earlier.
 func (db *DB) RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error) {
+	var first, last sql.NullInt64
+	if err := db.sql.QueryRowContext(ctx, `SELECT min(line), max(line) FROM run_rows WHERE run_id = ?`, runID).Scan(&first, &last); err != nil {
+		return nil, nil, fmt.Errorf("rows of run %s: %w", runID, err)
+	}
+	if !first.Valid {
+		return nil, map[string]Payout{}, nil
+	}
+	span := last.Int64 - first.Int64 + 1
+	parts := int(min(int64(runtime.GOMAXPROCS(0)), 4, max(1, span/runPayoutsPart)))
+	type part struct {
+		rows    []RunRow
+		payouts map[string]Payout
+		err     error
+	}
+	results := make([]part, parts)
+	var wg sync.WaitGroup
+	for i := range results {
+		from := first.Int64 + span*int64(i)/int64(parts)
+		to := first.Int64 + span*int64(i+1)/int64(parts) - 1
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &results[i]
+			r.rows, r.payouts, r.err = db.runPayoutsBetween(ctx, runID, from, to)
+		}()
+	}
+	wg.Wait()
+	out := make([]RunRow, 0, span)
+	for _, r := range results {
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		out = append(out, r.rows...)
+	}
+	payouts := results[0].payouts
+	for _, r := range results[1:] {
+		maps.Copy(payouts, r.payouts)
+	}
+	return out, payouts, nil
+}
+
+func (db *DB) runPayoutsBetween(ctx context.Context, runID string, from, to int64) ([]RunRow, map[string]Payout, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.line, r.ref, r.recipient, r.provider_id, r.bank,
 		r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, p.ref IS NOT NULL,
 		IFNULL(p.run_id, ''), IFNULL(p.amount, ''), IFNULL(p.state, ''), IFNULL(p.invoice_no, ''),
 		IFNULL(p.transaction_status, ''), IFNULL(p.last_error, '')
 		FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
-		WHERE r.run_id = ? ORDER BY r.line`, runID)
+		WHERE r.run_id = ? AND r.line BETWEEN ? AND ? ORDER BY r.line`, runID, from, to)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rows of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	var out []RunRow
-	payouts := make(map[string]Payout)
+	out := make([]RunRow, 0, to-from+1)
+	payouts := make(map[string]Payout, to-from+1)
 	for rows.Next() {
 		r := RunRow{RunID: runID}
 		var p Payout
