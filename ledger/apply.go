@@ -54,10 +54,10 @@ type writer struct {
 	begin, commit, rollback  *sql.Stmt
 	savepoint, release, undo *sql.Stmt
 	state                    *sql.Stmt
-	// updates holds an UPDATE per set of fields a Change carries (see updateSQL), events an
-	// INSERT per number of rows (powers of two up to eventChunk); both are prepared on first use.
+	// updates holds an UPDATE per set of fields a Change carries (see updateSQL), prepared on
+	// first use.
 	updates map[changeShape]*sql.Stmt
-	events  map[int]*sql.Stmt
+	events  *multiRowInsert
 	// pending are the events of the batch's accepted calls, inserted together before the commit.
 	pending []any
 }
@@ -143,16 +143,14 @@ func appendUpdateArgs(args []any, s changeShape, c Change, now string) []any {
 
 const eventColumns = `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES `
 
-// eventChunk is the most events one INSERT carries.
-const eventChunk = 64
-
 func newWriter(ctx context.Context, db *DB) (*writer, error) {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	w := &writer{db: db, conn: conn, reqs: make(chan *applyReq), quit: make(chan struct{}), finished: make(chan struct{}),
-		updates: make(map[changeShape]*sql.Stmt), events: make(map[int]*sql.Stmt)}
+		updates: make(map[changeShape]*sql.Stmt)}
+	w.events = &multiRowInsert{prep: conn, head: eventColumns, row: "(?, ?, ?, ?, ?, ?, ?)", width: 7}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -182,12 +180,10 @@ func (w *writer) close() error {
 	for _, st := range w.updates {
 		stmts = append(stmts, st)
 	}
-	for _, st := range w.events {
-		stmts = append(stmts, st)
-	}
 	for _, st := range stmts {
 		errs = append(errs, st.Close())
 	}
+	errs = append(errs, w.events.close())
 	return errors.Join(append(errs, w.conn.Close())...)
 }
 
@@ -293,8 +289,9 @@ func (w *writer) tryBatch(ctx context.Context, batch []*applyReq, savepoints boo
 		}
 		results[i] = err
 	}
-	if err := w.insertEvents(ctx); err != nil {
-		return fail(err)
+	// Inserted together: an INSERT of many rows costs about half as much a row as one of one.
+	if err := w.events.exec(ctx, w.pending); err != nil {
+		return fail(fmt.Errorf("events: %w", err))
 	}
 	if _, err := w.commit.ExecContext(ctx); err != nil {
 		return fail(err)
@@ -339,31 +336,6 @@ func (w *writer) updateStmt(ctx context.Context, shape changeShape) (*sql.Stmt, 
 	}
 	w.updates[shape] = st
 	return st, nil
-}
-
-// insertEvents inserts w.pending with as few statements as the chunk sizes allow: an INSERT of
-// many rows costs about half as much a row as one of a single row.
-func (w *writer) insertEvents(ctx context.Context) error {
-	const width = 7
-	for rest := w.pending; len(rest) > 0; {
-		n := min(eventChunk, len(rest)/width)
-		for n&(n-1) != 0 { // down to a power of two: few distinct statements to prepare
-			n &= n - 1
-		}
-		st, ok := w.events[n]
-		if !ok {
-			var err error
-			if st, err = w.conn.PrepareContext(ctx, eventColumns+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?),", n), ",")); err != nil {
-				return fmt.Errorf("prepare events: %w", err)
-			}
-			w.events[n] = st
-		}
-		if _, err := st.ExecContext(ctx, rest[:n*width]...); err != nil {
-			return fmt.Errorf("events: %w", err)
-		}
-		rest = rest[n*width:]
-	}
-	return nil
 }
 
 // Apply makes the changes, each with its event, atomically: if any change's From is not the

@@ -393,18 +393,24 @@ func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []P
 	return nil
 }
 
-// recordChunk is how many rows one INSERT of Record carries: SQLite's cost per statement, and
+// insertChunk is the most rows one multi-row INSERT carries: SQLite's cost per statement, and
 // database/sql's per call, is most of a small insert.
-const recordChunk = 64
+const insertChunk = 64
 
-// multiRowInsert runs one INSERT per chunk of rows and keeps a prepared statement per chunk
-// length for the transaction. Placeholders are plain "?": the driver looks up each numbered
-// one by name, in a list as long as the statement's, which costs more than binding it again.
+// preparer is a *sql.Tx (Record's inserts) or a *sql.Conn (the writer's events).
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// multiRowInsert inserts rows several to a statement, and keeps a prepared statement per number
+// of rows. Placeholders are plain "?": the driver looks each numbered one up by name, in a list
+// as long as the statement's, which costs more than binding a value again.
 type multiRowInsert struct {
-	tx       *sql.Tx
+	prep     preparer
 	head     string // "INSERT INTO t (cols) VALUES "
 	row      string // one row's values: "(?, ?, '')"
 	tail     string // " ON CONFLICT ... RETURNING ..." or ""
+	width    int    // placeholders in row
 	prepared map[int]*sql.Stmt
 }
 
@@ -413,7 +419,7 @@ func (m *multiRowInsert) stmt(ctx context.Context, rows int) (*sql.Stmt, error) 
 		return st, nil
 	}
 	query := m.head + strings.TrimSuffix(strings.Repeat(m.row+",", rows), ",") + m.tail
-	st, err := m.tx.PrepareContext(ctx, query)
+	st, err := m.prep.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -424,30 +430,48 @@ func (m *multiRowInsert) stmt(ctx context.Context, rows int) (*sql.Stmt, error) 
 	return st, nil
 }
 
-func (m *multiRowInsert) close() {
-	for _, st := range m.prepared {
-		st.Close()
+// exec inserts args, width of them a row, in statements of a power of two rows up to
+// insertChunk: a long-lived multiRowInsert then prepares at most seven statements.
+func (m *multiRowInsert) exec(ctx context.Context, args []any) error {
+	for len(args) > 0 {
+		n := min(insertChunk, len(args)/m.width)
+		for n&(n-1) != 0 {
+			n &= n - 1
+		}
+		st, err := m.stmt(ctx, n)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, args[:n*m.width]...); err != nil {
+			return err
+		}
+		args = args[n*m.width:]
 	}
+	return nil
+}
+
+func (m *multiRowInsert) close() error {
+	var errs []error
+	for _, st := range m.prepared {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
 }
 
 func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) error {
-	ins := &multiRowInsert{tx: tx,
+	ins := &multiRowInsert{prep: tx, width: 12,
 		head: `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank, account, amount, description,
 		rejected, reason, skipped) VALUES `,
 		row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}
 	defer ins.close()
-	args := make([]any, 0, recordChunk*12)
-	for chunk := range slices.Chunk(rows, recordChunk) {
-		st, err := ins.stmt(ctx, len(chunk))
-		if err != nil {
-			return err
-		}
+	args := make([]any, 0, insertChunk*ins.width)
+	for chunk := range slices.Chunk(rows, insertChunk) {
 		args = args[:0]
 		for _, r := range chunk {
 			args = append(args, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account, r.Amount,
 				r.Description, r.Rejected, r.Reason, r.Skipped)
 		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
+		if err := ins.exec(ctx, args); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
 		}
 	}
@@ -457,20 +481,18 @@ func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) er
 // recordPayouts inserts the fresh payouts a chunk at a time; RETURNING names those that were new,
 // and only they get a "recorded" event. A reference already stored is compared with its row.
 func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fresh []Payout) error {
-	ins := &multiRowInsert{tx: tx,
+	ins := &multiRowInsert{prep: tx, width: 12,
 		head: `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank, account, amount,
 		description, state, created_at, updated_at) VALUES `,
 		row:  `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		tail: ` ON CONFLICT (ref) DO NOTHING RETURNING ref`}
 	defer ins.close()
-	ev := &multiRowInsert{tx: tx,
-		head: `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES `,
-		row:  `(?, ?, ?, '', ?, ?, '')`}
+	ev := &multiRowInsert{prep: tx, width: 5, head: eventColumns, row: `(?, ?, ?, '', ?, ?, '')`}
 	defer ev.close()
 	detail := "recorded from " + file + " line "
-	args := make([]any, 0, recordChunk*12)
-	inserted := make(map[string]bool, recordChunk)
-	for chunk := range slices.Chunk(fresh, recordChunk) {
+	args := make([]any, 0, insertChunk*ins.width)
+	inserted := make(map[string]bool, insertChunk)
+	for chunk := range slices.Chunk(fresh, insertChunk) {
 		st, err := ins.stmt(ctx, len(chunk))
 		if err != nil {
 			return err
@@ -500,14 +522,8 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 			delete(inserted, p.Ref)
 			args = append(args, p.Ref, runID, now, string(recordedState(p)), detail+strconv.Itoa(p.Line))
 		}
-		if n := len(args) / 5; n > 0 {
-			st, err := ev.stmt(ctx, n)
-			if err != nil {
-				return err
-			}
-			if _, err := st.ExecContext(ctx, args...); err != nil {
-				return fmt.Errorf("events of payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
-			}
+		if err := ev.exec(ctx, args); err != nil {
+			return fmt.Errorf("events of payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
 		}
 	}
 	return nil
