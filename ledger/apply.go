@@ -77,16 +77,30 @@ const (
 	shapeResetNotFound
 )
 
+// textColumns are the optional text fields of a Change, in the order of their placeholders: one
+// table for shapeOf, updateSQL and appendUpdateArgs, so that a statement and its arguments agree.
+var textColumns = []struct {
+	bit    changeShape
+	column string
+	value  func(Change) string
+}{
+	{shapeInvoice, "invoice_no", func(c Change) string { return c.InvoiceNo }},
+	{shapeStatus, "transaction_status", func(c Change) string { return c.TransactionStatus }},
+	{shapeBankRef, "bank_reference_no", func(c Change) string { return c.BankReferenceNo }},
+	{shapeError, "last_error", func(c Change) string { return c.Error }},
+}
+
 func shapeOf(c Change) changeShape {
 	var s changeShape
+	for _, col := range textColumns {
+		if col.value(c) != "" {
+			s |= col.bit
+		}
+	}
 	for _, f := range []struct {
 		set bool
 		bit changeShape
-	}{
-		{c.InvoiceNo != "", shapeInvoice}, {c.TransactionStatus != "", shapeStatus},
-		{c.BankReferenceNo != "", shapeBankRef}, {c.Error != "", shapeError}, {c.CountAttempt, shapeAttempt},
-		{c.CountNotFound, shapeNotFound}, {c.ResetNotFound, shapeResetNotFound},
-	} {
+	}{{c.CountAttempt, shapeAttempt}, {c.CountNotFound, shapeNotFound}, {c.ResetNotFound, shapeResetNotFound}} {
 		if f.set {
 			s |= f.bit
 		}
@@ -98,17 +112,13 @@ func shapeOf(c Change) changeShape {
 // Placeholders are plain "?": the driver looks each numbered one up by name.
 func updateSQL(s changeShape) string {
 	set := []string{"state = ?"}
-	for _, col := range []struct {
-		bit changeShape
-		sql string
-	}{
-		{shapeInvoice, "invoice_no = ?"}, {shapeStatus, "transaction_status = ?"},
-		{shapeBankRef, "bank_reference_no = ?"}, {shapeError, "last_error = ?"},
-		{shapeAttempt, "attempts = attempts + 1"},
-	} {
+	for _, col := range textColumns {
 		if s&col.bit != 0 {
-			set = append(set, col.sql)
+			set = append(set, col.column+" = ?")
 		}
+	}
+	if s&shapeAttempt != 0 {
+		set = append(set, "attempts = attempts + 1")
 	}
 	switch {
 	case s&shapeNotFound != 0 && s&shapeResetNotFound != 0:
@@ -125,14 +135,9 @@ func updateSQL(s changeShape) string {
 
 func appendUpdateArgs(args []any, s changeShape, c Change, now string) []any {
 	args = append(args, string(c.To))
-	for _, f := range []struct {
-		bit changeShape
-		val string
-	}{
-		{shapeInvoice, c.InvoiceNo}, {shapeStatus, c.TransactionStatus}, {shapeBankRef, c.BankReferenceNo}, {shapeError, c.Error},
-	} {
-		if s&f.bit != 0 {
-			args = append(args, f.val)
+	for _, col := range textColumns {
+		if s&col.bit != 0 {
+			args = append(args, col.value(c))
 		}
 	}
 	if s&shapeNotFound != 0 {
