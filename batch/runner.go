@@ -405,9 +405,7 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row,
 	for _, rr := range runRows {
 		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
 			Bank: rr.Bank, Account: rr.Account}
-		if amount, err := decimal.NewFromString(rr.Amount); err == nil && !rr.Rejected {
-			row.Amount = amount
-		} else if err == nil {
+		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
 			row.Amount = amount
 		} else {
 			row.AmountText = rr.Amount

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,9 +112,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 		if err != nil {
 			return err
 		}
-		for ref, p := range stored {
-			current[ref] = p
-		}
+		maps.Copy(current, stored)
 	}
 	s := &submission{r: r, log: log, runID: runID, rows: current}
 	var tasks []task
