@@ -233,14 +233,15 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
-	fresh := parsed.freshPayouts(res.RunID, submitAllowed)
-	if err := db.Record(ctx, res.RunID, parsed.runRows(submitAllowed), fresh); err != nil {
+	// Every line of the file is recorded before anything is sent; a payout new to the ledger is
+	// recorded with its first intent (see submit).
+	if err := db.Record(ctx, res.RunID, parsed.runRows(submitAllowed), nil); err != nil {
 		return res, err
 	}
 
 	var aborted error
 	if submitAllowed {
-		aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay(), fresh)
+		aborted = r.submit(ctx, log, res.RunID, path, parsed.refsToPay(), parsed.freshPayouts(res.RunID))
 	}
 	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
 	if err != nil {
@@ -324,7 +325,7 @@ func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile)
 // finish reads the run back from the ledger, writes its reports and closes the run.
 func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitted bool) (Result, error) {
 	db := r.cfg.Ledger
-	rows, skipped, err := ReportRows(ctx, db, res.RunID)
+	rows, skipped, err := ReportRows(ctx, db, res.RunID, !submitted)
 	if err != nil {
 		return res, err
 	}
@@ -394,8 +395,10 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 }
 
 // ReportRows reads a recorded run back from the ledger as report rows, with each payout's current
-// state. The map marks the lines that were accepted by the service before this run.
-func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row, map[int]bool, error) {
+// state. The map marks the lines that were accepted by the service before this run. fileRejected
+// says why a valid row may have no payout: the file was rejected as a whole, or else the run
+// stopped before it sent that row.
+func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, map[int]bool, error) {
 	runRows, payouts, err := db.RunPayouts(ctx, runID)
 	if err != nil {
 		return nil, nil, err
@@ -415,10 +418,13 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string) ([]report.Row,
 		case rr.Rejected:
 			row.State = string(ledger.Rejected)
 			row.Message = rr.Reason
-		case !recorded:
-			// The file was rejected as a whole: this valid row was never recorded as a payout.
+		case !recorded && fileRejected:
 			row.State = string(ledger.Ready)
 			row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
+		case !recorded:
+			// A payout is recorded with its first intent: the run stopped before this row's.
+			row.State = string(ledger.Ready)
+			row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
 		default:
 			row.State = string(p.State)
 			row.Amount = p.Amount
@@ -684,11 +690,8 @@ func joinRowErrors(errs []*RowError) string {
 	return msg
 }
 
-// freshPayouts is the valid rows not yet in the ledger, to be recorded READY.
-func (p *parsedFile) freshPayouts(runID string, submitAllowed bool) []ledger.Payout {
-	if !submitAllowed {
-		return nil
-	}
+// freshPayouts is the valid rows not yet in the ledger, to be recorded by their first intent.
+func (p *parsedFile) freshPayouts(runID string) []ledger.Payout {
 	var out []ledger.Payout
 	for _, row := range p.rows {
 		if len(row.errs) > 0 {
@@ -774,7 +777,7 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string) (report
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
 	}
-	rows, skipped, err := ReportRows(ctx, db, runID)
+	rows, skipped, err := ReportRows(ctx, db, runID, run.ExitCode == ExitRejected)
 	if err != nil {
 		return report.Paths{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,9 @@ type task struct {
 	limited int  // 429s in a row for this task
 	resend  bool // a send after "not found" proved the earlier one created nothing
 	initial bool // a lookup that must finish before anything new is sent
+	// unrecorded is the first send of a row the ledger does not hold yet: its intent records it.
+	// A follow-up task is a new task, without it: by then the row is in the ledger.
+	unrecorded bool
 }
 
 // outcome is what a worker reports back to the dispatcher after one task.
@@ -69,6 +73,7 @@ type submission struct {
 	r      *Runner
 	log    *slog.Logger
 	runID  string
+	file   string                   // the input file as given, for the "recorded" events
 	rows   map[string]ledger.Payout // details of the rows to pay; read-only once started
 	proven atomic.Bool              // a lookup by external_invoice_ref found a payout in this run
 	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
@@ -85,21 +90,22 @@ type submission struct {
 // is unknown, then sends the READY ones through the worker pool. It returns a non-nil error
 // (wrapping ErrAborted) when it stopped before every row was dealt with.
 //
-// recorded holds the payouts this run's Record has just stored as READY (never in the ledger
-// before, and this process holds its lock): they are taken as they are instead of being read back.
-// Every other ref is read from the ledger. A wrong guess could not send anything unrecorded: each
-// intent is applied From READY.
-func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string, recorded []ledger.Payout) error {
+// fresh holds the valid rows of this file that the ledger did not hold when it was checked (this
+// process holds its lock, so none has appeared since): each is recorded by its first intent, in
+// the transaction that makes it SUBMITTING. Every other ref is read from the ledger. A wrong guess
+// could not send anything twice or unrecorded: a fresh row's intent is refused if its reference is
+// held, and any other intent is applied From READY.
+func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file string, refs []string, fresh []ledger.Payout) error {
 	db := r.cfg.Ledger
 	bg := context.WithoutCancel(ctx)
 	if err := recoverInterrupted(bg, db, runID); err != nil {
 		return err
 	}
 	current := make(map[string]ledger.Payout, len(refs))
-	for _, p := range recorded {
-		if p.State == ledger.Ready && p.Attempts == 0 {
-			current[p.Ref] = p
-		}
+	unrecorded := make(map[string]bool, len(fresh))
+	for _, p := range fresh {
+		current[p.Ref] = p
+		unrecorded[p.Ref] = true
 	}
 	var others []string
 	for _, ref := range refs {
@@ -114,7 +120,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 		}
 		maps.Copy(current, stored)
 	}
-	s := &submission{r: r, log: log, runID: runID, rows: current}
+	s := &submission{r: r, log: log, runID: runID, file: file, rows: current}
 	var tasks []task
 	done := 0
 	now := r.cfg.Now()
@@ -130,7 +136,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 		}
 		switch {
 		case p.State == ledger.Ready:
-			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now})
+			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now, unrecorded: unrecorded[ref]})
 		case p.State == ledger.Unknown:
 			// Due before every send, so that the dispatcher, which waits for these, reaches them first.
 			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now.Add(-time.Second), initial: true})
@@ -434,8 +440,12 @@ func (s *submission) send(ctx context.Context, t task) outcome {
 // intent is the change recorded before a row's POST.
 func (s *submission) intent(t task) ledger.Change {
 	p := s.rows[t.ref]
-	return ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
+	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
+	if t.unrecorded {
+		c.New, c.NewDetail = &p, "recorded from "+s.file+" line "+strconv.Itoa(p.Line)
+	}
+	return c
 }
 
 // sendGroup sends several rows never sent before with one transaction for their intents and one

@@ -524,7 +524,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		log.Info("file paid", "run", res.RunID, "rows", res.Rows, "moved_to", dest)
 		return ExitOK, nil
 	case ExitRejected, ExitAttention:
-		rows, _, err := ReportRows(bg, w.db, res.RunID)
+		rows, _, err := ReportRows(bg, w.db, res.RunID, res.ExitCode == ExitRejected)
 		if err != nil {
 			return ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
 		}

@@ -92,7 +92,7 @@ type RunRow struct {
 }
 
 // Change moves one payout from From to To (From == To records an event without a move) and
-// sets the non-empty fields. Every Change appends one event.
+// sets the non-empty fields. Every Change appends one event (a New one two: see New).
 type Change struct {
 	Ref               string
 	From              State
@@ -107,6 +107,12 @@ type Change struct {
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
 	Detail            string // the event's text, for auditors
 	Payload           string // raw data kept with the event (a callback's decoded JSON, say)
+	// New, when set, is a payout the ledger does not hold yet: the change inserts it straight
+	// in state To, after a "recorded" event (to READY, with NewDetail) and before its own. Its
+	// From must be READY, and of the optional fields it may only count an attempt. A row that
+	// already holds the reference refuses it.
+	New       *Payout
+	NewDetail string
 }
 
 // Event is one line of a payout's audit trail.

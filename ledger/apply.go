@@ -57,7 +57,9 @@ type writer struct {
 	// updates holds an UPDATE per set of fields a Change carries (see updateSQL), prepared on
 	// first use.
 	updates map[changeShape]*sql.Stmt
-	events  *multiRowInsert
+	// insert records a Change's New payout, prepared on first use.
+	insert *sql.Stmt
+	events *multiRowInsert
 	// pending are the events of the batch's accepted calls, inserted together before the commit.
 	pending []any
 }
@@ -185,6 +187,9 @@ func (w *writer) close() error {
 	for _, st := range w.updates {
 		stmts = append(stmts, st)
 	}
+	if w.insert != nil {
+		stmts = append(stmts, w.insert)
+	}
 	for _, st := range stmts {
 		errs = append(errs, st.Close())
 	}
@@ -308,6 +313,12 @@ func (w *writer) tryBatch(ctx context.Context, batch []*applyReq, savepoints boo
 func (w *writer) applyOne(ctx context.Context, now string, changes []Change) error {
 	var args [12]any
 	for _, c := range changes {
+		if c.New != nil {
+			if err := w.insertNew(ctx, now, c); err != nil {
+				return err
+			}
+			continue
+		}
 		shape := shapeOf(c)
 		st, err := w.updateStmt(ctx, shape)
 		if err != nil {
@@ -328,6 +339,42 @@ func (w *writer) applyOne(ctx context.Context, now string, changes []Change) err
 		}
 		w.pending = append(w.pending, c.Ref, c.RunID, now, string(c.From), string(c.To), c.Detail, c.Payload)
 	}
+	return nil
+}
+
+// insertNew records c.New in state c.To. Recording a payout with its first intent, rather than
+// READY before the run sends anything and then moved, saves the run an INSERT and an UPDATE a row
+// in two transactions, which are a tenth of its time.
+func (w *writer) insertNew(ctx context.Context, now string, c Change) error {
+	p := c.New
+	if w.insert == nil {
+		st, err := w.conn.PrepareContext(ctx, `INSERT INTO payouts (ref, run_id, line, recipient, provider_id,
+			bank, account, amount, description, state, attempts, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING`)
+		if err != nil {
+			return fmt.Errorf("prepare insert: %w", err)
+		}
+		w.insert = st
+	}
+	runID, attempts := p.RunID, 0
+	if runID == "" {
+		runID = c.RunID
+	}
+	if c.CountAttempt {
+		attempts = 1
+	}
+	res, err := w.insert.ExecContext(ctx, p.Ref, runID, p.Line, p.Recipient, p.ProviderID, p.Bank, p.Account,
+		amountText(p.Amount), p.Description, string(c.To), attempts, now, now)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", c.Ref, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("apply %s: %w", c.Ref, err)
+	} else if n != 1 {
+		return &ConflictError{Ref: c.Ref, Reason: "already in the ledger, not recorded again"}
+	}
+	w.pending = append(w.pending, c.Ref, c.RunID, now, "", string(Ready), c.NewDetail, "",
+		c.Ref, c.RunID, now, string(c.From), string(c.To), c.Detail, c.Payload)
 	return nil
 }
 
@@ -355,6 +402,12 @@ func (w *writer) updateStmt(ctx context.Context, shape changeShape) (*sql.Stmt, 
 func (db *DB) Apply(ctx context.Context, changes ...Change) error {
 	if len(changes) == 0 {
 		return nil
+	}
+	for _, c := range changes {
+		if c.New != nil && (c.New.Ref != c.Ref || c.From != Ready || shapeOf(c)&^shapeAttempt != 0) {
+			// Checked here, not by the writer: a caller's mistake must not fail the calls it is batched with.
+			return fmt.Errorf("apply %s: a new payout moves from READY and only counts an attempt", c.Ref)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -442,6 +443,68 @@ func TestApplyCallIsAtomic(t *testing.T) {
 	}
 	if got := mustGet(t, db, ps[0].Ref); got.State != ledger.Submitted {
 		t.Errorf("state %s", got.State)
+	}
+}
+
+// TestApplyNewPayout records payouts with their first intent: inserted in the intent's state
+// with a "recorded" event before the intent's, refused when the reference is already held, and
+// nothing of a call kept when one of its new payouts is refused.
+func TestApplyNewPayout(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	held := seed(t, db, "r1", 1)[0]
+	fresh := []ledger.Payout{payout("new-1", "12.34", 2), payout("new-2", "0.50", 3), payout("new-3", "7.00", 4)}
+	intent := func(p ledger.Payout) ledger.Change {
+		return ledger.Change{Ref: p.Ref, RunID: "r1", From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
+			Detail: "sending", New: &p, NewDetail: "recorded from r1.csv line " + strconv.Itoa(p.Line)}
+	}
+
+	if err := db.Apply(ctx, intent(fresh[0])); err != nil {
+		t.Fatal(err)
+	}
+	got := mustGet(t, db, fresh[0].Ref)
+	if got.State != ledger.Submitting || got.Attempts != 1 || got.RunID != "r1" || got.Line != 2 ||
+		!got.SameDetails(fresh[0]) || got.Recipient != fresh[0].Recipient || got.Description != fresh[0].Description {
+		t.Errorf("recorded %+v", got)
+	}
+	evs := mustEvents(t, db, fresh[0].Ref)
+	if len(evs) != 2 || evs[0].From != "" || evs[0].To != ledger.Ready || evs[0].Detail != "recorded from r1.csv line 2" ||
+		evs[1].From != ledger.Ready || evs[1].To != ledger.Submitting || evs[1].Detail != "sending" {
+		t.Errorf("events %+v", evs)
+	}
+
+	// Again, or over a payout recorded otherwise: refused, and the stored row is untouched.
+	for _, p := range []ledger.Payout{fresh[0], held} {
+		if err := db.Apply(ctx, intent(p)); !errors.Is(err, ledger.ErrStateConflict) || !strings.Contains(err.Error(), p.Ref) {
+			t.Errorf("%s again: %v, want a conflict naming it", p.Ref, err)
+		}
+	}
+	if got := mustGet(t, db, held.Ref); got.State != ledger.Ready || got.Attempts != 0 || len(mustEvents(t, db, held.Ref)) != 1 {
+		t.Errorf("held payout after a refused insert: %+v", got)
+	}
+
+	// A call whose last new payout is refused keeps none of its changes.
+	err := db.Apply(ctx, intent(fresh[1]), intent(fresh[2]), intent(fresh[0]))
+	if !errors.Is(err, ledger.ErrStateConflict) {
+		t.Fatalf("call with a held reference: %v", err)
+	}
+	for _, p := range fresh[1:] {
+		if _, err := db.Get(ctx, p.Ref); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("%s recorded by a refused call: %v", p.Ref, err)
+		}
+		if n := len(mustEvents(t, db, p.Ref)); n != 0 {
+			t.Errorf("%s: %d events after a refused call", p.Ref, n)
+		}
+	}
+
+	// Anything but a first intent is a mistake of the caller's.
+	bad := intent(fresh[1])
+	bad.InvoiceNo = "INV-1"
+	if err := db.Apply(ctx, bad); err == nil || errors.Is(err, ledger.ErrStateConflict) {
+		t.Errorf("new payout with an invoice: %v", err)
+	}
+	if err := db.Apply(ctx, intent(fresh[1]), intent(fresh[2])); err != nil {
+		t.Fatalf("the same call after the refusal: %v", err)
 	}
 }
 
