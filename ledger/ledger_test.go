@@ -506,6 +506,74 @@ func TestApplyNewPayout(t *testing.T) {
 	if err := db.Apply(ctx, intent(fresh[1]), intent(fresh[2])); err != nil {
 		t.Fatalf("the same call after the refusal: %v", err)
 	}
+
+	// A call that records a payout and moves it on.
+	p := payout("new-4", "3.00", 5)
+	if err := db.Apply(ctx, intent(p), ledger.Change{Ref: p.Ref, RunID: "r1", From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: "INV-4"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, db, p.Ref); got.State != ledger.Submitted || got.InvoiceNo != "INV-4" || len(mustEvents(t, db, p.Ref)) != 3 {
+		t.Errorf("recorded and moved in one call: %+v", got)
+	}
+
+	// The runner's call: the last group's answers with the next group's new payouts.
+	q := payout("new-5", "4.00", 6)
+	if err := db.Apply(ctx, ledger.Change{Ref: p.Ref, RunID: "r1", From: ledger.Submitted, To: ledger.Succeeded}, intent(q)); err != nil {
+		t.Fatal(err)
+	}
+	if mustGet(t, db, p.Ref).State != ledger.Succeeded || mustGet(t, db, q.Ref).State != ledger.Submitting {
+		t.Errorf("answers with new payouts: %+v %+v", mustGet(t, db, p.Ref), mustGet(t, db, q.Ref))
+	}
+	// The same new payout twice in a call: the second is refused, and with it the call.
+	twice := payout("new-6", "5.00", 7)
+	if err := db.Apply(ctx, intent(twice), intent(twice)); !errors.Is(err, ledger.ErrStateConflict) {
+		t.Errorf("a payout new twice in one call: %v", err)
+	}
+	if _, err := db.Get(ctx, twice.Ref); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("%s recorded by a refused call: %v", twice.Ref, err)
+	}
+
+	// Many callers at once, so that the writer's batches mix new payouts, their answers, and new
+	// payouts whose reference is held: each good call is recorded whole, each refused one not at all.
+	const workers, perWorker = 16, 10
+	held2 := seed(t, db, "r2", workers*perWorker)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*perWorker*3)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				n := w*perWorker + i
+				good := payout(fmt.Sprintf("many-%d", n), "1.00", n+2)
+				if err := db.Apply(ctx, intent(good)); err != nil {
+					errs <- err
+				}
+				other := payout(fmt.Sprintf("many-other-%d", n), "1.00", n+2)
+				if err := db.Apply(ctx, intent(other), intent(held2[n])); !errors.Is(err, ledger.ErrStateConflict) {
+					errs <- fmt.Errorf("call with held %s: %v", held2[n].Ref, err)
+				}
+				if err := db.Apply(ctx, ledger.Change{Ref: good.Ref, RunID: "r1", From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: "INV-" + good.Ref}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for n := range workers * perWorker {
+		ref := fmt.Sprintf("many-%d", n)
+		if got := mustGet(t, db, ref); got.State != ledger.Submitted || got.Attempts != 1 || len(mustEvents(t, db, ref)) != 3 {
+			t.Errorf("%s: %+v", ref, got)
+		}
+		if _, err := db.Get(ctx, fmt.Sprintf("many-other-%d", n)); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("many-other-%d recorded by a refused call: %v", n, err)
+		}
+		if got := mustGet(t, db, held2[n].Ref); got.State != ledger.Ready || len(mustEvents(t, db, held2[n].Ref)) != 1 {
+			t.Errorf("held %s touched: %+v", held2[n].Ref, got)
+		}
+	}
 }
 
 func TestApplyConcurrentCallers(t *testing.T) {
