@@ -692,7 +692,7 @@ func joinRowErrors(errs []*RowError) string {
 
 // freshPayouts is the valid rows not yet in the ledger, to be recorded by their first intent.
 func (p *parsedFile) freshPayouts(runID string) []ledger.Payout {
-	var out []ledger.Payout
+	out := make([]ledger.Payout, 0, max(0, len(p.rows)-len(p.existing)))
 	for _, row := range p.rows {
 		if len(row.errs) > 0 {
 			continue

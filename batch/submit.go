@@ -121,7 +121,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file strin
 		maps.Copy(current, stored)
 	}
 	s := &submission{r: r, log: log, runID: runID, file: file, rows: current}
-	var tasks []task
+	tasks := make([]task, 0, len(refs))
 	done := 0
 	now := r.cfg.Now()
 	seen := make(map[string]bool, len(refs))

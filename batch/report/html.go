@@ -225,6 +225,9 @@ func renderRun(w io.Writer, s Summary, rows []Row) error {
 	})
 	others := 0
 	var b strings.Builder
+	// About what a row of a payroll takes: growing by doubling instead copies the page again and
+	// again, and the copies cost a large run more than the writing.
+	b.Grow(len(rows) * 384)
 	for _, i := range order {
 		r := rows[i]
 		attention := attentionRank(r.State, s.DryRun) <= attentionMax
