@@ -174,6 +174,9 @@ func TestCommandStatusShowsHistory(t *testing.T) {
 	if strings.Contains(out, list[0].Account) {
 		t.Errorf("status shows the whole account number:\n%s", out)
 	}
+	if _, errOut, code := u.run("status", "NEVER-SENT-1"); code != 2 || !strings.Contains(errOut, "nothing was ever sent for it") {
+		t.Errorf("status of a reference never sent: exit %d, stderr %q", code, errOut)
+	}
 }
 
 func TestCommandErrors(t *testing.T) {
