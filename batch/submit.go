@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -443,7 +442,7 @@ func (s *submission) intent(t task) ledger.Change {
 	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
 	if t.unrecorded {
-		c.New, c.NewDetail = &p, "recorded from "+s.file+" line "+strconv.Itoa(p.Line)
+		c.New, c.NewDetail = &p, ledger.RecordedDetail(s.file, p.Line)
 	}
 	return c
 }

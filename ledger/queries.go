@@ -489,7 +489,6 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 	defer ins.close()
 	ev := &multiRowInsert{prep: tx, width: 5, head: eventColumns, row: `(?, ?, ?, '', ?, ?, '')`}
 	defer ev.close()
-	detail := "recorded from " + file + " line "
 	args := make([]any, 0, insertChunk*ins.width)
 	inserted := make(map[string]bool, insertChunk)
 	for chunk := range slices.Chunk(fresh, insertChunk) {
@@ -520,13 +519,19 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 			}
 			// A ref twice in the chunk was inserted once: its second row is compared above.
 			delete(inserted, p.Ref)
-			args = append(args, p.Ref, runID, now, string(recordedState(p)), detail+strconv.Itoa(p.Line))
+			args = append(args, p.Ref, runID, now, string(recordedState(p)), RecordedDetail(file, p.Line))
 		}
 		if err := ev.exec(ctx, args); err != nil {
 			return fmt.Errorf("events of payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
 		}
 	}
 	return nil
+}
+
+// RecordedDetail is the text of a payout's "recorded" event: the same whether Record or the
+// payout's first intent (Change.New) records it, so that an audit trail reads one way.
+func RecordedDetail(file string, line int) string {
+	return "recorded from " + file + " line " + strconv.Itoa(line)
 }
 
 func recordedState(p Payout) State {
