@@ -231,7 +231,7 @@ func newStyles(f *excelize.File) (styles, error) {
 // fastZip compresses the workbook with flate.BestSpeed: a report is written at the end of every
 // run, and the default level spends about twice the CPU for a slightly smaller file. Like
 // archive/zip's own compressor, it reuses flate writers (each holds about a megabyte).
-func fastZip(w io.Writer) excelize.ZipWriter {
+func fastZip(w io.Writer) *zip.Writer {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		fw, ok := fastFlaters.Get().(*flate.Writer)
@@ -270,15 +270,30 @@ func (p *pooledFlater) Close() error {
 }
 
 func writeXLSX(w io.Writer, t table, summary [][]cell) error {
+	return writeXLSXRows(w, t, summary, true)
+}
+
+// writeXLSXRows writes the workbook. With spliceRows, the data rows are written by sheetRowsXML
+// when it can, and put into the Rows sheet at zip time; otherwise, or when it cannot, they go
+// through excelize's StreamWriter. The two files are the same, byte for byte.
+func writeXLSXRows(w io.Writer, t table, summary [][]cell, spliceRows bool) error {
 	f := excelize.NewFile()
 	defer f.Close()
-	f.SetZipWriter(fastZip)
 	if err := f.SetSheetName("Sheet1", SheetRows); err != nil {
 		return err
 	}
 	st, err := newStyles(f)
 	if err != nil {
 		return err
+	}
+	var rows []byte
+	if spliceRows {
+		rows, spliceRows = sheetRowsXML(t, st)
+	}
+	if spliceRows {
+		f.SetZipWriter(func(w io.Writer) excelize.ZipWriter { return &splicingZip{Writer: fastZip(w), rows: rows} })
+	} else {
+		f.SetZipWriter(func(w io.Writer) excelize.ZipWriter { return fastZip(w) })
 	}
 	sw, err := f.NewStreamWriter(SheetRows)
 	if err != nil {
@@ -299,7 +314,25 @@ func writeXLSX(w io.Writer, t table, summary [][]cell) error {
 	if err := sw.SetRow("A1", values); err != nil {
 		return err
 	}
+	if !spliceRows {
+		if err := streamRows(sw, t, st); err != nil {
+			return err
+		}
+	}
+	if err := sw.Flush(); err != nil {
+		return err
+	}
+	if err := writeSummarySheet(f, st, summary); err != nil {
+		return err
+	}
+	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
+	// parse the whole streamed sheet back.
+	return f.Write(w)
+}
+
+func streamRows(sw *excelize.StreamWriter, t table, st styles) error {
 	var buf []cell
+	values := make([]any, 0, len(t.header))
 	for i := range t.n {
 		buf = t.row(i, buf)
 		values = values[:0]
@@ -314,15 +347,7 @@ func writeXLSX(w io.Writer, t table, summary [][]cell) error {
 			return err
 		}
 	}
-	if err := sw.Flush(); err != nil {
-		return err
-	}
-	if err := writeSummarySheet(f, st, summary); err != nil {
-		return err
-	}
-	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
-	// parse the whole streamed sheet back.
-	return f.Write(w)
+	return nil
 }
 
 // streamCell converts a cell for the stream writer. The stream writer takes numbers only as Go
