@@ -408,12 +408,16 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected b
 	for _, rr := range runRows {
 		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
 			Bank: rr.Bank, Account: rr.Account}
-		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
-			row.Amount = amount
-		} else {
-			row.AmountText = rr.Amount
-		}
 		p, recorded := payouts[rr.Ref]
+		// A recorded row shows its payout's amount (the default case below): parsing the line's
+		// text as well would be a decimal parse per row for nothing.
+		if !recorded || rr.Rejected {
+			if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+				row.Amount = amount
+			} else {
+				row.AmountText = rr.Amount
+			}
+		}
 		switch {
 		case rr.Rejected:
 			row.State = string(ledger.Rejected)
