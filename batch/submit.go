@@ -182,6 +182,11 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	}
 	work := make(chan []task)
 	results := make(chan []outcome)
+	// drained is closed once nothing is left to hand out: a worker holding answers then records
+	// them at once instead of waiting heldWait for a group that will not come. Should a retry be
+	// queued after that, the only loss is a commit not shared.
+	drained := make(chan struct{})
+	drain := sync.OnceFunc(func() { close(drained) })
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
 		wg.Add(1)
@@ -195,6 +200,10 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 				if held != nil {
 					select {
 					case group = <-work:
+					case <-drained:
+						results <- s.recordHeld(held)
+						held = nil
+						continue
 					case <-time.After(heldWait):
 						results <- s.recordHeld(held)
 						held = nil
@@ -248,8 +257,11 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 			stopLeftover()
 			staged = nil
 		}
-		if queue.Len() == 0 && inflight == 0 && len(staged) == 0 {
-			break
+		if queue.Len() == 0 && len(staged) == 0 {
+			drain()
+			if inflight == 0 {
+				break
+			}
 		}
 		var (
 			out  chan []task
@@ -272,7 +284,13 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 				}
 			} else {
 				staged = append(staged, heap.Pop(queue).(task))
-				for s.groupable(staged[0]) && len(staged) < groupSize && queue.Len() > 0 {
+				size := groupSize
+				if left := queue.Len() + 1; left < cfg.Workers*groupSize {
+					// The last groups are shared out across the workers: one worker's last full
+					// group, its requests one after another, would be the run's tail.
+					size = (left + cfg.Workers - 1) / cfg.Workers
+				}
+				for s.groupable(staged[0]) && len(staged) < size && queue.Len() > 0 {
 					next := (*queue)[0]
 					if _, ok := due(next); !ok || !s.groupable(next) {
 						break
