@@ -286,7 +286,7 @@ func writeXLSXRows(w io.Writer, t table, summary [][]cell, spliceRows bool) erro
 	if err != nil {
 		return err
 	}
-	var rows []byte
+	var rows [2][]byte
 	if spliceRows {
 		rows, spliceRows = sheetRowsXML(t, st)
 	}
