@@ -234,14 +234,9 @@ func newStyles(f *excelize.File) (styles, error) {
 func fastZip(w io.Writer) *zip.Writer {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		fw, ok := fastFlaters.Get().(*flate.Writer)
-		if ok {
-			fw.Reset(out)
-		} else {
-			var err error
-			if fw, err = flate.NewWriter(out, flate.BestSpeed); err != nil {
-				return nil, err
-			}
+		fw, err := fastFlater(out)
+		if err != nil {
+			return nil, err
 		}
 		return &pooledFlater{fw: fw}, nil
 	})
@@ -249,6 +244,15 @@ func fastZip(w io.Writer) *zip.Writer {
 }
 
 var fastFlaters sync.Pool
+
+// fastFlater is a BestSpeed flate writer onto out, from the pool; put it back when done.
+func fastFlater(out io.Writer) (*flate.Writer, error) {
+	if fw, ok := fastFlaters.Get().(*flate.Writer); ok {
+		fw.Reset(out)
+		return fw, nil
+	}
+	return flate.NewWriter(out, flate.BestSpeed)
+}
 
 type pooledFlater struct{ fw *flate.Writer }
 

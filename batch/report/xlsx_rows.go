@@ -3,7 +3,6 @@ package report
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -261,14 +260,9 @@ func (z *splicingZip) splice() error {
 // deflateHalf compresses pieces into out, ending with the final block when last, or else with a
 // sync flush so that the next half's stream can follow it.
 func deflateHalf(out *bytes.Buffer, pieces [][]byte, last bool) error {
-	fw, ok := fastFlaters.Get().(*flate.Writer)
-	if ok {
-		fw.Reset(out)
-	} else {
-		var err error
-		if fw, err = flate.NewWriter(out, flate.BestSpeed); err != nil {
-			return err
-		}
+	fw, err := fastFlater(out)
+	if err != nil {
+		return err
 	}
 	defer fastFlaters.Put(fw)
 	for _, piece := range pieces {
