@@ -201,10 +201,10 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 					select {
 					case group = <-work:
 					case <-drained:
-						results <- s.recordHeld(held)
-						held = nil
-						continue
 					case <-time.After(heldWait):
+					}
+					if group == nil {
+						// No group came in time, or none will: the answers are recorded alone.
 						results <- s.recordHeld(held)
 						held = nil
 						continue
