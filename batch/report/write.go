@@ -294,11 +294,12 @@ func writeXLSXRows(w io.Writer, t table, summary [][]cell, spliceRows bool) erro
 	if spliceRows {
 		rows, spliceRows = sheetRowsXML(t, st)
 	}
-	if spliceRows {
-		f.SetZipWriter(func(w io.Writer) excelize.ZipWriter { return &splicingZip{Writer: fastZip(w), rows: rows} })
-	} else {
-		f.SetZipWriter(func(w io.Writer) excelize.ZipWriter { return fastZip(w) })
-	}
+	f.SetZipWriter(func(w io.Writer) excelize.ZipWriter {
+		if spliceRows {
+			return &splicingZip{Writer: fastZip(w), rows: rows}
+		}
+		return fastZip(w)
+	})
 	sw, err := f.NewStreamWriter(SheetRows)
 	if err != nil {
 		return err
@@ -339,10 +340,7 @@ func streamRows(sw *excelize.StreamWriter, t table, st styles) error {
 	values := make([]any, 0, len(t.header))
 	for i := range t.n {
 		buf = t.row(i, buf)
-		values = values[:0]
-		for _, c := range buf {
-			values = append(values, streamCell(c, st))
-		}
+		values = streamCells(values, buf, st)
 		ref, err := excelize.CoordinatesToCellName(1, i+2)
 		if err != nil {
 			return err
@@ -352,6 +350,15 @@ func streamRows(sw *excelize.StreamWriter, t table, st styles) error {
 		}
 	}
 	return nil
+}
+
+// streamCells converts a row's cells for the stream writer into values, reused.
+func streamCells(values []any, cells []cell, st styles) []any {
+	values = values[:0]
+	for _, c := range cells {
+		values = append(values, streamCell(c, st))
+	}
+	return values
 }
 
 // streamCell converts a cell for the stream writer. The stream writer takes numbers only as Go

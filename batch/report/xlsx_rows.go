@@ -70,10 +70,7 @@ func rowsXML(t table, st styles, columns []string, from, to int) ([]byte, bool) 
 		if len(buf) > len(columns) {
 			return nil, false
 		}
-		values = values[:0]
-		for _, c := range buf {
-			values = append(values, streamCell(c, st))
-		}
+		values = streamCells(values, buf, st)
 		var ok bool
 		if b, ok = appendRowXML(b, i+2, values, columns); !ok {
 			return nil, false
