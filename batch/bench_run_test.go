@@ -34,8 +34,10 @@ func BenchmarkRunThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cfg := h.cfg
+		cfg.Workers, cfg.Service = workers, client
 		start := time.Now()
-		res := h.run(context.Background(), file, func(c *batch.Config) { c.Workers = workers; c.Service = client })
+		res := h.pay(context.Background(), file, cfg)
 		elapsed := time.Since(start)
 		if res.ExitCode != batch.ExitOK || res.Submitted != rows {
 			b.Fatalf("run %+v", res)

@@ -235,7 +235,8 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
 	// Every line of the file is recorded before anything is sent; a payout new to the ledger is
 	// recorded with its first intent (see submit).
-	if err := db.Record(ctx, res.RunID, parsed.runRows(submitAllowed), nil); err != nil {
+	lines := parsed.runRows(submitAllowed)
+	if err := db.Record(ctx, res.RunID, lines, nil); err != nil {
 		return res, err
 	}
 
@@ -243,7 +244,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if submitAllowed {
 		aborted = r.submit(ctx, log, res.RunID, path, parsed.refsToPay(), parsed.freshPayouts(res.RunID))
 	}
-	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
+	res, err = r.finish(context.WithoutCancel(ctx), res, lines, aborted, submitAllowed)
 	if err != nil {
 		return res, err
 	}
@@ -322,13 +323,16 @@ func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile)
 	return res, nil
 }
 
-// finish reads the run back from the ledger, writes its reports and closes the run.
-func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitted bool) (Result, error) {
+// finish reads the run's payouts back from the ledger, writes its reports and closes the run.
+// lines are the rows Record stored for the run: they do not change, and reading them back would
+// cost the end of every run about as much as its payouts.
+func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, aborted error, submitted bool) (Result, error) {
 	db := r.cfg.Ledger
-	rows, skipped, err := ReportRows(ctx, db, res.RunID, !submitted)
+	payouts, err := db.PayoutsOfRun(ctx, res.RunID)
 	if err != nil {
 		return res, err
 	}
+	rows, skipped := reportRows(lines, payouts, !submitted)
 	res = tally(res, rows, skipped)
 	switch {
 	case aborted != nil:
@@ -403,6 +407,12 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected b
 	if err != nil {
 		return nil, nil, err
 	}
+	rows, skipped := reportRows(runRows, payouts, fileRejected)
+	return rows, skipped, nil
+}
+
+// reportRows makes a report row of each of a run's rows, with its payout's state.
+func reportRows(runRows []ledger.RunRow, payouts map[string]ledger.Payout, fileRejected bool) ([]report.Row, map[int]bool) {
 	rows := make([]report.Row, 0, len(runRows))
 	skipped := make(map[int]bool)
 	for _, rr := range runRows {
@@ -441,7 +451,7 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected b
 		}
 		rows = append(rows, row)
 	}
-	return rows, skipped, nil
+	return rows, skipped
 }
 
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {

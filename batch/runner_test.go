@@ -1,6 +1,7 @@
 package batch_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -78,17 +79,59 @@ func openLedger(tb testing.TB, path string) *ledger.DB {
 	return db
 }
 
+// run pays path with the harness's config, edited, and checks that the run's report says what
+// `payout report` writes from the ledger.
 func (h *harness) run(ctx context.Context, path string, edit func(*batch.Config)) batch.Result {
 	h.tb.Helper()
 	cfg := h.cfg
 	if edit != nil {
 		edit(&cfg)
 	}
+	res := h.pay(ctx, path, cfg)
+	if !res.DryRun && cfg.Ledger != nil {
+		h.sameReportFromLedger(cfg.Ledger, res)
+	}
+	return res
+}
+
+// pay is run without the check, for the benchmarks, which time it.
+func (h *harness) pay(ctx context.Context, path string, cfg batch.Config) batch.Result {
+	h.tb.Helper()
 	res, err := batch.NewRunner(cfg).Run(ctx, path)
 	if err != nil {
 		h.tb.Fatalf("run %s: %v", path, err)
 	}
 	return res
+}
+
+// sameReportFromLedger checks that the run's result CSV, written from the lines the run held and
+// its payouts read back, says what `payout report` writes from the ledger alone.
+func (h *harness) sameReportFromLedger(db *ledger.DB, res batch.Result) {
+	h.tb.Helper()
+	var written string
+	for _, p := range res.Reports {
+		if strings.HasSuffix(p, ".result.csv") {
+			written = p
+		}
+	}
+	if written == "" {
+		h.tb.Fatalf("run %s wrote no CSV report: %v", res.RunID, res.Reports)
+	}
+	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.tb.TempDir())
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	want, err := os.ReadFile(again.CSV)
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	got, err := os.ReadFile(written)
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		h.tb.Errorf("run %s: its CSV report differs from the one written from the ledger\nrun:\n%s\nledger:\n%s", res.RunID, got, want)
+	}
 }
 
 // payrollRow is one row of a generated test file.

@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -576,58 +573,77 @@ func amountText(d decimal.Decimal) string {
 	return d.StringFixed(max(2, -d.Exponent()))
 }
 
-// runPayoutsPart is the fewest lines a part of RunPayouts reads on its own connection.
-const runPayoutsPart = 1024
-
 // RunPayouts returns a run's input rows, ordered by line, and the payouts of its valid rows as
-// they stand now, keyed by reference: what a report of the run needs. Only Ref, RunID, State,
-// Amount, InvoiceNo, TransactionStatus and LastError of these payouts are filled (Get, Lookup
-// and List give every field).
-//
-// A large run is read in ranges of lines side by side, one connection each (WAL readers do not
-// wait for each other): the read sits between the last request and the reports, on one core
-// otherwise. Each range is one consistent read; a callback committed between two of them shows
-// in the later ones only, as it would had it come a moment earlier.
+// they stand now (see PayoutsOfRun): what a report of the run needs. The two are read side by
+// side, one connection each (WAL readers do not wait for each other). A callback committed
+// between the two reads shows in the payouts, as it would had it come a moment earlier.
 func (db *DB) RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error) {
-	var first, last sql.NullInt64
-	if err := db.sql.QueryRowContext(ctx, `SELECT min(line), max(line) FROM run_rows WHERE run_id = ?`, runID).Scan(&first, &last); err != nil {
-		return nil, nil, fmt.Errorf("rows of run %s: %w", runID, err)
+	var payouts map[string]Payout
+	var payoutsErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		payouts, payoutsErr = db.PayoutsOfRun(ctx, runID)
+	}()
+	rows, err := db.runRows(ctx, runID)
+	<-read
+	if err = errors.Join(err, payoutsErr); err != nil {
+		return nil, nil, err
 	}
-	if !first.Valid {
-		return nil, map[string]Payout{}, nil
+	return rows, payouts, nil
+}
+
+func (db *DB) runRows(ctx context.Context, runID string) ([]RunRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT line, ref, recipient, provider_id, bank, account, amount,
+		description, rejected, reason, skipped FROM run_rows WHERE run_id = ? ORDER BY line`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("rows of run %s: %w", runID, err)
 	}
-	span := last.Int64 - first.Int64 + 1
-	parts := int(min(int64(runtime.GOMAXPROCS(0)), 4, max(1, span/runPayoutsPart)))
-	type part struct {
-		rows    []RunRow
-		payouts map[string]Payout
-		err     error
-	}
-	results := make([]part, parts)
-	var wg sync.WaitGroup
-	for i := range results {
-		from := first.Int64 + span*int64(i)/int64(parts)
-		to := first.Int64 + span*int64(i+1)/int64(parts) - 1
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := &results[i]
-			r.rows, r.payouts, r.err = db.runPayoutsBetween(ctx, runID, from, to)
-		}()
-	}
-	wg.Wait()
-	out := make([]RunRow, 0, span)
-	for _, r := range results {
-		if r.err != nil {
-			return nil, nil, r.err
+	defer rows.Close()
+	var out []RunRow
+	for rows.Next() {
+		r := RunRow{RunID: runID}
+		if err := rows.Scan(&r.Line, &r.Ref, &r.Recipient, &r.ProviderID, &r.Bank, &r.Account, &r.Amount,
+			&r.Description, &r.Rejected, &r.Reason, &r.Skipped); err != nil {
+			return nil, fmt.Errorf("rows of run %s: %w", runID, err)
 		}
-		out = append(out, r.rows...)
+		out = append(out, r)
 	}
-	payouts := results[0].payouts
-	for _, r := range results[1:] {
-		maps.Copy(payouts, r.payouts)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("rows of run %s: %w", runID, err)
 	}
-	return out, payouts, nil
+	return out, nil
+}
+
+// PayoutsOfRun returns the payouts of a run's valid rows as they stand now, keyed by reference.
+// Only Ref, RunID, State, Amount, InvoiceNo, TransactionStatus and LastError are filled (Get,
+// Lookup and List give every field): what a report shows of a payout. A run that still holds its
+// rows reads only these, after its last request and before its reports.
+func (db *DB) PayoutsOfRun(ctx context.Context, runID string) (map[string]Payout, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT p.ref, p.run_id, p.amount, p.state, p.invoice_no,
+		p.transaction_status, p.last_error FROM run_rows r JOIN payouts p ON p.ref = r.ref
+		WHERE r.run_id = ? AND NOT r.rejected`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	payouts := make(map[string]Payout)
+	for rows.Next() {
+		var p Payout
+		var amount, state string
+		if err := rows.Scan(&p.Ref, &p.RunID, &amount, &state, &p.InvoiceNo, &p.TransactionStatus, &p.LastError); err != nil {
+			return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
+		}
+		p.State = State(state)
+		if p.Amount, err = decimal.NewFromString(amount); err != nil {
+			return nil, fmt.Errorf("payout %s: amount %q: %w", p.Ref, amount, err)
+		}
+		payouts[p.Ref] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
+	}
+	return payouts, nil
 }
 
 func (db *DB) runPayoutsBetween(ctx context.Context, runID string, from, to int64) ([]RunRow, map[string]Payout, error) {
