@@ -157,6 +157,7 @@ var _ interface {
 	Events(ctx context.Context, ref string) ([]Event, error)
 	RunRows(ctx context.Context, runID string) ([]RunRow, error)
 	RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error)
+	PayoutsOfRun(ctx context.Context, runID string) (map[string]Payout, error)
 	StoreCallback(ctx context.Context, c StoredCallback) error
 	Close() error
 } = (*DB)(nil)
