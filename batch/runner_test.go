@@ -396,9 +396,18 @@ func TestRunCancelThenResume(t *testing.T) {
 	h.assertExactlyOnce(rows, res)
 	evs, err := h.db.Events(context.Background(), unsentRef)
 	if err != nil || len(evs) < 3 || evs[0].To != ledger.Ready || evs[0].Detail != fmt.Sprintf("recorded from %s line %d", path, unsentLine) ||
-		evs[0].RunID != res.RunID || evs[1].From != ledger.Ready || evs[1].To != ledger.Submitting || evs[2].To != ledger.Submitted {
+		evs[0].RunID != res.RunID || evs[1].From != ledger.Ready || evs[1].To != ledger.Submitting || !acceptedAfterIntent(evs[2:]) {
 		t.Errorf("events of %s, sent by the resume: %+v %v", unsentRef, evs, err)
 	}
+}
+
+// acceptedAfterIntent says that the events after a row's intent show it accepted: at once, or,
+// when the sandbox lost the answer (it loses some in these tests), after a lookup found it.
+func acceptedAfterIntent(evs []ledger.Event) bool {
+	if len(evs) > 0 && evs[0].To == ledger.Unknown {
+		evs = evs[1:]
+	}
+	return len(evs) > 0 && evs[0].To == ledger.Submitted
 }
 
 func TestRunReferenceReusedWithOtherAmount(t *testing.T) {
