@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/payout/payout/api/sandbox"
@@ -33,14 +32,9 @@ func TestDryRunReportGolden(t *testing.T) {
 			if res.ExitCode != tt.exit {
 				t.Fatalf("exit %d, want %d: %+v", res.ExitCode, tt.exit, res)
 			}
-			var got []byte
-			for _, p := range res.Reports {
-				if strings.HasSuffix(p, ".result.csv") {
-					var err error
-					if got, err = os.ReadFile(p); err != nil {
-						t.Fatal(err)
-					}
-				}
+			got, err := os.ReadFile(resultCSV(t, res))
+			if err != nil {
+				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "golden", tt.name+".result.csv")
 			if *update {

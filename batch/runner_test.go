@@ -108,15 +108,7 @@ func (h *harness) pay(ctx context.Context, path string, cfg batch.Config) batch.
 // its payouts read back, says what `payout report` writes from the ledger alone.
 func (h *harness) sameReportFromLedger(db *ledger.DB, res batch.Result) {
 	h.tb.Helper()
-	var written string
-	for _, p := range res.Reports {
-		if strings.HasSuffix(p, ".result.csv") {
-			written = p
-		}
-	}
-	if written == "" {
-		h.tb.Fatalf("run %s wrote no CSV report: %v", res.RunID, res.Reports)
-	}
+	written := resultCSV(h.tb, res)
 	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.tb.TempDir())
 	if err != nil {
 		h.tb.Fatal(err)
@@ -214,22 +206,25 @@ func (h *harness) assertExactlyOnce(rows []payrollRow, res batch.Result) {
 	h.assertReport(res, len(rows), fileTotal(rows))
 }
 
+// resultCSV is the path of the run's result CSV among its reports.
+func resultCSV(tb testing.TB, res batch.Result) string {
+	tb.Helper()
+	for _, p := range res.Reports {
+		if strings.HasSuffix(p, ".result.csv") {
+			return p
+		}
+	}
+	tb.Fatalf("run %s wrote no CSV report among %v", res.RunID, res.Reports)
+	return ""
+}
+
 // assertReport reads the result CSV and checks it has a row per input row and ties out to the sen.
 func (h *harness) assertReport(res batch.Result, wantRows int, wantTotal decimal.Decimal) map[string][]string {
 	h.tb.Helper()
 	if !res.TotalAmount.Equal(wantTotal) {
 		h.tb.Errorf("result total %s, want %s", res.TotalAmount, wantTotal)
 	}
-	var csvPath string
-	for _, p := range res.Reports {
-		if strings.HasSuffix(p, ".result.csv") {
-			csvPath = p
-		}
-	}
-	if csvPath == "" {
-		h.tb.Fatalf("no CSV report among %v", res.Reports)
-	}
-	f, err := os.Open(csvPath)
+	f, err := os.Open(resultCSV(h.tb, res))
 	if err != nil {
 		h.tb.Fatal(err)
 	}
