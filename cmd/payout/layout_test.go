@@ -1,0 +1,81 @@
+package main_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/payout/payout"
+
+// mayImport says which of the module's packages each package may import. The direction is
+// cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
+// other or anything of batch, so each can be read, tested and replaced on its own.
+func mayImport(from, to string) bool {
+	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+	switch {
+	case within(from, "cmd"):
+		return !within(to, "cmd")
+	case from == "batch/report":
+		return to == "templates"
+	case within(from, "batch"):
+		return within(to, "batch") || within(to, "ledger") || within(to, "api")
+	case from == "api/sandbox":
+		return to == "api"
+	}
+	// ledger, api, templates and the module's root (the embedded sample) stand alone.
+	return false
+}
+
+func TestPackagesImportInOneDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		seen++
+		for _, imp := range fields[1:] {
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			if to == "" && strings.HasPrefix(from, "cmd") {
+				continue // the embedded sample file, used by the demo
+			}
+			if !mayImport(from, to) {
+				t.Errorf("%s imports %s: against the direction cmd -> batch/... -> {ledger, api, batch/report -> templates}", fields[0], imp)
+			}
+		}
+	}
+	if seen < 6 {
+		t.Fatalf("go list named only %d packages:\n%s", seen, out)
+	}
+}
+
+func TestMayImport(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"cmd/payout", "batch", true},
+		{"batch", "ledger", true},
+		{"batch/run", "batch/read", true},
+		{"batch/report", "templates", true},
+		{"batch/report", "ledger", false},
+		{"ledger", "api", false},
+		{"api", "ledger", false},
+		{"ledger", "batch", false},
+		{"api", "batch/report", false},
+		{"api/sandbox", "api", true},
+		{"api/sandbox", "ledger", false},
+		{"templates", "batch", false},
+		{"batch", "cmd/payout", false},
+	} {
+		if got := mayImport(c.from, c.to); got != c.want {
+			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}
