@@ -29,7 +29,8 @@ type Options struct {
 	Now    func() time.Time // clock for created/updated/event times; time.Now when nil
 	Logger *slog.Logger     // slog.Default() when nil
 	// Verify runs PRAGMA quick_check before the ledger is used and refuses a damaged file
-	// (ErrDamaged). Commands that pay set it. It reads the whole file.
+	// (ErrDamaged). Commands that pay set it. It reads the whole file: about 0.6 s for a ledger
+	// of 200,000 payouts (170 MB) in the page cache.
 	Verify bool
 }
 
@@ -66,6 +67,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := Probe(path); err != nil {
 		return nil, err
 	}
+	warnIfShared(path, opts.Logger)
 	if err := checkSchema(ctx, path); err != nil {
 		return nil, wrapOpen(path, err)
 	}

@@ -11,4 +11,14 @@
 // SQLite copies to the -wal and -shm files). Open migrates an older schema to the current one
 // with the embedded migrations. Apply calls from many goroutines are merged into shared durable
 // transactions; Lock keeps a second paying process off the same file.
+//
+// A payout's states:
+//
+//	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED
+//	  |          |-> FAILED   (the service refused it: nothing was created)
+//	  |          '-> UNKNOWN -> (looked up by external_invoice_ref) -> SUBMITTED | READY
+//	  '-> REJECTED            (validation)
+//
+// SUBMITTING is made durable before the request is sent, so that a payout whose answer was lost
+// is looked up, never sent blindly again.
 package ledger

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,20 @@ func Create(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("create ledger %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// warnIfShared warns when others may read the ledger (a copy restored with a loose umask, say):
+// it holds names and account numbers, and SQLite gives the -wal and -shm files the same mode.
+func warnIfShared(path string, log *slog.Logger) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("the ledger is readable by others: it holds names and account numbers; restrict it with chmod 600",
+		"ledger", path, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
 }
 
 func existingDetail(path string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,22 @@ func damagePages(tb testing.TB, path string) {
 	garbage := bytes.Repeat([]byte{0xA5, 0x5A, 0xFF, 0x00}, 3*pageSize/4)
 	if _, err := f.WriteAt(garbage, pages/2*pageSize); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+func TestOpenWarnsWhenOthersCanReadTheLedger(t *testing.T) {
+	db, path := mustOpen(t)
+	db.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	db, err := ledger.Open(context.Background(), path, ledger.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if !strings.Contains(logs.String(), "chmod 600") || !strings.Contains(logs.String(), "mode=0644") {
+		t.Errorf("no warning about a ledger of mode 644: %q", logs.String())
 	}
 }
