@@ -54,7 +54,7 @@ type cbRig struct {
 
 func newCBRig(tb testing.TB) *cbRig {
 	tb.Helper()
-	db, err := ledger.Open(context.Background(), filepath.Join(tb.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	db, err := ledger.Create(context.Background(), filepath.Join(tb.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -581,7 +581,7 @@ func TestCallbackHealth(t *testing.T) {
 }
 
 func TestNewCallbackHandlerRefusesBadConfig(t *testing.T) {
-	db, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	db, err := ledger.Create(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

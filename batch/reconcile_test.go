@@ -54,7 +54,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
-	db, err := ledger.Open(context.Background(), filepath.Join(dir, "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	db, err := ledger.Create(context.Background(), filepath.Join(dir, "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func newHarness(tb testing.TB, opts sandbox.Options) *harness {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
-	db := openLedger(tb, filepath.Join(dir, "ledger.db"))
+	db := createLedger(tb, filepath.Join(dir, "ledger.db"))
 	h := &harness{tb: tb, sandbox: sb, server: ts, client: client, db: db, dir: dir}
 	h.cfg = batch.Config{
 		Ledger: db, Service: client, Limiter: rate.NewLimiter(rate.Inf, 1), Workers: 8,
@@ -69,9 +69,10 @@ func newHarness(tb testing.TB, opts sandbox.Options) *harness {
 	return h
 }
 
-func openLedger(tb testing.TB, path string) *ledger.DB {
+// createLedger makes a new ledger at path, open for the test.
+func createLedger(tb testing.TB, path string) *ledger.DB {
 	tb.Helper()
-	db, err := ledger.Open(context.Background(), path, ledger.Options{})
+	db, err := ledger.Create(context.Background(), path, ledger.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// State is where a payout row stands. See DESIGN.md for the machine.
+// State is where a payout row stands. The package doc draws the machine.
 type State string
 
-// The states of DESIGN.md.
+// The states a payout moves through.
 const (
 	Ready      State = "READY"
 	Submitting State = "SUBMITTING"

@@ -8,13 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 //go:embed migrations/*.sql
@@ -27,10 +24,14 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z"
 // group-commit writer, or a second reader process) before failing with SQLITE_BUSY.
 const busyTimeoutMS = 10000
 
-// Options tunes Open. The zero value is ready to use.
+// Options tunes Open and Create. The zero value is ready to use.
 type Options struct {
 	Now    func() time.Time // clock for created/updated/event times; time.Now when nil
 	Logger *slog.Logger     // slog.Default() when nil
+	// Verify runs PRAGMA quick_check before the ledger is used and refuses a damaged file
+	// (ErrDamaged). Commands that pay set it. It reads the whole file: about 0.6 s for a ledger
+	// of 200,000 payouts (170 MB) in the page cache.
+	Verify bool
 }
 
 // DB is the ledger: a SQLite file in WAL mode with synchronous=FULL. It is safe for concurrent
@@ -52,46 +53,67 @@ func dsn(path string) string {
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
-// Open opens the ledger at path, creating it (mode 0600) and migrating its schema as needed.
+// Open opens the existing ledger at path and migrates an older schema. It never creates one
+// (Create does): a missing, empty or foreign file is refused with an *OpenError, since a ledger
+// that does not know what was paid would pay it all again. With opts.Verify it also runs PRAGMA
+// quick_check and refuses a damaged file (ErrDamaged).
+//
 // It fails when the connection does not report WAL and synchronous=FULL: a misspelt DSN option
 // is silently ignored by SQLite, and the ledger's promises rest on those two.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	if path == "" || strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("open ledger: unusable file name %q", path)
+	if err := checkName(path); err != nil {
+		return nil, err
 	}
+	if err := Probe(path); err != nil {
+		return nil, err
+	}
+	warnIfShared(path, opts.Logger)
+	if err := checkSchema(ctx, path); err != nil {
+		return nil, wrapOpen(path, err)
+	}
+	db, err := open(ctx, path, opts)
+	if err != nil {
+		return nil, wrapOpen(path, err)
+	}
+	return db, nil
+}
+
+// wrapOpen names the file in err, unless err is an *OpenError, which already does.
+func wrapOpen(path string, err error) error {
+	var oe *OpenError
+	if errors.As(err, &oe) {
+		return err
+	}
+	return fmt.Errorf("open ledger %s: %w", path, err)
+}
+
+// open connects to the SQLite file at path, checks it (opts.Verify) and migrates its schema.
+func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	// Created here so that SQLite never creates it with the umask's more open mode.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
 	sdb, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
+		return nil, err
 	}
 	db := &DB{sql: sdb, now: opts.Now, log: opts.Logger}
-	if err := db.checkPragmas(ctx); err != nil {
-		sdb.Close()
-		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	err = db.checkPragmas(ctx)
+	if err == nil && opts.Verify {
+		err = db.quickCheck(ctx, path)
 	}
-	if err := db.migrate(ctx); err != nil {
-		sdb.Close()
-		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	if err == nil {
+		err = db.migrate(ctx)
 	}
-	w, err := newWriter(ctx, db)
+	if err == nil {
+		db.w, err = newWriter(ctx, db)
+	}
 	if err != nil {
 		sdb.Close()
-		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+		return nil, classify(path, err)
 	}
-	db.w = w
 	return db, nil
 }
 

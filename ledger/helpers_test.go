@@ -37,10 +37,17 @@ func openAt(tb testing.TB, path string) *ledger.DB {
 	return db
 }
 
+// mustOpen creates a new ledger in a temporary folder.
 func mustOpen(tb testing.TB) (*ledger.DB, string) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "ledger.db")
-	return openAt(tb, path), path
+	c := &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	db, err := ledger.Create(context.Background(), path, ledger.Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db, path
 }
 
 func payout(ref, amount string, line int) ledger.Payout {

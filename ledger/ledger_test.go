@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -53,22 +52,12 @@ func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
 	}
 }
 
-func TestOpenCreatesFilePrivate(t *testing.T) {
-	db, path := mustOpen(t)
-	seed(t, db, "r1", 1) // so that the WAL exists
-	for _, name := range []string{path, path + "-wal"} {
-		fi, err := os.Stat(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mode := fi.Mode().Perm(); mode != 0o600 {
-			t.Errorf("%s: mode %o, want 600", filepath.Base(name), mode)
-		}
-	}
-}
-
 func TestOpenRejectsUnusableName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a?b.db")
+	if db, err := ledger.Create(context.Background(), path, ledger.Options{}); err == nil {
+		db.Close()
+		t.Fatal("a name with '?' would lose the DSN options; Create accepted it")
+	}
 	if db, err := ledger.Open(context.Background(), path, ledger.Options{}); err == nil {
 		db.Close()
 		t.Fatal("a name with '?' would lose the DSN options; Open accepted it")
@@ -78,7 +67,7 @@ func TestOpenRejectsUnusableName(t *testing.T) {
 func TestReopenKeepsDataAndSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	ctx := context.Background()
-	db, err := ledger.Open(ctx, path, ledger.Options{})
+	db, err := ledger.Create(ctx, path, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"init", "create a new ledger (the only command that does)", initCmd},
 		{"run", "validate, submit, record and report one or more files", runCmd},
 		{"watch", "folder mode: pay files dropped into DIR/inbox", watchCmd},
 		{"reconcile", "look up every payout not yet final and write a reconciliation report", reconcileCmd},

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/payout/payout/api"
@@ -52,12 +50,9 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	if *ledgerPath != "" {
 		cfg.Ledger = *ledgerPath
 	}
-	if _, statErr := os.Stat(cfg.Ledger); errors.Is(statErr, os.ErrNotExist) {
-		log.Warn("ledger file does not exist yet: creating it; check the path if runs write elsewhere", "ledger", cfg.Ledger)
-	}
-	db, err := ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log})
+	db, err := ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log, Verify: true})
 	if err != nil {
-		return &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+		return ledgerError(err)
 	}
 	defer func() {
 		if err := db.Close(); err != nil {

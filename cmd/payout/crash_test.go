@@ -64,6 +64,9 @@ func crashCampaign(t *testing.T, bin string, seed uint64, rows, kills int) {
 		"PAYOUT_BASE_URL="+ts.URL, "PAYOUT_AUTH_TOKEN=crash-token", "PAYOUT_VIRTUAL_POOL_REF=POOL",
 		"PAYOUT_CALLBACK_URL=http://127.0.0.1:1/cb", "PAYOUT_REDIRECT_URL=http://127.0.0.1:1/r",
 		"PAYOUT_LEDGER="+ledgerPath)
+	if out, err := exec.Command(bin, "init", "--ledger", ledgerPath).CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
 	args := []string{"run", "--rate", "2000", "--workers", "8", "--unknown-grace", "50ms", "--report-dir", filepath.Join(dir, "reports"), input}
 
 	killed := 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/payout/payout"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
 )
 
 // demoSettle is how long the demo's payouts stay PENDING at the sandbox.
@@ -77,12 +79,22 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stderr, "demo: sandbox on %s, paying %s\n", base, payout.SamplePayrollName)
 
-	// The demo's own environment: secrets it just made, a ledger in its folder. Nothing of the
-	// caller's environment is used, so a demo can never reach a real service.
+	// The demo's own environment: secrets it just made, a ledger in its folder (made by the first
+	// demo there). Nothing of the caller's environment is used, so a demo can never reach a real service.
+	demoLedger := filepath.Join(work, "demo-ledger.db")
+	if err := ledger.Probe(demoLedger); errors.Is(err, ledger.ErrNoLedger) {
+		db, err := ledger.Create(ctx, demoLedger, ledger.Options{Logger: log})
+		if err != nil {
+			return createError(err)
+		}
+		if err := db.Close(); err != nil {
+			return err
+		}
+	}
 	demoEnv := map[string]string{
 		envBaseURL: base, envAuthToken: token, envHashKey: hashKey,
 		envVirtualPool: "DEMO-POOL-001", envCallbackURL: base + batch.CallbackPath, envRedirectURL: base + "/demo/return",
-		envLedger: filepath.Join(work, "demo-ledger.db"), envRate: "50", envWorkers: "8",
+		envLedger: demoLedger, envRate: "50", envWorkers: "8",
 	}
 	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
 	s, err := newSession(ctx, de, &o, modePay)

@@ -40,7 +40,18 @@ type user struct {
 	env []string
 }
 
+// newUser is a user whose working folder holds a ledger made by `payout init`.
 func newUser(tb testing.TB, sb *sandbox.Server) *user {
+	tb.Helper()
+	u := newUserWithoutLedger(tb, sb)
+	if out, errOut, code := u.run("init"); code != 0 {
+		tb.Fatalf("init exit %d: %s %s", code, out, errOut)
+	}
+	return u
+}
+
+// newUserWithoutLedger is a user who never ran `payout init`.
+func newUserWithoutLedger(tb testing.TB, sb *sandbox.Server) *user {
 	tb.Helper()
 	ts := httptest.NewServer(sb)
 	tb.Cleanup(ts.Close)

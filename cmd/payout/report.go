@@ -41,18 +41,9 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 // openLedgerReadOnly opens an existing ledger without taking the run lock: reads are safe beside
 // a running process (WAL). A missing ledger is a usage error, not a new empty file.
 func openLedgerReadOnly(ctx context.Context, e *env, path string) (*ledger.DB, error) {
-	if path == "" {
-		path = e.getenv(envLedger)
-	}
-	if path == "" {
-		path = defaultLedger
-	}
-	if !fileExists(path) {
-		return nil, usageError("no ledger at %s: set %s or --ledger", path, envLedger)
-	}
-	db, err := ledger.Open(ctx, path, ledger.Options{})
+	db, err := ledger.Open(ctx, ledgerPath(e, path), ledger.Options{})
 	if err != nil {
-		return nil, &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+		return nil, ledgerError(err)
 	}
 	return db, nil
 }

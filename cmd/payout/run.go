@@ -169,18 +169,12 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
 	case modeDryRun:
-		// A dry run writes nothing; it still checks references against an existing ledger.
-		if fileExists(cfg.Ledger) {
+		// A dry run writes nothing and needs no ledger; it checks references against one if there is one.
+		if err := ledger.Probe(cfg.Ledger); !errors.Is(err, ledger.ErrNoLedger) {
 			if s.db, err = ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log}); err != nil {
-				return nil, &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+				return nil, ledgerError(err)
 			}
 		}
-	case modeReconcile:
-		// Reconciling a ledger that does not exist would create an empty one and report all is well.
-		if !fileExists(cfg.Ledger) {
-			return nil, usageError("no ledger at %s: set --ledger or $%s", cfg.Ledger, envLedger)
-		}
-		fallthrough
 	default:
 		if err := s.openLedger(ctx); err != nil {
 			return nil, err
@@ -204,16 +198,21 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	return s, nil
 }
 
-// openLedger takes the ledger's lock, then opens it. A second process gets exit 1, naming the holder.
+// openLedger takes the ledger's lock, then opens the existing ledger and checks it. A second
+// process gets exit 1, naming the holder; a missing, empty, foreign or damaged ledger exit 2.
 func (s *session) openLedger(ctx context.Context) error {
+	// Before the lock, which would leave a lock file beside a ledger that is not there.
+	if err := ledger.Probe(s.cfg.Ledger); err != nil {
+		return ledgerError(err)
+	}
 	lock, err := ledger.Lock(s.cfg.Ledger)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	db, err := ledger.Open(ctx, s.cfg.Ledger, ledger.Options{Logger: s.log})
+	db, err := ledger.Open(ctx, s.cfg.Ledger, ledger.Options{Logger: s.log, Verify: true})
 	if err != nil {
 		_ = lock.Unlock()
-		return &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+		return ledgerError(err)
 	}
 	s.db, s.lock = db, lock
 	return nil

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/payout/payout/ledger"
+)
+
+// initCmd makes a new, empty ledger. It is the only command that does: every other one refuses a
+// missing ledger, because a new one does not know what was paid and would pay it all again.
+func initCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "init", "init [--ledger FILE]")
+	ledgerFlag := fs.String("ledger", "", "where to create the ledger (default $"+envLedger+" or "+defaultLedger+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("init: unexpected argument %q (use --ledger FILE)", fs.Arg(0))
+	}
+	path := ledgerPath(e, *ledgerFlag)
+	db, err := ledger.Create(ctx, path, ledger.Options{})
+	if err != nil {
+		return createError(err)
+	}
+	if err := db.Close(); err != nil {
+		return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
+	}
+	abs := absPath(path)
+	fmt.Fprintf(e.stdout, "created an empty ledger at %s (readable by you only)\n", abs)
+	if !filepath.IsAbs(path) {
+		fmt.Fprintf(e.stdout, "for cron and other working directories: %s=%s\n", envLedger, abs)
+	}
+	return nil
+}
+
+// ledgerPath is the ledger a command uses: --ledger, else $PAYOUT_LEDGER, else the default name
+// in the working directory.
+func ledgerPath(e *env, flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v := e.getenv(envLedger); v != "" {
+		return v
+	}
+	return defaultLedger
+}
+
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// createError maps a refusal of `payout init` to exit 2: nothing was made.
+func createError(err error) error {
+	var oe *ledger.OpenError
+	switch {
+	case errors.As(err, &oe) && errors.Is(err, ledger.ErrExists):
+		return usageError("init: %s already exists (%s): init never overwrites a file. To use it, point --ledger/%s at it; for a new ledger, choose another name",
+			oe.Path, oe.Detail, envLedger)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return usageError("init: %v (the folder must exist and be writable)", err)
+	}
+	return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
+}
+
+// ledgerError maps a refused ledger to exit 2 with what to do: nothing was done, and running the
+// same command again cannot help. Other errors stop the command with exit 1.
+func ledgerError(err error) error {
+	var oe *ledger.OpenError
+	if !errors.As(err, &oe) {
+		return &exitError{code: exitAborted, err: fmt.Errorf("open ledger: %w", err)}
+	}
+	p := oe.Path
+	switch {
+	case errors.Is(err, ledger.ErrNoLedger):
+		return usageError("no ledger at %s: create one with `payout init --ledger %s`, or point --ledger/%s at the existing one (cron runs in another working directory: use an absolute path)",
+			p, p, envLedger)
+	case errors.Is(err, ledger.ErrEmptyLedger):
+		return usageError("%s is empty (0 bytes) and is not a ledger: it may be a truncated copy. Restore the ledger from a backup; only if no payout was ever made with it, remove the file and run `payout init --ledger %s`",
+			p, p)
+	case errors.Is(err, ledger.ErrNotLedger):
+		return usageError("%s is not a payout ledger (%s): point --ledger/%s at the ledger; if this is it, restore it from a backup",
+			p, oe.Detail, envLedger)
+	case errors.Is(err, ledger.ErrDamaged):
+		return usageError("the ledger %s is damaged (%s); nothing was done, and running again cannot fix it. Restore the last backup of the ledger, or salvage what is readable with `sqlite3 %s .recover | sqlite3 recovered.db` and point --ledger at recovered.db; then run `payout reconcile` before paying again",
+			p, oe.Detail, p)
+	}
+	return usageError("ledger: %v", err)
+}

@@ -1,0 +1,24 @@
+// Package ledger is the SQLite ledger of payouts: one file that records every payout by its
+// external_invoice_ref, every state change as an event, and every run, so that a rerun resumes
+// and never pays twice.
+//
+// A ledger is made once, by Create, and opened afterwards by Open, which never makes one: a
+// missing, empty or foreign file is refused (ErrNoLedger, ErrEmptyLedger, ErrNotLedger), since a
+// ledger that does not know the payouts already made would make them again. Options.Verify adds
+// PRAGMA quick_check, and a damaged file is refused (ErrDamaged) rather than paid on.
+//
+// The file is in WAL mode with synchronous=FULL, readable by its owner only (mode 0600, which
+// SQLite copies to the -wal and -shm files). Open migrates an older schema to the current one
+// with the embedded migrations. Apply calls from many goroutines are merged into shared durable
+// transactions; Lock keeps a second paying process off the same file.
+//
+// A payout's states:
+//
+//	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED
+//	  |          |-> FAILED   (the service refused it: nothing was created)
+//	  |          '-> UNKNOWN -> (looked up by external_invoice_ref) -> SUBMITTED | READY
+//	  '-> REJECTED            (validation)
+//
+// SUBMITTING is made durable before the request is sent, so that a payout whose answer was lost
+// is looked up, never sent blindly again.
+package ledger
