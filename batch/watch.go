@@ -477,12 +477,12 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	}()
 	bg := context.WithoutCancel(ctx)
 
-	sum, err := fileSHA256(path)
+	claimed, err := takeFingerprint(path)
 	if err != nil {
 		out.Exit, out.Err = ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	earlier, err := w.paidEarlier(ctx, sum)
+	earlier, err := w.paidEarlier(ctx, claimed.sha256)
 	if err != nil {
 		out.Exit, out.Err = ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
@@ -501,6 +501,11 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		return w.fail(log, &out, unreadableNote(name, err))
 	}
 	out.Exit = res.ExitCode
+	if res.ExitCode != ExitAborted {
+		if changed, exit, err := w.failIfChanged(log, &out, claimed); changed || err != nil {
+			return exit, err
+		}
+	}
 	switch res.ExitCode {
 	case ExitOK:
 		dest, err := w.moveTo(name, DoneDir)
@@ -533,6 +538,48 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	// Aborted: whatever was done is in the ledger, the rest is resumed at the next start.
 	log.Warn("file left in processing: it is resumed at the next start", "run", res.RunID, "reason", res.Aborted)
 	return ExitAborted, &abortError{file: name, reason: res.Aborted}
+}
+
+// fingerprint is what a file was when it was claimed, to tell after its run whether a writer
+// changed it meanwhile: rows added after the run read the file were never paid.
+type fingerprint struct {
+	size   int64
+	mod    time.Time
+	sha256 string
+}
+
+func takeFingerprint(path string) (fingerprint, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("watch: %w", err)
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	return fingerprint{size: info.Size(), mod: info.ModTime(), sha256: sum}, nil
+}
+
+func (f fingerprint) same(g fingerprint) bool {
+	return f.size == g.size && f.mod.Equal(g.mod) && f.sha256 == g.sha256
+}
+
+// failIfChanged moves a file that changed during its run to failed, with a note, and reports
+// whether it did. Such a file must not go to done: what was written after the run read it was
+// not paid, and nobody would look at it again.
+func (w *Watcher) failIfChanged(log *slog.Logger, out *FileOutcome, claimed fingerprint) (bool, int, error) {
+	now, err := takeFingerprint(out.Path)
+	if err != nil {
+		return false, ExitAborted, &abortError{file: out.Name, cause: fmt.Errorf("check the file after its run: %w", err)}
+	}
+	if now.same(claimed) {
+		return false, 0, nil
+	}
+	log.Warn("file changed while it was being paid: rows written after the run read it were not paid",
+		"run", out.Result.RunID, "claimed_bytes", claimed.size, "now_bytes", now.size)
+	out.Exit = WorseExit(out.Result.ExitCode, ExitAttention)
+	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now))
+	return true, exit, err
 }
 
 // abortError is a file left in processing. It unwraps to ErrAborted and to its cause.
@@ -689,6 +736,31 @@ func resultNote(name string, res Result, rows []report.Row) string {
 			"  pay them in a new file with new external_invoice_ref values.\n" +
 			"  Dropping this same file in again is safe: accepted rows are skipped, rows not sent are sent,\n" +
 			"  and unknown ones are looked up before anything is sent.\n")
+	}
+	writeReports(&b, res.Reports)
+	return b.String()
+}
+
+// changedNote explains a file that a writer changed while it was being paid.
+func changedNote(name string, res Result, claimed, now fingerprint) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s CHANGED while it was being paid, so it was moved here and not to done.\n", name)
+	fmt.Fprintf(&b, "  when claimed: %d bytes, modified %s, SHA-256 %s\n", claimed.size,
+		claimed.mod.UTC().Format(time.RFC3339), claimed.sha256)
+	fmt.Fprintf(&b, "  after the run: %d bytes, modified %s, SHA-256 %s\n\n", now.size,
+		now.mod.UTC().Format(time.RFC3339), now.sha256)
+	fmt.Fprintf(&b, "Run %s paid the %d rows it read when it started: %d accepted by the service (%d of them in earlier\n"+
+		"runs), failed %d, outcome unknown %d, not sent %d, rejected %d. The report lists each of those rows.\n"+
+		"Anything written into the file after the run read it was NOT read and NOT paid.\n",
+		res.RunID, res.Rows, res.Succeeded+res.Pending, res.Skipped, res.Failed, res.Unknown, res.NotSent, res.Rejected)
+	b.WriteString("\nWhat to do:\n" +
+		"  Wait until whatever writes the file has finished, then drop the COMPLETE file into the inbox again\n" +
+		"  (under any name). That is safe: every row the service already accepted is skipped by its\n" +
+		"  external_invoice_ref, and only the rows not yet paid are sent.\n" +
+		"  To stop this happening, have the writer save under a temporary name (.tmp or .part) and rename\n" +
+		"  the file when it is done, or raise --settle above the writer's longest pause.\n")
+	if res.Unknown > 0 {
+		b.WriteString("  Some rows have an unknown outcome: run `payout reconcile` first.\n")
 	}
 	writeReports(&b, res.Reports)
 	return b.String()

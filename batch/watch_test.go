@@ -548,3 +548,56 @@ func TestWorseExit(t *testing.T) {
 		})
 	}
 }
+
+// watchLines is rows as CSV lines without a header, as a writer appending to a file adds them.
+func watchLines(rows []payrollRow) []byte {
+	data := watchCSV(rows)
+	return data[bytes.IndexByte(data, '\n')+1:]
+}
+
+func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	first, appended := payroll(5, "STALL"), payroll(8, "STALL")[5:]
+	var appendOnce sync.Once
+	var rig *watchRig
+	// The writer wakes up after the file was claimed and read: it appends while the run pays.
+	h.cfg.Progress = func(done, total int) {
+		appendOnce.Do(func() { watchAppend(t, rig.path(batch.ProcessingDir, "stall.csv"), watchLines(appended)) })
+	}
+	rig = newWatchRig(t, h, 0, nil)
+	watchPut(t, rig.path(batch.InboxDir, "stall.csv"), watchCSV(first))
+
+	if exit := rig.poll(); exit != batch.ExitAttention {
+		t.Fatalf("poll: exit %d, want 4 (the file needs attention); logs:\n%s", exit, rig.logs)
+	}
+	if got := rig.listDir(batch.DoneDir); len(got) != 0 {
+		t.Errorf("done holds %v: a file whose appended rows were not paid must not look done", got)
+	}
+	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != "stall.csv,stall.csv.why.txt" {
+		t.Fatalf("failed holds %v, want stall.csv and its note", got)
+	}
+	rig.assertCreatedOnce(first)
+	for _, row := range appended {
+		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
+			t.Errorf("%s, appended after the run read the file, created %d times", row.ref, n)
+		}
+	}
+	why := watchRead(t, rig.path(batch.FailedDir, "stall.csv.why.txt"))
+	for _, want := range []string{"CHANGED while it was being paid", "NOT read and NOT paid", "COMPLETE file",
+		"skipped by its", "external_invoice_ref", ".result.csv", rig.results()[0].Result.RunID} {
+		if !strings.Contains(why, want) {
+			t.Errorf("note lacks %q:\n%s", want, why)
+		}
+	}
+
+	// What the note says to do: the complete file, dropped again, pays only the rows still unpaid.
+	complete := watchRead(t, rig.path(batch.FailedDir, "stall.csv"))
+	watchPut(t, rig.path(batch.InboxDir, "stall-complete.csv"), []byte(complete))
+	if exit := rig.poll(); exit != batch.ExitOK {
+		t.Fatalf("the complete file: exit %d, want 0; logs:\n%s", exit, rig.logs)
+	}
+	rig.assertCreatedOnce(append(first, appended...))
+	if out := rig.results()[1]; out.Result.Skipped != len(first) || out.Result.Submitted != len(appended) {
+		t.Errorf("the complete file: %+v, want %d skipped and %d sent", out.Result, len(first), len(appended))
+	}
+}
