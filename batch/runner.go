@@ -99,6 +99,8 @@ type Config struct {
 // Runner pays files. One Runner may run several files one after the other.
 type Runner struct {
 	cfg Config
+	// reportName, when set, names the reports instead of the input file's name.
+	reportName string
 }
 
 // NewRunner fills defaults in cfg and returns a Runner.
@@ -353,7 +355,7 @@ func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, 
 	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped}
-	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
+	paths, err := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	if err != nil {
 		return res, fmt.Errorf("write reports: %w", err)
 	}
@@ -366,6 +368,14 @@ func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, 
 		return res, err
 	}
 	return res, nil
+}
+
+// reportInput is the input name the reports are named after.
+func (r *Runner) reportInput(path string) string {
+	if r.reportName != "" {
+		return r.reportName
+	}
+	return filepath.Base(path)
 }
 
 // tally counts report rows by state into res.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -158,7 +159,12 @@ func NewWatcher(cfg WatchConfig) (*Watcher, error) {
 func (r *Runner) WithReportDir(dir string) *Runner {
 	cfg := r.cfg
 	cfg.ReportDir = dir
-	return &Runner{cfg: cfg}
+	return &Runner{cfg: cfg, reportName: r.reportName}
+}
+
+// withReportName returns a Runner like r that names its reports after name, not the file's own.
+func (r *Runner) withReportName(name string) *Runner {
+	return &Runner{cfg: r.cfg, reportName: name}
 }
 
 // Close releases the folder's lock.
@@ -269,7 +275,14 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		exit, err := w.process(ctx, name)
+		var exit int
+		if c.obs.size == 0 {
+			// Held still and empty for the settle time: a copy that has not started would have
+			// written by now, and a file left in the inbox without a word helps nobody.
+			exit, err = w.failEmpty(name)
+		} else {
+			exit, err = w.process(ctx, name)
+		}
 		worst = WorseExit(worst, exit)
 		if err != nil {
 			return worst, err
@@ -359,17 +372,12 @@ func (w *Watcher) scanInbox() ([]candidate, error) {
 		if err != nil {
 			return nil, fmt.Errorf("watch: inbox: %w", err)
 		}
-		if info.Size() == 0 {
-			// Copy tools create the file before they write it: an empty file is not done yet.
-			delete(w.seen, name)
-			continue
-		}
 		obs, ok := w.seen[name]
 		if !ok || obs.size != info.Size() || !obs.mod.Equal(info.ModTime()) {
 			obs = observation{size: info.Size(), mod: info.ModTime(), since: now}
 			w.seen[name] = obs
 		}
-		if now.Sub(obs.since) >= w.cfg.Settle {
+		if now.Sub(obs.since) >= w.settleFor(obs) {
 			due = append(due, candidate{name: name, obs: obs})
 		}
 	}
@@ -406,11 +414,21 @@ func (w *Watcher) settleWait() (time.Duration, bool) {
 	}
 	var first time.Time
 	for _, obs := range w.seen {
-		if first.IsZero() || obs.since.Before(first) {
-			first = obs.since
+		if due := obs.since.Add(w.settleFor(obs)); first.IsZero() || due.Before(first) {
+			first = due
 		}
 	}
-	return first.Add(w.cfg.Settle).Sub(w.cfg.Now()), true
+	return first.Sub(w.cfg.Now()), true
+}
+
+// settleFor is how long a file must hold still before it is claimed. An empty one waits at least
+// DefaultSettle even when the settle time is shorter: copy tools create a file before they write
+// it, and an empty file is failed, not paid.
+func (w *Watcher) settleFor(obs observation) time.Duration {
+	if obs.size == 0 && w.cfg.Settle < DefaultSettle {
+		return DefaultSettle
+	}
+	return w.cfg.Settle
 }
 
 // claim moves a settled file into processing, unless it changed since it was seen. A rename within
@@ -440,6 +458,16 @@ func (w *Watcher) claim(c candidate) (string, bool, error) {
 	delete(w.seen, c.name)
 	w.log.Info("file claimed", "file", c.name, "as", target, "bytes", c.obs.size)
 	return target, true, nil
+}
+
+// stampPattern is the timestamp freeName puts before a name's extension.
+var stampPattern = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
+
+// inboxName is the name a file of processing had in the inbox, without freeName's timestamp: a
+// report is named after it and its run id, which holds the time already.
+func inboxName(name string) string {
+	ext := filepath.Ext(name)
+	return stampPattern.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
 }
 
 // freeName is name, or name with a timestamp when any of the folders already has one by that name:
@@ -487,7 +515,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		out.Exit, out.Err = ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	res, err := w.runner.Run(ctx, path)
+	res, err := w.runner.withReportName(inboxName(name)).Run(ctx, path)
 	out.Result = res
 	if err != nil {
 		out.Err = err
@@ -602,6 +630,23 @@ func (e *abortError) Unwrap() []error {
 		return []error{ErrAborted}
 	}
 	return []error{ErrAborted, e.cause}
+}
+
+// failEmpty moves an empty file from processing to failed, with a note.
+func (w *Watcher) failEmpty(name string) (int, error) {
+	path := filepath.Join(w.dir(ProcessingDir), name)
+	out := FileOutcome{Name: name, Path: path, Exit: ExitRejected,
+		Err: &InputError{Path: path, Err: errors.New("the file is empty")}}
+	defer func() {
+		if w.cfg.Done != nil {
+			w.cfg.Done(out)
+		}
+	}()
+	note := fmt.Sprintf("%s was NOT paid: the file is empty (0 bytes), and it stayed empty for the settle time (%s).\n\n"+
+		"What to do:\n  If it was still being copied, the copy may have gone on here: drop the complete file into the\n"+
+		"  inbox again. Otherwise save the payout file again (CSV or XLSX, with its header row) and drop it in.\n",
+		name, w.settleFor(observation{}))
+	return w.fail(w.log.With("file", name), &out, note)
 }
 
 // fail moves a file to failed with its note.

@@ -601,3 +601,55 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 		t.Errorf("the complete file: %+v, want %d skipped and %d sent", out.Result, len(first), len(appended))
 	}
 }
+
+func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
+	const settle = 10 * time.Second
+	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
+	watchPut(t, rig.path(batch.InboxDir, "blank.csv"), nil)
+	if exit := rig.poll(); exit != batch.ExitOK {
+		t.Fatalf("first poll: exit %d", exit)
+	}
+	clock.Add(settle - time.Second)
+	if exit := rig.poll(); exit != batch.ExitOK || len(rig.listDir(batch.InboxDir)) != 1 {
+		t.Fatalf("before the settle time: exit %d, inbox %v; an empty file may be a copy not yet begun",
+			exit, rig.listDir(batch.InboxDir))
+	}
+	clock.Add(time.Second)
+	if exit := rig.poll(); exit != batch.ExitRejected {
+		t.Fatalf("settled: exit %d, want 3; logs:\n%s", exit, rig.logs)
+	}
+	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != "blank.csv,blank.csv.why.txt" {
+		t.Fatalf("failed holds %v, want the empty file and its note", got)
+	}
+	if got := rig.listDir(batch.InboxDir); len(got) != 0 {
+		t.Errorf("inbox still holds %v", got)
+	}
+	if why := watchRead(t, rig.path(batch.FailedDir, "blank.csv.why.txt")); !strings.Contains(why, "the file is empty") ||
+		!strings.Contains(why, "What to do") {
+		t.Errorf("note:\n%s", why)
+	}
+	if outs := rig.results(); len(outs) != 1 || outs[0].Exit != batch.ExitRejected || outs[0].Note == "" {
+		t.Errorf("outcomes %+v, want the empty file rejected with a note", outs)
+	}
+}
+
+func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	for i, prefix := range []string{"FIRST", "SECOND"} {
+		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		if exit := rig.poll(); exit != batch.ExitOK {
+			t.Fatalf("drop %d: exit %d; logs:\n%s", i+1, exit, rig.logs)
+		}
+	}
+	outs := rig.results()
+	if len(outs) != 2 || outs[1].Name == "payroll.csv" {
+		t.Fatalf("outcomes %+v, want the second payroll.csv claimed under a timestamped name", outs)
+	}
+	for _, out := range outs {
+		want := "payroll." + out.Result.RunID + ".result.csv"
+		if len(out.Result.Reports) == 0 || filepath.Base(out.Result.Reports[0]) != want {
+			t.Errorf("%s: reports %v, want %s: the run id holds the time already", out.Name, out.Result.Reports, want)
+		}
+	}
+}
