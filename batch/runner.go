@@ -354,18 +354,22 @@ func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, 
 	ended := r.cfg.Now()
 	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped}
-	paths, err := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
-	if err != nil {
-		return res, fmt.Errorf("write reports: %w", err)
-	}
+		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
+	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
 	status := "finished"
 	if aborted != nil {
 		status = "aborted"
 	}
+	// The run is closed even when its reports could not be written: its payouts are settled in the
+	// ledger, and a run left "running" would look like one still sending.
 	if err := db.FinishRun(ctx, res.RunID, status, res.ExitCode, ended); err != nil {
-		return res, err
+		return res, errors.Join(err, reportErr)
+	}
+	if reportErr != nil {
+		res.Reports = nil
+		return res, fmt.Errorf("run %s %s with exit code %d, but its reports could not be written (`payout report %s` writes them from the ledger): %w",
+			res.RunID, status, res.ExitCode, res.RunID, reportErr)
 	}
 	return res, nil
 }
@@ -795,8 +799,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`).
-func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string) (report.Paths, error) {
+// WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
+// each row's state as of now. They are named apart from the run's own reports, which they never
+// replace: `<input>.<run id>.regenerated-<now, UTC>.result.csv` and so on.
+func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string, now time.Time) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
@@ -806,6 +812,17 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string) (report
 		return report.Paths{}, err
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
-		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped)}
+		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
 	return report.WriteRun(dir, filepath.Base(run.File), report.Summarize(meta, rows), rows)
+}
+
+// stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.
+func stoppedReason(run ledger.Run) string {
+	switch run.Status {
+	case "aborted":
+		return "the run stopped before it had sent every row (its reason was reported when it stopped)"
+	case "interrupted":
+		return "the process running it stopped before the run ended"
+	}
+	return ""
 }
