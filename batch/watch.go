@@ -794,10 +794,15 @@ func changedNote(name string, res Result, claimed, now fingerprint) string {
 		claimed.mod.UTC().Format(time.RFC3339), claimed.sha256)
 	fmt.Fprintf(&b, "  after the run: %d bytes, modified %s, SHA-256 %s\n\n", now.size,
 		now.mod.UTC().Format(time.RFC3339), now.sha256)
-	fmt.Fprintf(&b, "Run %s paid the %d rows it read when it started: %d accepted by the service (%d of them in earlier\n"+
-		"runs), failed %d, outcome unknown %d, not sent %d, rejected %d. The report lists each of those rows.\n"+
-		"Anything written into the file after the run read it was NOT read and NOT paid.\n",
-		res.RunID, res.Rows, res.Succeeded+res.Pending, res.Skipped, res.Failed, res.Unknown, res.NotSent, res.Rejected)
+	if res.ExitCode == ExitRejected {
+		fmt.Fprintf(&b, "Run %s sent nothing: %d of the %d rows it read were rejected (a file is paid all or nothing).\n",
+			res.RunID, res.Rejected, res.Rows)
+	} else {
+		fmt.Fprintf(&b, "Run %s paid the %d rows it read when it started: %d accepted by the service (%d of them in earlier\n"+
+			"runs), failed %d, outcome unknown %d, not sent %d, rejected %d. The report lists each of those rows.\n",
+			res.RunID, res.Rows, res.Succeeded+res.Pending, res.Skipped, res.Failed, res.Unknown, res.NotSent, res.Rejected)
+	}
+	b.WriteString("Anything written into the file after the run read it was NOT read and NOT paid.\n")
 	b.WriteString("\nWhat to do:\n" +
 		"  Wait until whatever writes the file has finished, then drop the COMPLETE file into the inbox again\n" +
 		"  (under any name). That is safe: every row the service already accepted is skipped by its\n" +
