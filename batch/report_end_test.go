@@ -3,6 +3,7 @@ package batch_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := batch.NewRunner(cfg).Run(context.Background(), path)
-	if err == nil || !strings.Contains(err.Error(), "payout report "+res.RunID) {
+	if !errors.Is(err, batch.ErrReportsNotWritten) || !strings.Contains(err.Error(), "payout report "+res.RunID) || res.Rows != len(rows) {
 		t.Fatalf("run error %v, want one that says the reports failed and how to write them", err)
 	}
 	run, err := h.db.GetRun(context.Background(), res.RunID)

@@ -325,6 +325,10 @@ func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile)
 	return res, nil
 }
 
+// ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
+// closed in the ledger but its reports could not be written.
+var ErrReportsNotWritten = errors.New("reports not written")
+
 // finish reads the run's payouts back from the ledger, writes its reports and closes the run.
 // lines are the rows Record stored for the run: they do not change, and reading them back would
 // cost the end of every run about as much as its payouts.
@@ -368,8 +372,8 @@ func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, 
 	}
 	if reportErr != nil {
 		res.Reports = nil
-		return res, fmt.Errorf("run %s %s with exit code %d, but its reports could not be written (`payout report %s` writes them from the ledger): %w",
-			res.RunID, status, res.ExitCode, res.RunID, reportErr)
+		return res, fmt.Errorf("%w: run %s %s with exit code %d, but `payout report %s` must write its reports from the ledger: %w",
+			ErrReportsNotWritten, res.RunID, status, res.ExitCode, res.RunID, reportErr)
 	}
 	return res, nil
 }
