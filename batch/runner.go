@@ -817,7 +817,11 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string, now tim
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
-	return report.WriteRun(dir, filepath.Base(run.File), report.Summarize(meta, rows), rows)
+	name := filepath.Base(run.File)
+	if filepath.Base(filepath.Dir(run.File)) == ProcessingDir {
+		name = inboxName(name) // named as folder mode named the run's own reports
+	}
+	return report.WriteRun(dir, name, report.Summarize(meta, rows), rows)
 }
 
 // stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.

@@ -653,3 +653,22 @@ func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	for _, prefix := range []string{"ONE", "TWO"} {
+		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		if exit := rig.poll(); exit != batch.ExitOK {
+			t.Fatalf("exit %d; logs:\n%s", exit, rig.logs)
+		}
+	}
+	second := rig.results()[1].Result
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	again, err := batch.WriteReports(context.Background(), rig.db, second.RunID, t.TempDir(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "payroll." + second.RunID + ".regenerated-20261124T100000Z.result.csv"; filepath.Base(again.CSV) != want {
+		t.Errorf("regenerated %s, want %s", filepath.Base(again.CSV), want)
+	}
+}
