@@ -99,6 +99,8 @@ type Config struct {
 // Runner pays files. One Runner may run several files one after the other.
 type Runner struct {
 	cfg Config
+	// reportName, when set, names the reports instead of the input file's name.
+	reportName string
 }
 
 // NewRunner fills defaults in cfg and returns a Runner.
@@ -323,6 +325,10 @@ func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile)
 	return res, nil
 }
 
+// ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
+// closed in the ledger but its reports could not be written.
+var ErrReportsNotWritten = errors.New("reports not written")
+
 // finish reads the run's payouts back from the ledger, writes its reports and closes the run.
 // lines are the rows Record stored for the run: they do not change, and reading them back would
 // cost the end of every run about as much as its payouts.
@@ -352,20 +358,32 @@ func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, 
 	ended := r.cfg.Now()
 	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped}
-	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
-	if err != nil {
-		return res, fmt.Errorf("write reports: %w", err)
-	}
+		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
+	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
 	status := "finished"
 	if aborted != nil {
 		status = "aborted"
 	}
+	// The run is closed even when its reports could not be written: its payouts are settled in the
+	// ledger, and a run left "running" would look like one still sending.
 	if err := db.FinishRun(ctx, res.RunID, status, res.ExitCode, ended); err != nil {
-		return res, err
+		return res, errors.Join(err, reportErr)
+	}
+	if reportErr != nil {
+		res.Reports = nil
+		return res, fmt.Errorf("%w: run %s %s with exit code %d, but `payout report %s` must write its reports from the ledger: %w",
+			ErrReportsNotWritten, res.RunID, status, res.ExitCode, res.RunID, reportErr)
 	}
 	return res, nil
+}
+
+// reportInput is the input name the reports are named after.
+func (r *Runner) reportInput(path string) string {
+	if r.reportName != "" {
+		return r.reportName
+	}
+	return filepath.Base(path)
 }
 
 // tally counts report rows by state into res.
@@ -785,8 +803,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`).
-func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string) (report.Paths, error) {
+// WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
+// each row's state as of now. They are named apart from the run's own reports, which they never
+// replace: `<input>.<run id>.regenerated-<now, UTC>.result.csv` and so on.
+func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string, now time.Time) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
@@ -796,6 +816,21 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string) (report
 		return report.Paths{}, err
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
-		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped)}
-	return report.WriteRun(dir, filepath.Base(run.File), report.Summarize(meta, rows), rows)
+		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
+	name := filepath.Base(run.File)
+	if filepath.Base(filepath.Dir(run.File)) == ProcessingDir {
+		name = inboxName(name) // named as folder mode named the run's own reports
+	}
+	return report.WriteRun(dir, name, report.Summarize(meta, rows), rows)
+}
+
+// stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.
+func stoppedReason(run ledger.Run) string {
+	switch run.Status {
+	case "aborted":
+		return "the run stopped before it had sent every row (its reason was reported when it stopped)"
+	case "interrupted":
+		return "the process running it stopped before the run ended"
+	}
+	return ""
 }

@@ -110,7 +110,7 @@ func (h *harness) pay(ctx context.Context, path string, cfg batch.Config) batch.
 func (h *harness) sameReportFromLedger(db *ledger.DB, res batch.Result) {
 	h.tb.Helper()
 	written := resultCSV(h.tb, res)
-	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.tb.TempDir())
+	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.tb.TempDir(), time.Now())
 	if err != nil {
 		h.tb.Fatal(err)
 	}

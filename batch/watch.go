@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -158,7 +159,12 @@ func NewWatcher(cfg WatchConfig) (*Watcher, error) {
 func (r *Runner) WithReportDir(dir string) *Runner {
 	cfg := r.cfg
 	cfg.ReportDir = dir
-	return &Runner{cfg: cfg}
+	return &Runner{cfg: cfg, reportName: r.reportName}
+}
+
+// withReportName returns a Runner like r that names its reports after name, not the file's own.
+func (r *Runner) withReportName(name string) *Runner {
+	return &Runner{cfg: r.cfg, reportName: name}
 }
 
 // Close releases the folder's lock.
@@ -269,7 +275,14 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		exit, err := w.process(ctx, name)
+		var exit int
+		if c.obs.size == 0 {
+			// Held still and empty for the settle time: a copy that has not started would have
+			// written by now, and a file left in the inbox without a word helps nobody.
+			exit, err = w.failEmpty(name)
+		} else {
+			exit, err = w.process(ctx, name)
+		}
 		worst = WorseExit(worst, exit)
 		if err != nil {
 			return worst, err
@@ -359,17 +372,12 @@ func (w *Watcher) scanInbox() ([]candidate, error) {
 		if err != nil {
 			return nil, fmt.Errorf("watch: inbox: %w", err)
 		}
-		if info.Size() == 0 {
-			// Copy tools create the file before they write it: an empty file is not done yet.
-			delete(w.seen, name)
-			continue
-		}
 		obs, ok := w.seen[name]
 		if !ok || obs.size != info.Size() || !obs.mod.Equal(info.ModTime()) {
 			obs = observation{size: info.Size(), mod: info.ModTime(), since: now}
 			w.seen[name] = obs
 		}
-		if now.Sub(obs.since) >= w.cfg.Settle {
+		if now.Sub(obs.since) >= w.settleFor(obs) {
 			due = append(due, candidate{name: name, obs: obs})
 		}
 	}
@@ -406,11 +414,21 @@ func (w *Watcher) settleWait() (time.Duration, bool) {
 	}
 	var first time.Time
 	for _, obs := range w.seen {
-		if first.IsZero() || obs.since.Before(first) {
-			first = obs.since
+		if due := obs.since.Add(w.settleFor(obs)); first.IsZero() || due.Before(first) {
+			first = due
 		}
 	}
-	return first.Add(w.cfg.Settle).Sub(w.cfg.Now()), true
+	return first.Sub(w.cfg.Now()), true
+}
+
+// settleFor is how long a file must hold still before it is claimed. An empty one waits at least
+// DefaultSettle even when the settle time is shorter: copy tools create a file before they write
+// it, and an empty file is failed, not paid.
+func (w *Watcher) settleFor(obs observation) time.Duration {
+	if obs.size == 0 && w.cfg.Settle < DefaultSettle {
+		return DefaultSettle
+	}
+	return w.cfg.Settle
 }
 
 // claim moves a settled file into processing, unless it changed since it was seen. A rename within
@@ -440,6 +458,16 @@ func (w *Watcher) claim(c candidate) (string, bool, error) {
 	delete(w.seen, c.name)
 	w.log.Info("file claimed", "file", c.name, "as", target, "bytes", c.obs.size)
 	return target, true, nil
+}
+
+// stampPattern is the timestamp freeName puts before a name's extension.
+var stampPattern = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
+
+// inboxName is the name a file of processing had in the inbox, without freeName's timestamp: a
+// report is named after it and its run id, which holds the time already.
+func inboxName(name string) string {
+	ext := filepath.Ext(name)
+	return stampPattern.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
 }
 
 // freeName is name, or name with a timestamp when any of the folders already has one by that name:
@@ -477,17 +505,17 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	}()
 	bg := context.WithoutCancel(ctx)
 
-	sum, err := fileSHA256(path)
+	claimed, err := takeFingerprint(path)
 	if err != nil {
 		out.Exit, out.Err = ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	earlier, err := w.paidEarlier(ctx, sum)
+	earlier, err := w.paidEarlier(ctx, claimed.sha256)
 	if err != nil {
 		out.Exit, out.Err = ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	res, err := w.runner.Run(ctx, path)
+	res, err := w.runner.withReportName(inboxName(name)).Run(ctx, path)
 	out.Result = res
 	if err != nil {
 		out.Err = err
@@ -501,6 +529,11 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		return w.fail(log, &out, unreadableNote(name, err))
 	}
 	out.Exit = res.ExitCode
+	if res.ExitCode != ExitAborted {
+		if changed, exit, err := w.failIfChanged(log, &out, claimed); changed || err != nil {
+			return exit, err
+		}
+	}
 	switch res.ExitCode {
 	case ExitOK:
 		dest, err := w.moveTo(name, DoneDir)
@@ -535,6 +568,48 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	return ExitAborted, &abortError{file: name, reason: res.Aborted}
 }
 
+// fingerprint is what a file was when it was claimed, to tell after its run whether a writer
+// changed it meanwhile: rows added after the run read the file were never paid.
+type fingerprint struct {
+	size   int64
+	mod    time.Time
+	sha256 string
+}
+
+func takeFingerprint(path string) (fingerprint, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("watch: %w", err)
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	return fingerprint{size: info.Size(), mod: info.ModTime(), sha256: sum}, nil
+}
+
+func (f fingerprint) same(g fingerprint) bool {
+	return f.size == g.size && f.mod.Equal(g.mod) && f.sha256 == g.sha256
+}
+
+// failIfChanged moves a file that changed during its run to failed, with a note, and reports
+// whether it did. Such a file must not go to done: what was written after the run read it was
+// not paid, and nobody would look at it again.
+func (w *Watcher) failIfChanged(log *slog.Logger, out *FileOutcome, claimed fingerprint) (bool, int, error) {
+	now, err := takeFingerprint(out.Path)
+	if err != nil {
+		return false, ExitAborted, &abortError{file: out.Name, cause: fmt.Errorf("check the file after its run: %w", err)}
+	}
+	if now.same(claimed) {
+		return false, 0, nil
+	}
+	log.Warn("file changed while it was being paid: rows written after the run read it were not paid",
+		"run", out.Result.RunID, "claimed_bytes", claimed.size, "now_bytes", now.size)
+	out.Exit = WorseExit(out.Result.ExitCode, ExitAttention)
+	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now))
+	return true, exit, err
+}
+
 // abortError is a file left in processing. It unwraps to ErrAborted and to its cause.
 type abortError struct {
 	file   string
@@ -555,6 +630,23 @@ func (e *abortError) Unwrap() []error {
 		return []error{ErrAborted}
 	}
 	return []error{ErrAborted, e.cause}
+}
+
+// failEmpty moves an empty file from processing to failed, with a note.
+func (w *Watcher) failEmpty(name string) (int, error) {
+	path := filepath.Join(w.dir(ProcessingDir), name)
+	out := FileOutcome{Name: name, Path: path, Exit: ExitRejected,
+		Err: &InputError{Path: path, Err: errors.New("the file is empty")}}
+	defer func() {
+		if w.cfg.Done != nil {
+			w.cfg.Done(out)
+		}
+	}()
+	note := fmt.Sprintf("%s was NOT paid: the file is empty (0 bytes), and it stayed empty for the settle time (%s).\n\n"+
+		"What to do:\n  If it was still being copied, the copy may have gone on here: drop the complete file into the\n"+
+		"  inbox again. Otherwise save the payout file again (CSV or XLSX, with its header row) and drop it in.\n",
+		name, w.settleFor(observation{}))
+	return w.fail(w.log.With("file", name), &out, note)
 }
 
 // fail moves a file to failed with its note.
@@ -689,6 +781,36 @@ func resultNote(name string, res Result, rows []report.Row) string {
 			"  pay them in a new file with new external_invoice_ref values.\n" +
 			"  Dropping this same file in again is safe: accepted rows are skipped, rows not sent are sent,\n" +
 			"  and unknown ones are looked up before anything is sent.\n")
+	}
+	writeReports(&b, res.Reports)
+	return b.String()
+}
+
+// changedNote explains a file that a writer changed while it was being paid.
+func changedNote(name string, res Result, claimed, now fingerprint) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s CHANGED while it was being paid, so it was moved here and not to done.\n", name)
+	fmt.Fprintf(&b, "  when claimed: %d bytes, modified %s, SHA-256 %s\n", claimed.size,
+		claimed.mod.UTC().Format(time.RFC3339), claimed.sha256)
+	fmt.Fprintf(&b, "  after the run: %d bytes, modified %s, SHA-256 %s\n\n", now.size,
+		now.mod.UTC().Format(time.RFC3339), now.sha256)
+	if res.ExitCode == ExitRejected {
+		fmt.Fprintf(&b, "Run %s sent nothing: %d of the %d rows it read were rejected (a file is paid all or nothing).\n",
+			res.RunID, res.Rejected, res.Rows)
+	} else {
+		fmt.Fprintf(&b, "Run %s paid the %d rows it read when it started: %d accepted by the service (%d of them in earlier\n"+
+			"runs), failed %d, outcome unknown %d, not sent %d, rejected %d. The report lists each of those rows.\n",
+			res.RunID, res.Rows, res.Succeeded+res.Pending, res.Skipped, res.Failed, res.Unknown, res.NotSent, res.Rejected)
+	}
+	b.WriteString("Anything written into the file after the run read it was NOT read and NOT paid.\n")
+	b.WriteString("\nWhat to do:\n" +
+		"  Wait until whatever writes the file has finished, then drop the COMPLETE file into the inbox again\n" +
+		"  (under any name). That is safe: every row the service already accepted is skipped by its\n" +
+		"  external_invoice_ref, and only the rows not yet paid are sent.\n" +
+		"  To stop this happening, have the writer save under a temporary name (.tmp or .part) and rename\n" +
+		"  the file when it is done, or raise --settle above the writer's longest pause.\n")
+	if res.Unknown > 0 {
+		b.WriteString("  Some rows have an unknown outcome: run `payout reconcile` first.\n")
 	}
 	writeReports(&b, res.Reports)
 	return b.String()

@@ -548,3 +548,127 @@ func TestWorseExit(t *testing.T) {
 		})
 	}
 }
+
+// watchLines is rows as CSV lines without a header, as a writer appending to a file adds them.
+func watchLines(rows []payrollRow) []byte {
+	data := watchCSV(rows)
+	return data[bytes.IndexByte(data, '\n')+1:]
+}
+
+func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	first, appended := payroll(5, "STALL"), payroll(8, "STALL")[5:]
+	var appendOnce sync.Once
+	var rig *watchRig
+	// The writer wakes up after the file was claimed and read: it appends while the run pays.
+	h.cfg.Progress = func(done, total int) {
+		appendOnce.Do(func() { watchAppend(t, rig.path(batch.ProcessingDir, "stall.csv"), watchLines(appended)) })
+	}
+	rig = newWatchRig(t, h, 0, nil)
+	watchPut(t, rig.path(batch.InboxDir, "stall.csv"), watchCSV(first))
+
+	if exit := rig.poll(); exit != batch.ExitAttention {
+		t.Fatalf("poll: exit %d, want 4 (the file needs attention); logs:\n%s", exit, rig.logs)
+	}
+	if got := rig.listDir(batch.DoneDir); len(got) != 0 {
+		t.Errorf("done holds %v: a file whose appended rows were not paid must not look done", got)
+	}
+	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != "stall.csv,stall.csv.why.txt" {
+		t.Fatalf("failed holds %v, want stall.csv and its note", got)
+	}
+	rig.assertCreatedOnce(first)
+	for _, row := range appended {
+		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
+			t.Errorf("%s, appended after the run read the file, created %d times", row.ref, n)
+		}
+	}
+	why := watchRead(t, rig.path(batch.FailedDir, "stall.csv.why.txt"))
+	for _, want := range []string{"CHANGED while it was being paid", "NOT read and NOT paid", "COMPLETE file",
+		"skipped by its", "external_invoice_ref", ".result.csv", rig.results()[0].Result.RunID} {
+		if !strings.Contains(why, want) {
+			t.Errorf("note lacks %q:\n%s", want, why)
+		}
+	}
+
+	// What the note says to do: the complete file, dropped again, pays only the rows still unpaid.
+	complete := watchRead(t, rig.path(batch.FailedDir, "stall.csv"))
+	watchPut(t, rig.path(batch.InboxDir, "stall-complete.csv"), []byte(complete))
+	if exit := rig.poll(); exit != batch.ExitOK {
+		t.Fatalf("the complete file: exit %d, want 0; logs:\n%s", exit, rig.logs)
+	}
+	rig.assertCreatedOnce(append(first, appended...))
+	if out := rig.results()[1]; out.Result.Skipped != len(first) || out.Result.Submitted != len(appended) {
+		t.Errorf("the complete file: %+v, want %d skipped and %d sent", out.Result, len(first), len(appended))
+	}
+}
+
+func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
+	const settle = 10 * time.Second
+	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
+	watchPut(t, rig.path(batch.InboxDir, "blank.csv"), nil)
+	if exit := rig.poll(); exit != batch.ExitOK {
+		t.Fatalf("first poll: exit %d", exit)
+	}
+	clock.Add(settle - time.Second)
+	if exit := rig.poll(); exit != batch.ExitOK || len(rig.listDir(batch.InboxDir)) != 1 {
+		t.Fatalf("before the settle time: exit %d, inbox %v; an empty file may be a copy not yet begun",
+			exit, rig.listDir(batch.InboxDir))
+	}
+	clock.Add(time.Second)
+	if exit := rig.poll(); exit != batch.ExitRejected {
+		t.Fatalf("settled: exit %d, want 3; logs:\n%s", exit, rig.logs)
+	}
+	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != "blank.csv,blank.csv.why.txt" {
+		t.Fatalf("failed holds %v, want the empty file and its note", got)
+	}
+	if got := rig.listDir(batch.InboxDir); len(got) != 0 {
+		t.Errorf("inbox still holds %v", got)
+	}
+	if why := watchRead(t, rig.path(batch.FailedDir, "blank.csv.why.txt")); !strings.Contains(why, "the file is empty") ||
+		!strings.Contains(why, "What to do") {
+		t.Errorf("note:\n%s", why)
+	}
+	if outs := rig.results(); len(outs) != 1 || outs[0].Exit != batch.ExitRejected || outs[0].Note == "" {
+		t.Errorf("outcomes %+v, want the empty file rejected with a note", outs)
+	}
+}
+
+func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	for i, prefix := range []string{"FIRST", "SECOND"} {
+		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		if exit := rig.poll(); exit != batch.ExitOK {
+			t.Fatalf("drop %d: exit %d; logs:\n%s", i+1, exit, rig.logs)
+		}
+	}
+	outs := rig.results()
+	if len(outs) != 2 || outs[1].Name == "payroll.csv" {
+		t.Fatalf("outcomes %+v, want the second payroll.csv claimed under a timestamped name", outs)
+	}
+	for _, out := range outs {
+		want := "payroll." + out.Result.RunID + ".result.csv"
+		if len(out.Result.Reports) == 0 || filepath.Base(out.Result.Reports[0]) != want {
+			t.Errorf("%s: reports %v, want %s: the run id holds the time already", out.Name, out.Result.Reports, want)
+		}
+	}
+}
+
+func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
+	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	for _, prefix := range []string{"ONE", "TWO"} {
+		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		if exit := rig.poll(); exit != batch.ExitOK {
+			t.Fatalf("exit %d; logs:\n%s", exit, rig.logs)
+		}
+	}
+	second := rig.results()[1].Result
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	again, err := batch.WriteReports(context.Background(), rig.db, second.RunID, t.TempDir(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "payroll." + second.RunID + ".regenerated-20261124T100000Z.result.csv"; filepath.Base(again.CSV) != want {
+		t.Errorf("regenerated %s, want %s", filepath.Base(again.CSV), want)
+	}
+}

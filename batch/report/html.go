@@ -45,6 +45,9 @@ type headView struct {
 	Title, Kind, ID, File, SHA256, Started, Ended, Duration, Scope string
 	Rows, Skipped, Mismatches, NotFinal                            int
 	DryRun                                                         bool
+	// Aborted, NotSent and Regenerated are the lines of Summary's AbortedText, NotSentText and
+	// RegeneratedText; empty when they do not apply.
+	Aborted, NotSent, Regenerated string
 }
 
 type rowView struct {
@@ -87,7 +90,7 @@ func writeRowHTML(b *strings.Builder, r rowView) {
 		{`">`, r.State},
 		{`</td><td class="code">`, r.InvoiceNo},
 		{`</td><td>`, r.TransactionStatus},
-		{`</td><td>`, r.Message},
+		{`</td><td class="msg">`, r.Message},
 	}
 	for _, c := range cells {
 		b.WriteString(c.open)
@@ -212,7 +215,8 @@ func renderRun(w io.Writer, s Summary, rows []Row) error {
 	page := runPage{
 		Head: headView{Title: "Payout run " + s.RunID, Kind: s.Kind, ID: s.RunID, File: s.File, SHA256: s.FileSHA256,
 			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
-			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun},
+			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun,
+			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText()},
 		Summary: summarize(s.ByState, s.Total, s.DryRun),
 	}
 	order := make([]int, len(rows))

@@ -9,6 +9,7 @@ package report
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,6 +72,53 @@ type Summary struct {
 	Total   decimal.Decimal // the sum of every row's Amount; equal to the sum of ByState amounts
 	Skipped int             // rows done in an earlier run
 	DryRun  bool
+	// Aborted is why the run stopped before it had sent every row; empty when it did not stop.
+	Aborted string
+	// NotSent lists the lines still READY (never sent) of an aborted run, filled by Summarize.
+	NotSent []int
+	// Regenerated is when the report was written again from the ledger (`payout report`); zero
+	// for the report written at the end of the run.
+	Regenerated time.Time
+}
+
+// AbortedText is what the reports of an aborted run say about it.
+func (s Summary) AbortedText() string {
+	if s.Aborted == "" {
+		return ""
+	}
+	return "ABORTED: " + s.Aborted + " — run the same command again to resume"
+}
+
+// notSentShown bounds the lines a summary lists as not sent: the rows table has them all.
+const notSentShown = 30
+
+// NotSentText says which rows of an aborted run were not sent; empty when there are none.
+func (s Summary) NotSentText() string {
+	if s.Aborted == "" || len(s.NotSent) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(len(s.NotSent)))
+	b.WriteString(" row(s) were not sent (state READY): line ")
+	for i, line := range s.NotSent {
+		if i == notSentShown {
+			b.WriteString(" and " + strconv.Itoa(len(s.NotSent)-notSentShown) + " more")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(line))
+	}
+	return b.String()
+}
+
+// RegeneratedText says that a report was written again from the ledger, and when.
+func (s Summary) RegeneratedText() string {
+	if s.Regenerated.IsZero() {
+		return ""
+	}
+	return "Regenerated at " + formatTime(s.Regenerated) + " from the ledger: states are as of that time, not as the run left them"
 }
 
 // Summarize returns meta with Rows, ByState and Total computed from rows. Total is the sum of the
@@ -79,6 +127,14 @@ func Summarize(meta Summary, rows []Row) Summary {
 	meta.Rows = len(rows)
 	meta.ByState = byState(len(rows), func(i int) (string, decimal.Decimal) { return rows[i].State, rows[i].Amount })
 	meta.Total = sumStates(meta.ByState)
+	meta.NotSent = nil
+	if meta.Aborted != "" {
+		for _, r := range rows {
+			if r.State == StateReady {
+				meta.NotSent = append(meta.NotSent, r.Line)
+			}
+		}
+	}
 	return meta
 }
 

@@ -10,7 +10,7 @@ import (
 // TestRowHTMLLikeTemplate checks that writeRowHTML writes what the run template wrote per row
 // before rows were rendered in Go, byte for byte, escaping included.
 func TestRowHTMLLikeTemplate(t *testing.T) {
-	old := template.Must(template.New("x").Parse(`<tr{{if .Attention}} class="attention"{{end}}><td class="num">{{.Line}}</td><td class="code">{{.Ref}}</td><td>{{.Recipient}}</td><td class="num">{{.Provider}}</td><td>{{.Bank}}</td><td class="code">{{.Account}}</td><td class="num">{{.Amount}}</td><td class="state s-{{.Class}}">{{.State}}</td><td class="code">{{.InvoiceNo}}</td><td>{{.TransactionStatus}}</td><td>{{.Message}}</td></tr>`))
+	old := template.Must(template.New("x").Parse(`<tr{{if .Attention}} class="attention"{{end}}><td class="num">{{.Line}}</td><td class="code">{{.Ref}}</td><td>{{.Recipient}}</td><td class="num">{{.Provider}}</td><td>{{.Bank}}</td><td class="code">{{.Account}}</td><td class="num">{{.Amount}}</td><td class="state s-{{.Class}}">{{.State}}</td><td class="code">{{.InvoiceNo}}</td><td>{{.TransactionStatus}}</td><td class="msg">{{.Message}}</td></tr>`))
 	alpha := []string{"a", "<", ">", "&", "'", "\"", "+", "\x00", "\xff", "é", "\ufdd0", "\uffff", "=", "`", " ", "\n", "&amp;"}
 	rnd := rand.New(rand.NewSource(1))
 	str := func() string {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/shopspring/decimal"
 	"github.com/xuri/excelize/v2"
@@ -34,7 +35,8 @@ var RunHeader = []string{"line", "external_invoice_ref", "recipient_reference", 
 
 // WriteRun writes a run's three reports into dir (created 0750 if missing):
 // `<input base name>.<run id>.result.csv`, `.result.xlsx` and `.report.html`, where the base name
-// is inputName without its directory and extension. Each file is written to a temporary file and
+// is inputName without its directory and extension; a report written again from the ledger
+// (Summary.Regenerated set) has `.regenerated-<UTC time>` after the run id. Each file is written to a temporary file and
 // renamed, so a reader never sees half a report. The summary's totals are recomputed from rows
 // (Summarize), so the reports tie out whatever the caller passed.
 func WriteRun(dir, inputName string, s Summary, rows []Row) (Paths, error) {
@@ -47,6 +49,10 @@ func WriteRun(dir, inputName string, s Summary, rows []Row) (Paths, error) {
 	}
 	s = Summarize(s, rows)
 	stem := filepath.Join(dir, base+"."+s.RunID)
+	if !s.Regenerated.IsZero() {
+		// Never over the run's own reports: they are the record of what the run saw.
+		stem += ".regenerated-" + s.Regenerated.UTC().Format("20060102T150405Z")
+	}
 	p := Paths{CSV: stem + ".result.csv", XLSX: stem + ".result.xlsx", HTML: stem + ".report.html"}
 	t := runTable(rows)
 	return p, writeAll(dir, p, t, runSummaryCells(s), func(w io.Writer) error { return renderRun(w, s, rows) })
@@ -277,6 +283,19 @@ func writeXLSX(w io.Writer, t table, summary [][]cell) error {
 	return writeXLSXRows(w, t, summary, true)
 }
 
+// sheetRowsMax is the most data rows one sheet holds: Excel's 1,048,576 rows less the header. A
+// longer table goes on over further sheets, "Rows 2", "Rows 3" and so on, each with the header.
+// Tests lower it.
+var sheetRowsMax = excelize.TotalRows - 1
+
+// rowsSheetName is the name of the n-th sheet (from 1) of a table's rows.
+func rowsSheetName(n int) string {
+	if n == 1 {
+		return SheetRows
+	}
+	return SheetRows + " " + strconv.Itoa(n)
+}
+
 // writeXLSXRows writes the workbook. With spliceRows, the data rows are written by sheetRowsXML
 // when it can, and put into the Rows sheet at zip time; otherwise, or when it cannot, they go
 // through excelize's StreamWriter. The two files are the same, byte for byte.
@@ -291,6 +310,7 @@ func writeXLSXRows(w io.Writer, t table, summary [][]cell, spliceRows bool) erro
 		return err
 	}
 	var rows [2][]byte
+	spliceRows = spliceRows && t.n <= sheetRowsMax
 	if spliceRows {
 		rows, spliceRows = sheetRowsXML(t, st)
 	}
@@ -300,7 +320,32 @@ func writeXLSXRows(w io.Writer, t table, summary [][]cell, spliceRows bool) erro
 		}
 		return fastZip(w)
 	})
-	sw, err := f.NewStreamWriter(SheetRows)
+	for sheet, from := 1, 0; sheet == 1 || from < t.n; sheet++ {
+		to := min(from+sheetRowsMax, t.n)
+		if err := writeRowsSheet(f, rowsSheetName(sheet), t, st, from, to, !spliceRows); err != nil {
+			return err
+		}
+		from = to
+	}
+	if err := writeSummarySheet(f, st, summary); err != nil {
+		return err
+	}
+	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
+	// parse the whole streamed sheet back.
+	return f.Write(w)
+}
+
+// writeRowsSheet writes the header and, when withRows, the table's rows from (inclusive) to to
+// (exclusive) into the sheet name, made if missing.
+func writeRowsSheet(f *excelize.File, name string, t table, st styles, from, to int, withRows bool) error {
+	if idx, err := f.GetSheetIndex(name); err != nil {
+		return err
+	} else if idx < 0 {
+		if _, err := f.NewSheet(name); err != nil {
+			return err
+		}
+	}
+	sw, err := f.NewStreamWriter(name)
 	if err != nil {
 		return err
 	}
@@ -319,29 +364,21 @@ func writeXLSXRows(w io.Writer, t table, summary [][]cell, spliceRows bool) erro
 	if err := sw.SetRow("A1", values); err != nil {
 		return err
 	}
-	if !spliceRows {
-		if err := streamRows(sw, t, st); err != nil {
+	if withRows {
+		if err := streamRows(sw, t, st, from, to); err != nil {
 			return err
 		}
 	}
-	if err := sw.Flush(); err != nil {
-		return err
-	}
-	if err := writeSummarySheet(f, st, summary); err != nil {
-		return err
-	}
-	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
-	// parse the whole streamed sheet back.
-	return f.Write(w)
+	return sw.Flush()
 }
 
-func streamRows(sw *excelize.StreamWriter, t table, st styles) error {
+func streamRows(sw *excelize.StreamWriter, t table, st styles, from, to int) error {
 	var buf []cell
 	values := make([]any, 0, len(t.header))
-	for i := range t.n {
+	for i := from; i < to; i++ {
 		buf = t.row(i, buf)
 		values = streamCells(values, buf, st)
-		ref, err := excelize.CoordinatesToCellName(1, i+2)
+		ref, err := excelize.CoordinatesToCellName(1, i-from+2)
 		if err != nil {
 			return err
 		}
@@ -383,15 +420,51 @@ func streamCell(c cell, st styles) any {
 				return excelize.Cell{StyleID: st.amount, Value: f}
 			}
 		}
-		return excelize.Cell{StyleID: st.text, Value: Neutralize(c.s)}
+		return excelize.Cell{StyleID: st.text, Value: capCell(Neutralize(c.s))}
 	case kindCode:
-		return excelize.Cell{StyleID: st.text, Value: c.s}
+		return excelize.Cell{StyleID: st.text, Value: capCell(c.s)}
 	default:
 		if c.s == "" {
 			return nil
 		}
-		return c.s
+		return capCell(c.s)
 	}
+}
+
+// cellCutMark ends a text cut to Excel's limit of 32,767 characters (UTF-16 units) a cell, which
+// excelize would otherwise cut without a word.
+const cellCutMark = " [… cut at Excel's 32,767-character cell limit; the CSV report has the whole text]"
+
+// capCell returns s, or s cut to fit one XLSX cell with cellCutMark at its end.
+func capCell(s string) string {
+	if len(s) <= excelize.TotalCellChars || utf16Len(s) <= excelize.TotalCellChars {
+		return s // UTF-8 never has fewer bytes than UTF-16 units
+	}
+	room := excelize.TotalCellChars - utf16Len(cellCutMark)
+	used := 0
+	for i, r := range s {
+		n := utf16.RuneLen(r)
+		if n < 0 {
+			n = 1 // invalid UTF-8 is written as U+FFFD
+		}
+		if used+n > room {
+			return s[:i] + cellCutMark
+		}
+		used += n
+	}
+	return s
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if k := utf16.RuneLen(r); k > 0 {
+			n += k
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // writeSummarySheet writes label/value pairs. The sheet is small, so it uses the ordinary API,
@@ -430,7 +503,7 @@ func setSummaryCell(f *excelize.File, ref string, c cell, st styles, label bool)
 			err = f.SetCellStyle(SheetSummary, ref, ref, st.amount)
 		}
 	default:
-		if err = f.SetCellStr(SheetSummary, ref, c.s); err == nil && c.kind == kindCode {
+		if err = f.SetCellStr(SheetSummary, ref, capCell(c.s)); err == nil && c.kind == kindCode {
 			err = f.SetCellStyle(SheetSummary, ref, ref, st.text)
 		}
 	}
@@ -450,7 +523,16 @@ func formatTime(t time.Time) string {
 }
 
 func runSummaryCells(s Summary) [][]cell {
-	rows := [][]cell{
+	var rows [][]cell
+	for _, line := range []string{s.AbortedText(), s.NotSentText(), s.RegeneratedText()} {
+		if line != "" {
+			rows = append(rows, []cell{text(line)})
+		}
+	}
+	if len(rows) > 0 {
+		rows = append(rows, []cell{})
+	}
+	rows = append(rows, [][]cell{
 		{text("Run"), code(s.RunID)},
 		{text("Kind"), text(s.Kind)},
 		{text("Dry run"), text(strconv.FormatBool(s.DryRun))},
@@ -462,7 +544,7 @@ func runSummaryCells(s Summary) [][]cell {
 		{text("Skipped (done in an earlier run)"), integer(s.Skipped)},
 		{},
 		{text("State"), text("Rows"), text("Amount (MYR)")},
-	}
+	}...)
 	for _, t := range s.ByState {
 		rows = append(rows, []cell{text(t.State), integer(t.Count), amount(t.Amount)})
 	}

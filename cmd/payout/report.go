@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/ledger"
@@ -25,7 +26,7 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	paths, err := batch.WriteReports(ctx, db, fs.Arg(0), *reportDir)
+	paths, err := batch.WriteReports(ctx, db, fs.Arg(0), *reportDir, time.Now())
 	if errors.Is(err, ledger.ErrNotFound) {
 		return usageError("report: no run %q in the ledger (see `payout status`)", fs.Arg(0))
 	}

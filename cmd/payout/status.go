@@ -41,6 +41,13 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
+	// Rows rejected by validation are never payouts: they are counted from the runs' rows.
+	rejected, err := db.RejectedRows(ctx)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	c := counts[ledger.Rejected]
+	counts[ledger.Rejected] = ledger.CountAmount{Count: c.Count + rejected.Count, Amount: c.Amount.Add(rejected.Amount)}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "STATE\tPAYOUTS\tMYR\t")
 	total, n := decimal.Zero, 0
@@ -68,6 +75,9 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	}
+	if rejected.Count > 0 {
+		fmt.Fprintf(e.stdout, "\nREJECTED counts %d input rows that validation refused and that were never paid (once per reference).\n", rejected.Count)
 	}
 	if attention := counts[ledger.Unknown].Count + counts[ledger.Submitting].Count; attention > 0 {
 		fmt.Fprintf(e.stdout, "\n%d payouts have an unknown outcome: run `payout reconcile`.\n", attention)

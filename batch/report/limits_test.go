@@ -1,0 +1,90 @@
+package report_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/payout/payout/batch/report"
+)
+
+// sheetRows reads every data row of the Rows sheets of an XLSX report, in sheet order, checking
+// that each sheet starts with the header.
+func sheetRows(tb testing.TB, path string, header []string, wantSheets []string) [][]string {
+	tb.Helper()
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if got := f.GetSheetList(); !slices.Equal(got, wantSheets) {
+		tb.Fatalf("sheets %q, want %q", got, wantSheets)
+	}
+	var all [][]string
+	for _, name := range wantSheets[:len(wantSheets)-1] {
+		rows, err := f.GetRows(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(rows) == 0 || !slices.Equal(rows[0], header) {
+			tb.Fatalf("sheet %s starts with %q, want the header", name, rows)
+		}
+		all = append(all, rows[1:]...)
+	}
+	return all
+}
+
+func TestXLSXTooLongForOneSheetGoesOnOverFurtherSheets(t *testing.T) {
+	defer report.SetSheetRowsMax(3)()
+	rows := sampleRows(t)
+	p := writeRun(t, sampleSummary(), rows)
+	got := sheetRows(t, p.XLSX, report.RunHeader, []string{"Rows", "Rows 2", "Rows 3", "Summary"})
+	if len(got) != len(rows) {
+		t.Fatalf("%d data rows over the sheets, want %d", len(got), len(rows))
+	}
+	for i, r := range got {
+		if r[0] != strconv.Itoa(rows[i].Line) {
+			t.Errorf("data row %d is line %s, want %d: every row once, in order", i, r[0], rows[i].Line)
+		}
+	}
+
+	recon := sampleRecon(t)
+	rp, err := report.WriteReconciliation(filepath.Join(t.TempDir(), "r"), report.ReconSummary{ID: "rec1", Started: started, Ended: ended}, recon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRecon := sheetRows(t, rp.XLSX, report.ReconHeader, []string{"Rows", "Rows 2", "Summary"})
+	if len(gotRecon) != len(recon) || gotRecon[len(recon)-1][0] != recon[len(recon)-1].Ref {
+		t.Errorf("reconciliation rows over the sheets: %q", gotRecon)
+	}
+}
+
+func TestXLSXCellCutToExcelLimitWithAMark(t *testing.T) {
+	// Two UTF-16 units a rune: the limit is on units, not bytes or runes.
+	long := strings.Repeat("😀", 20_000) + "END"
+	rows := []report.Row{{Line: 2, Ref: "LONG-1", Amount: dec(t, "1"), State: "FAILED", Message: long}}
+	p := writeRun(t, sampleSummary(), rows)
+	f, err := excelize.OpenFile(p.XLSX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := f.GetCellValue(report.SheetRows, "K2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(utf16.Encode([]rune(got))); n > excelize.TotalCellChars {
+		t.Errorf("cell holds %d UTF-16 units, over Excel's %d", n, excelize.TotalCellChars)
+	}
+	if !strings.HasSuffix(got, "the CSV report has the whole text]") || !strings.HasPrefix(got, "😀😀") {
+		t.Errorf("cut cell does not say it was cut: ...%q", got[max(0, len(got)-120):])
+	}
+	if csv := readCSV(t, p.CSV); csv[1][10] != long {
+		t.Errorf("the CSV's message is %d bytes, want the whole %d", len(csv[1][10]), len(long))
+	}
+}

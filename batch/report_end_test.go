@@ -1,0 +1,103 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+)
+
+func reportWithSuffix(tb testing.TB, paths []string, suffix string) string {
+	tb.Helper()
+	for _, p := range paths {
+		if strings.HasSuffix(p, suffix) {
+			return p
+		}
+	}
+	tb.Fatalf("no %s among %v", suffix, paths)
+	return ""
+}
+
+func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	rows := payroll(80, "ABORT")
+	path := writePayroll(t, h.dir, "abort.csv", rows)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := h.run(ctx, path, func(c *batch.Config) {
+		c.Workers = 2 // few rows in flight, so that the cancel stops it with most still to send
+		c.Progress = func(done, total int) {
+			if done >= 20 {
+				cancel()
+			}
+		}
+	})
+	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.NotSent == 0 {
+		t.Fatalf("result %+v, want a run aborted with rows not sent", res)
+	}
+	page := watchRead(t, reportWithSuffix(t, res.Reports, ".report.html"))
+	for _, want := range []string{"ABORTED: " + res.Aborted, "run the same command again to resume",
+		"row(s) were not sent (state READY): line "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the aborted run's HTML report lacks %q", want)
+		}
+	}
+
+	// `payout report` later: new files beside the run's own, which stay as the run left them.
+	own := map[string][]byte{}
+	for _, p := range res.Reports {
+		own[p] = []byte(watchRead(t, p))
+	}
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	again, err := batch.WriteReports(context.Background(), h.db, res.RunID, h.cfg.ReportDir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "abort." + res.RunID + ".regenerated-20261124T100000Z.result.csv"; filepath.Base(again.CSV) != want {
+		t.Errorf("regenerated CSV %s, want %s", again.CSV, want)
+	}
+	for p, data := range own {
+		if got := watchRead(t, p); !bytes.Equal([]byte(got), data) {
+			t.Errorf("payout report overwrote the run's own %s", p)
+		}
+	}
+	regenerated := watchRead(t, again.HTML)
+	for _, want := range []string{"Regenerated at 2026-11-24T10:00:00Z from the ledger", "ABORTED: "} {
+		if !strings.Contains(regenerated, want) {
+			t.Errorf("regenerated HTML lacks %q", want)
+		}
+	}
+}
+
+func TestRunReportFailureStillClosesTheRun(t *testing.T) {
+	h := newHarness(t, sandbox.Options{})
+	rows := payroll(3, "NOREPORT")
+	path := writePayroll(t, h.dir, "noreport.csv", rows)
+	cfg := h.cfg
+	cfg.ReportDir = filepath.Join(h.dir, "a-file")
+	if err := os.WriteFile(cfg.ReportDir, nil, 0o600); err != nil { // reports cannot go under a file
+		t.Fatal(err)
+	}
+	res, err := batch.NewRunner(cfg).Run(context.Background(), path)
+	if !errors.Is(err, batch.ErrReportsNotWritten) || !strings.Contains(err.Error(), "payout report "+res.RunID) || res.Rows != len(rows) {
+		t.Fatalf("run error %v, want one that says the reports failed and how to write them", err)
+	}
+	run, err := h.db.GetRun(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "finished" || run.ExitCode != batch.ExitOK || run.EndedAt.IsZero() {
+		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
+	}
+	// Its reports can be written from the ledger afterwards.
+	if _, err := batch.WriteReports(context.Background(), h.db, res.RunID, t.TempDir(), time.Now()); err != nil {
+		t.Errorf("payout report after the failure: %v", err)
+	}
+}

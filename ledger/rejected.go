@@ -1,0 +1,49 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shopspring/decimal"
+)
+
+// RejectedRows counts the input rows that validation rejected and that were never paid: a
+// rejected row is kept only among its run's rows, never as a payout. A reference rejected in
+// several runs (the same file dropped again) counts once, with its latest amount; a reference
+// that was later recorded as a payout (the row was fixed and sent) does not count. Rows without a
+// reference count once per run and line. An amount that is not a number adds nothing.
+func (db *DB) RejectedRows(ctx context.Context) (CountAmount, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
+		WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
+		ORDER BY r.run_id, r.line`)
+	if err != nil {
+		return CountAmount{}, fmt.Errorf("count rejected rows: %w", err)
+	}
+	defer rows.Close()
+	latest := make(map[string]decimal.Decimal)
+	for rows.Next() {
+		var runID, ref, amount string
+		var line int
+		if err := rows.Scan(&runID, &line, &ref, &amount); err != nil {
+			return CountAmount{}, fmt.Errorf("count rejected rows: %w", err)
+		}
+		key := "ref\x00" + ref
+		if ref == "" {
+			key = fmt.Sprintf("line\x00%s\x00%d", runID, line)
+		}
+		d, err := decimal.NewFromString(amount)
+		if err != nil {
+			d = decimal.Zero
+		}
+		latest[key] = d
+	}
+	if err := rows.Err(); err != nil {
+		return CountAmount{}, fmt.Errorf("count rejected rows: %w", err)
+	}
+	out := CountAmount{Amount: decimal.Zero}
+	for _, d := range latest {
+		out.Count++
+		out.Amount = out.Amount.Add(d)
+	}
+	return out, nil
+}
