@@ -42,6 +42,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 			reportDir = o.reportDir
 		}
 	})
+	o.reportDir = reportDir // checked by the session before the ledger is locked
 
 	s, err := newSession(ctx, e, &o, modePay)
 	if err != nil {
@@ -74,12 +75,16 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 // watched prints and records one file's outcome as `run` does for each of its files. A file the
 // reader refused has no run; it is shown as a rejected one.
 func (s *session) watched(out batch.FileOutcome) {
-	if out.Err != nil && out.Exit != exitRejected {
-		return // infrastructure: the command returns the error
-	}
 	res := out.Result
 	res.ExitCode = out.Exit
 	res.File = out.Path // where the file is now: done, failed or processing
+	if out.Err != nil && s.o.jsonOut {
+		s.o.printFailed(s.e, res, out.Err, out.Exit)
+		return
+	}
+	if out.Err != nil && out.Exit != exitRejected {
+		return // infrastructure: the command returns the error
+	}
 	if err := s.print(res); err != nil {
 		s.log.Error("print summary", "err", err)
 	}
