@@ -116,7 +116,7 @@ func isHelpFlag(arg string) bool {
 
 // helpCmd prints the list of commands, or one command's help, on stdout.
 func helpCmd(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] == "help" {
+	if len(args) == 0 || args[0] == "help" || isHelpFlag(args[0]) {
 		printUsage(e.stdout)
 		return nil
 	}

@@ -118,7 +118,7 @@ func TestCommandFlagsAfterArguments(t *testing.T) {
 
 func TestCommandHelp(t *testing.T) {
 	u := newUser(t, newSandbox(t))
-	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "-h"}} {
 		out, errOut, code := u.run(args...)
 		if code != 0 || !strings.Contains(out, "commands:") || errOut != "" {
 			t.Errorf("payout %v: exit %d, stdout %q, stderr %q; want the list on stdout", args, code, out, errOut)
