@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 
 	"github.com/payout/payout/batch"
@@ -36,6 +37,9 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("--interval %s: want more than 0", *interval)
 	}
 	dir := fs.Arg(0)
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return usageError("watch: %s is not a folder: name the folder that holds inbox (nothing was done)", dir)
+	}
 	reportDir := filepath.Join(dir, batch.ReportsDir)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "report-dir" {
