@@ -344,7 +344,7 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		case <-ctxDone:
 			ctxDone = nil
 			if stopReason == nil {
-				stopReason = ctx.Err()
+				stopReason = context.Cause(ctx) // the signal that stopped the command, if one did
 			}
 			stopping = true
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/payout/payout/batch"
 )
 
-// Exit codes: DESIGN.md, "Exit codes of run and watch --once".
+// Exit codes of run and watch --once; the README lists them.
 const (
 	exitOK        = batch.ExitOK
 	exitAborted   = batch.ExitAborted
@@ -70,30 +70,63 @@ func commands() []command {
 		{"sandbox", "run the simulator of the payout service", sandboxCmd},
 		{"demo", "pay the sample file through a sandbox on loopback", demoCmd},
 		{"template", "write an empty input file with the expected header", templateCmd},
+		{"version", "print the build's version", versionCmd},
+		{"help", "print this list, or a command's help: help COMMAND", helpCmd},
 	}
 }
 
 // Run runs the command named by args[0].
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		printUsage(stderr)
-		if len(args) == 0 {
-			return &exitError{code: exitUsage}
-		}
+		return &exitError{code: exitUsage}
+	}
+	name := args[0]
+	if isHelpFlag(name) {
+		name = "help"
+	}
+	c, ok := findCommand(name)
+	if !ok {
+		printUsage(stderr)
+		return usageError("unknown command %q", name)
+	}
+	err := c.run(ctx, e, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
+	return err
+}
+
+func findCommand(name string) (command, bool) {
 	for _, c := range commands() {
-		if c.name == args[0] {
-			err := c.run(ctx, e, args[1:])
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return err
+		if c.name == name {
+			return c, true
 		}
 	}
-	printUsage(stderr)
-	return usageError("unknown command %q", args[0])
+	return command{}, false
+}
+
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
+}
+
+// helpCmd prints the list of commands, or one command's help, on stdout.
+func helpCmd(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] == "help" || isHelpFlag(args[0]) {
+		printUsage(e.stdout)
+		return nil
+	}
+	c, ok := findCommand(args[0])
+	if len(args) > 1 || !ok {
+		printUsage(e.stderr)
+		return usageError("help: name one command")
+	}
+	return c.run(ctx, e, []string{"-h"})
 }
 
 func printUsage(w io.Writer) {
@@ -101,28 +134,90 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'payout COMMAND -h' for a command's flags. Configuration: README.md.")
+	fmt.Fprintln(w, "\nFlags may come before or after the arguments; \"--\" ends the flags.")
+	fmt.Fprintln(w, "Run 'payout help COMMAND' for a command's flags. Configuration: README.md.")
+}
+
+// flagOutput is where a flag set writes: its help goes to stdout when the help was asked for,
+// and to stderr when it explains a usage error.
+type flagOutput struct {
+	stdout, stderr io.Writer
+	asked          bool
+}
+
+func (w *flagOutput) Write(p []byte) (int, error) {
+	if w.asked {
+		return w.stdout.Write(p)
+	}
+	return w.stderr.Write(p)
 }
 
 // newFlagSet makes a command's flag set; parse errors become usage errors.
 func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(&flagOutput{stdout: e.stdout, stderr: e.stderr})
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: payout %s\n\nflags:\n", usage)
+		fmt.Fprintf(fs.Output(), "usage: payout %s\n\nflags:\n", usage)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+// parseFlags parses a command's arguments with its flags allowed anywhere among them, so that
+// `run FILE --dry-run` is a dry run and never a file named "--dry-run". "--" ends the flags; a
+// lone "-" is an argument. -h prints the help on stdout and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	flags, positional := splitArgs(fs, args)
+	out, usage := fs.Output(), fs.Usage
+	// The flag package prints its error before the help; the error is returned instead, to be
+	// printed last where it is seen.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(append(append(flags, "--"), positional...))
+	fs.SetOutput(out)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		if w, ok := out.(*flagOutput); ok {
+			w.asked = true
+			defer func() { w.asked = false }()
 		}
-		return &exitError{code: exitUsage}
+		fs.Usage()
+		return err
+	case err != nil:
+		fs.Usage()
+		return usageError("%s: %v", fs.Name(), err)
 	}
 	return nil
+}
+
+// splitArgs separates the flags (with their values) from the positional arguments.
+func splitArgs(fs *flag.FlagSet, args []string) (flags, positional []string) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return flags, append(positional, args[i+1:]...)
+		}
+		if len(arg) < 2 || arg[0] != '-' {
+			positional = append(positional, arg)
+			continue
+		}
+		flags = append(flags, arg)
+		name := strings.TrimPrefix(arg[1:], "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return flags, positional
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // logOptions are the logging flags every long-running command takes.

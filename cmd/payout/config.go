@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -10,7 +11,7 @@ import (
 	"github.com/payout/payout/batch"
 )
 
-// Environment variables of DESIGN.md.
+// Environment variables read by the commands.
 const (
 	envBaseURL       = "PAYOUT_BASE_URL"
 	envAuthToken     = "PAYOUT_AUTH_TOKEN"
@@ -57,6 +58,49 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 var errMissing = errors.New("not set")
 
+// configErrors are all the configuration problems found at once, so that a person fixes them in
+// one go rather than one per try.
+type configErrors []error
+
+func (e configErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e configErrors) Unwrap() []error { return e }
+
+// joinConfig returns nil, the one error, or all of them.
+func joinConfig(errs ...error) error {
+	var all configErrors
+	for _, err := range errs {
+		var more configErrors
+		switch {
+		case err == nil:
+		case errors.As(err, &more):
+			all = append(all, more...)
+		default:
+			all = append(all, err)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+// missingError names every required setting that is not set, in one message.
+type missingError []string
+
+func (e missingError) Error() string { return strings.Join(e, ", ") + " not set" }
+
+func (e missingError) Is(target error) bool { return target == errMissing }
+
 // loadConfig reads the environment. Secrets come from VAR or VAR_FILE, never from a flag.
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
@@ -71,26 +115,45 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.Ledger == "" {
 		c.Ledger = defaultLedger
 	}
+	var errs []error
 	var err error
 	if c.AuthToken, err = secret(getenv, envAuthToken); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
 	if c.HashKey, err = secret(getenv, envHashKey); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
 	if v := getenv(envRate); v != "" {
-		c.Rate, err = strconv.ParseFloat(v, 64)
-		if err != nil || c.Rate <= 0 {
-			return c, &ConfigError{Field: envRate, Value: v, Err: errors.New("want a number of requests per second above 0")}
+		if c.Rate, err = parseRate(v); err != nil {
+			errs = append(errs, &ConfigError{Field: envRate, Value: v, Err: err})
 		}
 	}
 	if v := getenv(envWorkers); v != "" {
-		c.Workers, err = strconv.Atoi(v)
-		if err != nil || c.Workers <= 0 || c.Workers > 256 {
-			return c, &ConfigError{Field: envWorkers, Value: v, Err: errors.New("want a whole number from 1 to 256")}
+		if c.Workers, err = parseWorkers(v); err != nil {
+			errs = append(errs, &ConfigError{Field: envWorkers, Value: v, Err: err})
 		}
 	}
-	return c, nil
+	return c, joinConfig(errs...)
+}
+
+const maxWorkers = 256
+
+// parseRate reads a rate of requests per second: above 0, or "inf" for no limit.
+func parseRate(v string) (float64, error) {
+	r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(r) || r <= 0 {
+		return 0, errors.New("want a number of requests per second above 0, or inf for no limit")
+	}
+	return r, nil
+}
+
+// parseWorkers reads a number of concurrent requests.
+func parseWorkers(v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 || n > maxWorkers {
+		return 0, fmt.Errorf("want a whole number from 1 to %d", maxWorkers)
+	}
+	return n, nil
 }
 
 // secret reads NAME, or the file named by NAME_FILE. Trailing newlines of a file are dropped.
@@ -118,28 +181,38 @@ func secret(getenv func(string) string, name string) (string, error) {
 
 // validateService checks what talking to the service needs.
 func (c config) validateService() error {
-	if c.BaseURL == "" {
-		return &ConfigError{Field: envBaseURL, Err: errMissing}
-	}
-	if c.AuthToken == "" {
-		return &ConfigError{Field: envAuthToken, Err: fmt.Errorf("%w (or %s_FILE)", errMissing, envAuthToken)}
-	}
-	return nil
+	return missingOrNil(c.missingService())
 }
 
-// validateSubmit checks what sending payouts needs, beyond the service.
+// validateSubmit checks what sending payouts needs: the service, and the payout settings.
 func (c config) validateSubmit() error {
-	if err := c.validateService(); err != nil {
-		return err
-	}
+	missing := c.missingService()
 	for _, f := range []struct{ name, value string }{
 		{envVirtualPool, c.VirtualPoolRef}, {envCallbackURL, c.CallbackURL}, {envRedirectURL, c.RedirectURL},
 	} {
 		if f.value == "" {
-			return &ConfigError{Field: f.name, Err: errMissing}
+			missing = append(missing, f.name)
 		}
 	}
-	return nil
+	return missingOrNil(missing)
+}
+
+func (c config) missingService() []string {
+	var missing []string
+	if c.BaseURL == "" {
+		missing = append(missing, envBaseURL)
+	}
+	if c.AuthToken == "" {
+		missing = append(missing, envAuthToken+" (or "+envAuthToken+"_FILE)")
+	}
+	return missing
+}
+
+func missingOrNil(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return missingError(names)
 }
 
 // configError turns a configuration problem into exit code 2.

@@ -1,8 +1,75 @@
 package main
 
-import "os"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
 
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// checkInputs checks that every named input is a regular file that can be read, following
+// symbolic links, before the ledger is locked and before any file is paid: a typo in the third
+// file must not be found after the first two were paid, and a FIFO or a device is never read (it
+// may never end). It returns the problem of each bad file, by path.
+func checkInputs(paths []string) map[string]error {
+	problems := make(map[string]error)
+	for _, path := range paths {
+		if err := checkInput(path); err != nil {
+			problems[path] = err
+		}
+	}
+	return problems
+}
+
+func checkInput(path string) error {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file", path)
+	case err != nil:
+		return fmt.Errorf("%s: cannot be read: %w", path, errors.Unwrap(err))
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%s: is %s, not a regular file: name a CSV or XLSX file", path, fileKind(info.Mode()))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: cannot be read: %w", path, errors.Unwrap(err))
+	}
+	return f.Close()
+}
+
+func fileKind(mode fs.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "a folder"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// checkReportDir makes the report folder and proves that a file can be written in it.
+func checkReportDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return usageError("report folder %s cannot be made: %v: choose another with --report-dir (nothing was done)", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".payout-write-check-*")
+	if err != nil {
+		return usageError("report folder %s is not writable: %v: choose another with --report-dir (nothing was done)", dir, errors.Unwrap(err))
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return usageError("report folder %s: %v", dir, err)
+	}
+	return nil
 }

@@ -191,6 +191,9 @@ func TestCommandInterruptThenResume(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stdout.String(), "run the same command again to resume") {
 		t.Fatalf("after SIGINT: %v, stdout %q, stderr %q; want exit 1 saying to run again", err, stdout.String(), stderr.String())
 	}
+	if said := stdout.String() + stderr.String(); !strings.Contains(said, "stopped by signal (interrupt)") || strings.Contains(said, "context canceled") {
+		t.Errorf("after SIGINT: stdout %q, stderr %q; want it to say it was stopped by signal (interrupt)", stdout.String(), stderr.String())
+	}
 	if n := sb.Stats().Creates; n >= 50 {
 		t.Fatalf("SIGINT did not stop the sending: %d creates", n)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -25,9 +26,9 @@ type runOptions struct {
 	allowPartial    bool
 	reportDir       string
 	ledger          string
-	rate            float64
-	burst           int
-	workers         int
+	rate            rateFlag
+	burst           countFlag
+	workers         countFlag
 	jsonOut         bool
 	sheet           string
 	maxRows         int
@@ -47,9 +48,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.allowPartial, "allow-partial", false, "pay the valid rows of a file that has rejected rows (default: all or nothing)")
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reports")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
-	fs.Float64Var(&o.rate, "rate", 0, "requests per second to the service (default $"+envRate+" or 10)")
-	fs.IntVar(&o.burst, "burst", 1, "requests allowed at once above the rate")
-	fs.IntVar(&o.workers, "workers", 0, "concurrent requests (default $"+envWorkers+" or 4)")
+	o.registerLimits(fs)
 	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read (default: the first)")
 	fs.IntVar(&o.maxRows, "max-rows", batch.DefaultMaxRows, "most data rows a file may have")
 	fs.StringVar(&o.maxAmount, "max-amount", "", "largest amount of one row in MYR (default: no limit)")
@@ -67,7 +66,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "run", "run [flags] FILE...")
 	o.register(fs)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read and validate only: nothing is sent and nothing is written to the ledger")
-	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON on stdout")
+	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object per file on stdout, failures included")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -75,26 +74,35 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usageError("run: name at least one file")
 	}
+	files := fs.Args()
+	if problems := checkInputs(files); len(problems) > 0 {
+		return o.refuseFiles(e, files, problems)
+	}
 	mode := modePay
 	if o.dryRun {
 		mode = modeDryRun
 	}
 	s, err := newSession(ctx, e, &o, mode)
 	if err != nil {
+		o.printNotRun(e, files, err, exitCodeOf(err))
 		return err
 	}
 	defer s.close()
 	worst := exitOK
-	for _, path := range fs.Args() {
+	for i, path := range files {
 		res, err := s.runner.Run(ctx, path)
 		if err != nil {
-			return s.runError(path, err)
+			err = s.runError(path, err)
+			o.printFailed(e, res, err, exitCodeOf(err))
+			o.printNotRun(e, files[i+1:], fmt.Errorf("not run: the run stopped at %s", path), exitCodeOf(err))
+			return err
 		}
 		if err := s.print(res); err != nil {
 			return err
 		}
 		worst = batch.WorseExit(worst, res.ExitCode)
 		if res.ExitCode == exitAborted {
+			o.printNotRun(e, files[i+1:], fmt.Errorf("not run: the run stopped at %s", path), exitAborted)
 			break
 		}
 	}
@@ -102,6 +110,54 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: worst}
 	}
 	return nil
+}
+
+// refuseFiles stops a run whose inputs are not all readable files, before anything is done.
+func (o *runOptions) refuseFiles(e *env, files []string, problems map[string]error) error {
+	var msgs []string
+	for _, path := range files {
+		if err, bad := problems[path]; bad {
+			msgs = append(msgs, err.Error())
+			o.printFailed(e, batch.Result{File: path}, err, exitUsage)
+		} else {
+			o.printFailed(e, batch.Result{File: path}, errors.New("not run: another file named was refused"), exitUsage)
+		}
+	}
+	return usageError("%s (nothing was done)", strings.Join(msgs, "; "))
+}
+
+// failedResult is what --json prints for a file without a finished run: the summary's fields,
+// zero where unknown, with why and the exit code.
+type failedResult struct {
+	batch.Result
+	Error string `json:"error"`
+}
+
+// printFailed prints, with --json, one file's failure. res holds what is known of the run.
+func (o *runOptions) printFailed(e *env, res batch.Result, err error, code int) {
+	if !o.jsonOut {
+		return
+	}
+	res.ExitCode, res.DryRun = code, o.dryRun
+	if res.Reports == nil {
+		res.Reports = []string{}
+	}
+	_ = json.NewEncoder(e.stdout).Encode(failedResult{Result: res, Error: err.Error()})
+}
+
+func (o *runOptions) printNotRun(e *env, files []string, err error, code int) {
+	for _, path := range files {
+		o.printFailed(e, batch.Result{File: path}, err, code)
+	}
+}
+
+// exitCodeOf is the exit code an error returned by a command ends the process with.
+func exitCodeOf(err error) int {
+	var exit *exitError
+	if errors.As(err, &exit) {
+		return exit.code
+	}
+	return exitAborted
 }
 
 // session is what a command that pays needs: config, client, ledger (locked), runner.
@@ -131,29 +187,9 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := loadConfig(e.getenv)
+	cfg, err := o.config(e.getenv, mode)
 	if err != nil {
-		return nil, configError(err)
-	}
-	if o.ledger != "" {
-		cfg.Ledger = o.ledger
-	}
-	if o.rate > 0 {
-		cfg.Rate = o.rate
-	}
-	if o.workers > 0 {
-		cfg.Workers = o.workers
-	}
-	if o.burst < 1 {
-		return nil, usageError("--burst %d: want 1 or more", o.burst)
-	}
-	if mode == modePay {
-		err = cfg.validateSubmit()
-	} else {
-		err = cfg.validateService()
-	}
-	if err != nil {
-		return nil, configError(err)
+		return nil, err
 	}
 	vopts := batch.ValidateOptions{DefaultDescription: o.description, MaxRows: o.maxRows}
 	if vopts.MaxAmount, err = optionalAmount("--max-amount", o.maxAmount); err != nil {
@@ -165,6 +201,11 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: cfg.Workers})
 	if err != nil {
 		return nil, configError(err)
+	}
+	// Before the ledger is locked and anything is sent: reports that cannot be written after the
+	// payouts went out would fail every rerun too.
+	if err := checkReportDir(o.reportDir); err != nil {
+		return nil, err
 	}
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
@@ -183,19 +224,48 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if o.metricsFile != "" {
 		s.metrics = &metricsWriter{path: o.metricsFile}
 	}
+	s.runner = batch.NewRunner(s.runnerConfig(mode, vopts))
+	return s, nil
+}
+
+func (s *session) runnerConfig(mode sessionMode, vopts batch.ValidateOptions) batch.Config {
+	o, cfg := s.o, s.cfg
 	rcfg := batch.Config{
-		Ledger: s.db, Service: client, Logger: log,
-		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst), Workers: cfg.Workers,
+		Ledger: s.db, Service: s.client, Logger: s.log,
+		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst.value), Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, ReportDir: o.reportDir,
 		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
-	if o.progress && isTerminal(e.stderr) && mode != modeDryRun {
-		rcfg.Progress = newProgressBar(e.stderr).update
+	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
+		rcfg.Progress = newProgressBar(s.e.stderr).update
 	}
-	s.runner = batch.NewRunner(rcfg)
-	return s, nil
+	return rcfg
+}
+
+// config is the environment's configuration with the flags given on top, checked for what mode
+// needs; every missing setting is named at once.
+func (o *runOptions) config(getenv func(string) string, mode sessionMode) (config, error) {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return cfg, configError(err)
+	}
+	if o.ledger != "" {
+		cfg.Ledger = o.ledger
+	}
+	if o.rate.set {
+		cfg.Rate = o.rate.value
+	}
+	if o.workers.set {
+		cfg.Workers = o.workers.value
+	}
+	if mode == modePay {
+		err = cfg.validateSubmit()
+	} else {
+		err = cfg.validateService()
+	}
+	return cfg, configError(err)
 }
 
 // openLedger takes the ledger's lock, then opens the existing ledger and checks it. A second
@@ -240,6 +310,8 @@ func (s *session) runError(path string, err error) error {
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: stopped before anything was sent; run again", path)}
+	case s.o.dryRun:
+		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (dry run: nothing was sent)", path, err)}
 	}
 	return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (nothing is lost: run again to resume)", path, err)}
 }

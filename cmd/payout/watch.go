@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 
 	"github.com/payout/payout/batch"
@@ -36,12 +37,16 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("--interval %s: want more than 0", *interval)
 	}
 	dir := fs.Arg(0)
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return usageError("watch: %s is not a folder: name the folder that holds inbox (nothing was done)", dir)
+	}
 	reportDir := filepath.Join(dir, batch.ReportsDir)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "report-dir" {
 			reportDir = o.reportDir
 		}
 	})
+	o.reportDir = reportDir // checked by the session before the ledger is locked
 
 	s, err := newSession(ctx, e, &o, modePay)
 	if err != nil {
@@ -74,12 +79,16 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 // watched prints and records one file's outcome as `run` does for each of its files. A file the
 // reader refused has no run; it is shown as a rejected one.
 func (s *session) watched(out batch.FileOutcome) {
-	if out.Err != nil && out.Exit != exitRejected {
-		return // infrastructure: the command returns the error
-	}
 	res := out.Result
 	res.ExitCode = out.Exit
 	res.File = out.Path // where the file is now: done, failed or processing
+	if out.Err != nil && s.o.jsonOut {
+		s.o.printFailed(s.e, res, out.Err, out.Exit)
+		return
+	}
+	if out.Err != nil && out.Exit != exitRejected {
+		return // infrastructure: the command returns the error
+	}
 	if err := s.print(res); err != nil {
 		s.log.Error("print summary", "err", err)
 	}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"strconv"
+)
+
+// rateFlag is a --rate: requests per second above 0, or inf for no limit. Left unset, the
+// environment's rate or the default applies; a value that would mean "no requests" is refused,
+// never replaced by the default.
+type rateFlag struct {
+	value float64
+	set   bool
+}
+
+func (f *rateFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.FormatFloat(f.value, 'g', -1, 64)
+}
+
+func (f *rateFlag) Set(v string) error {
+	r, err := parseRate(v)
+	if err != nil {
+		return err
+	}
+	f.value, f.set = r, true
+	return nil
+}
+
+// countFlag is a whole-number flag whose value is checked when it is given: --workers, --burst.
+type countFlag struct {
+	value int
+	set   bool
+	parse func(string) (int, error)
+}
+
+func (f *countFlag) String() string {
+	if f == nil || f.value == 0 {
+		return ""
+	}
+	return strconv.Itoa(f.value)
+}
+
+func (f *countFlag) Set(v string) error {
+	n, err := f.parse(v)
+	if err != nil {
+		return err
+	}
+	f.value, f.set = n, true
+	return nil
+}
+
+func parseBurst(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, errors.New("want a whole number of requests, 1 or more")
+	}
+	return n, nil
+}
+
+// registerLimits registers --rate, --burst and --workers: how hard the service is asked.
+func (o *runOptions) registerLimits(fs *flag.FlagSet) {
+	o.burst = countFlag{value: 1, parse: parseBurst}
+	o.workers = countFlag{parse: parseWorkers}
+	fs.Var(&o.rate, "rate", "requests per second to the service: a number `N` above 0, or inf for no limit (default $"+envRate+" or 10)")
+	fs.Var(&o.burst, "burst", "requests allowed at once above the rate: `N`, 1 or more")
+	fs.Var(&o.workers, "workers", "concurrent requests: `N` from 1 to 256 (default $"+envWorkers+" or 4)")
+}
