@@ -199,8 +199,9 @@ func TestCommandRefusesWhatIsNotARegularFile(t *testing.T) {
 	if _, errOut, code := u.runWithin(30*time.Second, "watch", "--once", zero); code != 2 || !strings.Contains(errOut, "is not a folder") {
 		t.Errorf("watch of a file: exit %d, stderr %q; want 2", code, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(u.dir, "payout-ledger.db")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a refused input touched the ledger: %v", err)
+	// The ledger's lock is taken only once the inputs are known to be readable files.
+	if _, err := os.Stat(filepath.Join(u.dir, "payout-ledger.db.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused input took the ledger's lock: %v", err)
 	}
 	if n := sb.Stats().Creates; n != 0 {
 		t.Errorf("refused inputs sent %d creates", n)
