@@ -197,7 +197,11 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 
 	providers, err := r.providers(ctx)
 	if err != nil {
-		return res, fmt.Errorf("list providers: %w", err)
+		// The service's errors name their call ("list providers: ..."); the others do not.
+		if api.KindOf(err) == api.KindNone {
+			err = fmt.Errorf("list providers: %w", err)
+		}
+		return res, ExplainAuth(err)
 	}
 	vopts := cfg.Validate
 	vopts.Providers = providers

@@ -636,6 +636,10 @@ func TestRunUnauthorizedAborts(t *testing.T) {
 	if strings.Contains(err.Error(), "wrong-token") {
 		t.Errorf("error echoes the token: %v", err)
 	}
+	want := "list providers: the service refused the auth token (HTTP 401: invalid auth-token): check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q: one prefix, what was refused and what to check", err, want)
+	}
 	if errors.Is(err, batch.ErrAborted) {
 		t.Errorf("nothing was started, so nothing to resume: %v", err)
 	}

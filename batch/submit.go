@@ -35,8 +35,20 @@ const (
 	sendGroupMinRate = 200
 )
 
+// AuthHint is what to check when the service refuses the auth token.
+const AuthHint = "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
+
 // ErrUnauthorized stops a run: the service refused the auth token.
-var ErrUnauthorized = errors.New("the service refused the auth token: check PAYOUT_AUTH_TOKEN")
+var ErrUnauthorized = errors.New("the service refused the auth token: " + AuthHint)
+
+// ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
+// error is returned as it is.
+func ExplainAuth(err error) error {
+	if api.KindOf(err) == api.KindUnauthorized {
+		return fmt.Errorf("%w: %s", err, AuthHint)
+	}
+	return err
+}
 
 type taskKind int
 
