@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -116,7 +117,8 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	}
 
 	rc := &reconciliation{views: make(map[string]serviceView)}
-	rc.s = &submission{r: r, log: log, runID: res.RunID, rows: before, check: rc.check, lookupOnly: true}
+	rc.s = &submission{r: r, log: log, runID: res.RunID, rows: before, check: rc.check, lookupOnly: true,
+		throttleBreaker: maxThrottled}
 	tasks, lookups := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
 	res.LookedUp = len(tasks)
 	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(tasks))
@@ -129,6 +131,10 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	rows := rc.rows(entries, before, after, lookups, aborted != nil)
 	res = tallyRecon(res, rows, before, after)
 	switch {
+	case errors.Is(aborted, errThrottled) || (aborted == nil && rc.throttledRows.Load() > 0):
+		res.ExitCode = ExitAborted
+		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
+		log.Warn("reconcile stopped: " + res.Aborted)
 	case aborted != nil:
 		res.ExitCode, res.Aborted = ExitAborted, aborted.Error()
 	case res.NotChecked > 0:
@@ -314,6 +320,8 @@ type reconciliation struct {
 	s     *submission
 	mu    sync.Mutex
 	views map[string]serviceView
+	// throttledRows counts the payouts left not checked because every lookup of them was a 429.
+	throttledRows atomic.Int64
 }
 
 // serviceView is what the service said of one payout, and what reconcile made of it.
@@ -369,8 +377,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	case api.KindUnauthorized:
 		return outcome{task: t, fatal: ErrUnauthorized}
 	case api.KindRateLimited:
-		wait := s.r.retryWait(err, t.attempt)
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt}}
+		return rc.throttled(ctx, t, p, err, now)
 	}
 	if t.attempt+1 < cfg.MaxLookupErrors {
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
@@ -382,6 +389,23 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	}
 	rc.record(t.ref, serviceView{failed: msg, mismatches: []string{mismatchNotChecked}})
 	return outcome{task: t, failure: true, rowDone: true}
+}
+
+// throttled handles a 429: the lookup is tried again after the wait the service asked for, within
+// the run's bound on 429s; past it, the payout is reported not checked.
+func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout, err error, now time.Time) outcome {
+	wait, retry := rc.s.rateLimited(err, t, now)
+	if retry != nil {
+		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
+	}
+	msg := errorText(err)
+	if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+		Detail: fmt.Sprintf("reconcile: lookup rate limited %d times in a row (HTTP 429), not checked: %s", t.limited+1, msg)}); o != nil {
+		return *o
+	}
+	rc.throttledRows.Add(1)
+	rc.record(t.ref, serviceView{failed: "the service is throttling lookups (HTTP 429)", mismatches: []string{mismatchNotChecked}})
+	return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 }
 
 // found records what the service holds for a payout. A final state of the ledger is never

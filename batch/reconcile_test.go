@@ -635,3 +635,23 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(rows)*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	run := b.pay("throttled.csv", [][3]string{{"THR-1", "5550001", "10.00"}, {"THR-2", "5550002", "20.00"}, {"THR-3", "5550003", "30.00"}}, nil)
+	if run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+	// Every lookup is a 429 with "Retry-After: 0": nothing but the bounds stops the retries.
+	b.sandbox.SetFaults(sandbox.Faults{ThrottleLookups: 1})
+	before := b.sandbox.Stats().Requests["get"]
+	res := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+	want := "the service is throttling lookups (HTTP 429): 3 payouts not checked; run reconcile again later"
+	if res.ExitCode != batch.ExitAborted || res.Aborted != want || res.NotChecked != 3 || res.Pending != 3 {
+		t.Fatalf("reconcile %+v, want exit 1, every payout pending and not checked, and %q", res, want)
+	}
+	if gets := b.sandbox.Stats().Requests["get"] - before; gets > 30+b.cfg.Workers {
+		t.Errorf("%d lookups against a service that throttles them all, want the breaker to stop them after 30 or so", gets)
+	}
+	reconCSV(t, res, 3, decimal.RequireFromString("60.00"))
+}

@@ -22,7 +22,14 @@ import (
 const (
 	maxRateLimited  = 30 // 429s in a row for one task
 	maxSendAttempts = 5  // POSTs of one row, over all runs, after which "not found" never resends
+	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
+	// submission.throttleBreaker): the service keeps throttling although its Retry-After is
+	// honoured, and the next reconcile, later, loses nothing.
+	maxThrottled = maxRateLimited
 )
+
+// errThrottled stops a dispatch whose service answers nothing but 429.
+var errThrottled = errors.New("the service is throttling (HTTP 429)")
 
 // First sends are handed out in groups when the rate allows many per second: the group's intents
 // share one commit, and so do its plain answers. At low rates a group would hold intents recorded
@@ -76,7 +83,8 @@ type outcome struct {
 	next      *task     // a follow-up for the same row, if any
 	serviceOK bool      // the service answered something
 	failure   bool      // the service did not answer: counts towards the circuit breaker
-	pause     time.Time // 429: nothing is sent before this
+	throttled bool      // the service answered 429
+	pause     time.Time // 429: nothing is sent or looked up before this
 	fatal     error     // stop the run
 	rowDone   bool      // nothing more will happen to this row in this run
 }
@@ -97,6 +105,9 @@ type submission struct {
 	// never POST. lookupOnly leaves a row proven never created READY instead of sending it.
 	check      func(context.Context, task) outcome
 	lookupOnly bool
+	// throttleBreaker, when above zero, stops dispatching after that many 429s in a row with
+	// no other answer between them (errThrottled).
+	throttleBreaker int
 }
 
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
@@ -252,6 +263,7 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	var (
 		inflight     int
 		failures     int
+		throttled    int
 		pauseUntil   time.Time
 		stopReason   error
 		stopping     bool
@@ -284,7 +296,8 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		now := cfg.Now()
 		due := func(t task) (time.Time, bool) {
 			at := t.at
-			if t.kind == taskSend && pauseUntil.After(at) {
+			// A 429's Retry-After holds every request back, lookups too: the service said so.
+			if pauseUntil.After(at) {
 				at = pauseUntil
 			}
 			// Unknown outcomes are looked up once before anything new goes out.
@@ -328,9 +341,11 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 				}
 				switch {
 				case o.serviceOK:
-					failures = 0
+					failures, throttled = 0, 0
 				case o.failure:
 					failures++
+				case o.throttled:
+					throttled++
 				}
 				if o.pause.After(pauseUntil) {
 					pauseUntil = o.pause
@@ -349,6 +364,10 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 				}
 				if failures >= cfg.BreakerThreshold && stopReason == nil {
 					stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
+					stopping = true
+				}
+				if s.throttleBreaker > 0 && throttled >= s.throttleBreaker && stopReason == nil {
+					stopReason = fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled)
 					stopping = true
 				}
 			}
@@ -625,19 +644,19 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 		return outcome{task: t, failure: true,
 			next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
 	case api.KindRateLimited:
-		wait := s.r.retryWait(err, t.attempt)
-		if t.limited+1 >= maxRateLimited {
+		wait, retry := s.rateLimited(err, t, now)
+		if retry == nil {
 			if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 				Detail: fmt.Sprintf("rate limited by the service %d times in a row, nothing was created; not sent in this run", t.limited+1)}); o != nil {
 				return *o
 			}
-			return outcome{task: t, pause: now.Add(wait), rowDone: true}
+			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 		}
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 			Detail: fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)}); o != nil {
 			return *o
 		}
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskSend, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}}
+		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
 	case api.KindUnauthorized:
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 			Detail: "the service refused the auth token; nothing was created"}); o != nil {
@@ -659,6 +678,17 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 		return outcome{task: t, failure: true,
 			next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, 0))}}
 	}
+}
+
+// rateLimited is the bound on 429s shared by sends and lookups, in runs and reconciliations: the
+// wait the service asked for (Retry-After, else a backoff), and the task to try after it, or nil
+// once the task has been limited maxRateLimited times in a row.
+func (s *submission) rateLimited(err error, t task, now time.Time) (time.Duration, *task) {
+	wait := s.r.retryWait(err, t.attempt)
+	if t.limited+1 >= maxRateLimited {
+		return wait, nil
+	}
+	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}
 }
 
 // acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
@@ -747,15 +777,15 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	case api.KindUnauthorized:
 		return outcome{task: t, fatal: ErrUnauthorized}
 	case api.KindRateLimited:
-		wait := s.r.retryWait(err, t.attempt)
-		if t.limited+1 >= maxRateLimited {
+		wait, retry := s.rateLimited(err, t, now)
+		if retry == nil {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
 				Detail: fmt.Sprintf("lookup rate limited %d times in a row: left for `payout reconcile`", t.limited+1)}); o != nil {
 				return *o
 			}
-			return outcome{task: t, pause: now.Add(wait), rowDone: true}
+			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 		}
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}}
+		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
 	default:
 		if t.attempt+1 >= cfg.MaxLookupErrors {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,

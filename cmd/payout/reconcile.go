@@ -115,7 +115,11 @@ func printReconcileSummary(w io.Writer, res batch.ReconcileResult) {
 		fmt.Fprintf(w, "  %d payouts were never created: they are READY, and the next run of their file sends them\n", res.ToResend)
 	}
 	if res.Aborted != "" {
-		fmt.Fprintf(w, "  stopped: %s: everything found so far is recorded; run reconcile again\n", res.Aborted)
+		again := "; run reconcile again"
+		if strings.Contains(res.Aborted, "run reconcile again") {
+			again = ""
+		}
+		fmt.Fprintf(w, "  stopped: %s: everything found so far is recorded%s\n", res.Aborted, again)
 	}
 	for _, p := range res.Reports {
 		fmt.Fprintf(w, "  report: %s\n", p)
