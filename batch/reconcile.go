@@ -33,6 +33,10 @@ type ReconcileOptions struct {
 	RunID     string    // the rows of this run's file
 	Since     time.Time // the files run, and the payouts recorded, at or after this time
 	ReportDir string    // default: Config.ReportDir
+	// FailedWithin adds, to a reconciliation of every payout not yet final, the rows FAILED by a
+	// refusal of their create in this last while: a service may refuse a create it made. Zero:
+	// none.
+	FailedWithin time.Duration
 }
 
 // ReconcileResult is the outcome of one reconciliation: the `--json` summary of `payout reconcile`.
@@ -252,7 +256,49 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 	for _, p := range payouts {
 		entries = append(entries, payoutEntry(p))
 	}
-	return "every payout not yet final", entries, nil
+	if opts.FailedWithin <= 0 {
+		return "every payout not yet final", entries, nil
+	}
+	refused, err := r.recentRefusals(ctx, opts.FailedWithin)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, p := range refused {
+		entries = append(entries, payoutEntry(p))
+	}
+	return fmt.Sprintf("every payout not yet final, and those refused in the last %s", days(opts.FailedWithin)), entries, nil
+}
+
+// recentRefusals is the FAILED rows the service never held as payouts (no invoice number: their
+// create was refused) that failed within the last while.
+func (r *Runner) recentRefusals(ctx context.Context, within time.Duration) ([]ledger.Payout, error) {
+	failed, err := r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}})
+	if err != nil {
+		return nil, err
+	}
+	cutoff := r.cfg.Now().Add(-within)
+	var out []ledger.Payout
+	for _, p := range failed {
+		if refusedCreate(p) && !p.UpdatedAt.Before(cutoff) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// refusedCreate is a FAILED row whose create the service refused: it never gave an invoice number.
+func refusedCreate(p ledger.Payout) bool {
+	return p.State == ledger.Failed && p.InvoiceNo == ""
+}
+
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		if n := int(d / (24 * time.Hour)); n != 1 {
+			return fmt.Sprintf("%d days", n)
+		}
+		return "day"
+	}
+	return d.String()
 }
 
 // runEntries is a run's input rows. A payout seen already (a rerun of the same file) is left out
@@ -301,7 +347,8 @@ func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped b
 		case ledger.Submitted:
 			at = now.Add(-time.Second)
 		case ledger.Succeeded, ledger.Failed:
-			if !scoped {
+			// Unscoped, the only final rows listed are recent refusals: they are looked up.
+			if !scoped && !refusedCreate(p) {
 				continue
 			}
 			at = now.Add(-time.Second)
@@ -449,7 +496,15 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 		if !got.Final() {
 			view.note = "not final at the service yet"
 		}
-	case ledger.Succeeded, ledger.Failed:
+	case ledger.Failed:
+		if refusedCreate(p) {
+			// The service refused the create and made the payout all the same.
+			changes = acceptedChanges(ledger.Failed, invoice, status, how+": refused when it was sent, but the service holds it")
+			view.note = "refused when it was sent, but the service holds it: never pay it again under a new reference"
+			break
+		}
+		fallthrough
+	case ledger.Succeeded:
 		if want := finalStatus(p.State); status != want {
 			view.mismatches = append(view.mismatches, report.MismatchFinalChanged)
 			view.note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", orNone(status), p.State)
@@ -477,8 +532,14 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 	case p.State == ledger.Unknown:
 		rc.record(t.ref, serviceView{notFound: true})
 		return rc.s.notFound(ctx, t, p, now)
-	case p.State == ledger.Failed && p.InvoiceNo == "":
+	case refusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
+		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.s.broken.Load() {
+			if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
+				Detail: "reconcile: refused when it was sent, and not found by external_invoice_ref: nothing was created"}); o != nil {
+				return *o
+			}
+		}
 		rc.record(t.ref, serviceView{notFound: true, note: "not at the service: it refused the payout when it was sent"})
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}

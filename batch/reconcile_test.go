@@ -655,3 +655,42 @@ func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
 	}
 	reconCSV(t, res, 3, decimal.RequireFromString("60.00"))
 }
+
+// TestReconcileRechecksRecentRefusals: a row left FAILED by a refusal that no lookup confirmed
+// (as runs used to leave them) is looked up by reconcile; if the service holds it after all, it
+// takes the state found, with an event.
+func TestReconcileRechecksRecentRefusals(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	b.record("REF-MADE", "6660001", "10.00", ledger.Submitting, ledger.Failed)
+	b.record("REF-NONE", "6660002", "20.00", ledger.Submitting, ledger.Failed)
+	if _, err := b.create("REF-MADE", "6660001", "10.00"); err != nil {
+		t.Fatal(err)
+	}
+	eightDaysOn := func(c *batch.Config) { c.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) } }
+	old, err := b.runner(eightDaysOn).Reconcile(context.Background(), batch.ReconcileOptions{FailedWithin: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.LookedUp != 0 || b.state("REF-MADE").State != ledger.Failed {
+		t.Fatalf("reconcile %+v looked up refusals older than --failed-within", old)
+	}
+
+	res := b.reconcile(batch.ReconcileOptions{FailedWithin: 7 * 24 * time.Hour})
+	if res.LookedUp != 2 || res.Changed != 1 || res.Pending != 1 || res.Failed != 1 {
+		t.Fatalf("reconcile %+v, want both refusals looked up and REF-MADE found", res)
+	}
+	made := b.state("REF-MADE")
+	if made.State != ledger.Submitted || made.InvoiceNo != b.invoice("REF-MADE") {
+		t.Errorf("REF-MADE %+v, want SUBMITTED with the service's invoice number", made)
+	}
+	events, err := b.db.Events(context.Background(), "REF-MADE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := events[len(events)-1]; last.From != ledger.Failed || !strings.Contains(last.Detail, "refused when it was sent, but the service holds it") {
+		t.Errorf("last event of REF-MADE %+v, want FAILED → found, saying why", last)
+	}
+	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none.InvoiceNo, none.LastError) {
+		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
+	}
+}

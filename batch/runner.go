@@ -476,6 +476,17 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	return ""
 }
 
+// failuresConfirmed reports whether every FAILED row of a report is known never to pay, so that
+// paying it again under a new reference cannot pay twice.
+func failuresConfirmed(rows []report.Row) bool {
+	for _, row := range rows {
+		if ledger.State(row.State) == ledger.Failed && !FailureConfirmed(row.InvoiceNo, row.Message) {
+			return false
+		}
+	}
+	return true
+}
+
 func joinMessages(a, b string) string {
 	switch {
 	case a == "":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,9 @@ type task struct {
 	limited int  // 429s in a row for this task
 	resend  bool // a send after "not found" proved the earlier one created nothing
 	initial bool // a lookup that must finish before anything new is sent
+	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
+	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
+	refused bool
 	// unrecorded is the first send of a row the ledger does not hold yet: its intent records it.
 	// A follow-up task is a new task, without it: by then the row is in the ledger.
 	unrecorded bool
@@ -625,11 +629,13 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 	msg := errorText(err)
 	switch api.KindOf(err) {
 	case api.KindRejected:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Failed, Error: msg,
-			Detail: "refused by the service, nothing was created: " + msg}); o != nil {
+		// A service has been seen to create the payout and still answer "fail": until a lookup
+		// says otherwise, the payout may exist, and a FAILED row invites paying it again.
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+			Detail: "refused by the service: " + msg + "; looking it up by external_invoice_ref before it is final FAILED"}); o != nil {
 			return *o
 		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now, refused: true}}
 	case api.KindDuplicate:
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
 			Detail: "the service says this reference already exists: looking it up: " + msg}); o != nil {
@@ -688,7 +694,7 @@ func (s *submission) rateLimited(err error, t task, now time.Time) (time.Duratio
 	if t.limited+1 >= maxRateLimited {
 		return wait, nil
 	}
-	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}
+	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1, refused: t.refused}
 }
 
 // acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
@@ -743,6 +749,9 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	if err == nil {
 		s.proven.Store(true)
 		how := "found by external_invoice_ref"
+		if t.refused {
+			how = "refused by the service, but found by external_invoice_ref: the service holds it"
+		}
 		if mismatch := detailsMismatch(p, got); mismatch != "" {
 			how += " (" + mismatch + ")"
 		}
@@ -773,6 +782,9 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 			}
 			return outcome{task: t, serviceOK: true, rowDone: true}
 		}
+		if t.refused {
+			return s.confirmRefusal(ctx, t, p)
+		}
 		return s.notFound(ctx, t, p, now)
 	case api.KindUnauthorized:
 		return outcome{task: t, fatal: ErrUnauthorized}
@@ -795,8 +807,42 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 			return outcome{task: t, failure: true, rowDone: true}
 		}
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
-			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
+			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1, refused: t.refused}}
 	}
+}
+
+// RefusalConfirmed ends the error of a FAILED row whose refusal a lookup by external_invoice_ref
+// confirmed: only such a row is known never to have been created, and may be paid again under a
+// new reference.
+const RefusalConfirmed = "refusal confirmed: a lookup by external_invoice_ref found no payout"
+
+// confirmRefusal makes a refused row final FAILED: the lookup found no payout with its reference.
+func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout) outcome {
+	if s.broken.Load() {
+		if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
+			Detail: "refused by the service and not found by external_invoice_ref, but a payout known to exist was reported not found in this run: \"not found\" proves nothing; needs reconciliation"}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: ledger.Failed, Error: confirmedError(p.LastError),
+		Detail: "refused by the service, and a lookup by external_invoice_ref found no payout: nothing was created; final FAILED"}); o != nil {
+		return *o
+	}
+	return outcome{task: t, serviceOK: true, rowDone: true}
+}
+
+func confirmedError(refusal string) string {
+	if refusal == "" {
+		return RefusalConfirmed
+	}
+	return refusal + "; " + RefusalConfirmed
+}
+
+// FailureConfirmed reports whether a FAILED row is known never to pay: the service holds it as
+// FAILED (it has an invoice number), or a lookup confirmed that the service created nothing.
+func FailureConfirmed(invoiceNo, lastError string) bool {
+	return invoiceNo != "" || strings.Contains(lastError, RefusalConfirmed)
 }
 
 // notFound records a "not found" for an UNKNOWN row and decides: look again later, send again, or
