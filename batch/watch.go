@@ -662,11 +662,17 @@ func resultNote(name string, res Result, rows []report.Row) string {
 	} else {
 		fmt.Fprintf(&b, "%s was processed, but %d of its %d rows need attention: failed %d, outcome unknown %d, not sent %d, rejected %d.\n",
 			name, res.Rows-res.Succeeded-res.Pending, res.Rows, res.Failed, res.Unknown, res.NotSent, res.Rejected)
-		fmt.Fprintf(&b, "%d rows were accepted by the service (%d of them in earlier runs).\n\nRows that need attention:\n",
-			res.Succeeded+res.Pending, res.Skipped)
+		fmt.Fprintf(&b, "%d rows were accepted by the service (%d of them in earlier runs).\n", res.Succeeded+res.Pending, res.Skipped)
+		if res.SkippedOtherFile > 0 {
+			fmt.Fprintf(&b, "%d rows were not sent because ANOTHER file paid them: is this last period's file, or are its references reused?\n", res.SkippedOtherFile)
+		}
+		b.WriteString("\nRows that need attention:\n")
 		for _, row := range rows {
 			switch ledger.State(row.State) {
 			case ledger.Succeeded, ledger.Submitted:
+				if strings.HasPrefix(row.Message, paidElsewherePrefix) {
+					listed = append(listed, row)
+				}
 			default:
 				listed = append(listed, row)
 			}
