@@ -147,27 +147,28 @@ func NewRunner(cfg Config) *Runner {
 // + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
 // accepted by the service in an earlier run.
 type Result struct {
-	RunID     string `json:"run_id"`
-	File      string `json:"file"`
-	SHA256    string `json:"sha256"`
-	DryRun    bool   `json:"dry_run"`
-	Rows      int    `json:"rows"`
-	Rejected  int    `json:"rejected"`
-	Submitted int    `json:"submitted"`
-	Succeeded int    `json:"succeeded"`
-	Pending   int    `json:"pending"`
-	Failed    int    `json:"failed"`
-	Unknown   int    `json:"unknown"`
-	NotSent   int    `json:"not_sent"`
-	Skipped   int    `json:"skipped"`
+	RunID       string          `json:"run_id"`
+	File        string          `json:"file"`
+	SHA256      string          `json:"sha256"`
+	DryRun      bool            `json:"dry_run"`
+	Rows        int             `json:"rows"`
+	Rejected    int             `json:"rejected"`
+	Submitted   int             `json:"submitted"`
+	Succeeded   int             `json:"succeeded"`
+	Pending     int             `json:"pending"`
+	Failed      int             `json:"failed"`
+	Unknown     int             `json:"unknown"`
+	NotSent     int             `json:"not_sent"`
+	Skipped     int             `json:"skipped"`
+	TotalAmount decimal.Decimal `json:"total_amount"`
+	Reports     []string        `json:"reports"`
+	ExitCode    int             `json:"exit_code"`
+	Aborted     string          `json:"aborted,omitempty"`
+	StartedAt   time.Time       `json:"started_at"`
+	EndedAt     time.Time       `json:"ended_at"`
+
 	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
-	SkippedOtherFile int             `json:"skipped_other_file"`
-	TotalAmount      decimal.Decimal `json:"total_amount"`
-	Reports          []string        `json:"reports"`
-	ExitCode         int             `json:"exit_code"`
-	Aborted          string          `json:"aborted,omitempty"`
-	StartedAt        time.Time       `json:"started_at"`
-	EndedAt          time.Time       `json:"ended_at"`
+	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
 	Problems []Problem `json:"problems,omitempty"`
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
