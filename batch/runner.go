@@ -98,6 +98,9 @@ type Config struct {
 
 	// Progress, when set, is called as rows reach an answer (done of total).
 	Progress func(done, total int)
+	// Waiting, when set, is called when the run has nothing to do but wait for the grace of
+	// payouts whose outcome is unknown (n payouts, until then), and with 0 once it works again.
+	Waiting func(n int, until time.Time)
 }
 
 // Runner pays files. One Runner may run several files one after the other.

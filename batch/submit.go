@@ -76,6 +76,9 @@ type task struct {
 	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
 	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
 	refused bool
+	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
+	// it is only looked up.
+	graceEnd time.Time
 	// unrecorded is the first send of a row the ledger does not hold yet: its intent records it.
 	// A follow-up task is a new task, without it: by then the row is in the ledger.
 	unrecorded bool
@@ -282,6 +285,12 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	// staged holds the tasks popped for the next free worker: one task, or up to groupSize sends
 	// of rows never sent before.
 	var staged []task
+	// graceSaid is the end of the grace last announced while nothing else was going on;
+	// waitShown, that Config.Waiting was told and not yet told the wait is over.
+	var (
+		graceSaid time.Time
+		waitShown bool
+	)
 	for {
 		if stopping {
 			stopLeftover()
@@ -333,10 +342,19 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		if len(staged) > 0 {
 			out = work
 		}
+		if wake != nil && inflight == 0 && (*queue)[0].kind == taskLookup && !(*queue)[0].graceEnd.IsZero() {
+			if said := s.announceGrace(*queue, now, graceSaid); said != graceSaid {
+				graceSaid, waitShown = said, cfg.Waiting != nil
+			}
+		}
 		select {
 		case out <- staged:
 			staged = nil
 			inflight++
+			if waitShown {
+				cfg.Waiting(0, time.Time{})
+				waitShown = false
+			}
 		case outs := <-results:
 			inflight--
 			for _, o := range outs {
@@ -389,6 +407,32 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
 	}
 	return nil
+}
+
+// announceGrace says, once per grace end, what an idle run waits for: rows reported not found
+// are looked up again, spaced out, until their grace is over, and only then may be sent again.
+// A run that stood still at its last rows without a word looked hung.
+func (s *submission) announceGrace(queue taskQueue, now, said time.Time) time.Time {
+	n := 0
+	var until time.Time
+	for _, t := range queue {
+		if !t.graceEnd.IsZero() {
+			n++
+			if t.graceEnd.After(until) {
+				until = t.graceEnd
+			}
+		}
+	}
+	if !until.After(said) {
+		return said
+	}
+	wait := until.Sub(now).Round(time.Second)
+	s.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
+		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
+	if s.r.cfg.Waiting != nil {
+		s.r.cfg.Waiting(n, until)
+	}
+	return until
 }
 
 // heldAnswers is what a group of first sends left to record: the changes of the rows the service
@@ -864,7 +908,7 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 		if count >= cfg.NotFoundLookups {
 			at = first.Add(cfg.UnknownGrace)
 		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at}}
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
 	}
 	reason := ""
 	switch {

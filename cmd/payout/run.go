@@ -200,7 +200,8 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
 	if o.progress && isTerminal(e.stderr) && mode != modeDryRun {
-		rcfg.Progress = newProgressBar(e.stderr).update
+		bar := newProgressBar(e.stderr)
+		rcfg.Progress, rcfg.Waiting = bar.update, bar.waiting
 	}
 	s.runner = batch.NewRunner(rcfg)
 	return s, nil
