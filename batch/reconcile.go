@@ -145,7 +145,9 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 		// The service never answered for some payouts: the reconciliation is incomplete, as if stopped.
 		res.ExitCode = ExitAborted
 		res.Aborted = fmt.Sprintf("%d payouts could not be looked up: the service did not answer", res.NotChecked)
-	case res.Payouts != res.Succeeded || res.Mismatches > 0:
+	case res.Payouts-stillRefused(entries, after) != res.Succeeded || res.Mismatches > 0:
+		// A refusal re-checked and still not at the service was reported when it failed: it does
+		// not make every reconcile of the following days exit 4.
 		res.ExitCode = ExitAttention
 	default:
 		res.ExitCode = ExitOK
@@ -169,6 +171,17 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	return res, nil
 }
 
+// stillRefused counts the re-checked refusals that are still FAILED.
+func stillRefused(entries []reconEntry, after map[string]ledger.Payout) int {
+	n := 0
+	for _, e := range entries {
+		if e.recheck && after[e.ref].State == ledger.Failed {
+			n++
+		}
+	}
+	return n
+}
+
 // abandon closes the reconcile run as aborted and returns err.
 func (r *Runner) abandon(ctx context.Context, res ReconcileResult, err error) error {
 	if ferr := r.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", ExitAborted, r.cfg.Now()); ferr != nil {
@@ -188,6 +201,7 @@ type reconEntry struct {
 	rejected   bool   // a rejected input row: there is no payout
 	reason     string // why it was rejected
 	unrecorded bool   // a valid row of a file rejected as a whole: never recorded as a payout
+	recheck    bool   // a recent refusal (FailedWithin), FAILED already: looked up in case the service holds it
 }
 
 func entryRefs(entries []reconEntry) []string {
@@ -264,7 +278,9 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 		return "", nil, err
 	}
 	for _, p := range refused {
-		entries = append(entries, payoutEntry(p))
+		e := payoutEntry(p)
+		e.recheck = true
+		entries = append(entries, e)
 	}
 	return fmt.Sprintf("every payout not yet final, and those refused in the last %s", days(opts.FailedWithin)), entries, nil
 }
