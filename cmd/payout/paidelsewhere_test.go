@@ -42,3 +42,17 @@ func TestCommandRowsPaidByAnotherFile(t *testing.T) {
 		t.Errorf("a rerun of the same file exit %d, stderr %q: want 0 and silence", code, errOut)
 	}
 }
+
+func TestCommandReconcileFailedWithin(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("run exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := u.run("reconcile", "--failed-within", "-1"); code != 2 || !strings.Contains(errOut, "--failed-within") {
+		t.Errorf("--failed-within -1: exit %d, stderr %q, want 2 naming the flag", code, errOut)
+	}
+	out, errOut, code := u.run("reconcile", "--json", "--failed-within", "3")
+	if code != 0 || !strings.Contains(out, "refused in the last 3 days") {
+		t.Errorf("--failed-within 3: exit %d, %s %s: want the scope to say it", code, out, errOut)
+	}
+}
