@@ -111,6 +111,9 @@ type Error struct {
 
 // Error describes the failure in one line.
 func (e *Error) Error() string {
+	if e.Kind == KindUnauthorized {
+		return e.unauthorizedText()
+	}
 	var b strings.Builder
 	b.WriteString(e.Op)
 	b.WriteString(": ")
@@ -147,6 +150,27 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// unauthorizedText says in words that the token was refused: the envelope's code and status add
+// nothing to that, the service's own words (already cleaned of the token) may say why.
+func (e *Error) unauthorizedText() string {
+	var b strings.Builder
+	b.WriteString(e.Op)
+	b.WriteString(": the service refused the auth token")
+	detail := e.Message
+	if detail == "" {
+		detail = e.ErrorText
+	}
+	switch {
+	case e.HTTPStatus != 0 && detail != "":
+		b.WriteString(" (HTTP " + strconv.Itoa(e.HTTPStatus) + ": " + detail + ")")
+	case e.HTTPStatus != 0:
+		b.WriteString(" (HTTP " + strconv.Itoa(e.HTTPStatus) + ")")
+	case detail != "":
+		b.WriteString(" (" + detail + ")")
 	}
 	return b.String()
 }

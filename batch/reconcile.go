@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -32,6 +33,10 @@ type ReconcileOptions struct {
 	RunID     string    // the rows of this run's file
 	Since     time.Time // the files run, and the payouts recorded, at or after this time
 	ReportDir string    // default: Config.ReportDir
+	// FailedWithin adds, to a reconciliation of every payout not yet final, the rows FAILED by a
+	// refusal of their create in this last while: a service may refuse a create it made. Zero:
+	// none.
+	FailedWithin time.Duration
 }
 
 // ReconcileResult is the outcome of one reconciliation: the `--json` summary of `payout reconcile`.
@@ -116,7 +121,8 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	}
 
 	rc := &reconciliation{views: make(map[string]serviceView)}
-	rc.s = &submission{r: r, log: log, runID: res.RunID, rows: before, check: rc.check, lookupOnly: true}
+	rc.s = &submission{r: r, log: log, runID: res.RunID, rows: before, check: rc.check, lookupOnly: true,
+		throttleBreaker: maxThrottled}
 	tasks, lookups := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
 	res.LookedUp = len(tasks)
 	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(tasks))
@@ -129,13 +135,19 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	rows := rc.rows(entries, before, after, lookups, aborted != nil)
 	res = tallyRecon(res, rows, before, after)
 	switch {
+	case errors.Is(aborted, errThrottled) || (aborted == nil && rc.throttledRows.Load() > 0):
+		res.ExitCode = ExitAborted
+		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
+		log.Warn("reconcile stopped: " + res.Aborted)
 	case aborted != nil:
 		res.ExitCode, res.Aborted = ExitAborted, aborted.Error()
 	case res.NotChecked > 0:
 		// The service never answered for some payouts: the reconciliation is incomplete, as if stopped.
 		res.ExitCode = ExitAborted
 		res.Aborted = fmt.Sprintf("%d payouts could not be looked up: the service did not answer", res.NotChecked)
-	case res.Payouts != res.Succeeded || res.Mismatches > 0:
+	case res.Payouts-stillRefused(entries, after) != res.Succeeded || res.Mismatches > 0:
+		// A refusal re-checked and still not at the service was reported when it failed: it does
+		// not make every reconcile of the following days exit 4.
 		res.ExitCode = ExitAttention
 	default:
 		res.ExitCode = ExitOK
@@ -159,6 +171,17 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	return res, nil
 }
 
+// stillRefused counts the re-checked refusals that are still FAILED.
+func stillRefused(entries []reconEntry, after map[string]ledger.Payout) int {
+	n := 0
+	for _, e := range entries {
+		if e.recheck && after[e.ref].State == ledger.Failed {
+			n++
+		}
+	}
+	return n
+}
+
 // abandon closes the reconcile run as aborted and returns err.
 func (r *Runner) abandon(ctx context.Context, res ReconcileResult, err error) error {
 	if ferr := r.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", ExitAborted, r.cfg.Now()); ferr != nil {
@@ -178,6 +201,7 @@ type reconEntry struct {
 	rejected   bool   // a rejected input row: there is no payout
 	reason     string // why it was rejected
 	unrecorded bool   // a valid row of a file rejected as a whole: never recorded as a payout
+	recheck    bool   // a recent refusal (FailedWithin), FAILED already: looked up in case the service holds it
 }
 
 func entryRefs(entries []reconEntry) []string {
@@ -246,7 +270,51 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 	for _, p := range payouts {
 		entries = append(entries, payoutEntry(p))
 	}
-	return "every payout not yet final", entries, nil
+	if opts.FailedWithin <= 0 {
+		return "every payout not yet final", entries, nil
+	}
+	refused, err := r.recentRefusals(ctx, opts.FailedWithin)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, p := range refused {
+		e := payoutEntry(p)
+		e.recheck = true
+		entries = append(entries, e)
+	}
+	return fmt.Sprintf("every payout not yet final, and those refused in the last %s", days(opts.FailedWithin)), entries, nil
+}
+
+// recentRefusals is the FAILED rows the service never held as payouts (no invoice number: their
+// create was refused) that failed within the last while.
+func (r *Runner) recentRefusals(ctx context.Context, within time.Duration) ([]ledger.Payout, error) {
+	failed, err := r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}})
+	if err != nil {
+		return nil, err
+	}
+	cutoff := r.cfg.Now().Add(-within)
+	var out []ledger.Payout
+	for _, p := range failed {
+		if refusedCreate(p) && !p.UpdatedAt.Before(cutoff) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// refusedCreate is a FAILED row whose create the service refused: it never gave an invoice number.
+func refusedCreate(p ledger.Payout) bool {
+	return p.State == ledger.Failed && p.InvoiceNo == ""
+}
+
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		if n := int(d / (24 * time.Hour)); n != 1 {
+			return fmt.Sprintf("%d days", n)
+		}
+		return "day"
+	}
+	return d.String()
 }
 
 // runEntries is a run's input rows. A payout seen already (a rerun of the same file) is left out
@@ -295,7 +363,8 @@ func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped b
 		case ledger.Submitted:
 			at = now.Add(-time.Second)
 		case ledger.Succeeded, ledger.Failed:
-			if !scoped {
+			// Unscoped, the only final rows listed are recent refusals: they are looked up.
+			if !scoped && !refusedCreate(p) {
 				continue
 			}
 			at = now.Add(-time.Second)
@@ -314,6 +383,8 @@ type reconciliation struct {
 	s     *submission
 	mu    sync.Mutex
 	views map[string]serviceView
+	// throttledRows counts the payouts left not checked because every lookup of them was a 429.
+	throttledRows atomic.Int64
 }
 
 // serviceView is what the service said of one payout, and what reconcile made of it.
@@ -369,8 +440,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	case api.KindUnauthorized:
 		return outcome{task: t, fatal: ErrUnauthorized}
 	case api.KindRateLimited:
-		wait := s.r.retryWait(err, t.attempt)
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt}}
+		return rc.throttled(ctx, t, p, err, now)
 	}
 	if t.attempt+1 < cfg.MaxLookupErrors {
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
@@ -382,6 +452,23 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	}
 	rc.record(t.ref, serviceView{failed: msg, mismatches: []string{mismatchNotChecked}})
 	return outcome{task: t, failure: true, rowDone: true}
+}
+
+// throttled handles a 429: the lookup is tried again after the wait the service asked for, within
+// the run's bound on 429s; past it, the payout is reported not checked.
+func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout, err error, now time.Time) outcome {
+	wait, retry := rc.s.rateLimited(err, t, now)
+	if retry != nil {
+		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
+	}
+	msg := errorText(err)
+	if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+		Detail: fmt.Sprintf("reconcile: lookup rate limited %d times in a row (HTTP 429), not checked: %s", t.limited+1, msg)}); o != nil {
+		return *o
+	}
+	rc.throttledRows.Add(1)
+	rc.record(t.ref, serviceView{failed: "the service is throttling lookups (HTTP 429)", mismatches: []string{mismatchNotChecked}})
+	return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 }
 
 // found records what the service holds for a payout. A final state of the ledger is never
@@ -425,7 +512,15 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 		if !got.Final() {
 			view.note = "not final at the service yet"
 		}
-	case ledger.Succeeded, ledger.Failed:
+	case ledger.Failed:
+		if refusedCreate(p) {
+			// The service refused the create and made the payout all the same.
+			changes = acceptedChanges(ledger.Failed, invoice, status, how+": refused when it was sent, but the service holds it")
+			view.note = "refused when it was sent, but the service holds it: never pay it again under a new reference"
+			break
+		}
+		fallthrough
+	case ledger.Succeeded:
 		if want := finalStatus(p.State); status != want {
 			view.mismatches = append(view.mismatches, report.MismatchFinalChanged)
 			view.note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", orNone(status), p.State)
@@ -453,8 +548,14 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 	case p.State == ledger.Unknown:
 		rc.record(t.ref, serviceView{notFound: true})
 		return rc.s.notFound(ctx, t, p, now)
-	case p.State == ledger.Failed && p.InvoiceNo == "":
+	case refusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
+		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.s.broken.Load() {
+			if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
+				Detail: "reconcile: refused when it was sent, and not found by external_invoice_ref: nothing was created"}); o != nil {
+				return *o
+			}
+		}
 		rc.record(t.ref, serviceView{notFound: true, note: "not at the service: it refused the payout when it was sent"})
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}

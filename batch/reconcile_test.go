@@ -635,3 +635,69 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(rows)*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	run := b.pay("throttled.csv", [][3]string{{"THR-1", "5550001", "10.00"}, {"THR-2", "5550002", "20.00"}, {"THR-3", "5550003", "30.00"}}, nil)
+	if run.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", run)
+	}
+	// Every lookup is a 429 with "Retry-After: 0": nothing but the bounds stops the retries.
+	b.sandbox.SetFaults(sandbox.Faults{ThrottleLookups: 1})
+	before := b.sandbox.Stats().Requests["get"]
+	res := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+	want := "the service is throttling lookups (HTTP 429): 3 payouts not checked; run reconcile again later"
+	if res.ExitCode != batch.ExitAborted || res.Aborted != want || res.NotChecked != 3 || res.Pending != 3 {
+		t.Fatalf("reconcile %+v, want exit 1, every payout pending and not checked, and %q", res, want)
+	}
+	if gets := b.sandbox.Stats().Requests["get"] - before; gets > 30+b.cfg.Workers {
+		t.Errorf("%d lookups against a service that throttles them all, want the breaker to stop them after 30 or so", gets)
+	}
+	reconCSV(t, res, 3, decimal.RequireFromString("60.00"))
+}
+
+// TestReconcileRechecksRecentRefusals: a row left FAILED by a refusal that no lookup confirmed
+// (as runs used to leave them) is looked up by reconcile; if the service holds it after all, it
+// takes the state found, with an event.
+func TestReconcileRechecksRecentRefusals(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	b.record("REF-MADE", "6660001", "10.00", ledger.Submitting, ledger.Failed)
+	b.record("REF-NONE", "6660002", "20.00", ledger.Submitting, ledger.Failed)
+	if _, err := b.create("REF-MADE", "6660001", "10.00"); err != nil {
+		t.Fatal(err)
+	}
+	eightDaysOn := func(c *batch.Config) { c.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) } }
+	old, err := b.runner(eightDaysOn).Reconcile(context.Background(), batch.ReconcileOptions{FailedWithin: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.LookedUp != 0 || b.state("REF-MADE").State != ledger.Failed {
+		t.Fatalf("reconcile %+v looked up refusals older than --failed-within", old)
+	}
+
+	b.settle()
+	res := b.reconcile(batch.ReconcileOptions{FailedWithin: 7 * 24 * time.Hour})
+	if res.LookedUp != 2 || res.Changed != 1 || res.Succeeded != 1 || res.Failed != 1 || res.ExitCode != batch.ExitOK {
+		t.Fatalf("reconcile %+v, want both refusals looked up, REF-MADE found, and exit 0: REF-NONE is still refused, as reported when it failed", res)
+	}
+	made := b.state("REF-MADE")
+	if made.State != ledger.Succeeded || made.InvoiceNo != b.invoice("REF-MADE") {
+		t.Errorf("REF-MADE %+v, want SUCCEEDED with the service's invoice number", made)
+	}
+	events, err := b.db.Events(context.Background(), "REF-MADE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range events {
+		if ev.From == ledger.Failed && ev.To == ledger.Submitted && strings.Contains(ev.Detail, "refused when it was sent, but the service holds it") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("events of REF-MADE %+v, want FAILED → SUBMITTED, saying why", events)
+	}
+	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none.InvoiceNo, none.LastError) {
+		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
+	}
+}

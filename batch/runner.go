@@ -12,6 +12,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -76,6 +77,9 @@ type Config struct {
 	DryRun       bool
 	AllowPartial bool
 	ReportDir    string
+	// AllowPaidElsewhere accepts rows skipped because a run of another file paid them: they are
+	// still reported, but do not make the exit code 4.
+	AllowPaidElsewhere bool
 
 	Read     ReadOptions
 	Validate ValidateOptions // Providers is filled from the service at the start of each run
@@ -94,6 +98,9 @@ type Config struct {
 
 	// Progress, when set, is called as rows reach an answer (done of total).
 	Progress func(done, total int)
+	// Waiting, when set, is called when the run has nothing to do but wait for the grace of
+	// payouts whose outcome is unknown (n payouts, until then), and with 0 once it works again.
+	Waiting func(n int, until time.Time)
 }
 
 // Runner pays files. One Runner may run several files one after the other.
@@ -164,6 +171,9 @@ type Result struct {
 	Aborted     string          `json:"aborted,omitempty"`
 	StartedAt   time.Time       `json:"started_at"`
 	EndedAt     time.Time       `json:"ended_at"`
+
+	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
+	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
 	Problems []Problem `json:"problems,omitempty"`
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
@@ -199,7 +209,11 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 
 	providers, err := r.providers(ctx)
 	if err != nil {
-		return res, fmt.Errorf("list providers: %w", err)
+		// The service's errors name their call ("list providers: ..."); the others do not.
+		if api.KindOf(err) == api.KindNone {
+			err = fmt.Errorf("list providers: %w", err)
+		}
+		return res, ExplainAuth(err)
 	}
 	vopts := cfg.Validate
 	vopts.Providers = providers
@@ -238,6 +252,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	// Every line of the file is recorded before anything is sent; a payout new to the ledger is
 	// recorded with its first intent (see submit).
 	lines := parsed.runRows(submitAllowed)
+	if res.SkippedOtherFile, err = r.notePaidElsewhere(ctx, log, lines, parsed.existing, path, sum); err != nil {
+		return res, err
+	}
 	if err := db.Record(ctx, res.RunID, lines, nil); err != nil {
 		return res, err
 	}
@@ -347,6 +364,8 @@ func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, 
 	case !submitted:
 		res.ExitCode = ExitRejected
 	case res.Rejected+res.Failed+res.Unknown+res.NotSent > 0:
+		res.ExitCode = ExitAttention
+	case res.SkippedOtherFile > 0 && !r.cfg.AllowPaidElsewhere:
 		res.ExitCode = ExitAttention
 	default:
 		res.ExitCode = ExitOK
@@ -474,6 +493,8 @@ func reportRows(runRows []ledger.RunRow, payouts map[string]ledger.Payout, fileR
 
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	switch {
+	case rr.Skipped && strings.HasPrefix(rr.Reason, paidElsewherePrefix):
+		return "" // the reason says which file paid it
 	case rr.Skipped:
 		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
 	case p.State == ledger.Unknown || p.State == ledger.Submitting:
@@ -488,6 +509,17 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 		return p.LastError
 	}
 	return ""
+}
+
+// failuresConfirmed reports whether every FAILED row of a report is known never to pay, so that
+// paying it again under a new reference cannot pay twice.
+func failuresConfirmed(rows []report.Row) bool {
+	for _, row := range rows {
+		if ledger.State(row.State) == ledger.Failed && !FailureConfirmed(row.InvoiceNo, row.Message) {
+			return false
+		}
+	}
+	return true
 }
 
 func joinMessages(a, b string) string {
@@ -701,6 +733,72 @@ func (p *parsedFile) runRows(submitAllowed bool) []ledger.RunRow {
 		out = append(out, rr)
 	}
 	return out
+}
+
+// paidElsewherePrefix begins the reason of a row skipped because another file paid it.
+const paidElsewherePrefix = "already paid by "
+
+// notePaidElsewhere gives each skipped line that a run of another file paid a reason naming that
+// file, its run and its day, warns about them, and returns how many there are. A row skipped by
+// a rerun of the same file is the resume working as meant, and stays quiet.
+func (r *Runner) notePaidElsewhere(ctx context.Context, log *slog.Logger, lines []ledger.RunRow, existing map[string]ledger.Payout, path, sum string) (int, error) {
+	runs := make(map[string]ledger.Run)
+	count := 0
+	var first ledger.Run
+	for i := range lines {
+		rr := &lines[i]
+		if !rr.Skipped {
+			continue
+		}
+		runID := existing[rr.Ref].RunID
+		run, ok := runs[runID]
+		if !ok {
+			var err error
+			if run, err = r.cfg.Ledger.GetRun(ctx, runID); err != nil {
+				return 0, fmt.Errorf("run %s that recorded %s: %w", runID, rr.Ref, err)
+			}
+			runs[runID] = run
+		}
+		if sameInput(run, path, sum) {
+			continue
+		}
+		if count == 0 {
+			first = run
+		}
+		count++
+		rr.Reason = joinMessages(fmt.Sprintf("%s%s in run %s on %s; not sent again", paidElsewherePrefix,
+			filepath.Base(run.File), run.ID, run.StartedAt.UTC().Format(time.DateOnly)), rr.Reason)
+	}
+	if count > 0 {
+		level := slog.LevelWarn
+		if r.cfg.AllowPaidElsewhere {
+			level = slog.LevelInfo
+		}
+		log.Log(ctx, level, "rows skipped because another file paid them: check that this is not last period's file or references",
+			"rows", count, "first_paid_by", filepath.Base(first.File), "first_run", first.ID,
+			"on", first.StartedAt.UTC().Format(time.DateOnly))
+	}
+	return count, nil
+}
+
+// sameInput reports whether an earlier run paid this same file: its input had the same SHA-256
+// (the same bytes, whatever the name), or the same file name (an edited copy, a row corrected and
+// the file run again). Folder mode's renaming of a name already taken (a ".20261124T051011Z" or
+// ".20261124T051011Z-2" before the extension) is ignored, and case too.
+func sameInput(run ledger.Run, path, sum string) bool {
+	if run.FileSHA256 != "" && run.FileSHA256 == sum {
+		return true
+	}
+	return strings.EqualFold(baseName(run.File), baseName(path))
+}
+
+// watchStamp is folder mode's suffix for a name already taken.
+var watchStamp = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
+
+func baseName(path string) string {
+	name := filepath.Base(path)
+	ext := filepath.Ext(name)
+	return watchStamp.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
 }
 
 // acceptedEarlier reports whether a row in this state needs nothing more from a run.

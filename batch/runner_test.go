@@ -637,6 +637,10 @@ func TestRunUnauthorizedAborts(t *testing.T) {
 	if strings.Contains(err.Error(), "wrong-token") {
 		t.Errorf("error echoes the token: %v", err)
 	}
+	want := "list providers: the service refused the auth token (HTTP 401: invalid auth-token): check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q: one prefix, what was refused and what to check", err, want)
+	}
 	if errors.Is(err, batch.ErrAborted) {
 		t.Errorf("nothing was started, so nothing to resume: %v", err)
 	}
@@ -677,4 +681,72 @@ func TestRunReportsXLSXWarnings(t *testing.T) {
 	if got := strings.Join(byRef["WARN-1"], ","); strings.Contains(got, batch.WarnAccountNumber) {
 		t.Errorf("a text account was flagged: %q", got)
 	}
+}
+
+// TestRunRefusedCreateIsLookedUp: a create answered "fail" is looked up once by reference before
+// the row is final FAILED, because a service has been seen to make the payout all the same.
+func TestRunRefusedCreateIsLookedUp(t *testing.T) {
+	ctx := context.Background()
+	t.Run("created all the same: found, never FAILED, never sent again", func(t *testing.T) {
+		h := newHarness(t, sandbox.Options{})
+		rows := payroll(6, "MADE")
+		path := writePayroll(t, h.dir, "made.csv", rows)
+		res := h.run(ctx, path, failAfterProviders(h, sandbox.Faults{FailAfterCreateRate: 1}))
+		if res.ExitCode != batch.ExitOK || res.Failed != 0 || res.Submitted != len(rows) {
+			t.Fatalf("result %+v, want exit 0 with every row found at the service", res)
+		}
+		h.assertExactlyOnce(rows, res)
+		events, err := h.db.Events(ctx, rows[0].ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fmt.Sprint(events), "refused by the service, but found by external_invoice_ref") {
+			t.Errorf("events of %s do not say the refused payout was found: %+v", rows[0].ref, events)
+		}
+		h.sandbox.SetFaults(sandbox.Faults{})
+		if again := h.run(ctx, path, nil); again.ExitCode != batch.ExitOK || again.Skipped != len(rows) {
+			t.Fatalf("rerun %+v, want every row skipped", again)
+		}
+		h.assertExactlyOnce(rows, res)
+	})
+	t.Run("not found: final FAILED, confirmed", func(t *testing.T) {
+		// The sandbox refuses amounts over 1000.00 (HTTP 400) and creates nothing.
+		h := newHarness(t, sandbox.Options{MaxAmount: decimal.RequireFromString("1000.00")})
+		rows := payroll(2, "OVER")
+		path := writePayroll(t, h.dir, "over.csv", rows)
+		res := h.run(ctx, path, nil)
+		if res.ExitCode != batch.ExitAttention || res.Failed != 1 || res.Succeeded+res.Pending != 1 {
+			t.Fatalf("result %+v, want exit 4 with one row FAILED", res)
+		}
+		p, err := h.db.Get(ctx, rows[1].ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.State != ledger.Failed || !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
+			t.Errorf("refused row %+v, want FAILED with its refusal confirmed", p)
+		}
+		if n := h.sandbox.CreateCounts()[rows[1].ref]; n != 0 {
+			t.Errorf("refused row created %d times", n)
+		}
+	})
+	t.Run("the lookup fails: UNKNOWN, never FAILED", func(t *testing.T) {
+		h := newHarness(t, sandbox.Options{})
+		rows := payroll(3, "MUTE")
+		path := writePayroll(t, h.dir, "mute.csv", rows)
+		service := &hookedService{Client: h.client, beforeGet: func(string) error {
+			return &api.Error{Op: "get payout", HTTPStatus: 502, Kind: api.KindRetryable}
+		}}
+		res := h.run(ctx, path, func(c *batch.Config) {
+			c.Service = service
+			failAfterProviders(h, sandbox.Faults{FailAfterCreateRate: 1})(c)
+		})
+		if res.ExitCode != batch.ExitAttention || res.Failed != 0 || res.Unknown != len(rows) {
+			t.Fatalf("result %+v, want exit 4 with every row UNKNOWN", res)
+		}
+		for _, r := range rows {
+			if p, err := h.db.Get(ctx, r.ref); err != nil || p.State != ledger.Unknown {
+				t.Errorf("%s: %+v (%v), want UNKNOWN", r.ref, p, err)
+			}
+		}
+	})
 }

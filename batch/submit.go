@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,14 @@ import (
 const (
 	maxRateLimited  = 30 // 429s in a row for one task
 	maxSendAttempts = 5  // POSTs of one row, over all runs, after which "not found" never resends
+	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
+	// submission.throttleBreaker): the service keeps throttling although its Retry-After is
+	// honoured, and the next reconcile, later, loses nothing.
+	maxThrottled = maxRateLimited
 )
+
+// errThrottled stops a dispatch whose service answers nothing but 429.
+var errThrottled = errors.New("the service is throttling (HTTP 429)")
 
 // First sends are handed out in groups when the rate allows many per second: the group's intents
 // share one commit, and so do its plain answers. At low rates a group would hold intents recorded
@@ -35,8 +43,20 @@ const (
 	sendGroupMinRate = 200
 )
 
+// AuthHint is what to check when the service refuses the auth token.
+const AuthHint = "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
+
 // ErrUnauthorized stops a run: the service refused the auth token.
-var ErrUnauthorized = errors.New("the service refused the auth token: check PAYOUT_AUTH_TOKEN")
+var ErrUnauthorized = errors.New("the service refused the auth token: " + AuthHint)
+
+// ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
+// error is returned as it is.
+func ExplainAuth(err error) error {
+	if api.KindOf(err) == api.KindUnauthorized {
+		return fmt.Errorf("%w: %s", err, AuthHint)
+	}
+	return err
+}
 
 type taskKind int
 
@@ -53,6 +73,12 @@ type task struct {
 	limited int  // 429s in a row for this task
 	resend  bool // a send after "not found" proved the earlier one created nothing
 	initial bool // a lookup that must finish before anything new is sent
+	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
+	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
+	refused bool
+	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
+	// it is only looked up.
+	graceEnd time.Time
 	// unrecorded is the first send of a row the ledger does not hold yet: its intent records it.
 	// A follow-up task is a new task, without it: by then the row is in the ledger.
 	unrecorded bool
@@ -64,7 +90,8 @@ type outcome struct {
 	next      *task     // a follow-up for the same row, if any
 	serviceOK bool      // the service answered something
 	failure   bool      // the service did not answer: counts towards the circuit breaker
-	pause     time.Time // 429: nothing is sent before this
+	throttled bool      // the service answered 429
+	pause     time.Time // 429: nothing is sent or looked up before this
 	fatal     error     // stop the run
 	rowDone   bool      // nothing more will happen to this row in this run
 }
@@ -85,6 +112,9 @@ type submission struct {
 	// never POST. lookupOnly leaves a row proven never created READY instead of sending it.
 	check      func(context.Context, task) outcome
 	lookupOnly bool
+	// throttleBreaker, when above zero, stops dispatching after that many 429s in a row with
+	// no other answer between them (errThrottled).
+	throttleBreaker int
 }
 
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
@@ -240,6 +270,7 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	var (
 		inflight     int
 		failures     int
+		throttled    int
 		pauseUntil   time.Time
 		stopReason   error
 		stopping     bool
@@ -254,6 +285,12 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	// staged holds the tasks popped for the next free worker: one task, or up to groupSize sends
 	// of rows never sent before.
 	var staged []task
+	// graceSaid is the end of the grace last announced while nothing else was going on;
+	// waitShown, that Config.Waiting was told and not yet told the wait is over.
+	var (
+		graceSaid time.Time
+		waitShown bool
+	)
 	for {
 		if stopping {
 			stopLeftover()
@@ -272,7 +309,8 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		now := cfg.Now()
 		due := func(t task) (time.Time, bool) {
 			at := t.at
-			if t.kind == taskSend && pauseUntil.After(at) {
+			// A 429's Retry-After holds every request back, lookups too: the service said so.
+			if pauseUntil.After(at) {
 				at = pauseUntil
 			}
 			// Unknown outcomes are looked up once before anything new goes out.
@@ -304,10 +342,19 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		if len(staged) > 0 {
 			out = work
 		}
+		if wake != nil && inflight == 0 && (*queue)[0].kind == taskLookup && !(*queue)[0].graceEnd.IsZero() {
+			if said := s.announceGrace(*queue, now, graceSaid); said != graceSaid {
+				graceSaid, waitShown = said, cfg.Waiting != nil
+			}
+		}
 		select {
 		case out <- staged:
 			staged = nil
 			inflight++
+			if waitShown {
+				cfg.Waiting(0, time.Time{})
+				waitShown = false
+			}
 		case outs := <-results:
 			inflight--
 			for _, o := range outs {
@@ -316,9 +363,11 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 				}
 				switch {
 				case o.serviceOK:
-					failures = 0
+					failures, throttled = 0, 0
 				case o.failure:
 					failures++
+				case o.throttled:
+					throttled++
 				}
 				if o.pause.After(pauseUntil) {
 					pauseUntil = o.pause
@@ -339,6 +388,10 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 					stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
 					stopping = true
 				}
+				if s.throttleBreaker > 0 && throttled >= s.throttleBreaker && stopReason == nil {
+					stopReason = fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled)
+					stopping = true
+				}
 			}
 		case <-wake:
 		case <-ctxDone:
@@ -354,6 +407,32 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
 	}
 	return nil
+}
+
+// announceGrace says, once per grace end, what an idle run waits for: rows reported not found
+// are looked up again, spaced out, until their grace is over, and only then may be sent again.
+// A run that stood still at its last rows without a word looked hung.
+func (s *submission) announceGrace(queue taskQueue, now, said time.Time) time.Time {
+	n := 0
+	var until time.Time
+	for _, t := range queue {
+		if !t.graceEnd.IsZero() {
+			n++
+			if t.graceEnd.After(until) {
+				until = t.graceEnd
+			}
+		}
+	}
+	if !until.After(said) {
+		return said
+	}
+	wait := until.Sub(now).Round(time.Second)
+	s.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
+		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
+	if s.r.cfg.Waiting != nil {
+		s.r.cfg.Waiting(n, until)
+	}
+	return until
 }
 
 // heldAnswers is what a group of first sends left to record: the changes of the rows the service
@@ -594,11 +673,13 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 	msg := errorText(err)
 	switch api.KindOf(err) {
 	case api.KindRejected:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Failed, Error: msg,
-			Detail: "refused by the service, nothing was created: " + msg}); o != nil {
+		// A service has been seen to create the payout and still answer "fail": until a lookup
+		// says otherwise, the payout may exist, and a FAILED row invites paying it again.
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+			Detail: "refused by the service: " + msg + "; looking it up by external_invoice_ref before it is final FAILED"}); o != nil {
 			return *o
 		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now, refused: true}}
 	case api.KindDuplicate:
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
 			Detail: "the service says this reference already exists: looking it up: " + msg}); o != nil {
@@ -613,19 +694,19 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 		return outcome{task: t, failure: true,
 			next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
 	case api.KindRateLimited:
-		wait := s.r.retryWait(err, t.attempt)
-		if t.limited+1 >= maxRateLimited {
+		wait, retry := s.rateLimited(err, t, now)
+		if retry == nil {
 			if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 				Detail: fmt.Sprintf("rate limited by the service %d times in a row, nothing was created; not sent in this run", t.limited+1)}); o != nil {
 				return *o
 			}
-			return outcome{task: t, pause: now.Add(wait), rowDone: true}
+			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 		}
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 			Detail: fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)}); o != nil {
 			return *o
 		}
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskSend, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}}
+		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
 	case api.KindUnauthorized:
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
 			Detail: "the service refused the auth token; nothing was created"}); o != nil {
@@ -647,6 +728,17 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 		return outcome{task: t, failure: true,
 			next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, 0))}}
 	}
+}
+
+// rateLimited is the bound on 429s shared by sends and lookups, in runs and reconciliations: the
+// wait the service asked for (Retry-After, else a backoff), and the task to try after it, or nil
+// once the task has been limited maxRateLimited times in a row.
+func (s *submission) rateLimited(err error, t task, now time.Time) (time.Duration, *task) {
+	wait := s.r.retryWait(err, t.attempt)
+	if t.limited+1 >= maxRateLimited {
+		return wait, nil
+	}
+	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1, refused: t.refused}
 }
 
 // acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
@@ -701,6 +793,9 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	if err == nil {
 		s.proven.Store(true)
 		how := "found by external_invoice_ref"
+		if t.refused {
+			how = "refused by the service, but found by external_invoice_ref: the service holds it"
+		}
 		if mismatch := detailsMismatch(p, got); mismatch != "" {
 			how += " (" + mismatch + ")"
 		}
@@ -731,19 +826,22 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 			}
 			return outcome{task: t, serviceOK: true, rowDone: true}
 		}
+		if t.refused {
+			return s.confirmRefusal(ctx, t, p)
+		}
 		return s.notFound(ctx, t, p, now)
 	case api.KindUnauthorized:
 		return outcome{task: t, fatal: ErrUnauthorized}
 	case api.KindRateLimited:
-		wait := s.r.retryWait(err, t.attempt)
-		if t.limited+1 >= maxRateLimited {
+		wait, retry := s.rateLimited(err, t, now)
+		if retry == nil {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
 				Detail: fmt.Sprintf("lookup rate limited %d times in a row: left for `payout reconcile`", t.limited+1)}); o != nil {
 				return *o
 			}
-			return outcome{task: t, pause: now.Add(wait), rowDone: true}
+			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 		}
-		return outcome{task: t, pause: now.Add(wait), next: &task{ref: t.ref, kind: taskLookup, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1}}
+		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
 	default:
 		if t.attempt+1 >= cfg.MaxLookupErrors {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
@@ -753,8 +851,42 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 			return outcome{task: t, failure: true, rowDone: true}
 		}
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
-			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
+			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1, refused: t.refused}}
 	}
+}
+
+// RefusalConfirmed ends the error of a FAILED row whose refusal a lookup by external_invoice_ref
+// confirmed: only such a row is known never to have been created, and may be paid again under a
+// new reference.
+const RefusalConfirmed = "refusal confirmed: a lookup by external_invoice_ref found no payout"
+
+// confirmRefusal makes a refused row final FAILED: the lookup found no payout with its reference.
+func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout) outcome {
+	if s.broken.Load() {
+		if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
+			Detail: "refused by the service and not found by external_invoice_ref, but a payout known to exist was reported not found in this run: \"not found\" proves nothing; needs reconciliation"}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: ledger.Failed, Error: confirmedError(p.LastError),
+		Detail: "refused by the service, and a lookup by external_invoice_ref found no payout: nothing was created; final FAILED"}); o != nil {
+		return *o
+	}
+	return outcome{task: t, serviceOK: true, rowDone: true}
+}
+
+func confirmedError(refusal string) string {
+	if refusal == "" {
+		return RefusalConfirmed
+	}
+	return refusal + "; " + RefusalConfirmed
+}
+
+// FailureConfirmed reports whether a FAILED row is known never to pay: the service holds it as
+// FAILED (it has an invoice number), or a lookup confirmed that the service created nothing.
+func FailureConfirmed(invoiceNo, lastError string) bool {
+	return invoiceNo != "" || strings.Contains(lastError, RefusalConfirmed)
 }
 
 // notFound records a "not found" for an UNKNOWN row and decides: look again later, send again, or
@@ -776,7 +908,7 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 		if count >= cfg.NotFoundLookups {
 			at = first.Add(cfg.UnknownGrace)
 		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at}}
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
 	}
 	reason := ""
 	switch {

@@ -754,11 +754,17 @@ func resultNote(name string, res Result, rows []report.Row) string {
 	} else {
 		fmt.Fprintf(&b, "%s was processed, but %d of its %d rows need attention: failed %d, outcome unknown %d, not sent %d, rejected %d.\n",
 			name, res.Rows-res.Succeeded-res.Pending, res.Rows, res.Failed, res.Unknown, res.NotSent, res.Rejected)
-		fmt.Fprintf(&b, "%d rows were accepted by the service (%d of them in earlier runs).\n\nRows that need attention:\n",
-			res.Succeeded+res.Pending, res.Skipped)
+		fmt.Fprintf(&b, "%d rows were accepted by the service (%d of them in earlier runs).\n", res.Succeeded+res.Pending, res.Skipped)
+		if res.SkippedOtherFile > 0 {
+			fmt.Fprintf(&b, "%d rows were not sent because ANOTHER file paid them: is this last period's file, or are its references reused?\n", res.SkippedOtherFile)
+		}
+		b.WriteString("\nRows that need attention:\n")
 		for _, row := range rows {
 			switch ledger.State(row.State) {
 			case ledger.Succeeded, ledger.Submitted:
+				if strings.HasPrefix(row.Message, paidElsewherePrefix) {
+					listed = append(listed, row)
+				}
 			default:
 				listed = append(listed, row)
 			}
@@ -776,10 +782,15 @@ func resultNote(name string, res Result, rows []report.Row) string {
 		b.WriteString("  Correct the rows above in your copy of the file, keep the other rows as they are, and drop the\n" +
 			"  corrected file into the inbox again. Nothing of this file was paid, so every row will be paid once.\n")
 	} else {
-		b.WriteString("  UNKNOWN rows may have been paid: run `payout reconcile` before anything else.\n" +
-			"  FAILED rows were refused by the service and are never sent again under the same reference:\n" +
-			"  pay them in a new file with new external_invoice_ref values.\n" +
-			"  Dropping this same file in again is safe: accepted rows are skipped, rows not sent are sent,\n" +
+		b.WriteString("  UNKNOWN rows may have been paid: run `payout reconcile` before anything else.\n")
+		if failuresConfirmed(rows) {
+			b.WriteString("  FAILED rows were refused by the service and are never sent again under the same reference:\n" +
+				"  pay them in a new file with new external_invoice_ref values.\n")
+		} else {
+			b.WriteString("  FAILED rows without \"" + RefusalConfirmed + "\" may exist at the service:\n" +
+				"  run `payout reconcile` first, and pay again only the rows it leaves FAILED with that note.\n")
+		}
+		b.WriteString("  Dropping this same file in again is safe: accepted rows are skipped, rows not sent are sent,\n" +
 			"  and unknown ones are looked up before anything is sent.\n")
 	}
 	writeReports(&b, res.Reports)

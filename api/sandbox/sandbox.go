@@ -86,6 +86,13 @@ type Faults struct {
 	// RateLimit is the number of requests per second (a window of one second of Options.Now) above
 	// which the sandbox answers 429 with Retry-After. 0: no limit.
 	RateLimit float64
+	// ThrottleLookups is the share of Get Payout requests answered 429, whatever the rate, with
+	// a Retry-After of ThrottleRetryAfter (whole seconds; 0 sends "Retry-After: 0").
+	ThrottleLookups    float64
+	ThrottleRetryAfter time.Duration
+	// FailAfterCreateRate is the share of valid creates whose payout IS created but which are
+	// answered HTTP 200 with a fail envelope, as a refusal: the service contradicting itself.
+	FailAfterCreateRate float64
 }
 
 // Options configure a Server. The zero value works except for AuthToken (empty: every request is
@@ -397,6 +404,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.Requests[endpoint]++
 	f, down := s.faults, s.down
 	limited := s.countLocked() && !down // a service that is down does not rate limit
+	throttled := !limited && !down && endpoint == "get" && f.ThrottleLookups > 0 && s.rng.Float64() < f.ThrottleLookups
 	var delay time.Duration
 	var injected bool
 	if !limited && !down {
@@ -407,7 +415,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		injected = f.ErrorRate > 0 && s.rng.Float64() < f.ErrorRate
 	}
 	switch {
-	case limited:
+	case limited, throttled:
 		s.stats.RateLimited++
 	case down || injected:
 		s.stats.ServerErrors++
@@ -420,6 +428,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if limited {
 		w.Header().Set("Retry-After", "1")
+		s.fail(w, uuid, http.StatusTooManyRequests, CodeRateLimited, "too many requests", "")
+		return
+	}
+	if throttled {
+		w.Header().Set("Retry-After", strconv.Itoa(int(f.ThrottleRetryAfter/time.Second)))
 		s.fail(w, uuid, http.StatusTooManyRequests, CodeRateLimited, "too many requests", "")
 		return
 	}
@@ -639,6 +652,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, uuid string) {
 		Status: api.StatusPending, CreatedAt: now,
 	}
 	lost := s.faults.LostResponseRate > 0 && s.rng.Float64() < s.faults.LostResponseRate
+	refused := !lost && s.faults.FailAfterCreateRate > 0 && s.rng.Float64() < s.faults.FailAfterCreateRate
 	rec.ResponseLost = lost
 	s.records = append(s.records, rec)
 	s.pending = append(s.pending, rec)
@@ -653,6 +667,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, uuid string) {
 	s.log.Debug("sandbox: payout created", "ref", rec.ExternalInvoiceRef, "invoice", rec.InvoiceNo, "lost", lost)
 	if lost {
 		loseResponse(w)
+		return
+	}
+	if refused {
+		s.fail(w, uuid, http.StatusOK, CodeValidation, "payout could not be processed", "")
 		return
 	}
 	if s.opts.OmitInvoiceInCreate {

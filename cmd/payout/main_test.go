@@ -201,6 +201,10 @@ func TestCommandErrors(t *testing.T) {
 		if code == 0 || strings.Contains(errOut, "s3cret-wrong-token") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
+		if strings.Count(errOut, "list providers") != 1 || !strings.Contains(errOut, "refused the auth token (HTTP 401") ||
+			!strings.Contains(errOut, "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE") {
+			t.Errorf("stderr %q, want one \"list providers\", the refusal and what to check", errOut)
+		}
 	})
 	t.Run("missing configuration is exit 2", func(t *testing.T) {
 		bare := &user{tb: t, dir: u.dir, env: []string{"PATH=" + os.Getenv("PATH")}}

@@ -15,6 +15,9 @@ type progressBar struct {
 	start   time.Time
 	last    time.Time
 	startAt int
+	// note says what the run waits for, when it only waits; done and total are the last drawn.
+	note        string
+	done, total int
 }
 
 func newProgressBar(w io.Writer) *progressBar {
@@ -28,9 +31,30 @@ func (p *progressBar) update(done, total int) {
 	if p.startAt < 0 {
 		p.startAt = done
 	}
+	p.done, p.total = done, total
 	if done < total && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}
+	p.draw(now)
+}
+
+// waiting shows, until the run works again (n == 0), that n payouts whose outcome is unknown are
+// waited for, and until when.
+func (p *progressBar) waiting(n int, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.note = ""
+	if n > 0 {
+		p.note = fmt.Sprintf(" waiting until %s for %d unknown outcomes (grace) ", until.Format(time.TimeOnly), n)
+	}
+	if p.startAt >= 0 {
+		p.draw(time.Now())
+	}
+}
+
+// draw writes the line for p.done of p.total; the caller holds p.mu.
+func (p *progressBar) draw(now time.Time) {
+	done, total := p.done, p.total
 	p.last = now
 	const width = 30
 	filled := 0
@@ -46,7 +70,11 @@ func (p *progressBar) update(done, total int) {
 	if perSec > 0 && done < total {
 		eta = time.Duration(float64(total-done) / perSec * float64(time.Second)).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d rows  %.1f/s  ETA %s ", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
+	if p.note != "" {
+		eta = "--" + p.note
+	}
+	// \x1b[K clears what a longer line drawn before left on the right.
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d rows  %.1f/s  ETA %s \x1b[K", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
 		done, total, perSec, eta)
 	if done >= total {
 		fmt.Fprintln(p.w)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch"
 )
 
 func providersCmd(ctx context.Context, e *env, args []string) error {
@@ -30,7 +31,7 @@ func providersCmd(ctx context.Context, e *env, args []string) error {
 	}
 	list, err := client.ListProviders(ctx)
 	if err != nil {
-		return &exitError{code: exitAborted, err: fmt.Errorf("list providers: %w", err)}
+		return &exitError{code: exitAborted, err: batch.ExplainAuth(err)}
 	}
 	if *jsonOut {
 		if list == nil {

@@ -16,8 +16,9 @@ import (
 // reconcileOptions are the flags of `reconcile`: the service and ledger flags of `run`, and a scope.
 type reconcileOptions struct {
 	runOptions
-	runID string
-	since string
+	runID        string
+	since        string
+	failedWithin int
 }
 
 func reconcileCmd(ctx context.Context, e *env, args []string) error {
@@ -26,6 +27,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	o.logOptions.register(fs)
 	fs.StringVar(&o.runID, "run", "", "reconcile the rows of this run's file, final ones included")
 	fs.StringVar(&o.since, "since", "", "reconcile the files run and payouts recorded since DATE (YYYY-MM-DD, local midnight, or RFC 3339), final ones included")
+	fs.IntVar(&o.failedWithin, "failed-within", 7, "also look up the payouts whose create the service refused in the last N days (FAILED without an invoice number): a refused payout the service holds becomes its found state; 0: none")
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reconciliation report")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	o.registerLimits(fs)
@@ -41,7 +43,11 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usageError("reconcile: unexpected argument %q (use --run RUN)", fs.Arg(0))
 	}
-	opts := batch.ReconcileOptions{RunID: strings.TrimSpace(o.runID), ReportDir: o.reportDir}
+	if o.failedWithin < 0 {
+		return usageError("--failed-within %d: want a number of days, 0 or more", o.failedWithin)
+	}
+	opts := batch.ReconcileOptions{RunID: strings.TrimSpace(o.runID), ReportDir: o.reportDir,
+		FailedWithin: time.Duration(o.failedWithin) * 24 * time.Hour}
 	if o.since != "" {
 		if opts.RunID != "" {
 			return usageError("reconcile: give --run or --since, not both")
@@ -113,7 +119,11 @@ func printReconcileSummary(w io.Writer, res batch.ReconcileResult) {
 		fmt.Fprintf(w, "  %d payouts were never created: they are READY, and the next run of their file sends them\n", res.ToResend)
 	}
 	if res.Aborted != "" {
-		fmt.Fprintf(w, "  stopped: %s: everything found so far is recorded; run reconcile again\n", res.Aborted)
+		again := "; run reconcile again"
+		if strings.Contains(res.Aborted, "run reconcile again") {
+			again = ""
+		}
+		fmt.Fprintf(w, "  stopped: %s: everything found so far is recorded%s\n", res.Aborted, again)
 	}
 	for _, p := range res.Reports {
 		fmt.Fprintf(w, "  report: %s\n", p)

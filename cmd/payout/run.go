@@ -24,6 +24,7 @@ type runOptions struct {
 	logOptions
 	dryRun          bool
 	allowPartial    bool
+	allowPaidElse   bool
 	reportDir       string
 	ledger          string
 	rate            rateFlag
@@ -46,6 +47,7 @@ type runOptions struct {
 func (o *runOptions) register(fs *flag.FlagSet) {
 	o.logOptions.register(fs)
 	fs.BoolVar(&o.allowPartial, "allow-partial", false, "pay the valid rows of a file that has rejected rows (default: all or nothing)")
+	fs.BoolVar(&o.allowPaidElse, "allow-paid-elsewhere", false, "rows that a run of another file already paid are expected: report them, but exit 0 for them (default: exit 4)")
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reports")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	o.registerLimits(fs)
@@ -234,12 +236,13 @@ func (s *session) runnerConfig(mode sessionMode, vopts batch.ValidateOptions) ba
 		Ledger: s.db, Service: s.client, Logger: s.log,
 		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst.value), Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
-		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, ReportDir: o.reportDir,
+		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, AllowPaidElsewhere: o.allowPaidElse, ReportDir: o.reportDir,
 		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
 	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
-		rcfg.Progress = newProgressBar(s.e.stderr).update
+		bar := newProgressBar(s.e.stderr)
+		rcfg.Progress, rcfg.Waiting = bar.update, bar.waiting
 	}
 	return rcfg
 }
@@ -345,6 +348,10 @@ func printSummary(w io.Writer, res batch.Result) {
 	} else {
 		fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d, skipped (earlier run) %d\n",
 			res.Succeeded, res.Pending, res.Failed, res.Unknown, res.NotSent, res.Rejected, res.Skipped)
+	}
+	if res.SkippedOtherFile > 0 {
+		fmt.Fprintf(w, "  %d rows were not sent because ANOTHER file paid them (the report names it): is this last period's file,\n"+
+			"    or are its references reused? --allow-paid-elsewhere if this is expected\n", res.SkippedOtherFile)
 	}
 	if len(res.Problems) > 0 {
 		fmt.Fprintln(w, "  rejected rows (fix them in the file, then run it again):")

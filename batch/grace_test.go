@@ -1,0 +1,59 @@
+package batch_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+)
+
+// TestRunSaysWhatItWaitsFor: a rerun whose unknown outcomes are not found has nothing to do but
+// wait out their grace; it says so at warning level (cron sees it), and tells the progress bar.
+func TestRunSaysWhatItWaitsFor(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, sandbox.Options{})
+	if res := h.run(ctx, writePayroll(t, h.dir, "known.csv", payroll(2, "KNOWN")), nil); res.ExitCode != batch.ExitOK {
+		t.Fatalf("setup run %+v", res)
+	}
+	rows := payroll(5, "WAIT")
+	path := writePayroll(t, h.dir, "wait.csv", rows)
+	if res := h.run(ctx, path, failAfterProviders(h, sandbox.Faults{ErrorRate: 1})); res.Unknown != len(rows) {
+		t.Fatalf("result %+v, want every row unknown", res)
+	}
+	h.sandbox.SetFaults(sandbox.Faults{})
+
+	var logs syncBuffer
+	var mu sync.Mutex
+	var told []int
+	var until time.Time
+	res := h.run(ctx, path, func(c *batch.Config) {
+		c.UnknownGrace = 300 * time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		c.Waiting = func(n int, u time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			told = append(told, n)
+			if n > 0 {
+				until = u
+			}
+		}
+	})
+	if res.ExitCode != batch.ExitOK {
+		t.Fatalf("rerun %+v, want exit 0", res)
+	}
+	h.assertExactlyOnce(rows, res)
+	out := logs.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "waiting for the unknown-outcome grace: 5 payouts") || !strings.Contains(out, "payouts=5") {
+		t.Errorf("logs do not say what the run waits for:\n%s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) < 2 || told[0] != 5 || told[len(told)-1] != 0 || until.IsZero() {
+		t.Errorf("Waiting was told %v (until %v), want 5 payouts, then 0 once the run works again", told, until)
+	}
+}

@@ -1,0 +1,109 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+)
+
+// syncBuffer is a log sink that the run's workers may write to at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunRowsPaidByAnotherFile: a file whose rows a run of another file paid (last month's
+// references in this month's payroll) is skipped loudly; a rerun of the same file stays quiet.
+func TestRunRowsPaidByAnotherFile(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, sandbox.Options{})
+	rows := payroll(4, "PAY")
+	november := writePayroll(t, h.dir, "november.csv", rows)
+	first := h.run(ctx, november, nil)
+	if first.ExitCode != batch.ExitOK {
+		t.Fatalf("first run %+v", first)
+	}
+	logged := func(edit func(*batch.Config)) (batch.Result, string) {
+		var logs syncBuffer
+		res := h.run(ctx, november, func(c *batch.Config) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if edit != nil {
+				edit(c)
+			}
+		})
+		return res, logs.String()
+	}
+
+	// A new month's file, same references: every row was paid by november.csv.
+	december := strings.Replace(string(mustRead(t, november)), "Salary November", "Salary December", -1)
+	if err := os.WriteFile(november+".tmp", []byte(december), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	decPath := h.dir + "/december.csv"
+	if err := os.Rename(november+".tmp", decPath); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	res := h.run(ctx, decPath, func(c *batch.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	if res.ExitCode != batch.ExitAttention || res.Skipped != len(rows) || res.SkippedOtherFile != len(rows) || res.Submitted != 0 {
+		t.Fatalf("december %+v, want exit 4 with every row skipped as paid by another file", res)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "another file paid them") ||
+		!strings.Contains(logs.String(), "november.csv") {
+		t.Errorf("no warning naming november.csv in the logs:\n%s", logs.String())
+	}
+	byRef := h.assertReport(res, len(rows), fileTotal(rows))
+	want := "already paid by november.csv in run " + first.RunID + " on " + first.StartedAt.UTC().Format(time.DateOnly)
+	if got := strings.Join(byRef[rows[0].ref], ","); !strings.Contains(got, want) {
+		t.Errorf("report row %q, want it to say %q", got, want)
+	}
+
+	allowed := h.run(ctx, decPath, func(c *batch.Config) { c.AllowPaidElsewhere = true })
+	if allowed.ExitCode != batch.ExitOK || allowed.SkippedOtherFile != len(rows) {
+		t.Errorf("with AllowPaidElsewhere %+v, want exit 0, still counting the rows", allowed)
+	}
+
+	// The same file again, and then edited under the same name (a row added): reruns, quiet.
+	if again, out := logged(nil); again.ExitCode != batch.ExitOK || again.SkippedOtherFile != 0 || out != "" {
+		t.Errorf("rerun %+v, logs %q: want exit 0 and nothing said", again, out)
+	}
+	more := append(rows, payroll(5, "PAY")[4])
+	writePayroll(t, h.dir, "november.csv", more)
+	if edited, out := logged(nil); edited.ExitCode != batch.ExitOK || edited.SkippedOtherFile != 0 || edited.Submitted != 1 || out != "" {
+		t.Errorf("edited rerun %+v, logs %q: want the new row sent, exit 0 and nothing said", edited, out)
+	}
+	if n := h.sandbox.Stats().Creates; n != len(more) {
+		t.Errorf("%d creates, want %d", n, len(more))
+	}
+}
+
+func mustRead(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}

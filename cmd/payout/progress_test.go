@@ -1,0 +1,27 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProgressBarSaysWhatItWaitsFor: at 2881/3000 with an ETA of a second, a run that waits out
+// the unknown-outcome grace says so on the bar, and stops saying it once it works again.
+func TestProgressBarSaysWhatItWaitsFor(t *testing.T) {
+	var out bytes.Buffer
+	bar := newProgressBar(&out)
+	bar.update(2881, 3000)
+	until := time.Date(2026, 11, 24, 2, 5, 0, 0, time.Local)
+	bar.waiting(119, until)
+	lines := strings.Split(out.String(), "\r")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "2881/3000 rows") || !strings.Contains(last, "waiting until 02:05:00 for 119 unknown outcomes") {
+		t.Errorf("bar %q, want the rows and what it waits for", last)
+	}
+	bar.waiting(0, time.Time{})
+	lines = strings.Split(out.String(), "\r")
+	if last := lines[len(lines)-1]; strings.Contains(last, "waiting") || !strings.Contains(last, "2881/3000 rows") {
+		t.Errorf("bar %q after the wait, want the rows without the note", last)
+	}
+}
