@@ -1,8 +1,10 @@
 package batch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +106,9 @@ var Columns = []string{ColRef, ColRecipient, ColBank, ColServiceID, ColAccount, 
 // OpenFile opens a CSV or XLSX file, chosen by its extension, and reads its header.
 func OpenFile(path string, opts ReadOptions) (RowReader, error) {
 	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".xls" {
+		return nil, &InputError{Path: path, Err: ErrOldExcel}
+	}
 	if ext != ".csv" && ext != ".xlsx" {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
 	}
@@ -127,6 +132,10 @@ func OpenFile(path string, opts ReadOptions) (RowReader, error) {
 		f.Close()
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrFileTooLarge, st.Size(), limit)}
 	}
+	if err := sniff(f, ext); err != nil {
+		f.Close()
+		return nil, &InputError{Path: path, Err: err}
+	}
 	if ext == ".xlsx" {
 		rd, err := newXLSXReader(f, st.Size(), path, opts)
 		if err != nil {
@@ -142,6 +151,52 @@ func OpenFile(path string, opts ReadOptions) (RowReader, error) {
 		return nil, err
 	}
 	return rd, nil
+}
+
+var (
+	zipMagic  = []byte("PK\x03\x04")
+	ole2Magic = []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+)
+
+// sniff tells a file by its first bytes when they contradict its extension: a workbook named
+// .csv, an encrypted or old-format workbook named .xlsx (both OLE2 containers, not zips).
+func sniff(f *os.File, ext string) error {
+	magic := make([]byte, len(ole2Magic))
+	n, _ := f.ReadAt(magic, 0)
+	magic = magic[:n]
+	switch {
+	case bytes.HasPrefix(magic, ole2Magic):
+		return ole2Kind(f)
+	case ext == ".csv":
+		return notCSV(magic)
+	}
+	return nil
+}
+
+// ole2Kind tells an encrypted workbook (its container holds an EncryptedPackage stream) from an
+// Excel 97-2003 one. Stream names are UTF-16 in the container's directory, wherever it lies.
+func ole2Kind(r io.ReaderAt) error {
+	encrypted := utf16le("EncryptedPackage")
+	buf := make([]byte, 64<<10)
+	var off int64
+	for {
+		n, err := r.ReadAt(buf, off)
+		if bytes.Contains(buf[:n], encrypted) {
+			return ErrEncrypted
+		}
+		if err != nil || n < len(buf) {
+			return ErrOldExcel
+		}
+		off += int64(n - len(encrypted)) // overlap: a name may straddle two reads
+	}
+}
+
+func utf16le(s string) []byte {
+	out := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); i++ {
+		out = append(out, s[i], 0)
+	}
+	return out
 }
 
 // headerMap is the position of each known column in the file, -1 when absent.
