@@ -203,6 +203,7 @@ func utf16le(s string) []byte {
 type headerMap struct {
 	ref, recipient, bank, serviceID, account, amount, description int
 	width                                                         int
+	named                                                         int // columns up to the last one with a name
 }
 
 // normalizeHeader makes "External Invoice-Ref" and "external_invoice_ref" alike.
@@ -218,7 +219,7 @@ func normalizeHeader(s string) string {
 }
 
 func parseHeader(path string, line int, fields []string) (headerMap, error) {
-	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields)}
+	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields), 0}
 	slots := map[string]*int{ColRef: &h.ref, ColRecipient: &h.recipient, ColBank: &h.bank, ColServiceID: &h.serviceID,
 		ColAccount: &h.account, ColAmount: &h.amount, ColDescription: &h.description}
 	found := make([]string, 0, len(fields))
@@ -228,6 +229,7 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 			continue
 		}
 		found = append(found, name)
+		h.named = i + 1
 		slot, ok := slots[name]
 		if !ok {
 			continue // unknown extra columns are the user's own notes

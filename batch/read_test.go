@@ -385,7 +385,7 @@ func TestXLSXNumbersReadAsTheirDigits(t *testing.T) {
 		{"A4", "Goh Boon Huat", "RHB Bank", "01-2345-6789", rawNumber("0.30000000000000004"), nil},
 		{"A5", "Yap Kok Leong", "RHB Bank", "0123456789", rawNumber("10.125"), nil},
 	}}, "Pay")
-	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+	res, err := readInput(t, path, batch.ReadOptions{NumericAccounts: true}, batch.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ const (
 var (
 	ErrRefMissing       = errors.New("reference missing")
 	ErrRefDuplicate     = errors.New("reference appears more than once in the file")
-	ErrRefFormat        = errors.New("reference may hold only letters, digits and - _ . : (1 to 64 characters, not \".\" or \"..\" alone); it is looked up as one part of a URL, so no / \\ ? # % or spaces")
+	ErrRefFormat        = errors.New(`reference may hold only letters, digits and - _ . : (1 to 64 characters, not "." or ".." alone): it is looked up as one part of a URL`)
 	ErrBankMissing      = errors.New("bank or payout_service_id missing")
 	ErrBankUnknown      = errors.New("unknown bank")
 	ErrBankConflict     = errors.New("bank and payout_service_id name different providers")
