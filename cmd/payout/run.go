@@ -30,6 +30,8 @@ type runOptions struct {
 	workers         int
 	jsonOut         bool
 	sheet           string
+	numericAccounts bool
+	hiddenRows      bool
 	maxRows         int
 	maxAmount       string
 	maxTotal        string
@@ -50,7 +52,9 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.rate, "rate", 0, "requests per second to the service (default $"+envRate+" or 10)")
 	fs.IntVar(&o.burst, "burst", 1, "requests allowed at once above the rate")
 	fs.IntVar(&o.workers, "workers", 0, "concurrent requests (default $"+envWorkers+" or 4)")
-	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read (default: the first)")
+	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read, hidden or not (default: the active sheet, the one shown when the workbook was saved)")
+	fs.BoolVar(&o.numericAccounts, "numeric-accounts", false, "my account numbers have no leading zeros: accept XLSX account cells stored as numbers")
+	fs.BoolVar(&o.hiddenRows, "hidden-rows", false, "pay XLSX rows hidden in the workbook (default: reject them)")
 	fs.IntVar(&o.maxRows, "max-rows", batch.DefaultMaxRows, "most data rows a file may have")
 	fs.StringVar(&o.maxAmount, "max-amount", "", "largest amount of one row in MYR (default: no limit)")
 	fs.StringVar(&o.maxTotal, "max-total", "", "largest total of one file in MYR (default: no limit)")
@@ -194,7 +198,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst), Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, ReportDir: o.reportDir,
-		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows}, Validate: vopts,
+		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
 	if o.progress && isTerminal(e.stderr) && mode != modeDryRun {
