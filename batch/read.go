@@ -228,7 +228,7 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 		if name == "" {
 			continue
 		}
-		found = append(found, name)
+		found = append(found, Excerpt(name))
 		h.named = i + 1
 		slot, ok := slots[name]
 		if !ok {

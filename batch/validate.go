@@ -164,14 +164,12 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		}
 	}
 
-	if !checked(ColAmount) {
-		// rejected as read
-	} else if amt, err := ParseAmount(r.Amount); err != nil {
-		add(ColAmount, r.Amount, err)
-	} else if v.opts.MaxAmount.IsPositive() && amt.GreaterThan(v.opts.MaxAmount) {
-		add(ColAmount, r.Amount, fmt.Errorf("%w: over --max-amount %s", ErrAmountTooLarge, v.opts.MaxAmount.StringFixed(2)))
-	} else {
-		p.Amount = amt
+	if checked(ColAmount) {
+		if amt, err := v.amount(r.Amount); err != nil {
+			add(ColAmount, r.Amount, err)
+		} else {
+			p.Amount = amt
+		}
 	}
 
 	p.Description = strings.TrimSpace(r.Description)
@@ -194,6 +192,15 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		return Payment{}, errs
 	}
 	return p, nil
+}
+
+// amount parses an amount and holds it to --max-amount.
+func (v *Validator) amount(s string) (decimal.Decimal, error) {
+	amt, err := ParseAmount(s)
+	if err == nil && v.opts.MaxAmount.IsPositive() && amt.GreaterThan(v.opts.MaxAmount) {
+		err = fmt.Errorf("%w: over --max-amount %s", ErrAmountTooLarge, v.opts.MaxAmount.StringFixed(2))
+	}
+	return amt, err
 }
 
 // shifted tells whether the reader found the row's fields out of place (more or fewer than the
