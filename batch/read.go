@@ -62,7 +62,7 @@ var (
 	ErrTooManyRows     = errors.New("too many rows")
 	ErrFieldCount      = errors.New("field count differs from the header's")
 	ErrTooLong         = errors.New("value too long")
-	ErrRecordTooLong   = errors.New("line longer than 64 KiB")
+	ErrRecordTooLong   = errors.New("record longer than 64 KiB")
 	ErrNotCSV          = errors.New("this is an Excel workbook, not a CSV: rename it .xlsx or save it as CSV UTF-8")
 	ErrEncrypted       = errors.New("the workbook is password-protected (encrypted): save a copy without a password")
 	ErrOldExcel        = errors.New("this is an old Excel 97-2003 workbook (.xls): save it as an Excel Workbook (.xlsx) or as CSV UTF-8")

@@ -84,9 +84,9 @@ func (g *recordGuard) Read(p []byte) (int, error) {
 	}
 	switch {
 	case g.lineLen > MaxCSVRecordBytes:
-		g.err = &recordTooLong{line: g.line, reason: "a value this long is not part of a payout (is this a payroll file?)"}
+		g.err = &recordTooLong{line: g.line, reason: "line longer than 64 KiB: no payout needs one this long (is this a payroll file?)"}
 	case g.read-g.recordStart > MaxCSVRecordBytes+csvBufferSize:
-		g.err = &recordTooLong{line: g.line, reason: "a quoted value runs on over many lines: a quote (\") is not closed"}
+		g.err = &recordTooLong{line: g.line, reason: "a quoted value runs on past 64 KiB: a quote (\") is not closed"}
 	}
 	if g.err != nil {
 		return n, g.err
@@ -99,7 +99,7 @@ type recordTooLong struct {
 	reason string
 }
 
-func (e *recordTooLong) Error() string { return fmt.Sprintf("%v: %s", ErrRecordTooLong, e.reason) }
+func (e *recordTooLong) Error() string { return e.reason }
 
 func (e *recordTooLong) Unwrap() error { return ErrRecordTooLong }
 
