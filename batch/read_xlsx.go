@@ -191,7 +191,8 @@ func (x *xlsxReader) Next() (Row, error) {
 // beyond the header, a formula, an account stored as a number.
 func (x *xlsxReader) row(line int, cells []string, facts rowFacts) Row {
 	r := x.h.row(line, cells)
-	if x.rows.GetRowOpts().Hidden && !x.opts.HiddenRows {
+	// Both readers' word on a hidden row counts: excelize's, and the scanner's of the same XML.
+	if (x.rows.GetRowOpts().Hidden || facts.hidden) && !x.opts.HiddenRows {
 		r.problem("", "", ErrHiddenRow)
 	}
 	for i := x.h.named; i < len(cells); i++ {

@@ -212,22 +212,33 @@ func TestXLSXHiddenRowsAreRejected(t *testing.T) {
 			{"H-1", "Tan Wei Ming", "Maybank", "0123456789", 10, nil},
 			{"H-2", "Lim Mei Ling", "Maybank", "0123456789", 20, nil},
 			{"H-3", "Ng Siew Ling", "Maybank", "0123456789", 30, nil},
+			{}, {},
+			{"H-6", "Goh Boon Huat", "Maybank", "0123456789", 60, nil},
 		})
-		if err := f.SetRowVisible("Sheet1", 3, false); err != nil {
-			t.Fatal(err)
+		for _, row := range []int{3, 7} {
+			if err := f.SetRowVisible("Sheet1", row, false); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}, nil)
+	}, func(part string, xml []byte) []byte {
+		// Row 7 is hidden after a gap, and written with single quotes.
+		if part == "xl/worksheets/sheet1.xml" && !bytes.Contains(xml, []byte(`<row r="7" hidden="true">`)) {
+			t.Fatalf("row 7 not as expected: %s", xml)
+		}
+		return bytes.Replace(xml, []byte(`<row r="7" hidden="true">`), []byte(`<row r='7' hidden='1'>`), 1)
+	})
 	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.payments) != 2 || len(res.errs) != 1 || res.errs[0].Line != 3 || !errors.Is(res.errs[0], batch.ErrHiddenRow) ||
+	if len(res.payments) != 2 || len(res.errs) != 2 || res.errs[0].Line != 3 || !errors.Is(res.errs[0], batch.ErrHiddenRow) ||
+		res.errs[1].Line != 7 || !errors.Is(res.errs[1], batch.ErrHiddenRow) ||
 		!strings.Contains(res.errs[0].Error(), "line 3: row is hidden in the workbook: unhide it and check it, delete it, or pass --hidden-rows") {
 		t.Fatalf("payments %d, errors %v; want line 3 rejected as hidden", len(res.payments), res.errs)
 	}
 	res, err = readInput(t, path, batch.ReadOptions{HiddenRows: true}, batch.ValidateOptions{})
-	if err != nil || len(res.payments) != 3 || len(res.errs) != 0 {
-		t.Fatalf("HiddenRows: err %v, payments %d, errors %v; want all three", err, len(res.payments), res.errs)
+	if err != nil || len(res.payments) != 4 || len(res.errs) != 0 {
+		t.Fatalf("HiddenRows: err %v, payments %d, errors %v; want all four", err, len(res.payments), res.errs)
 	}
 }
 
