@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -59,8 +60,9 @@ type recordGuard struct {
 	lineLen int   // its bytes so far
 	read    int64 // bytes passed on
 	// recordStart is the parser's offset after its last whole record, where the record it reads
-	// now begins.
+	// now begins, and recordLine that record's first line (blank lines before it aside).
 	recordStart int64
+	recordLine  int
 	err         error
 }
 
@@ -86,7 +88,7 @@ func (g *recordGuard) Read(p []byte) (int, error) {
 	case g.lineLen > MaxCSVRecordBytes:
 		g.err = &recordTooLong{line: g.line, reason: "line longer than 64 KiB: no payout needs one this long (is this a payroll file?)"}
 	case g.read-g.recordStart > MaxCSVRecordBytes+csvBufferSize:
-		g.err = &recordTooLong{line: g.line, reason: "a quoted value runs on past 64 KiB: a quote (\") is not closed"}
+		g.err = &recordTooLong{line: g.recordLine, reason: "a quoted value runs on past 64 KiB: a quote (\") is not closed"}
 	}
 	if g.err != nil {
 		return n, g.err
@@ -108,7 +110,7 @@ func newCSVReader(r io.Reader, closer io.Closer, name string, opts ReadOptions) 
 	if limit <= 0 {
 		limit = DefaultMaxCSVBytes
 	}
-	guard := &recordGuard{r: &limitedReader{r: r, left: limit + 1}, line: 1}
+	guard := &recordGuard{r: &limitedReader{r: r, left: limit + 1}, line: 1, recordLine: 1}
 	br := bufio.NewReaderSize(guard, csvBufferSize)
 	if magic, err := br.Peek(4); err == nil {
 		if err := notCSV(magic); err != nil {
@@ -173,6 +175,10 @@ func (c *csvReader) wrap(err error) error {
 func (c *csvReader) read() ([]string, error) {
 	rec, err := c.r.Read()
 	c.guard.recordStart = c.r.InputOffset()
+	if err == nil && len(rec) > 0 {
+		last, _ := c.r.FieldPos(len(rec) - 1)
+		c.guard.recordLine = last + strings.Count(rec[len(rec)-1], "\n") + 1
+	}
 	return rec, err
 }
 

@@ -81,7 +81,7 @@ func TestCSVLongLineIsRefusedWithoutReadingIt(t *testing.T) {
 		reason string
 	}{
 		{"one endless line", &endless{prefix: sixColumns + "E-1,Tan,Maybank,0123456789,10,", fill: 'x'}, 2, "is this a payroll file"},
-		{"an unclosed quote", &endless{prefix: sixColumns + "E-1,Tan,Maybank,0123456789,10,\"abc\n", fill: '\n'}, 0, "not closed"},
+		{"an unclosed quote", &endless{prefix: sixColumns + "E-1,Tan,Maybank,0123456789,10,\"a\nb\"\nE-2,Tan,Maybank,0123456789,10,\"abc\n", fill: '\n'}, 4, "not closed"},
 		{"an endless header", &endless{fill: 'x'}, 1, "is this a payroll file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
