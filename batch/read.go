@@ -66,7 +66,7 @@ var (
 	ErrNotCSV          = errors.New("this is an Excel workbook, not a CSV: rename it .xlsx or save it as CSV UTF-8")
 	ErrEncrypted       = errors.New("the workbook is password-protected (encrypted): save a copy without a password")
 	ErrOldExcel        = errors.New("this is an old Excel 97-2003 workbook (.xls): save it as an Excel Workbook (.xlsx) or as CSV UTF-8")
-	ErrHiddenSheet     = errors.New("sheet is hidden")
+	ErrHiddenSheet     = errors.New("the active sheet is hidden")
 )
 
 // InputError is a file the reader refused: wrong type, too large, not UTF-8, bad header, broken

@@ -103,7 +103,7 @@ func (x *xlsxReader) chooseSheet() (string, error) {
 	}
 	sheet := sheets[i]
 	if visible, err := x.f.GetSheetVisible(sheet); err != nil || !visible {
-		return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: the active sheet %q is hidden; name the sheet to pay with --sheet (sheets: %s)",
+		return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: %q; name the sheet to pay with --sheet (sheets: %s)",
 			ErrHiddenSheet, sheet, strings.Join(sheets, ", "))}
 	}
 	return sheet, nil
@@ -178,6 +178,10 @@ func (x *xlsxReader) Next() (Row, error) {
 		}
 		if blank(cells) && facts.formula == 0 {
 			continue
+		}
+		if !facts.seen {
+			// The two readers disagree on the sheet: what the scanner checks is not what is paid.
+			return Row{}, &InputError{Path: x.path, Line: line, Err: fmt.Errorf("%w: the row's cells could not be checked; save the workbook again from Excel", ErrMalformed)}
 		}
 		x.n++
 		if x.opts.MaxRows > 0 && x.n > x.opts.MaxRows {

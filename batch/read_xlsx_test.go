@@ -200,7 +200,7 @@ func TestXLSXActiveAndHiddenSheets(t *testing.T) {
 			return xml
 		})
 		_, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
-		if !errors.Is(err, batch.ErrHiddenSheet) || !strings.Contains(err.Error(), `"Old" is hidden; name the sheet to pay with --sheet (sheets: Old, Payroll)`) {
+		if !errors.Is(err, batch.ErrHiddenSheet) || !strings.Contains(err.Error(), `the active sheet is hidden: "Old"; name the sheet to pay with --sheet (sheets: Old, Payroll)`) {
 			t.Fatalf("err = %v, want ErrHiddenSheet", err)
 		}
 	})

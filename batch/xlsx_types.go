@@ -158,6 +158,7 @@ var slotColumns = [slots]string{ColRef, ColBank, ColServiceID, ColAccount, ColAm
 
 // rowFacts is what the XML says of one row beyond its values, a bit per slot.
 type rowFacts struct {
+	seen    bool // the row is in the XML the scanner reads
 	hidden  bool
 	number  uint8 // the cell is stored as a number
 	formula uint8 // the cell holds a formula; its value is the one cached when last saved
@@ -225,7 +226,7 @@ func (s *sheetScanner) through(line int) (rowFacts, error) {
 			prev := s.row
 			hidden := attr(attrs, "hidden")
 			s.row, s.col, s.slot, s.text = n, 0, -1, 0
-			s.facts = rowFacts{hidden: string(hidden) == "1" || string(hidden) == "true"}
+			s.facts = rowFacts{seen: true, hidden: string(hidden) == "1" || string(hidden) == "true"}
 			if prev == line {
 				return facts, nil
 			}
