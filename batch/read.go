@@ -1,11 +1,14 @@
 package batch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // Row is one data row as read, every field a string exactly as the user sees it. Line is the
@@ -13,15 +16,24 @@ import (
 type Row struct {
 	Line                                                          int
 	Ref, Recipient, Bank, ServiceID, Account, Amount, Description string
-	// Warnings are doubts that do not reject the row, such as an XLSX account stored as a number.
+	// Warnings are doubts that do not reject the row, such as an XLSX account stored as a number
+	// accepted by ReadOptions.NumericAccounts.
 	Warnings []string
+	// Problems are what the reader found wrong with the row (too many fields, a hidden row, a
+	// formula, a value too long): the validator rejects the row with them.
+	Problems []*RowError
 }
 
 // ReadOptions limits what a reader accepts. Zero values take the defaults.
 type ReadOptions struct {
-	Sheet    string // XLSX sheet; empty means the first
+	Sheet    string // XLSX sheet; empty means the active one (the one shown when it was saved)
 	MaxRows  int    // data rows; 0 means no limit
 	MaxBytes int64  // input file size; 0 means DefaultMaxCSVBytes or DefaultMaxXLSXBytes
+	// NumericAccounts accepts XLSX account cells stored as numbers (with a warning): for users
+	// whose account numbers have no leading zeros.
+	NumericAccounts bool
+	// HiddenRows accepts XLSX rows hidden in the workbook instead of rejecting them.
+	HiddenRows bool
 }
 
 // Default size caps. A CSV is streamed, so its cap only guards against a wrong file; an XLSX is a
@@ -48,6 +60,13 @@ var (
 	ErrSheetNotFound   = errors.New("sheet not found")
 	ErrMalformed       = errors.New("malformed file")
 	ErrTooManyRows     = errors.New("too many rows")
+	ErrFieldCount      = errors.New("field count differs from the header's")
+	ErrTooLong         = errors.New("value too long")
+	ErrRecordTooLong   = errors.New("record longer than 64 KiB")
+	ErrNotCSV          = errors.New("this is an Excel workbook, not a CSV: rename it .xlsx or save it as CSV UTF-8")
+	ErrEncrypted       = errors.New("the workbook is password-protected (encrypted): save a copy without a password")
+	ErrOldExcel        = errors.New("this is an old Excel 97-2003 workbook (.xls): save it as an Excel Workbook (.xlsx) or as CSV UTF-8")
+	ErrHiddenSheet     = errors.New("the active sheet is hidden")
 )
 
 // InputError is a file the reader refused: wrong type, too large, not UTF-8, bad header, broken
@@ -87,6 +106,9 @@ var Columns = []string{ColRef, ColRecipient, ColBank, ColServiceID, ColAccount, 
 // OpenFile opens a CSV or XLSX file, chosen by its extension, and reads its header.
 func OpenFile(path string, opts ReadOptions) (RowReader, error) {
 	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".xls" {
+		return nil, &InputError{Path: path, Err: ErrOldExcel}
+	}
 	if ext != ".csv" && ext != ".xlsx" {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
 	}
@@ -110,6 +132,10 @@ func OpenFile(path string, opts ReadOptions) (RowReader, error) {
 		f.Close()
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrFileTooLarge, st.Size(), limit)}
 	}
+	if err := sniff(f, ext); err != nil {
+		f.Close()
+		return nil, &InputError{Path: path, Err: err}
+	}
 	if ext == ".xlsx" {
 		rd, err := newXLSXReader(f, st.Size(), path, opts)
 		if err != nil {
@@ -127,10 +153,57 @@ func OpenFile(path string, opts ReadOptions) (RowReader, error) {
 	return rd, nil
 }
 
+var (
+	zipMagic  = []byte("PK\x03\x04")
+	ole2Magic = []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+)
+
+// sniff tells a file by its first bytes when they contradict its extension: a workbook named
+// .csv, an encrypted or old-format workbook named .xlsx (both OLE2 containers, not zips).
+func sniff(f *os.File, ext string) error {
+	magic := make([]byte, len(ole2Magic))
+	n, _ := f.ReadAt(magic, 0)
+	magic = magic[:n]
+	switch {
+	case bytes.HasPrefix(magic, ole2Magic):
+		return ole2Kind(f)
+	case ext == ".csv":
+		return notCSV(magic)
+	}
+	return nil
+}
+
+// ole2Kind tells an encrypted workbook (its container holds an EncryptedPackage stream) from an
+// Excel 97-2003 one. Stream names are UTF-16 in the container's directory, wherever it lies.
+func ole2Kind(r io.ReaderAt) error {
+	encrypted := utf16le("EncryptedPackage")
+	buf := make([]byte, 64<<10)
+	var off int64
+	for {
+		n, err := r.ReadAt(buf, off)
+		if bytes.Contains(buf[:n], encrypted) {
+			return ErrEncrypted
+		}
+		if err != nil || n < len(buf) {
+			return ErrOldExcel
+		}
+		off += int64(n - len(encrypted)) // overlap: a name may straddle two reads
+	}
+}
+
+func utf16le(s string) []byte {
+	out := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); i++ {
+		out = append(out, s[i], 0)
+	}
+	return out
+}
+
 // headerMap is the position of each known column in the file, -1 when absent.
 type headerMap struct {
 	ref, recipient, bank, serviceID, account, amount, description int
 	width                                                         int
+	named                                                         int // columns up to the last one with a name
 }
 
 // normalizeHeader makes "External Invoice-Ref" and "external_invoice_ref" alike.
@@ -146,7 +219,7 @@ func normalizeHeader(s string) string {
 }
 
 func parseHeader(path string, line int, fields []string) (headerMap, error) {
-	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields)}
+	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields), 0}
 	slots := map[string]*int{ColRef: &h.ref, ColRecipient: &h.recipient, ColBank: &h.bank, ColServiceID: &h.serviceID,
 		ColAccount: &h.account, ColAmount: &h.amount, ColDescription: &h.description}
 	found := make([]string, 0, len(fields))
@@ -155,7 +228,8 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 		if name == "" {
 			continue
 		}
-		found = append(found, name)
+		found = append(found, Excerpt(name))
+		h.named = i + 1
 		slot, ok := slots[name]
 		if !ok {
 			continue // unknown extra columns are the user's own notes
@@ -203,9 +277,73 @@ func field(fields []string, i int) string {
 }
 
 func (h *headerMap) row(line int, fields []string) Row {
-	return Row{Line: line, Ref: field(fields, h.ref), Recipient: field(fields, h.recipient), Bank: field(fields, h.bank),
+	r := Row{Line: line, Ref: field(fields, h.ref), Recipient: field(fields, h.recipient), Bank: field(fields, h.bank),
 		ServiceID: field(fields, h.serviceID), Account: field(fields, h.account), Amount: field(fields, h.amount),
 		Description: field(fields, h.description)}
+	r.bound()
+	return r
+}
+
+// Longest value of each column, in characters (see also MaxRefLength, MaxRecipientLength and
+// MaxDescriptionLength). A longer value rejects its row when the file is read, and only an
+// excerpt of it is kept, printed and recorded.
+const (
+	MaxBankLength      = 100
+	MaxServiceIDLength = 10
+	MaxAccountLength   = 34 // the longest account number form there is (IBAN), spaces and dashes included
+	MaxAmountLength    = 20
+)
+
+// bound rejects every field longer than its column allows.
+func (r *Row) bound() {
+	r.boundField(ColRef, &r.Ref, MaxRefLength)
+	r.boundField(ColRecipient, &r.Recipient, MaxRecipientLength)
+	r.boundField(ColBank, &r.Bank, MaxBankLength)
+	r.boundField(ColServiceID, &r.ServiceID, MaxServiceIDLength)
+	r.boundField(ColAccount, &r.Account, MaxAccountLength)
+	r.boundField(ColAmount, &r.Amount, MaxAmountLength)
+	r.boundField(ColDescription, &r.Description, MaxDescriptionLength)
+}
+
+func (r *Row) boundField(col string, v *string, max int) {
+	if len(*v) <= max {
+		return // bytes bound characters: the common case costs one comparison
+	}
+	s := strings.TrimSpace(*v)
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return
+	}
+	*v = Excerpt(s)
+	r.problem(col, *v, fmt.Errorf("%w: %d characters, at most %d", ErrTooLong, n, max))
+}
+
+// problem adds a reason to reject the row.
+func (r *Row) problem(col, value string, err error) {
+	r.Problems = append(r.Problems, &RowError{Line: r.Line, Column: col, Value: value, Err: err})
+}
+
+// excerptChars is how much of a long value messages and reports show.
+const excerptChars = 40
+
+// Excerpt is a value short enough to print: a long one is cut to its first 40 characters, followed
+// by its length, "ABCD…(104857600 chars)".
+func Excerpt(s string) string {
+	if len(s) <= excerptChars+20 {
+		return s
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= excerptChars+20 {
+		return s
+	}
+	runes := 0
+	for i := range s {
+		if runes == excerptChars {
+			return fmt.Sprintf("%s…(%d chars)", s[:i], n)
+		}
+		runes++
+	}
+	return s
 }
 
 func blank(fields []string) bool {

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
 	"io"
@@ -23,28 +24,38 @@ const (
 // workbook too large to pay from.
 var ErrXLSXSizeLimit = errors.New("workbook unzips beyond the size limit (256 MiB): not read")
 
-// WarnAccountNumber flags an account cell stored as a number.
-const WarnAccountNumber = "account stored as a number: leading zeros or digits may have been lost; store account numbers as text"
+// Reasons an XLSX row is rejected as read.
+var (
+	ErrAccountNumber = errors.New("account stored as a number: leading zeros or digits may have been lost; " +
+		"store the account column as text (format the cells as Text and retype them, or prefix each with an apostrophe), " +
+		"or pass --numeric-accounts if your account numbers have no leading zeros")
+	ErrFormula   = errors.New("cell holds a formula: type the value, not a formula (copy the column and paste it as values)")
+	ErrHiddenRow = errors.New("row is hidden in the workbook: unhide it and check it, delete it, or pass --hidden-rows to pay hidden rows")
+)
 
-// WarnAccountUnchecked flags rows of a workbook whose cell types could not be read.
-const WarnAccountUnchecked = "could not check whether the account cell is text: make sure the account column is formatted as text"
+// WarnAccountNumber flags an account cell stored as a number, accepted by --numeric-accounts.
+const WarnAccountNumber = "account stored as a number (accepted by --numeric-accounts): check that no leading zeros were lost"
 
 type xlsxReader struct {
 	path string
 	f    *excelize.File
 	file *os.File
 	rows *excelize.Rows
+	scan *sheetScanner
+	opts ReadOptions
 	h    headerMap
 	n    int
-	max  int
 	line int
-	// numberAccounts holds the rows whose account cell is stored as a number; typesErr says why
-	// that could not be told, and then every row is flagged.
-	numberAccounts map[int]bool
-	typesErr       error
 }
 
 func newXLSXReader(file *os.File, size int64, path string, opts ReadOptions) (*xlsxReader, error) {
+	zr, err := zip.NewReader(file, size)
+	if err != nil {
+		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: not a readable XLSX workbook: %v", ErrMalformed, err)}
+	}
+	if err := checkSharedStrings(zr); err != nil {
+		return nil, &InputError{Path: path, Err: xlsxError(err)}
+	}
 	f, err := excelize.OpenReader(file, excelize.Options{UnzipSizeLimit: xlsxUnzipSizeLimit, UnzipXMLSizeLimit: xlsxUnzipXMLSizeLimit})
 	if err != nil {
 		if strings.Contains(err.Error(), "unzip size") {
@@ -52,42 +63,77 @@ func newXLSXReader(file *os.File, size int64, path string, opts ReadOptions) (*x
 		}
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: not a readable XLSX workbook: %v", ErrMalformed, err)}
 	}
-	x := &xlsxReader{path: path, f: f, file: file, max: opts.MaxRows}
-	sheets := f.GetSheetList()
-	sheet := opts.Sheet
-	if sheet == "" {
-		if len(sheets) == 0 {
-			x.Close()
-			return nil, &InputError{Path: path, Err: fmt.Errorf("%w: the workbook has no sheets", ErrSheetNotFound)}
-		}
-		sheet = sheets[0]
-	} else if !contains(sheets, sheet) {
-		x.Close()
-		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: %q; sheets: %s", ErrSheetNotFound, sheet, strings.Join(sheets, ", "))}
+	x := &xlsxReader{path: path, f: f, file: file, opts: opts}
+	sheet, err := x.chooseSheet()
+	if err == nil {
+		err = x.openSheet(zr, sheet)
 	}
-	if x.rows, err = f.Rows(sheet); err != nil {
+	if err != nil {
 		x.Close()
-		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: sheet %q: %v", ErrMalformed, sheet, err)}
+		return nil, err
+	}
+	return x, nil
+}
+
+// xlsxError names what was wrong with a workbook's XML.
+func xlsxError(err error) error {
+	if errors.Is(err, ErrCellTooLong) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrMalformed, err)
+}
+
+// chooseSheet is the sheet named by --sheet, or else the active one: the sheet the user saw
+// when the workbook was saved, not whatever happens to come first. A hidden sheet is read only
+// when named.
+func (x *xlsxReader) chooseSheet() (string, error) {
+	sheets := x.f.GetSheetList()
+	if len(sheets) == 0 {
+		return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: the workbook has no sheets", ErrSheetNotFound)}
+	}
+	if x.opts.Sheet != "" {
+		if !contains(sheets, x.opts.Sheet) {
+			return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: %q; sheets: %s", ErrSheetNotFound, x.opts.Sheet, strings.Join(sheets, ", "))}
+		}
+		return x.opts.Sheet, nil
+	}
+	i := x.f.GetActiveSheetIndex()
+	if i < 0 || i >= len(sheets) {
+		i = 0
+	}
+	sheet := sheets[i]
+	if visible, err := x.f.GetSheetVisible(sheet); err != nil || !visible {
+		return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: %q; name the sheet to pay with --sheet (sheets: %s)",
+			ErrHiddenSheet, sheet, strings.Join(sheets, ", "))}
+	}
+	return sheet, nil
+}
+
+// openSheet starts both readers of the sheet and reads its header.
+func (x *xlsxReader) openSheet(zr *zip.Reader, sheet string) error {
+	var err error
+	if x.scan, err = openSheetScanner(zr, sheet); err != nil {
+		return &InputError{Path: x.path, Err: fmt.Errorf("%w: sheet %q: %v", ErrMalformed, sheet, err)}
+	}
+	if x.rows, err = x.f.Rows(sheet); err != nil {
+		return &InputError{Path: x.path, Err: fmt.Errorf("%w: sheet %q: %v", ErrMalformed, sheet, err)}
 	}
 	for {
-		cells, line, err := x.next()
+		cells, line, _, err := x.next()
 		if errors.Is(err, io.EOF) {
-			x.Close()
-			return nil, &InputError{Path: path, Err: fmt.Errorf("%w: sheet %q is empty, no header row", ErrHeaderMissing, sheet)}
+			return &InputError{Path: x.path, Err: fmt.Errorf("%w: sheet %q is empty, no header row", ErrHeaderMissing, sheet)}
 		}
 		if err != nil {
-			x.Close()
-			return nil, err
+			return err
 		}
 		if blank(cells) {
 			continue
 		}
-		if x.h, err = parseHeader(path, line, cells); err != nil {
-			x.Close()
-			return nil, err
+		if x.h, err = parseHeader(x.path, line, cells); err != nil {
+			return err
 		}
-		x.numberAccounts, x.typesErr = numberCells(file, size, sheet, x.h.account+1)
-		return x, nil
+		x.scan.track = [slots]int{x.h.ref + 1, x.h.bank + 1, x.h.serviceID + 1, x.h.account + 1, x.h.amount + 1}
+		return nil
 	}
 }
 
@@ -100,50 +146,94 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// next reads one row's raw cell values. Raw, not formatted: formatting turns a 12-digit account
-// into 1.23457E+11 and may round an amount; text cells are the same either way.
-func (x *xlsxReader) next() ([]string, int, error) {
+// next reads one row's raw cell values and what the XML says of it. Raw, not formatted:
+// formatting turns a 12-digit account into 1.23457E+11 and may round an amount; text cells are
+// the same either way. The scanner reads each row before excelize does, so that a cell too long
+// is refused before excelize holds it.
+func (x *xlsxReader) next() ([]string, int, rowFacts, error) {
+	facts, err := x.scan.through(x.line + 1)
+	if err != nil {
+		return nil, 0, facts, &InputError{Path: x.path, Line: x.line + 1, Err: xlsxError(err)}
+	}
 	if !x.rows.Next() {
 		if err := x.rows.Error(); err != nil {
-			return nil, 0, &InputError{Path: x.path, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+			return nil, 0, facts, &InputError{Path: x.path, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
 		}
-		return nil, 0, io.EOF
+		return nil, 0, facts, io.EOF
 	}
 	x.line++
 	cells, err := x.rows.Columns(excelize.Options{RawCellValue: true})
 	if err != nil {
-		return nil, 0, &InputError{Path: x.path, Line: x.line, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		return nil, 0, facts, &InputError{Path: x.path, Line: x.line, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
 	}
-	return cells, x.line, nil
+	return cells, x.line, facts, nil
 }
 
 // Next returns the next non-blank row.
 func (x *xlsxReader) Next() (Row, error) {
 	for {
-		cells, line, err := x.next()
+		cells, line, facts, err := x.next()
 		if err != nil {
 			return Row{}, err
 		}
-		if blank(cells) {
+		if blank(cells) && facts.formula == 0 {
 			continue
 		}
+		if !facts.seen {
+			// The two readers disagree on the sheet: what the scanner checks is not what is paid.
+			return Row{}, &InputError{Path: x.path, Line: line, Err: fmt.Errorf("%w: the row's cells could not be checked; save the workbook again from Excel", ErrMalformed)}
+		}
 		x.n++
-		if x.max > 0 && x.n > x.max {
-			return Row{}, &InputError{Path: x.path, Line: line, Err: fmt.Errorf("%w: more than %d data rows", ErrTooManyRows, x.max)}
+		if x.opts.MaxRows > 0 && x.n > x.opts.MaxRows {
+			return Row{}, &InputError{Path: x.path, Line: line, Err: fmt.Errorf("%w: more than %d data rows", ErrTooManyRows, x.opts.MaxRows)}
 		}
-		r := x.h.row(line, cells)
-		r.Amount = xlsxAmount(r.Amount)
-		var warn bool
-		r.Account, warn = xlsxAccount(r.Account)
-		switch {
-		case warn || (x.numberAccounts[line] && r.Account != ""):
-			r.Warnings = append(r.Warnings, WarnAccountNumber)
-		case x.typesErr != nil && r.Account != "":
-			r.Warnings = append(r.Warnings, WarnAccountUnchecked)
-		}
-		return r, nil
+		return x.row(line, cells, facts), nil
 	}
 }
+
+// row makes a Row of a sheet row, with the problems only a workbook has: a hidden row, a value
+// beyond the header, a formula, an account stored as a number.
+func (x *xlsxReader) row(line int, cells []string, facts rowFacts) Row {
+	r := x.h.row(line, cells)
+	// Both readers' word on a hidden row counts: excelize's, and the scanner's of the same XML.
+	if (x.rows.GetRowOpts().Hidden || facts.hidden) && !x.opts.HiddenRows {
+		r.problem("", "", ErrHiddenRow)
+	}
+	for i := x.h.named; i < len(cells); i++ {
+		if v := strings.TrimSpace(cells[i]); v != "" {
+			cell, _ := excelize.CoordinatesToCellName(i+1, line)
+			last, _ := excelize.ColumnNumberToName(x.h.named)
+			r.problem("", "", fmt.Errorf("%w: cell %s holds %q, beyond the header's last column %s: give its column a header, or delete it",
+				ErrFieldCount, cell, Excerpt(v), last))
+			break
+		}
+	}
+	for slot, col := range slotColumns {
+		if facts.formula&(1<<slot) == 0 || hasProblem(r.Problems, col) {
+			continue
+		}
+		value, err := field(cells, x.slotIndex(slot)), ErrFormula
+		if strings.TrimSpace(value) == "" {
+			err = fmt.Errorf("%w; it has no saved value", ErrFormula)
+		}
+		r.problem(col, Excerpt(value), err)
+	}
+	r.Amount = xlsxAmount(r.Amount)
+	var number bool
+	r.Account, number = xlsxAccount(r.Account)
+	number = number || facts.number&(1<<slotAccount) != 0
+	switch {
+	case !number || r.Account == "" || hasProblem(r.Problems, ColAccount):
+	case x.opts.NumericAccounts:
+		r.Warnings = append(r.Warnings, WarnAccountNumber)
+	default:
+		r.problem(ColAccount, r.Account, ErrAccountNumber)
+	}
+	return r
+}
+
+// slotIndex is the 0-based column of a slot, -1 when the header lacks it.
+func (x *xlsxReader) slotIndex(slot int) int { return x.scan.track[slot] - 1 }
 
 // xlsxAmount turns a number cell into the decimal the user sees. Excel shows at most 15
 // significant digits and arithmetic leaves noise beyond them (1234.5600000000001, the sum
@@ -205,6 +295,11 @@ func (x *xlsxReader) Close() error {
 	var err error
 	if x.rows != nil {
 		err = x.rows.Close()
+	}
+	if x.scan != nil {
+		if cerr := x.scan.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if cerr := x.f.Close(); err == nil {
 		err = cerr

@@ -27,7 +27,7 @@ const (
 var (
 	ErrRefMissing       = errors.New("reference missing")
 	ErrRefDuplicate     = errors.New("reference appears more than once in the file")
-	ErrRefFormat        = errors.New("reference may hold only letters, digits and . _ / - (1 to 64 characters)")
+	ErrRefFormat        = errors.New(`reference may hold only letters, digits and - _ . : (1 to 64 characters, not "." or ".." alone): it is looked up as one part of a URL`)
 	ErrBankMissing      = errors.New("bank or payout_service_id missing")
 	ErrBankUnknown      = errors.New("unknown bank")
 	ErrBankConflict     = errors.New("bank and payout_service_id name different providers")
@@ -121,9 +121,18 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		errs = append(errs, &RowError{Line: r.Line, Column: col, Value: val, Err: err})
 	}
 	p := Payment{Line: r.Line}
+	if len(r.Problems) > 0 {
+		errs = append(errs, r.Problems...)
+		if shifted(r.Problems) {
+			// The fields are not where the header says: checking them would only add noise.
+			return Payment{}, errs
+		}
+	}
+	checked := func(col string) bool { return !hasProblem(r.Problems, col) }
 
 	p.Ref = strings.TrimSpace(r.Ref)
 	switch {
+	case !checked(ColRef):
 	case p.Ref == "":
 		add(ColRef, r.Ref, ErrRefMissing)
 	case !validRef(p.Ref):
@@ -132,37 +141,42 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 
 	p.Recipient = strings.TrimSpace(r.Recipient)
 	switch {
+	case !checked(ColRecipient):
 	case p.Recipient == "":
 		add(ColRecipient, r.Recipient, ErrRecipientMissing)
 	case !validText(p.Recipient, MaxRecipientLength):
 		add(ColRecipient, r.Recipient, fmt.Errorf("%w (at most %d characters)", ErrRecipientFormat, MaxRecipientLength))
 	}
 
-	if prov, col, val, err := v.resolve(r); err != nil {
-		add(col, val, err)
-	} else {
-		p.ProviderID, p.Bank = prov.ID, prov.Name
+	if checked(ColBank) && checked(ColServiceID) {
+		if prov, col, val, err := v.resolve(r); err != nil {
+			add(col, val, err)
+		} else {
+			p.ProviderID, p.Bank = prov.ID, prov.Name
+		}
 	}
 
-	if acct, err := NormalizeAccount(r.Account); err != nil {
-		add(ColAccount, r.Account, err)
-	} else {
-		p.Account = acct
+	if checked(ColAccount) {
+		if acct, err := NormalizeAccount(r.Account); err != nil {
+			add(ColAccount, r.Account, err)
+		} else {
+			p.Account = acct
+		}
 	}
 
-	if amt, err := ParseAmount(r.Amount); err != nil {
-		add(ColAmount, r.Amount, err)
-	} else if v.opts.MaxAmount.IsPositive() && amt.GreaterThan(v.opts.MaxAmount) {
-		add(ColAmount, r.Amount, fmt.Errorf("%w: over --max-amount %s", ErrAmountTooLarge, v.opts.MaxAmount.StringFixed(2)))
-	} else {
-		p.Amount = amt
+	if checked(ColAmount) {
+		if amt, err := v.amount(r.Amount); err != nil {
+			add(ColAmount, r.Amount, err)
+		} else {
+			p.Amount = amt
+		}
 	}
 
 	p.Description = strings.TrimSpace(r.Description)
 	if p.Description == "" {
 		p.Description = v.opts.DefaultDescription
 	}
-	if !validText(p.Description, MaxDescriptionLength) {
+	if checked(ColDescription) && !validText(p.Description, MaxDescriptionLength) {
 		add(ColDescription, r.Description, fmt.Errorf("%w (at most %d characters)", ErrDescription, MaxDescriptionLength))
 	}
 
@@ -178,6 +192,36 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		return Payment{}, errs
 	}
 	return p, nil
+}
+
+// amount parses an amount and holds it to --max-amount.
+func (v *Validator) amount(s string) (decimal.Decimal, error) {
+	amt, err := ParseAmount(s)
+	if err == nil && v.opts.MaxAmount.IsPositive() && amt.GreaterThan(v.opts.MaxAmount) {
+		err = fmt.Errorf("%w: over --max-amount %s", ErrAmountTooLarge, v.opts.MaxAmount.StringFixed(2))
+	}
+	return amt, err
+}
+
+// shifted tells whether the reader found the row's fields out of place (more or fewer than the
+// header has).
+func shifted(problems []*RowError) bool {
+	for _, p := range problems {
+		if errors.Is(p.Err, ErrFieldCount) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasProblem tells whether the reader already rejected the row's value in column col.
+func hasProblem(problems []*RowError, col string) bool {
+	for _, p := range problems {
+		if p.Column == col {
+			return true
+		}
+	}
+	return false
 }
 
 // addTotal adds a valid row's amount and returns it in sen. Every amount ParseAmount accepts
@@ -255,13 +299,16 @@ func (v *Validator) fileErrors() []*RowError {
 // Total is the sum of the valid rows so far; after Finish, without the duplicates.
 func (v *Validator) Total() decimal.Decimal { return v.total.Add(decimal.New(v.cents, -2)) }
 
+// validRef accepts a reference that travels unchanged as one segment of a URL path, since a
+// payout whose answer was lost is looked up by it: ASCII letters and digits and - _ . : (all
+// allowed unescaped in a path segment), and neither "." nor ".." (which a path resolves away).
 func validRef(s string) bool {
-	if len(s) > MaxRefLength {
+	if len(s) > MaxRefLength || s == "." || s == ".." {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
 			return false
 		}
 	}

@@ -13,35 +13,257 @@ import (
 	"strings"
 )
 
-// numberCells finds the rows whose cell in column col (1-based) is stored as a number. excelize's
-// streaming iterator gives values only, and an account typed as a number reads the same as text
-// once its leading zeros are gone: "000181590832" saved by a spreadsheet as the number 181590832.
-// The sheet's XML is scanned once more for the cell's type attribute, without building rows.
-func numberCells(r io.ReaderAt, size int64, sheet string, col int) (map[int]bool, error) {
-	zr, err := zip.NewReader(r, size)
+// maxCellXMLBytes bounds the text of one cell, or one shared string, as the XML holds it. Excel
+// allows 32,767 characters in a cell, at most 10 bytes each when escaped (&#x10FFFF;): anything
+// longer is not a spreadsheet's, and excelize would hold all of it in memory.
+const maxCellXMLBytes = 512 << 10
+
+// ErrCellTooLong is a cell longer than any spreadsheet writes.
+var ErrCellTooLong = errors.New("a cell holds more text than a spreadsheet allows (32,767 characters): the workbook is damaged or not a payroll file")
+
+// xmlScan reads an XML part tag by tag without building anything, counting the text between
+// tags since the last reset.
+type xmlScan struct {
+	br   *bufio.Reader
+	text int
+}
+
+// nextTag returns the next tag without its angle brackets ("c r=\"A1\"", "/row", "f/").
+func (s *xmlScan) nextTag() ([]byte, error) {
+	for {
+		chunk, err := s.br.ReadSlice('<')
+		s.text += len(chunk)
+		if s.text > maxCellXMLBytes {
+			return nil, ErrCellTooLong
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+	tag, err := s.br.ReadSlice('>')
 	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, errors.New("a tag longer than 64 KiB")
+		}
 		return nil, err
 	}
+	// Text in CDATA and comments may hold '>': read on to their real end.
+	for _, q := range [][2]string{{"![CDATA[", "]]>"}, {"!--", "-->"}} {
+		if !bytes.HasPrefix(tag, []byte(q[0])) {
+			continue
+		}
+		for !bytes.HasSuffix(tag, []byte(q[1])) {
+			more, err := s.br.ReadSlice('>')
+			s.text += len(more)
+			if s.text > maxCellXMLBytes {
+				return nil, ErrCellTooLong
+			}
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, err
+			}
+			tag = more
+		}
+		return []byte("!"), nil
+	}
+	return tag[:len(tag)-1], nil
+}
+
+// splitTag gives a tag's local name (no namespace prefix), its attributes and whether it ends an
+// element.
+func splitTag(tag []byte) (name, attrs []byte, end bool) {
+	if len(tag) > 0 && tag[0] == '/' {
+		end, tag = true, tag[1:]
+	}
+	i := bytes.IndexAny(tag, " \t\r\n/")
+	if i < 0 {
+		i = len(tag)
+	}
+	name, attrs = tag[:i], tag[i:]
+	if j := bytes.IndexByte(name, ':'); j >= 0 {
+		name = name[j+1:]
+	}
+	return name, attrs, end
+}
+
+// attr returns the value of attribute key in a tag's attributes, quoted either way, spaces
+// around '=' allowed; nil when absent.
+func attr(attrs []byte, key string) []byte {
+	for len(attrs) > 0 {
+		attrs = bytes.TrimLeft(attrs, " \t\r\n/")
+		eq := bytes.IndexByte(attrs, '=')
+		if eq < 0 {
+			return nil
+		}
+		name := bytes.TrimSpace(attrs[:eq])
+		rest := bytes.TrimLeft(attrs[eq+1:], " \t\r\n")
+		if len(rest) == 0 || (rest[0] != '"' && rest[0] != '\'') {
+			return nil
+		}
+		end := bytes.IndexByte(rest[1:], rest[0])
+		if end < 0 {
+			return nil
+		}
+		if string(name) == key {
+			return rest[1 : 1+end]
+		}
+		attrs = rest[end+2:]
+	}
+	return nil
+}
+
+// checkSharedStrings reads the shared strings once before excelize does, so that one string
+// longer than a cell can be (a small zip of a huge repeated text) is refused before anything
+// holds it.
+func checkSharedStrings(zr *zip.Reader) error {
+	for _, f := range zr.File {
+		if !strings.EqualFold(strings.ReplaceAll(f.Name, "\\", "/"), "xl/sharedStrings.xml") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		s := xmlScan{br: bufio.NewReaderSize(io.LimitReader(rc, xlsxUnzipSizeLimit), 64<<10)}
+		for {
+			tag, err := s.nextTag()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if name, _, end := splitTag(tag); !end && string(name) == "si" {
+				s.text = 0
+			}
+		}
+	}
+	return nil
+}
+
+// Columns whose cells the sheet scanner learns about, by slot.
+const (
+	slotRef = iota
+	slotBank
+	slotServiceID
+	slotAccount
+	slotAmount
+	slots
+)
+
+var slotColumns = [slots]string{ColRef, ColBank, ColServiceID, ColAccount, ColAmount}
+
+// rowFacts is what the XML says of one row beyond its values, a bit per slot.
+type rowFacts struct {
+	seen    bool // the row is in the XML the scanner reads
+	hidden  bool
+	number  uint8 // the cell is stored as a number
+	formula uint8 // the cell holds a formula; its value is the one cached when last saved
+}
+
+// sheetScanner reads a sheet's XML a second time, a row ahead of excelize: it learns the cell
+// types and formulas that excelize's streaming rows do not give, and it refuses a cell too long
+// before excelize reads it. An account typed as a number reads the same as text once its
+// leading zeros are gone: "000181590832" saved by a spreadsheet as the number 181590832.
+type sheetScanner struct {
+	xmlScan
+	rc    io.Closer
+	track [slots]int // 1-based column of each slot, 0 when absent
+	row   int        // the row being read
+	col   int
+	slot  int // of the cell being read, -1 when untracked
+	facts rowFacts
+	done  bool
+}
+
+func openSheetScanner(zr *zip.Reader, sheet string) (*sheetScanner, error) {
 	sheetPath, err := sheetXMLPath(zr, sheet)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range zr.File {
-		if f.Name != sheetPath {
+		if strings.ReplaceAll(f.Name, "\\", "/") != sheetPath {
 			continue
-		}
-		if f.UncompressedSize64 > xlsxUnzipSizeLimit {
-			return nil, ErrXLSXSizeLimit
 		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, err
 		}
-		defer rc.Close()
-		return scanNumberCells(bufio.NewReaderSize(io.LimitReader(rc, xlsxUnzipSizeLimit), 64<<10), col)
+		br := bufio.NewReaderSize(io.LimitReader(rc, xlsxUnzipSizeLimit), 64<<10)
+		return &sheetScanner{xmlScan: xmlScan{br: br}, rc: rc, slot: -1}, nil
 	}
 	return nil, fmt.Errorf("sheet %q: %s is not in the workbook", sheet, sheetPath)
 }
+
+// through reads the sheet to the end of row line and returns what it found there; a row the
+// sheet does not hold has no facts. Rows are read in order, each once.
+func (s *sheetScanner) through(line int) (rowFacts, error) {
+	for !s.done && s.row <= line {
+		tag, err := s.nextTag()
+		if errors.Is(err, io.EOF) {
+			s.done = true
+			break
+		}
+		if err != nil {
+			return rowFacts{}, err
+		}
+		name, attrs, end := splitTag(tag)
+		switch {
+		case end && string(name) == "sheetData":
+			s.done = true
+		case end:
+		case string(name) == "row":
+			n := s.row + 1
+			if r := attr(attrs, "r"); r != nil {
+				if n, err = strconv.Atoi(string(r)); err != nil || n <= s.row {
+					return rowFacts{}, fmt.Errorf("row %q after row %d: rows out of order", r, s.row)
+				}
+			}
+			facts := s.facts
+			prev := s.row
+			hidden := attr(attrs, "hidden")
+			s.row, s.col, s.slot, s.text = n, 0, -1, 0
+			s.facts = rowFacts{seen: true, hidden: string(hidden) == "1" || string(hidden) == "true"}
+			if prev == line {
+				return facts, nil
+			}
+		case string(name) == "c":
+			s.cell(attrs, bytes.HasSuffix(tag, []byte("/")))
+		case string(name) == "f" && s.slot >= 0:
+			s.facts.formula |= 1 << s.slot
+		}
+	}
+	if s.row == line {
+		facts := s.facts
+		s.facts = rowFacts{}
+		return facts, nil
+	}
+	return rowFacts{}, nil
+}
+
+// cell starts a cell: a value with no type, or type "n", is a number.
+func (s *sheetScanner) cell(attrs []byte, empty bool) {
+	s.text, s.col, s.slot = 0, s.col+1, -1
+	if c, r, ok := cellRef(attr(attrs, "r")); ok && r == s.row {
+		s.col = c
+	}
+	for i, c := range s.track {
+		if c == s.col && c > 0 {
+			s.slot = i
+		}
+	}
+	if s.slot < 0 || empty {
+		return
+	}
+	if t := attr(attrs, "t"); len(t) == 0 || string(t) == "n" {
+		s.facts.number |= 1 << s.slot
+	}
+}
+
+func (s *sheetScanner) Close() error { return s.rc.Close() }
 
 // sheetXMLPath maps a sheet's name to its part through xl/workbook.xml and its relationships.
 func sheetXMLPath(zr *zip.Reader, sheet string) (string, error) {
@@ -94,89 +316,13 @@ func readZipXML(zr *zip.Reader, name string, v any) error {
 	return fmt.Errorf("%s is missing", name)
 }
 
-// scanNumberCells reads start tags only: <row r="N"> and <c r="D12" t="...">. A cell with a value
-// and no type, or type "n", is a number. Namespace prefixes (<x:c>) are allowed. It allocates
-// nothing per cell: it runs over every cell of the sheet.
-func scanNumberCells(br *bufio.Reader, col int) (map[int]bool, error) {
-	found := make(map[int]bool)
-	row, cellCol := 0, 0
-	for {
-		if _, err := br.ReadSlice('<'); err != nil {
-			if errors.Is(err, io.EOF) {
-				return found, nil
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				return nil, err
-			}
-			continue
-		}
-		tag, err := br.ReadSlice('>')
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return found, nil
-			}
-			return nil, err // a start tag longer than the buffer is not a sheet we read
-		}
-		end := bytes.IndexAny(tag, " \t\r\n/>")
-		if end < 0 {
-			continue
-		}
-		name, attrs := tag[:end], tag[end:]
-		if i := bytes.IndexByte(name, ':'); i >= 0 {
-			name = name[i+1:]
-		}
-		switch {
-		case len(name) == 3 && string(name) == "row":
-			if n, err := strconv.Atoi(string(attr(attrs, keyR))); err == nil {
-				row = n
-			} else {
-				row++
-			}
-			cellCol = 0
-		case len(name) == 1 && name[0] == 'c':
-			cellCol++
-			if c, r, ok := cellRef(attr(attrs, keyR)); ok {
-				cellCol, row = c, r
-			}
-			if cellCol != col || bytes.HasSuffix(tag, []byte("/>")) {
-				continue
-			}
-			if t := attr(attrs, keyT); len(t) == 0 || (len(t) == 1 && t[0] == 'n') {
-				found[row] = true
-			}
-		}
-	}
-}
-
-var keyR, keyT = []byte(`r="`), []byte(`t="`)
-
-// attr returns the value of an attribute whose key is ` name="`, or nil.
-func attr(attrs, key []byte) []byte {
-	for i := 0; i < len(attrs); {
-		j := bytes.Index(attrs[i:], key)
-		if j < 0 {
-			return nil
-		}
-		at := i + j
-		if at > 0 && (attrs[at-1] == ' ' || attrs[at-1] == '\t' || attrs[at-1] == '\n' || attrs[at-1] == '\r') {
-			rest := attrs[at+len(key):]
-			if k := bytes.IndexByte(rest, '"'); k >= 0 {
-				return rest[:k]
-			}
-			return nil
-		}
-		i = at + len(key)
-	}
-	return nil
-}
-
 // cellRef splits "AB12" into column 28 and row 12.
 func cellRef(ref []byte) (col, row int, ok bool) {
 	i := 0
 	for ; i < len(ref) && ref[i] >= 'A' && ref[i] <= 'Z'; i++ {
 		col = col*26 + int(ref[i]-'A'+1)
 	}
-	if i == 0 || i == len(ref) {
+	if i == 0 || i == len(ref) || i > 3 {
 		return 0, 0, false
 	}
 	for _, c := range ref[i:] {

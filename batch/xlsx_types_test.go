@@ -11,9 +11,9 @@ import (
 )
 
 // readAllRows reads a file's rows, failing the test on any error.
-func readAllRows(tb testing.TB, path string) []batch.Row {
+func readAllRows(tb testing.TB, path string, opts batch.ReadOptions) []batch.Row {
 	tb.Helper()
-	rd, err := batch.OpenFile(path, batch.ReadOptions{})
+	rd, err := batch.OpenFile(path, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -33,8 +33,25 @@ func readAllRows(tb testing.TB, path string) []batch.Row {
 
 // Files saved by LibreOffice Calc, not by excelize: what accountants really send.
 func TestXLSXFromLibreOffice(t *testing.T) {
-	t.Run("accounts imported as numbers are flagged", func(t *testing.T) {
-		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-numbers.xlsx")
+	t.Run("accounts imported as numbers are rejected", func(t *testing.T) {
+		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-numbers.xlsx", batch.ReadOptions{})
+		rejected := 0
+		for _, row := range rows {
+			number := !strings.Contains(row.Account, "-")
+			got := len(row.Problems) == 1 && errors.Is(row.Problems[0], batch.ErrAccountNumber) && row.Problems[0].Column == batch.ColAccount
+			if got != number || len(row.Warnings) > 0 {
+				t.Errorf("line %d account %q: problems %v warnings %v, want a rejection %v", row.Line, row.Account, row.Problems, row.Warnings, number)
+			}
+			if got {
+				rejected++
+			}
+		}
+		if rejected < 40 {
+			t.Errorf("%d rows rejected: the file has 44 number cells", rejected)
+		}
+	})
+	t.Run("accounts imported as numbers are flagged with --numeric-accounts", func(t *testing.T) {
+		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-numbers.xlsx", batch.ReadOptions{NumericAccounts: true})
 		if len(rows) != 50 {
 			t.Fatalf("%d rows, want 50", len(rows))
 		}
@@ -57,13 +74,13 @@ func TestXLSXFromLibreOffice(t *testing.T) {
 		}
 	})
 	t.Run("accounts stored as text keep their zeros and raise nothing", func(t *testing.T) {
-		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-text.xlsx")
+		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-text.xlsx", batch.ReadOptions{})
 		if len(rows) != 50 || rows[0].Account != "000181590832" {
 			t.Fatalf("%d rows, first account %q", len(rows), rows[0].Account)
 		}
 		for _, row := range rows {
-			if len(row.Warnings) > 0 {
-				t.Errorf("line %d: %v", row.Line, row.Warnings)
+			if len(row.Warnings) > 0 || len(row.Problems) > 0 {
+				t.Errorf("line %d: %v %v", row.Line, row.Warnings, row.Problems)
 			}
 		}
 	})

@@ -32,6 +32,8 @@ type runOptions struct {
 	workers         countFlag
 	jsonOut         bool
 	sheet           string
+	numericAccounts bool
+	hiddenRows      bool
 	maxRows         int
 	maxAmount       string
 	maxTotal        string
@@ -51,7 +53,9 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reports")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	o.registerLimits(fs)
-	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read (default: the first)")
+	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read, hidden or not (default: the active sheet, the one shown when the workbook was saved)")
+	fs.BoolVar(&o.numericAccounts, "numeric-accounts", false, "my account numbers have no leading zeros: accept XLSX account cells stored as numbers")
+	fs.BoolVar(&o.hiddenRows, "hidden-rows", false, "pay XLSX rows hidden in the workbook (default: reject them)")
 	fs.IntVar(&o.maxRows, "max-rows", batch.DefaultMaxRows, "most data rows a file may have")
 	fs.StringVar(&o.maxAmount, "max-amount", "", "largest amount of one row in MYR (default: no limit)")
 	fs.StringVar(&o.maxTotal, "max-total", "", "largest total of one file in MYR (default: no limit)")
@@ -237,7 +241,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts batch.ValidateOptions) ba
 		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst.value), Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, AllowPaidElsewhere: o.allowPaidElse, ReportDir: o.reportDir,
-		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows}, Validate: vopts,
+		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
 	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
