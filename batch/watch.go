@@ -816,8 +816,9 @@ func changedNote(name string, res Result, claimed, now fingerprint) string {
 	b.WriteString("Anything written into the file after the run read it was NOT read and NOT paid.\n")
 	b.WriteString("\nWhat to do:\n" +
 		"  Wait until whatever writes the file has finished, then drop the COMPLETE file into the inbox again\n" +
-		"  (under any name). That is safe: every row the service already accepted is skipped by its\n" +
-		"  external_invoice_ref, and only the rows not yet paid are sent.\n" +
+		"  under the same name. That is safe: every row the service already accepted is skipped by its\n" +
+		"  external_invoice_ref, and only the rows not yet paid are sent. (Under another name, the rows this\n" +
+		"  run paid count as paid by another file, and the run asks for attention.)\n" +
 		"  To stop this happening, have the writer save under a temporary name (.tmp or .part) and rename\n" +
 		"  the file when it is done, or raise --settle above the writer's longest pause.\n")
 	if res.Unknown > 0 {

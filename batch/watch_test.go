@@ -584,7 +584,7 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 	}
 	why := watchRead(t, rig.path(batch.FailedDir, "stall.csv.why.txt"))
 	for _, want := range []string{"CHANGED while it was being paid", "NOT read and NOT paid", "COMPLETE file",
-		"skipped by its", "external_invoice_ref", ".result.csv", rig.results()[0].Result.RunID} {
+		"under the same name", "skipped by its", "external_invoice_ref", ".result.csv", rig.results()[0].Result.RunID} {
 		if !strings.Contains(why, want) {
 			t.Errorf("note lacks %q:\n%s", want, why)
 		}
@@ -592,7 +592,7 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 
 	// What the note says to do: the complete file, dropped again, pays only the rows still unpaid.
 	complete := watchRead(t, rig.path(batch.FailedDir, "stall.csv"))
-	watchPut(t, rig.path(batch.InboxDir, "stall-complete.csv"), []byte(complete))
+	watchPut(t, rig.path(batch.InboxDir, "stall.csv"), []byte(complete))
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("the complete file: exit %d, want 0; logs:\n%s", exit, rig.logs)
 	}
