@@ -27,7 +27,7 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	}
 	h.sandbox.SetFaults(sandbox.Faults{})
 
-	var logs syncBuffer
+	var logs logBuffer
 	var mu sync.Mutex
 	var told []int
 	var until time.Time

@@ -1,36 +1,16 @@
 package batch_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 )
-
-// syncBuffer is a log sink that the run's workers may write to at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRunRowsPaidByAnotherFile: a file whose rows a run of another file paid (last month's
 // references in this month's payroll) is skipped loudly; a rerun of the same file stays quiet.
@@ -44,7 +24,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 		t.Fatalf("first run %+v", first)
 	}
 	logged := func(edit func(*batch.Config)) (batch.Result, string) {
-		var logs syncBuffer
+		var logs logBuffer
 		res := h.run(ctx, november, func(c *batch.Config) {
 			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if edit != nil {
@@ -63,7 +43,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	if err := os.Rename(november+".tmp", decPath); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logBuffer
 	res := h.run(ctx, decPath, func(c *batch.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})

@@ -36,19 +36,19 @@ func (c *watchClock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// watchLogBuffer collects log lines written from several goroutines.
-type watchLogBuffer struct {
+// logBuffer collects log lines that several goroutines write at once.
+type logBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *watchLogBuffer) Write(p []byte) (int, error) {
+func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *watchLogBuffer) String() string {
+func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
@@ -59,14 +59,14 @@ type watchRig struct {
 	*harness
 	root     string
 	w        *batch.Watcher
-	logs     *watchLogBuffer
+	logs     *logBuffer
 	mu       sync.Mutex
 	outcomes []batch.FileOutcome
 }
 
 func newWatchRig(tb testing.TB, h *harness, settle time.Duration, now func() time.Time) *watchRig {
 	tb.Helper()
-	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &watchLogBuffer{}}
+	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &logBuffer{}}
 	w, err := batch.NewWatcher(batch.WatchConfig{
 		Dir: rig.root, Runner: batch.NewRunner(h.cfg), Ledger: h.db, Settle: settle, Interval: 5 * time.Millisecond,
 		Now: now, Logger: slog.New(slog.NewTextHandler(rig.logs, nil)),

@@ -7,11 +7,6 @@ import (
 	"os"
 )
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // checkInputs checks that every named input is a regular file that can be read, following
 // symbolic links, before the ledger is locked and before any file is paid: a typo in the third
 // file must not be found after the first two were paid, and a FIFO or a device is never read (it
