@@ -63,8 +63,11 @@ func FuzzCSVReader(f *testing.F) {
 			}
 			v.Check(row)
 		}
-		if _, err := v.Finish(); err != nil {
-			t.Fatal(err)
+		found := v.Finish()
+		for _, d := range found.Duplicates {
+			if !errors.Is(d, batch.ErrRefDuplicate) || d.Line < 2 {
+				t.Fatalf("duplicate finding %v", d)
+			}
 		}
 	})
 }

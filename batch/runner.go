@@ -615,7 +615,6 @@ func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*pa
 	}
 	defer rd.Close()
 	v := NewValidator(vopts)
-	defer v.Close()
 	parsed := &parsedFile{}
 	for {
 		row, err := rd.Next()
@@ -628,10 +627,7 @@ func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*pa
 		payment, errs := v.Check(row)
 		parsed.rows = append(parsed.rows, parsedRow{raw: row, payment: payment, errs: errs})
 	}
-	found, err := v.Finish()
-	if err != nil {
-		return nil, err
-	}
+	found := v.Finish()
 	for _, dup := range found.Duplicates {
 		// Rows are in line order; a duplicate's error goes first, where Check puts the ref's.
 		i, ok := slices.BinarySearchFunc(parsed.rows, dup.Line, func(r parsedRow, line int) int { return r.raw.Line - line })

@@ -3,7 +3,6 @@ package batch
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -86,19 +85,13 @@ type ValidateOptions struct {
 	MaxAmount          decimal.Decimal // per row; zero means no limit
 	MaxTotal           decimal.Decimal // per file; zero means no limit
 	MaxRows            int
-	// TempDir holds the duplicate check's spill file for files of more than 32,768 rows; empty
-	// means os.TempDir().
-	TempDir string
 }
 
-// Validator checks rows one by one and never stops at an error. References are compared only
-// when the file ends (Finish), so that memory stays flat however long the file: while reading,
-// each row's reference is kept as a 16-byte hash and line in a bounded buffer that spills sorted
-// runs to a temporary file.
+// Validator checks rows one by one and never stops at an error. Every reference is remembered
+// with its first line, so that Finish can reject each row of a reference the file has twice.
 type Validator struct {
 	opts  ValidateOptions
 	idx   *providerIndex
-	seeds [2]maphash.Seed
 	refs  dupFinder
 	banks map[string]bankResult
 	total decimal.Decimal // plus cents, kept apart so the hot path adds int64s
@@ -108,8 +101,7 @@ type Validator struct {
 
 // NewValidator prepares the checks.
 func NewValidator(opts ValidateOptions) *Validator {
-	return &Validator{opts: opts, idx: newProviderIndex(opts.Providers), refs: dupFinder{dir: opts.TempDir},
-		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, banks: make(map[string]bankResult)}
+	return &Validator{opts: opts, idx: newProviderIndex(opts.Providers), banks: make(map[string]bankResult)}
 }
 
 // Check validates one row. Every problem of the row itself is returned; the Payment is
@@ -185,8 +177,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		cents = v.addTotal(p.Amount)
 	}
 	if p.Ref != "" && validRef(p.Ref) {
-		v.refs.add(refEntry{h1: maphash.String(v.seeds[0], p.Ref), h2: uint32(maphash.String(v.seeds[1], p.Ref)),
-			line: uint32(r.Line), cents: cents})
+		v.refs.add(p.Ref, r.Line, cents)
 	}
 	if len(errs) > 0 {
 		return Payment{}, errs
@@ -246,40 +237,25 @@ func (v *Validator) addTotal(d decimal.Decimal) int64 {
 // Findings is what only the whole file can tell.
 type Findings struct {
 	// Duplicates rejects, in line order, every row whose reference appears more than once in the
-	// file (ErrRefDuplicate, naming another line that has it). Value is empty: the validator
-	// keeps hashes of references, not their text. These rows are out of Total.
+	// file (ErrRefDuplicate, naming another line that has it). Value is left to the caller, which
+	// has the cell as the file wrote it. These rows are out of Total.
 	Duplicates []*RowError
 	// File is what is wrong with the file as a whole (ErrNoRows, ErrTooManyRows,
 	// ErrTotalTooLarge), with Line 0.
 	File []*RowError
 }
 
-// Finish compares every row's reference with every other's and checks the file-level rules.
-// Its error is a failure of the duplicate check's temporary file, not a finding; after it the
-// file's rows are not known to be unique and must not be paid.
-func (v *Validator) Finish() (Findings, error) {
+// Finish reports the rows of duplicated references and checks the file-level rules, the total
+// without those rows.
+func (v *Validator) Finish() Findings {
 	var f Findings
-	err := v.refs.finish(func(g duplicateGroup) {
-		for i, line := range g.lines {
-			other := g.lines[0]
-			if i == 0 {
-				other = g.lines[1]
-			}
-			f.Duplicates = append(f.Duplicates, &RowError{Line: line, Column: ColRef,
-				Err: fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, min(line, other), max(line, other))})
-		}
-		v.total = v.total.Sub(decimal.New(g.cents, -2))
-	})
-	if err != nil {
-		return Findings{}, err
+	for _, d := range v.refs.lines() {
+		f.Duplicates = append(f.Duplicates, &RowError{Line: d.line, Column: ColRef,
+			Err: fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, min(d.line, d.other), max(d.line, d.other))})
 	}
-	slices.SortFunc(f.Duplicates, func(a, b *RowError) int { return a.Line - b.Line })
 	f.File = v.fileErrors()
-	return f, nil
+	return f
 }
-
-// Close lets go of the duplicate check's temporary file when Finish is not reached.
-func (v *Validator) Close() { v.refs.close() }
 
 func (v *Validator) fileErrors() []*RowError {
 	var errs []*RowError
@@ -296,8 +272,10 @@ func (v *Validator) fileErrors() []*RowError {
 	return errs
 }
 
-// Total is the sum of the valid rows so far; after Finish, without the duplicates.
-func (v *Validator) Total() decimal.Decimal { return v.total.Add(decimal.New(v.cents, -2)) }
+// Total is the sum of the valid rows so far, without the rows of the references seen twice.
+func (v *Validator) Total() decimal.Decimal {
+	return v.total.Add(decimal.New(v.cents, -2)).Sub(v.refs.removed)
+}
 
 // validRef accepts a reference that travels unchanged as one segment of a URL path, since a
 // payout whose answer was lost is looked up by it: ASCII letters and digits and - _ . : (all

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -40,6 +41,9 @@ const (
 	WhySuffix       = ".why.txt"
 	DuplicateSuffix = ".duplicate.txt"
 )
+
+// noteMode is the notes' mode: a rejected row's message may quote its account number.
+const noteMode = 0o600
 
 // watchLockName is the lock file in the watched directory: the ledger lock keeps two processes off
 // one ledger, this one keeps two watchers with different ledgers off one folder.
@@ -544,7 +548,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		if note := duplicateNote(name, res, earlier); note != "" {
 			out.DuplicateOf = earlier
 			out.Note = dest + DuplicateSuffix
-			if err := os.WriteFile(out.Note, []byte(note), 0o640); err != nil {
+			if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
 				return ExitAborted, fmt.Errorf("watch: write note: %w", err)
 			}
 			args := []any{"run", res.RunID, "skipped", res.Skipped, "note", out.Note}
@@ -656,7 +660,7 @@ func (w *Watcher) fail(log *slog.Logger, out *FileOutcome, note string) (int, er
 		return ExitAborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
-	if err := os.WriteFile(out.Note, []byte(note), 0o640); err != nil {
+	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
 		return ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	args := []any{"exit", out.Exit, "note", out.Note}

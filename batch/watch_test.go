@@ -347,6 +347,11 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 	if strings.Contains(why, "BAD-00001") {
 		t.Errorf("bad.csv.why.txt lists a valid row:\n%s", why)
 	}
+	if fi, err := os.Stat(rig.path(batch.FailedDir, "bad.csv.why.txt")); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("bad.csv.why.txt mode %v, want 0600: a rejected row's message may quote its account", fi.Mode())
+	}
 	if why := watchRead(t, rig.path(batch.FailedDir, "empty-rows.csv.why.txt")); !strings.Contains(why, "NOT paid") || !strings.Contains(why, "What to do") {
 		t.Errorf("empty-rows.csv.why.txt:\n%s", why)
 	}

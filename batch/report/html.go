@@ -2,11 +2,9 @@ package report
 
 import (
 	"cmp"
-	"html/template"
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -57,46 +55,11 @@ type rowView struct {
 }
 
 type runPage struct {
-	Head    headView
-	Summary summaryView
-	// Rows is the rows' <tr> elements, each after a newline, written by writeRowHTML: a run has
-	// thousands of rows, and executing the template per row cost more than the rest of the page.
-	Rows      template.HTML
+	Head      headView
+	Summary   summaryView
+	Rows      []rowView
 	Attention int
 	Omitted   int
-}
-
-// htmlEscaper escapes text and quoted attribute values exactly as html/template does
-// (htmlReplacementTable in html/template/html.go), so that rows written here read as if the
-// template had written them.
-var htmlEscaper = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;", "'", "&#39;", "+", "&#43;",
-	"<", "&lt;", ">", "&gt;")
-
-// writeRowHTML writes one row as the run template's rows table has it.
-func writeRowHTML(b *strings.Builder, r rowView) {
-	b.WriteString("\n<tr")
-	if r.Attention {
-		b.WriteString(` class="attention"`)
-	}
-	cells := [...]struct{ open, value string }{
-		{`><td class="num">`, r.Line},
-		{`</td><td class="code">`, r.Ref},
-		{`</td><td>`, r.Recipient},
-		{`</td><td class="num">`, r.Provider},
-		{`</td><td>`, r.Bank},
-		{`</td><td class="code">`, r.Account},
-		{`</td><td class="num">`, r.Amount},
-		{`</td><td class="state s-`, r.Class},
-		{`">`, r.State},
-		{`</td><td class="code">`, r.InvoiceNo},
-		{`</td><td>`, r.TransactionStatus},
-		{`</td><td class="msg">`, r.Message},
-	}
-	for _, c := range cells {
-		b.WriteString(c.open)
-		htmlEscaper.WriteString(b, c.value)
-	}
-	b.WriteString("</td></tr>")
 }
 
 func stateClass(state string) string {
@@ -228,10 +191,6 @@ func renderRun(w io.Writer, s Summary, rows []Row) error {
 			cmp.Compare(rows[a].Line, rows[b].Line))
 	})
 	others := 0
-	var b strings.Builder
-	// About what a row of a payroll takes: growing by doubling instead copies the page again and
-	// again, and the copies cost a large run more than the writing.
-	b.Grow(len(rows) * 384)
 	for _, i := range order {
 		r := rows[i]
 		attention := attentionRank(r.State, s.DryRun) <= attentionMax
@@ -244,18 +203,22 @@ func renderRun(w io.Writer, s Summary, rows []Row) error {
 			}
 			others++
 		}
-		amt, numeric := rowAmount(r)
-		if numeric {
-			amt = FormatMYR(r.Amount)
-		}
-		provider := ""
-		if r.ProviderID != 0 {
-			provider = strconv.FormatInt(r.ProviderID, 10)
-		}
-		writeRowHTML(&b, rowView{Line: strconv.Itoa(r.Line), Ref: r.Ref, Recipient: r.Recipient,
-			Provider: provider, Bank: r.Bank, Account: r.Account, Amount: amt, State: r.State, Class: stateClass(r.State),
-			InvoiceNo: r.InvoiceNo, TransactionStatus: r.TransactionStatus, Message: r.Message, Attention: attention})
+		page.Rows = append(page.Rows, runRowView(r, attention))
 	}
-	page.Rows = template.HTML(b.String())
 	return templates.Run().Execute(w, page)
+}
+
+// runRowView is a row as the run page shows it: amounts for people, blanks for what is unknown.
+func runRowView(r Row, attention bool) rowView {
+	amt, numeric := rowAmount(r)
+	if numeric {
+		amt = FormatMYR(r.Amount)
+	}
+	provider := ""
+	if r.ProviderID != 0 {
+		provider = strconv.FormatInt(r.ProviderID, 10)
+	}
+	return rowView{Line: strconv.Itoa(r.Line), Ref: r.Ref, Recipient: r.Recipient, Provider: provider, Bank: r.Bank,
+		Account: r.Account, Amount: amt, State: r.State, Class: stateClass(r.State), InvoiceNo: r.InvoiceNo,
+		TransactionStatus: r.TransactionStatus, Message: r.Message, Attention: attention}
 }

@@ -88,3 +88,48 @@ func TestXLSXCellCutToExcelLimitWithAMark(t *testing.T) {
 		t.Errorf("the CSV's message is %d bytes, want the whole %d", len(csv[1][10]), len(long))
 	}
 }
+
+// TestXLSXRowsSheetsLayout checks what a reader of every Rows sheet relies on: the header row
+// frozen, the columns sized, codes formatted as text (@) and amounts as #,##0.00.
+func TestXLSXRowsSheetsLayout(t *testing.T) {
+	defer report.SetSheetRowsMax(4)()
+	p := writeRun(t, sampleSummary(), sampleRows(t))
+	f, err := excelize.OpenFile(p.XLSX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	numFmt := func(sheet, ref string) int {
+		t.Helper()
+		id, err := f.GetCellStyle(sheet, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.GetStyle(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.NumFmt
+	}
+	for _, sheet := range []string{"Rows", "Rows 2"} {
+		panes, err := f.GetPanes(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !panes.Freeze || panes.YSplit != 1 || panes.TopLeftCell != "A2" {
+			t.Errorf("%s panes %+v, want the header row frozen", sheet, panes)
+		}
+		if w, err := f.GetColWidth(sheet, "K"); err != nil || w != 50 {
+			t.Errorf("%s message column width %v (%v), want 50", sheet, w, err)
+		}
+		if got := numFmt(sheet, "B2"); got != 49 {
+			t.Errorf("%s!B2 (reference) number format %d, want 49 (@)", sheet, got)
+		}
+		if got := numFmt(sheet, "F2"); got != 49 {
+			t.Errorf("%s!F2 (account) number format %d, want 49 (@)", sheet, got)
+		}
+		if got := numFmt(sheet, "G2"); got != 4 {
+			t.Errorf("%s!G2 (amount) number format %d, want 4 (#,##0.00)", sheet, got)
+		}
+	}
+}

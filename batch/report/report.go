@@ -194,7 +194,7 @@ func (p Paths) List() []string {
 
 // Neutralize returns s made safe to put in a spreadsheet cell: text a spreadsheet would run as a
 // formula (starting, after any spaces, with =, +, -, @, tab, CR or LF, or their full-width forms)
-// gets a leading single quote, as OWASP's CSV injection guidance says. Other text is unchanged.
+// gets a leading single quote, which makes a spreadsheet show it as text. Other text is unchanged.
 // It is for text fields only: numbers written by this package never pass through it.
 func Neutralize(s string) string {
 	t := strings.TrimLeft(s, " ")

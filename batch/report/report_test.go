@@ -137,8 +137,8 @@ func TestWriteRunNamesAndModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi.Mode().Perm() != 0o640 {
-			t.Errorf("%s mode %v, want 0640", f, fi.Mode().Perm())
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600: reports hold account numbers", f, fi.Mode().Perm())
 		}
 	}
 }

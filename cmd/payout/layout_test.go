@@ -11,13 +11,18 @@ const module = "github.com/payout/payout"
 // mayImport says which of the module's packages each package may import. The direction is
 // cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
 // other or anything of batch, so each can be read, tested and replaced on its own.
+// batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
 	case within(from, "cmd"):
 		return !within(to, "cmd")
+	case to == "batch/atomicfile":
+		return within(from, "batch") && from != to
 	case from == "batch/report":
 		return to == "templates"
+	case from == "batch/atomicfile":
+		return false
 	case within(from, "batch"):
 		return within(to, "batch") || within(to, "ledger") || within(to, "api")
 	case from == "api/sandbox":
@@ -65,6 +70,9 @@ func TestMayImport(t *testing.T) {
 		{"batch/run", "batch/read", true},
 		{"batch/report", "templates", true},
 		{"batch/report", "ledger", false},
+		{"batch/report", "batch/atomicfile", true},
+		{"batch/atomicfile", "batch", false},
+		{"ledger", "batch/atomicfile", false},
 		{"ledger", "api", false},
 		{"api", "ledger", false},
 		{"ledger", "batch", false},

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/ledger"
 )
 
@@ -68,7 +68,7 @@ func (m *metricsWriter) write(res batch.Result, db *ledger.DB) error {
 		gauge("payout_run_last_success_timestamp_seconds", "When the last run that needed nothing ended.")
 		fmt.Fprintf(&b, "payout_run_last_success_timestamp_seconds %s\n", lastSuccess)
 	}
-	return writeFileAtomic(m.path, []byte(b.String()), 0o644)
+	return atomicfile.WriteBytes(m.path, 0o644, []byte(b.String()))
 }
 
 func sortedKeys(m map[string]int) []string {
@@ -78,33 +78,6 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// writeFileAtomic writes data to a temp file beside path, syncs it and renames it over path.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // previousValue reads a sample's value from the metrics file an earlier run wrote, if any.

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/atomicfile"
 )
 
 func templateCmd(_ context.Context, e *env, args []string) error {
@@ -21,14 +24,13 @@ func templateCmd(_ context.Context, e *env, args []string) error {
 	if path == "" {
 		return batch.WriteTemplate(e.stdout, false)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return usageError("template: %v (it is never overwritten)", err)
+	err := atomicfile.WriteNew(path, 0o644, func(w io.Writer) error { return batch.WriteTemplate(w, *xlsx) })
+	switch {
+	case errors.Is(err, os.ErrExist):
+		return usageError("template: %s already exists and is never overwritten: name another file with --out", path)
+	case err != nil:
+		// Nothing was written: the temporary file is gone and path was not made.
+		return usageError("template: %v", err)
 	}
-	if err := batch.WriteTemplate(f, *xlsx); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	return f.Close()
+	return nil
 }

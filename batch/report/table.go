@@ -1,0 +1,80 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+)
+
+// cellKind says how a cell is written to the XLSX (the CSV writes every cell as its text).
+type cellKind int
+
+const (
+	kindText   cellKind = iota // free text, neutralised
+	kindCode                   // an identifier (reference, account number): neutralised, text-formatted, leading zeros kept
+	kindInt                    // a count or line number
+	kindAmount                 // a decimal amount, numeric with two decimals
+)
+
+type cell struct {
+	s    string
+	kind cellKind
+}
+
+func text(s string) cell            { return cell{Neutralize(s), kindText} }
+func code(s string) cell            { return cell{Neutralize(s), kindCode} }
+func integer(n int) cell            { return cell{strconv.Itoa(n), kindInt} }
+func amount(d decimal.Decimal) cell { return cell{amountString(d), kindAmount} }
+
+// table is a header and a way to produce row i, so that large reports are streamed, not copied.
+type table struct {
+	header []string
+	widths []float64
+	n      int
+	row    func(i int, buf []cell) []cell
+}
+
+func runTable(rows []Row) table {
+	return table{
+		header: RunHeader,
+		widths: []float64{7, 22, 28, 10, 24, 20, 14, 12, 20, 12, 50},
+		n:      len(rows),
+		row: func(i int, buf []cell) []cell {
+			r := rows[i]
+			provider := cell{kind: kindInt}
+			if r.ProviderID != 0 {
+				provider.s = strconv.FormatInt(r.ProviderID, 10)
+			}
+			amt := cell{kind: kindAmount}
+			if s, numeric := rowAmount(r); numeric {
+				amt.s = s
+			} else {
+				amt = text(s)
+			}
+			return append(buf[:0], integer(r.Line), code(r.Ref), text(r.Recipient), provider, text(r.Bank),
+				code(r.Account), amt, text(r.State), code(r.InvoiceNo), text(r.TransactionStatus), text(r.Message))
+		},
+	}
+}
+
+func (t table) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.header); err != nil {
+		return err
+	}
+	var buf []cell
+	rec := make([]string, len(t.header))
+	for i := range t.n {
+		buf = t.row(i, buf)
+		for j, c := range buf {
+			rec[j] = c.s
+		}
+		if err := cw.Write(rec[:len(buf)]); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,248 @@
+package report
+
+import (
+	"io"
+	"strconv"
+	"unicode/utf16"
+
+	"github.com/shopspring/decimal"
+	"github.com/xuri/excelize/v2"
+)
+
+// Sheet names of the XLSX reports. "Rows" comes first: a reader that takes the first sheet gets
+// the table.
+const (
+	SheetRows    = "Rows"
+	SheetSummary = "Summary"
+)
+
+type styles struct{ header, text, amount int }
+
+func newStyles(f *excelize.File) (styles, error) {
+	var s styles
+	var err error
+	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}}); err != nil {
+		return s, err
+	}
+	if s.text, err = f.NewStyle(&excelize.Style{NumFmt: 49}); err != nil { // "@": stays text when edited
+		return s, err
+	}
+	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4}) // "#,##0.00"
+	return s, err
+}
+
+// writeXLSX writes the workbook: the table's rows over as many "Rows" sheets as Excel's row
+// limit needs, each through excelize's StreamWriter, then the Summary sheet.
+func writeXLSX(w io.Writer, t table, summary [][]cell) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", SheetRows); err != nil {
+		return err
+	}
+	st, err := newStyles(f)
+	if err != nil {
+		return err
+	}
+	for sheet, from := 1, 0; sheet == 1 || from < t.n; sheet++ {
+		to := min(from+sheetRowsMax, t.n)
+		if err := writeRowsSheet(f, rowsSheetName(sheet), t, st, from, to); err != nil {
+			return err
+		}
+		from = to
+	}
+	if err := writeSummarySheet(f, st, summary); err != nil {
+		return err
+	}
+	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
+	// parse the whole streamed sheet back.
+	return f.Write(w)
+}
+
+// sheetRowsMax is the most data rows one sheet holds: Excel's 1,048,576 rows less the header. A
+// longer table goes on over further sheets, "Rows 2", "Rows 3" and so on, each with the header.
+// Tests lower it.
+var sheetRowsMax = excelize.TotalRows - 1
+
+// rowsSheetName is the name of the n-th sheet (from 1) of a table's rows.
+func rowsSheetName(n int) string {
+	if n == 1 {
+		return SheetRows
+	}
+	return SheetRows + " " + strconv.Itoa(n)
+}
+
+// writeRowsSheet writes the header and the table's rows from (inclusive) to to (exclusive) into
+// the sheet name, made if missing, with the header row frozen.
+func writeRowsSheet(f *excelize.File, name string, t table, st styles, from, to int) error {
+	if idx, err := f.GetSheetIndex(name); err != nil {
+		return err
+	} else if idx < 0 {
+		if _, err := f.NewSheet(name); err != nil {
+			return err
+		}
+	}
+	sw, err := f.NewStreamWriter(name)
+	if err != nil {
+		return err
+	}
+	for i, width := range t.widths {
+		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
+			return err
+		}
+	}
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	values := make([]any, len(t.header))
+	for j, h := range t.header {
+		values[j] = excelize.Cell{StyleID: st.header, Value: h}
+	}
+	if err := sw.SetRow("A1", values); err != nil {
+		return err
+	}
+	if err := streamRows(sw, t, st, from, to); err != nil {
+		return err
+	}
+	return sw.Flush()
+}
+
+func streamRows(sw *excelize.StreamWriter, t table, st styles, from, to int) error {
+	var buf []cell
+	values := make([]any, 0, len(t.header))
+	for i := from; i < to; i++ {
+		buf = t.row(i, buf)
+		values = streamCells(values, buf, st)
+		ref, err := excelize.CoordinatesToCellName(1, i-from+2)
+		if err != nil {
+			return err
+		}
+		if err := sw.SetRow(ref, values); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// streamCells converts a row's cells for the stream writer into values, reused.
+func streamCells(values []any, cells []cell, st styles) []any {
+	values = values[:0]
+	for _, c := range cells {
+		values = append(values, streamCell(c, st))
+	}
+	return values
+}
+
+// streamCell converts a cell for the stream writer. The stream writer takes numbers only as Go
+// numbers, so an amount goes through float64 here and nowhere else: it is written only when
+// strconv's shortest form of that float is the decimal's own value (any amount under 15
+// significant digits), so the file holds the exact decimal text. An amount that would not
+// survive, or that has more than two decimals (a rejected row), is written as text.
+func streamCell(c cell, st styles) any {
+	switch c.kind {
+	case kindInt:
+		if n, err := strconv.ParseInt(c.s, 10, 64); err == nil {
+			return n
+		}
+		return nil
+	case kindAmount:
+		if c.s == "" {
+			return nil
+		}
+		if d, err := decimal.NewFromString(c.s); err == nil && d.Exponent() >= -2 {
+			f, _ := d.Float64()
+			if back, err := decimal.NewFromString(strconv.FormatFloat(f, 'f', -1, 64)); err == nil && back.Equal(d) {
+				return excelize.Cell{StyleID: st.amount, Value: f}
+			}
+		}
+		return excelize.Cell{StyleID: st.text, Value: capCell(Neutralize(c.s))}
+	case kindCode:
+		return excelize.Cell{StyleID: st.text, Value: capCell(c.s)}
+	default:
+		if c.s == "" {
+			return nil
+		}
+		return capCell(c.s)
+	}
+}
+
+// cellCutMark ends a text cut to Excel's limit of 32,767 characters (UTF-16 units) a cell, which
+// excelize would otherwise cut without a word.
+const cellCutMark = " [… cut at Excel's 32,767-character cell limit; the CSV report has the whole text]"
+
+// capCell returns s, or s cut to fit one XLSX cell with cellCutMark at its end.
+func capCell(s string) string {
+	if len(s) <= excelize.TotalCellChars || utf16Len(s) <= excelize.TotalCellChars {
+		return s // UTF-8 never has fewer bytes than UTF-16 units
+	}
+	room := excelize.TotalCellChars - utf16Len(cellCutMark)
+	used := 0
+	for i, r := range s {
+		n := utf16.RuneLen(r)
+		if n < 0 {
+			n = 1 // invalid UTF-8 is written as U+FFFD
+		}
+		if used+n > room {
+			return s[:i] + cellCutMark
+		}
+		used += n
+	}
+	return s
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if k := utf16.RuneLen(r); k > 0 {
+			n += k
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// writeSummarySheet writes label/value pairs. The sheet is small, so it uses the ordinary API,
+// whose SetCellDefault writes a number from its exact decimal text.
+func writeSummarySheet(f *excelize.File, st styles, rows [][]cell) error {
+	if _, err := f.NewSheet(SheetSummary); err != nil {
+		return err
+	}
+	if err := f.SetColWidth(SheetSummary, "A", "A", 28); err != nil {
+		return err
+	}
+	if err := f.SetColWidth(SheetSummary, "B", "D", 22); err != nil {
+		return err
+	}
+	for i, row := range rows {
+		for j, c := range row {
+			ref, err := excelize.CoordinatesToCellName(j+1, i+1)
+			if err != nil {
+				return err
+			}
+			if err := setSummaryCell(f, ref, c, st, j == 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setSummaryCell(f *excelize.File, ref string, c cell, st styles, label bool) error {
+	var err error
+	switch c.kind {
+	case kindInt:
+		err = f.SetCellDefault(SheetSummary, ref, c.s)
+	case kindAmount:
+		if err = f.SetCellDefault(SheetSummary, ref, c.s); err == nil {
+			err = f.SetCellStyle(SheetSummary, ref, ref, st.amount)
+		}
+	default:
+		if err = f.SetCellStr(SheetSummary, ref, capCell(c.s)); err == nil && c.kind == kindCode {
+			err = f.SetCellStyle(SheetSummary, ref, ref, st.text)
+		}
+	}
+	if err == nil && label {
+		err = f.SetCellStyle(SheetSummary, ref, ref, st.header)
+	}
+	return err
+}
