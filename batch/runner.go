@@ -263,7 +263,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if submitAllowed {
 		aborted = r.submit(ctx, log, res.RunID, path, parsed.refsToPay(), parsed.freshPayouts(res.RunID))
 	}
-	res, err = r.finish(context.WithoutCancel(ctx), res, lines, aborted, submitAllowed)
+	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
 	if err != nil {
 		return res, err
 	}
@@ -346,16 +346,13 @@ func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile)
 // closed in the ledger but its reports could not be written.
 var ErrReportsNotWritten = errors.New("reports not written")
 
-// finish reads the run's payouts back from the ledger, writes its reports and closes the run.
-// lines are the rows Record stored for the run: they do not change, and reading them back would
-// cost the end of every run about as much as its payouts.
-func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, aborted error, submitted bool) (Result, error) {
+// finish reads the run back from the ledger, writes its reports and closes the run.
+func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitted bool) (Result, error) {
 	db := r.cfg.Ledger
-	payouts, err := db.PayoutsOfRun(ctx, res.RunID)
+	rows, skipped, err := ReportRows(ctx, db, res.RunID, !submitted)
 	if err != nil {
 		return res, err
 	}
-	rows, skipped := reportRows(lines, payouts, !submitted)
 	res = tally(res, rows, skipped)
 	switch {
 	case aborted != nil:
@@ -435,60 +432,57 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 	return res
 }
 
-// ReportRows reads a recorded run back from the ledger as report rows, with each payout's current
-// state. The map marks the lines that were accepted by the service before this run. fileRejected
-// says why a valid row may have no payout: the file was rejected as a whole, or else the run
-// stopped before it sent that row.
+// ReportRows reads a run back from the ledger as report rows, each with its payout's state as
+// of now: the end of a run, `payout report` and folder mode's notes all read a run this way. The
+// map marks the lines that the service accepted before this run. fileRejected says why a valid
+// row may have no payout: the file was rejected as a whole, or else the run stopped before it
+// sent that row.
 func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, map[int]bool, error) {
-	runRows, payouts, err := db.RunPayouts(ctx, runID)
+	lines, err := db.RunReport(ctx, runID)
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, skipped := reportRows(runRows, payouts, fileRejected)
+	rows := make([]report.Row, 0, len(lines))
+	skipped := make(map[int]bool)
+	for _, l := range lines {
+		rows = append(rows, reportRow(l, fileRejected))
+		if l.Row.Skipped {
+			skipped[l.Row.Line] = true
+		}
+	}
 	return rows, skipped, nil
 }
 
-// reportRows makes a report row of each of a run's rows, with its payout's state.
-func reportRows(runRows []ledger.RunRow, payouts map[string]ledger.Payout, fileRejected bool) ([]report.Row, map[int]bool) {
-	rows := make([]report.Row, 0, len(runRows))
-	skipped := make(map[int]bool)
-	for _, rr := range runRows {
-		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-			Bank: rr.Bank, Account: rr.Account}
-		p, recorded := payouts[rr.Ref]
-		// A recorded row shows its payout's amount (the default case below): parsing the line's
-		// text as well would be a decimal parse per row for nothing.
-		if !recorded || rr.Rejected {
-			if amount, err := decimal.NewFromString(rr.Amount); err == nil {
-				row.Amount = amount
-			} else {
-				row.AmountText = rr.Amount
-			}
-		}
-		switch {
-		case rr.Rejected:
-			row.State = string(ledger.Rejected)
-			row.Message = rr.Reason
-		case !recorded && fileRejected:
-			row.State = string(ledger.Ready)
-			row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
-		case !recorded:
-			// A payout is recorded with its first intent: the run stopped before this row's.
-			row.State = string(ledger.Ready)
-			row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
-		default:
-			row.State = string(p.State)
-			row.Amount = p.Amount
-			row.InvoiceNo = p.InvoiceNo
-			row.TransactionStatus = p.TransactionStatus
-			row.Message = joinMessages(payoutMessage(p, rr), rr.Reason)
-		}
-		if rr.Skipped {
-			skipped[rr.Line] = true
-		}
-		rows = append(rows, row)
+// reportRow is one line of a run as its report shows it.
+func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
+	rr, p := l.Row, l.Payout
+	row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
+		Bank: rr.Bank, Account: rr.Account}
+	switch {
+	case p != nil:
+		row.State = string(p.State)
+		row.Amount = p.Amount
+		row.InvoiceNo = p.InvoiceNo
+		row.TransactionStatus = p.TransactionStatus
+		row.Message = joinMessages(payoutMessage(*p, rr), rr.Reason)
+		return row
+	case rr.Rejected:
+		row.State = string(ledger.Rejected)
+		row.Message = rr.Reason
+	case fileRejected:
+		row.State = string(ledger.Ready)
+		row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
+	default:
+		// A payout is recorded with its first intent: the run stopped before this row's.
+		row.State = string(ledger.Ready)
+		row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
 	}
-	return rows, skipped
+	if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+		row.Amount = amount
+	} else {
+		row.AmountText = rr.Amount
+	}
+	return row
 }
 
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {

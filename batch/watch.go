@@ -694,12 +694,12 @@ func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, err
 	}
 	sort.SliceStable(same, func(i, j int) bool { return same[i].StartedAt.Before(same[j].StartedAt) })
 	for i := range same {
-		rows, err := w.db.RunRows(ctx, same[i].ID)
+		lines, err := w.db.RunReport(ctx, same[i].ID)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", same[i].ID, err)
 		}
-		for _, row := range rows {
-			if !row.Rejected && !row.Skipped {
+		for _, l := range lines {
+			if !l.Row.Rejected && !l.Row.Skipped {
 				return &same[i], nil
 			}
 		}

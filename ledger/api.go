@@ -155,9 +155,7 @@ var _ interface {
 	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
-	RunRows(ctx context.Context, runID string) ([]RunRow, error)
-	RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error)
-	PayoutsOfRun(ctx context.Context, runID string) (map[string]Payout, error)
+	RunReport(ctx context.Context, runID string) ([]ReportLine, error)
 	StoreCallback(ctx context.Context, c StoredCallback) error
 	Close() error
 } = (*DB)(nil)
