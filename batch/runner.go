@@ -33,15 +33,6 @@ type Service interface {
 	GetPayout(ctx context.Context, reference string) (api.Payout, error)
 }
 
-// Exit codes of DESIGN.md, shared by `run`, `watch --once` and `reconcile`.
-const (
-	ExitOK        = 0
-	ExitAborted   = 1
-	ExitUsage     = 2
-	ExitRejected  = 3
-	ExitAttention = 4
-)
-
 // Defaults of the run's tunables.
 const (
 	DefaultWorkers          = 4
