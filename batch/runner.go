@@ -139,7 +139,7 @@ func NewRunner(cfg Config) *Runner {
 	return &Runner{cfg: cfg}
 }
 
-// Result is the outcome of one run: the `--json` summary of DESIGN.md. Rows = Rejected + Succeeded
+// Result is the outcome of one run, and what `--json` prints of it. Rows = Rejected + Succeeded
 // + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
 // accepted by the service in an earlier run.
 type Result struct {
