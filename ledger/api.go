@@ -1,7 +1,6 @@
 package ledger
 
-// This file is the contract the rest of the project codes against. The implementation fills the
-// bodies; signatures change only with the runner's author.
+// The ledger's types, and the methods of DB the rest of the project calls.
 
 import (
 	"context"
