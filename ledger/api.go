@@ -129,13 +129,12 @@ type Event struct {
 // Filter selects payouts. Zero fields select everything.
 type Filter struct {
 	States []State
-	RunID  string
 	Since  time.Time
 }
 
-// StoredCallback is a verified or rejected callback kept for inspection.
+// StoredCallback is a verified or rejected callback, kept in the ledger's callbacks table for
+// whoever inspects the file (sqlite3): no command reads it back.
 type StoredCallback struct {
-	ID         int64
 	ReceivedAt time.Time
 	InvoiceNo  string
 	Verdict    string // "applied", "replay", "unknown-invoice", "amount-mismatch", ...

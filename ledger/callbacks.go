@@ -17,28 +17,3 @@ func (db *DB) StoreCallback(ctx context.Context, c StoredCallback) error {
 	}
 	return nil
 }
-
-// Callbacks returns the stored callbacks, oldest first.
-func (db *DB) Callbacks(ctx context.Context) ([]StoredCallback, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, received_at, invoice_no, verdict, payload FROM callbacks ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list callbacks: %w", err)
-	}
-	defer rows.Close()
-	var out []StoredCallback
-	for rows.Next() {
-		var c StoredCallback
-		var at string
-		if err := rows.Scan(&c.ID, &at, &c.InvoiceNo, &c.Verdict, &c.Payload); err != nil {
-			return nil, fmt.Errorf("list callbacks: %w", err)
-		}
-		if c.ReceivedAt, err = parseTime(at); err != nil {
-			return nil, fmt.Errorf("list callbacks: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list callbacks: %w", err)
-	}
-	return out, nil
-}

@@ -195,10 +195,6 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
 			args = append(args, string(s))
 		}
 	}
-	if f.RunID != "" {
-		where = append(where, `run_id = ?`)
-		args = append(args, f.RunID)
-	}
 	if !f.Since.IsZero() {
 		where = append(where, `created_at >= ?`)
 		args = append(args, fmtTime(f.Since))
