@@ -157,6 +157,7 @@ func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 	return row
 }
 
+// payoutMessage says, in a report row, what a person should know of its payout's state.
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	switch {
 	case rr.Skipped && strings.HasPrefix(rr.Reason, paidElsewherePrefix):
@@ -188,6 +189,7 @@ func failuresConfirmed(rows []report.Row) bool {
 	return true
 }
 
+// finishDryRun reports a dry run from the rows as read: nothing was recorded or sent.
 func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile) (Result, error) {
 	rows := parsed.reportRows()
 	res = tally(res, rows, nil)
