@@ -1,5 +1,3 @@
-// Package api is the client of the Merchant Payout Service: its wire types, the response
-// envelope, the classification of its errors and the verification of its signed callbacks.
 package api
 
 import (

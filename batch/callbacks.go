@@ -41,7 +41,7 @@ const (
 	VerdictUnexpectedState = "unexpected-state" // READY, SUBMITTING or REJECTED: flagged, not applied
 )
 
-// callbackSuccessStatusID is the invoice_status_id that payout-api.md pairs with SUCCESS.
+// callbackSuccessStatusID is the invoice_status_id the service pairs with invoice_status SUCCESS.
 const callbackSuccessStatusID = 2
 
 // CallbackConfig holds what a CallbackHandler needs. Ledger and HashKey are required.

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -48,13 +49,15 @@ func (l *cbLogs) String() string {
 type cbRig struct {
 	tb   testing.TB
 	db   *ledger.DB
+	path string // the ledger's file
 	srv  *httptest.Server
 	logs *cbLogs
 }
 
 func newCBRig(tb testing.TB) *cbRig {
 	tb.Helper()
-	db, err := ledger.Create(context.Background(), filepath.Join(tb.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
+	path := filepath.Join(tb.TempDir(), "ledger.db")
+	db, err := ledger.Create(context.Background(), path, ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -69,7 +72,7 @@ func newCBRig(tb testing.TB) *cbRig {
 	}
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
-	return &cbRig{tb: tb, db: db, srv: srv, logs: logs}
+	return &cbRig{tb: tb, db: db, path: path, srv: srv, logs: logs}
 }
 
 // payout records ref as a run would have (READY) and moves it through states; the invoice
@@ -118,10 +121,28 @@ func (r *cbRig) events(ref string) []ledger.Event {
 	return evs
 }
 
+// stored reads the callbacks table as whoever inspects the ledger's file would, oldest first.
 func (r *cbRig) stored() []ledger.StoredCallback {
 	r.tb.Helper()
-	cbs, err := r.db.Callbacks(context.Background())
+	sdb, err := sql.Open("sqlite", r.path)
 	if err != nil {
+		r.tb.Fatal(err)
+	}
+	defer sdb.Close()
+	rows, err := sdb.Query(`SELECT invoice_no, verdict, payload FROM callbacks ORDER BY id`)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	defer rows.Close()
+	var cbs []ledger.StoredCallback
+	for rows.Next() {
+		var c ledger.StoredCallback
+		if err := rows.Scan(&c.InvoiceNo, &c.Verdict, &c.Payload); err != nil {
+			r.tb.Fatal(err)
+		}
+		cbs = append(cbs, c)
+	}
+	if err := rows.Err(); err != nil {
 		r.tb.Fatal(err)
 	}
 	return cbs

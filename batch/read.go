@@ -89,7 +89,7 @@ func (e *InputError) Error() string {
 // Unwrap gives the reason.
 func (e *InputError) Unwrap() error { return e.Err }
 
-// Column names as DESIGN.md spells them.
+// Column names of an input file's header row.
 const (
 	ColRef         = "external_invoice_ref"
 	ColRecipient   = "recipient_reference"

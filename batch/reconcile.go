@@ -320,19 +320,20 @@ func days(d time.Duration) string {
 // runEntries is a run's input rows. A payout seen already (a rerun of the same file) is left out
 // when seen is not nil, so that no payout counts twice.
 func runEntries(ctx context.Context, db *ledger.DB, runID string, seen map[string]bool) ([]reconEntry, map[string]bool, error) {
-	runRows, recorded, err := db.RunPayouts(ctx, runID)
+	lines, err := db.RunReport(ctx, runID)
 	if err != nil {
 		return nil, nil, err
 	}
-	entries := make([]reconEntry, 0, len(runRows))
-	for _, rr := range runRows {
+	entries := make([]reconEntry, 0, len(lines))
+	for _, l := range lines {
+		rr := l.Row
 		e := reconEntry{runID: runID, line: rr.Line, ref: rr.Ref, recipient: rr.Recipient, account: rr.Account,
 			rejected: rr.Rejected, reason: rr.Reason}
 		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
 			e.amount = amount
 		}
 		if !rr.Rejected {
-			if _, ok := recorded[rr.Ref]; !ok {
+			if l.Payout == nil {
 				e.unrecorded = true
 			} else if seen != nil {
 				if seen[rr.Ref] {

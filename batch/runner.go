@@ -21,7 +21,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -32,15 +31,6 @@ type Service interface {
 	CreatePayout(ctx context.Context, req api.CreatePayoutRequest) (api.CreateResult, error)
 	GetPayout(ctx context.Context, reference string) (api.Payout, error)
 }
-
-// Exit codes of DESIGN.md, shared by `run`, `watch --once` and `reconcile`.
-const (
-	ExitOK        = 0
-	ExitAborted   = 1
-	ExitUsage     = 2
-	ExitRejected  = 3
-	ExitAttention = 4
-)
 
 // Defaults of the run's tunables.
 const (
@@ -148,7 +138,7 @@ func NewRunner(cfg Config) *Runner {
 	return &Runner{cfg: cfg}
 }
 
-// Result is the outcome of one run: the `--json` summary of DESIGN.md. Rows = Rejected + Succeeded
+// Result is the outcome of one run, and what `--json` prints of it. Rows = Rejected + Succeeded
 // + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
 // accepted by the service in an earlier run.
 type Result struct {
@@ -263,7 +253,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if submitAllowed {
 		aborted = r.submit(ctx, log, res.RunID, path, parsed.refsToPay(), parsed.freshPayouts(res.RunID))
 	}
-	res, err = r.finish(context.WithoutCancel(ctx), res, lines, aborted, submitAllowed)
+	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
 	if err != nil {
 		return res, err
 	}
@@ -322,204 +312,6 @@ func (r *Runner) retryWait(err error, attempt int) time.Duration {
 		return apiErr.RetryAfter
 	}
 	return backoff(r.cfg.BackoffBase, r.cfg.BackoffMax, attempt)
-}
-
-func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile) (Result, error) {
-	rows := parsed.reportRows()
-	res = tally(res, rows, nil)
-	res.ExitCode = ExitOK
-	if res.Rejected > 0 {
-		res.ExitCode = ExitRejected
-	}
-	res.EndedAt = r.cfg.Now()
-	meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
-		Started: started, Ended: res.EndedAt, DryRun: true}
-	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
-	if err != nil {
-		return res, fmt.Errorf("write reports: %w", err)
-	}
-	res.Reports = paths.List()
-	return res, nil
-}
-
-// ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
-// closed in the ledger but its reports could not be written.
-var ErrReportsNotWritten = errors.New("reports not written")
-
-// finish reads the run's payouts back from the ledger, writes its reports and closes the run.
-// lines are the rows Record stored for the run: they do not change, and reading them back would
-// cost the end of every run about as much as its payouts.
-func (r *Runner) finish(ctx context.Context, res Result, lines []ledger.RunRow, aborted error, submitted bool) (Result, error) {
-	db := r.cfg.Ledger
-	payouts, err := db.PayoutsOfRun(ctx, res.RunID)
-	if err != nil {
-		return res, err
-	}
-	rows, skipped := reportRows(lines, payouts, !submitted)
-	res = tally(res, rows, skipped)
-	switch {
-	case aborted != nil:
-		res.ExitCode = ExitAborted
-		res.Aborted = aborted.Error()
-	case !submitted:
-		res.ExitCode = ExitRejected
-	case res.Rejected+res.Failed+res.Unknown+res.NotSent > 0:
-		res.ExitCode = ExitAttention
-	case res.SkippedOtherFile > 0 && !r.cfg.AllowPaidElsewhere:
-		res.ExitCode = ExitAttention
-	default:
-		res.ExitCode = ExitOK
-	}
-	run, err := db.GetRun(ctx, res.RunID)
-	if err != nil {
-		return res, err
-	}
-	ended := r.cfg.Now()
-	res.EndedAt = ended
-	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
-	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
-	res.Reports = paths.List()
-	status := "finished"
-	if aborted != nil {
-		status = "aborted"
-	}
-	// The run is closed even when its reports could not be written: its payouts are settled in the
-	// ledger, and a run left "running" would look like one still sending.
-	if err := db.FinishRun(ctx, res.RunID, status, res.ExitCode, ended); err != nil {
-		return res, errors.Join(err, reportErr)
-	}
-	if reportErr != nil {
-		res.Reports = nil
-		return res, fmt.Errorf("%w: run %s %s with exit code %d, but `payout report %s` must write its reports from the ledger: %w",
-			ErrReportsNotWritten, res.RunID, status, res.ExitCode, res.RunID, reportErr)
-	}
-	return res, nil
-}
-
-// reportInput is the input name the reports are named after.
-func (r *Runner) reportInput(path string) string {
-	if r.reportName != "" {
-		return r.reportName
-	}
-	return filepath.Base(path)
-}
-
-// tally counts report rows by state into res.
-func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
-	res.Rows = len(rows)
-	total := decimal.Zero
-	for _, row := range rows {
-		total = total.Add(row.Amount)
-		switch ledger.State(row.State) {
-		case ledger.Rejected:
-			res.Rejected++
-		case ledger.Succeeded:
-			res.Succeeded++
-		case ledger.Submitted:
-			res.Pending++
-		case ledger.Failed:
-			res.Failed++
-		case ledger.Unknown, ledger.Submitting:
-			res.Unknown++
-		default:
-			res.NotSent++
-		}
-		if skipped[row.Line] {
-			res.Skipped++
-		} else if ledger.State(row.State) == ledger.Succeeded || ledger.State(row.State) == ledger.Submitted {
-			res.Submitted++
-		}
-	}
-	res.TotalAmount = total
-	return res
-}
-
-// ReportRows reads a recorded run back from the ledger as report rows, with each payout's current
-// state. The map marks the lines that were accepted by the service before this run. fileRejected
-// says why a valid row may have no payout: the file was rejected as a whole, or else the run
-// stopped before it sent that row.
-func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, map[int]bool, error) {
-	runRows, payouts, err := db.RunPayouts(ctx, runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, skipped := reportRows(runRows, payouts, fileRejected)
-	return rows, skipped, nil
-}
-
-// reportRows makes a report row of each of a run's rows, with its payout's state.
-func reportRows(runRows []ledger.RunRow, payouts map[string]ledger.Payout, fileRejected bool) ([]report.Row, map[int]bool) {
-	rows := make([]report.Row, 0, len(runRows))
-	skipped := make(map[int]bool)
-	for _, rr := range runRows {
-		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-			Bank: rr.Bank, Account: rr.Account}
-		p, recorded := payouts[rr.Ref]
-		// A recorded row shows its payout's amount (the default case below): parsing the line's
-		// text as well would be a decimal parse per row for nothing.
-		if !recorded || rr.Rejected {
-			if amount, err := decimal.NewFromString(rr.Amount); err == nil {
-				row.Amount = amount
-			} else {
-				row.AmountText = rr.Amount
-			}
-		}
-		switch {
-		case rr.Rejected:
-			row.State = string(ledger.Rejected)
-			row.Message = rr.Reason
-		case !recorded && fileRejected:
-			row.State = string(ledger.Ready)
-			row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
-		case !recorded:
-			// A payout is recorded with its first intent: the run stopped before this row's.
-			row.State = string(ledger.Ready)
-			row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
-		default:
-			row.State = string(p.State)
-			row.Amount = p.Amount
-			row.InvoiceNo = p.InvoiceNo
-			row.TransactionStatus = p.TransactionStatus
-			row.Message = joinMessages(payoutMessage(p, rr), rr.Reason)
-		}
-		if rr.Skipped {
-			skipped[rr.Line] = true
-		}
-		rows = append(rows, row)
-	}
-	return rows, skipped
-}
-
-func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
-	switch {
-	case rr.Skipped && strings.HasPrefix(rr.Reason, paidElsewherePrefix):
-		return "" // the reason says which file paid it
-	case rr.Skipped:
-		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
-	case p.State == ledger.Unknown || p.State == ledger.Submitting:
-		msg := "outcome unknown: the payout may exist; run `payout reconcile` before anything else"
-		if p.LastError != "" {
-			msg += " (last error: " + p.LastError + ")"
-		}
-		return msg
-	case p.State == ledger.Ready:
-		return "not sent: the run stopped before this row; run the file again to resume"
-	case p.State == ledger.Failed:
-		return p.LastError
-	}
-	return ""
-}
-
-// failuresConfirmed reports whether every FAILED row of a report is known never to pay, so that
-// paying it again under a new reference cannot pay twice.
-func failuresConfirmed(rows []report.Row) bool {
-	for _, row := range rows {
-		if ledger.State(row.State) == ledger.Failed && !FailureConfirmed(row.InvoiceNo, row.Message) {
-			return false
-		}
-	}
-	return true
 }
 
 func joinMessages(a, b string) string {
@@ -842,27 +634,6 @@ func (p *parsedFile) refsToPay() []string {
 	return refs
 }
 
-// reportRows is the dry run's view: valid rows READY, the rest REJECTED.
-func (p *parsedFile) reportRows() []report.Row {
-	rows := make([]report.Row, 0, len(p.rows))
-	for _, rr := range p.runRows(false) {
-		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-			Bank: rr.Bank, Account: rr.Account, State: string(ledger.Ready), Message: "valid (dry run: nothing sent)"}
-		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
-			row.Amount = amount
-		} else {
-			row.AmountText = rr.Amount
-		}
-		if rr.Rejected {
-			row.State, row.Message = string(ledger.Rejected), rr.Reason
-		} else {
-			row.Message = joinMessages(row.Message, rr.Reason)
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
 // MaskAccount keeps an account number's last four digits, for logs and messages.
 func MaskAccount(account string) string {
 	if len(account) <= 4 {
@@ -895,36 +666,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
-// each row's state as of now. They are named apart from the run's own reports, which they never
-// replace: `<input>.<run id>.regenerated-<now, UTC>.result.csv` and so on.
-func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string, now time.Time) (report.Paths, error) {
-	run, err := db.GetRun(ctx, runID)
-	if err != nil {
-		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
-	}
-	rows, skipped, err := ReportRows(ctx, db, runID, run.ExitCode == ExitRejected)
-	if err != nil {
-		return report.Paths{}, err
-	}
-	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
-		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
-	name := filepath.Base(run.File)
-	if filepath.Base(filepath.Dir(run.File)) == ProcessingDir {
-		name = inboxName(name) // named as folder mode named the run's own reports
-	}
-	return report.WriteRun(dir, name, report.Summarize(meta, rows), rows)
-}
-
-// stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.
-func stoppedReason(run ledger.Run) string {
-	switch run.Status {
-	case "aborted":
-		return "the run stopped before it had sent every row (its reason was reported when it stopped)"
-	case "interrupted":
-		return "the process running it stopped before the run ended"
-	}
-	return ""
 }

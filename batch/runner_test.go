@@ -105,8 +105,8 @@ func (h *harness) pay(ctx context.Context, path string, cfg batch.Config) batch.
 	return res
 }
 
-// sameReportFromLedger checks that the run's result CSV, written from the lines the run held and
-// its payouts read back, says what `payout report` writes from the ledger alone.
+// sameReportFromLedger checks that the run's result CSV, written at the end of the run, says
+// what `payout report` writes from the ledger afterwards: both read the run with one query.
 func (h *harness) sameReportFromLedger(db *ledger.DB, res batch.Result) {
 	h.tb.Helper()
 	written := resultCSV(h.tb, res)

@@ -78,7 +78,7 @@ type WatchConfig struct {
 type FileOutcome struct {
 	Name   string // its name in processing
 	Path   string // where it is now: done, failed, or still processing
-	Exit   int    // the file's exit code (DESIGN.md)
+	Exit   int    // the file's exit code, as `watch --once` would exit with it
 	Result Result // the run; zero but for File and SHA256 when Err is set
 	Err    error  // the run did not finish: unreadable input (Exit 3) or infrastructure (Exit 1)
 	Note   string // the .why.txt or .duplicate.txt written next to it, if any
@@ -174,27 +174,6 @@ func (r *Runner) withReportName(name string) *Runner {
 // Close releases the folder's lock.
 func (w *Watcher) Close() error {
 	return w.lock.Unlock()
-}
-
-// WorseExit picks the exit code that matters more: aborted, then usage, rejected, attention, ok.
-func WorseExit(a, b int) int {
-	rank := func(code int) int {
-		switch code {
-		case ExitOK:
-			return 0
-		case ExitAttention:
-			return 1
-		case ExitRejected:
-			return 2
-		case ExitUsage:
-			return 3
-		}
-		return 4 // aborted, or a code nobody expected
-	}
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
 }
 
 // Once processes what is there, for cron: first what a stopped watcher left in processing, then
@@ -523,14 +502,13 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	out.Result = res
 	if err != nil {
 		out.Err = err
-		if !inputError(err) {
-			// Infrastructure: the file stays in processing and the next start resumes it.
-			out.Exit = ExitAborted
-			log.Warn("file left in processing: it is resumed at the next start", "err", err)
-			return out.Exit, &abortError{file: name, cause: err}
+		out.Exit = ErrorExit(err)
+		if out.Exit == ExitRejected {
+			return w.fail(log, &out, unreadableNote(name, err))
 		}
-		out.Exit = ExitRejected
-		return w.fail(log, &out, unreadableNote(name, err))
+		// Infrastructure: the file stays in processing and the next start resumes it.
+		log.Warn("file left in processing: it is resumed at the next start", "err", err)
+		return out.Exit, &abortError{file: name, cause: err}
 	}
 	out.Exit = res.ExitCode
 	if res.ExitCode != ExitAborted {
@@ -698,25 +676,17 @@ func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, err
 	}
 	sort.SliceStable(same, func(i, j int) bool { return same[i].StartedAt.Before(same[j].StartedAt) })
 	for i := range same {
-		rows, err := w.db.RunRows(ctx, same[i].ID)
+		lines, err := w.db.RunReport(ctx, same[i].ID)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", same[i].ID, err)
 		}
-		for _, row := range rows {
-			if !row.Rejected && !row.Skipped {
+		for _, l := range lines {
+			if !l.Row.Rejected && !l.Row.Skipped {
 				return &same[i], nil
 			}
 		}
 	}
 	return &same[0], nil
-}
-
-// inputError reports whether err is the input's fault rather than the infrastructure's.
-func inputError(err error) bool {
-	var fileErr *FileError
-	var rowErr *RowError
-	var inErr *InputError
-	return errors.As(err, &fileErr) || errors.As(err, &rowErr) || errors.As(err, &inErr)
 }
 
 // duplicateNote says why a file that sent nothing new was not paid twice; empty when it did send.

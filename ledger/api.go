@@ -1,7 +1,6 @@
 package ledger
 
-// This file is the contract the rest of the project codes against. The implementation fills the
-// bodies; signatures change only with the runner's author.
+// The ledger's types, and the methods of DB the rest of the project calls.
 
 import (
 	"context"
@@ -130,13 +129,12 @@ type Event struct {
 // Filter selects payouts. Zero fields select everything.
 type Filter struct {
 	States []State
-	RunID  string
 	Since  time.Time
 }
 
-// StoredCallback is a verified or rejected callback kept for inspection.
+// StoredCallback is a verified or rejected callback, kept in the ledger's callbacks table for
+// whoever inspects the file (sqlite3): no command reads it back.
 type StoredCallback struct {
-	ID         int64
 	ReceivedAt time.Time
 	InvoiceNo  string
 	Verdict    string // "applied", "replay", "unknown-invoice", "amount-mismatch", ...
@@ -155,9 +153,7 @@ var _ interface {
 	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
-	RunRows(ctx context.Context, runID string) ([]RunRow, error)
-	RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error)
-	PayoutsOfRun(ctx context.Context, runID string) (map[string]Payout, error)
+	RunReport(ctx context.Context, runID string) ([]ReportLine, error)
 	StoreCallback(ctx context.Context, c StoredCallback) error
 	Close() error
 } = (*DB)(nil)

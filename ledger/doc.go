@@ -12,6 +12,11 @@
 // with the embedded migrations. Apply calls from many goroutines are merged into shared durable
 // transactions; Lock keeps a second paying process off the same file.
 //
+// A run's input lines are kept as they were read, valid or not (run_rows), apart from the
+// payouts, which change as the service answers. RunReport joins the two: it is the one read of a
+// run, for its own reports at its end, for `payout report` later, for folder mode's notes and
+// for reconciling one run.
+//
 // A payout's states:
 //
 //	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED

@@ -1,7 +1,20 @@
 package ledger
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+)
 
 // SQLOf exposes the connection pool to the tests, which check pragmas on pooled connections
 // and that the database itself refuses to rewrite the audit trail.
 func SQLOf(db *DB) *sql.DB { return db.sql }
+
+// RunRows is the rows of RunReport without their payouts, for the tests of Record.
+func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
+	lines, err := db.RunReport(ctx, runID)
+	rows := make([]RunRow, len(lines))
+	for i, l := range lines {
+		rows[i] = l.Row
+	}
+	return rows, err
+}

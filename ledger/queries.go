@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -65,28 +62,6 @@ func (db *DB) Runs(ctx context.Context) ([]Run, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return runs, nil
-}
-
-// RunsByFile returns the runs of the file with this SHA-256 (hex), oldest first.
-func (db *DB) RunsByFile(ctx context.Context, sha256 string) ([]Run, error) {
-	runs, err := db.queryRuns(ctx, `WHERE file_sha256 = ?`, sha256)
-	if err != nil {
-		return nil, fmt.Errorf("runs of file %s: %w", sha256, err)
-	}
-	return runs, nil
-}
-
-// LatestRunForFile returns the most recently started run of the file with this SHA-256, of any
-// kind and status, or ErrNotFound.
-func (db *DB) LatestRunForFile(ctx context.Context, sha256 string) (Run, error) {
-	runs, err := db.RunsByFile(ctx, sha256)
-	if err != nil {
-		return Run{}, err
-	}
-	if len(runs) == 0 {
-		return Run{}, fmt.Errorf("latest run of file %s: %w", sha256, ErrNotFound)
-	}
-	return runs[len(runs)-1], nil
 }
 
 func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
@@ -220,10 +195,6 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
 			args = append(args, string(s))
 		}
 	}
-	if f.RunID != "" {
-		where = append(where, `run_id = ?`)
-		args = append(args, f.RunID)
-	}
 	if !f.Since.IsZero() {
 		where = append(where, `created_at >= ?`)
 		args = append(args, fmtTime(f.Since))
@@ -264,67 +235,6 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("events of %s: %w", ref, err)
-	}
-	return out, nil
-}
-
-// RunRows returns the input rows of a run, ordered by line.
-func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT run_id, line, ref, recipient, provider_id, bank, account,
-		amount, description, rejected, reason, skipped FROM run_rows WHERE run_id = ? ORDER BY line`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("rows of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []RunRow
-	for rows.Next() {
-		var r RunRow
-		if err := rows.Scan(&r.RunID, &r.Line, &r.Ref, &r.Recipient, &r.ProviderID, &r.Bank, &r.Account,
-			&r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped); err != nil {
-			return nil, fmt.Errorf("rows of run %s: %w", runID, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("rows of run %s: %w", runID, err)
-	}
-	return out, nil
-}
-
-// StoreCallback keeps a received callback. A zero ReceivedAt is taken as now.
-func (db *DB) StoreCallback(ctx context.Context, c StoredCallback) error {
-	if c.ReceivedAt.IsZero() {
-		c.ReceivedAt = db.now()
-	}
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO callbacks (received_at, invoice_no, verdict, payload) VALUES (?, ?, ?, ?)`,
-		fmtTime(c.ReceivedAt), c.InvoiceNo, c.Verdict, c.Payload)
-	if err != nil {
-		return fmt.Errorf("store callback: %w", err)
-	}
-	return nil
-}
-
-// Callbacks returns the stored callbacks, oldest first.
-func (db *DB) Callbacks(ctx context.Context) ([]StoredCallback, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, received_at, invoice_no, verdict, payload FROM callbacks ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list callbacks: %w", err)
-	}
-	defer rows.Close()
-	var out []StoredCallback
-	for rows.Next() {
-		var c StoredCallback
-		var at string
-		if err := rows.Scan(&c.ID, &at, &c.InvoiceNo, &c.Verdict, &c.Payload); err != nil {
-			return nil, fmt.Errorf("list callbacks: %w", err)
-		}
-		if c.ReceivedAt, err = parseTime(at); err != nil {
-			return nil, fmt.Errorf("list callbacks: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list callbacks: %w", err)
 	}
 	return out, nil
 }
@@ -574,92 +484,4 @@ func sameAsStored(ctx context.Context, tx *sql.Tx, p Payout) error {
 // decimals of MYR so that the file reads like money.
 func amountText(d decimal.Decimal) string {
 	return d.StringFixed(max(2, -d.Exponent()))
-}
-
-// RunPayouts returns a run's input rows, ordered by line, and the payouts of its valid rows as
-// they stand now (see PayoutsOfRun): what a report of the run needs. The two are read side by
-// side, one connection each (WAL readers do not wait for each other). A callback committed
-// between two reads shows in the later ones only, as it would had it come a moment earlier.
-func (db *DB) RunPayouts(ctx context.Context, runID string) ([]RunRow, map[string]Payout, error) {
-	var payouts map[string]Payout
-	var payoutsErr error
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		payouts, payoutsErr = db.PayoutsOfRun(ctx, runID)
-	}()
-	rows, err := db.RunRows(ctx, runID)
-	<-read
-	if err = errors.Join(err, payoutsErr); err != nil {
-		return nil, nil, err
-	}
-	return rows, payouts, nil
-}
-
-// runPayoutsPart is the fewest lines a part of PayoutsOfRun reads on its own connection.
-const runPayoutsPart = 1024
-
-// PayoutsOfRun returns the payouts of a run's valid rows as they stand now, keyed by reference.
-// Only Ref, RunID, State, Amount, InvoiceNo, TransactionStatus and LastError are filled (Get,
-// Lookup and List give every field): what a report shows of a payout. A run that still holds its
-// rows reads only these, between its last request and its reports.
-//
-// A large run is read in ranges of lines side by side, one connection each: the read is on one
-// core otherwise. Each range is one consistent read (see RunPayouts).
-func (db *DB) PayoutsOfRun(ctx context.Context, runID string) (map[string]Payout, error) {
-	var first, last sql.NullInt64
-	if err := db.sql.QueryRowContext(ctx, `SELECT min(line), max(line) FROM run_rows WHERE run_id = ?`, runID).Scan(&first, &last); err != nil {
-		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
-	}
-	if !first.Valid {
-		return map[string]Payout{}, nil
-	}
-	span := last.Int64 - first.Int64 + 1
-	parts := make([]map[string]Payout, min(int64(runtime.GOMAXPROCS(0)), 4, max(1, span/runPayoutsPart)))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i := range parts {
-		from := first.Int64 + span*int64(i)/int64(len(parts))
-		to := first.Int64 + span*int64(i+1)/int64(len(parts)) - 1
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[i], errs[i] = db.payoutsOfLines(ctx, runID, from, to)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	for _, part := range parts[1:] {
-		maps.Copy(parts[0], part)
-	}
-	return parts[0], nil
-}
-
-func (db *DB) payoutsOfLines(ctx context.Context, runID string, from, to int64) (map[string]Payout, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT p.ref, p.run_id, p.amount, p.state, p.invoice_no,
-		p.transaction_status, p.last_error FROM run_rows r JOIN payouts p ON p.ref = r.ref
-		WHERE r.run_id = ? AND r.line BETWEEN ? AND ? AND NOT r.rejected`, runID, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	payouts := make(map[string]Payout, to-from+1)
-	for rows.Next() {
-		var p Payout
-		var amount, state string
-		if err := rows.Scan(&p.Ref, &p.RunID, &amount, &state, &p.InvoiceNo, &p.TransactionStatus, &p.LastError); err != nil {
-			return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
-		}
-		p.State = State(state)
-		if p.Amount, err = decimal.NewFromString(amount); err != nil {
-			return nil, fmt.Errorf("payout %s: amount %q: %w", p.Ref, amount, err)
-		}
-		payouts[p.Ref] = p
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
-	}
-	return payouts, nil
 }

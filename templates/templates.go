@@ -13,7 +13,7 @@ var files embed.FS
 // all holds every page and the shared partials (the CSS and the summary blocks of partials.html).
 var all = template.Must(template.New("").ParseFS(files, "*.html"))
 
-// Names of the pages in FS.
+// Names of the pages among the embedded templates.
 const (
 	RunPage       = "run.html"
 	ReconcilePage = "reconcile.html"
@@ -24,6 +24,3 @@ func Run() *template.Template { return all.Lookup(RunPage) }
 
 // Reconcile returns the template of a reconciliation's HTML report.
 func Reconcile() *template.Template { return all.Lookup(ReconcilePage) }
-
-// FS is the embedded template sources, for tools that want to read or list them.
-func FS() embed.FS { return files }

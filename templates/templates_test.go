@@ -1,8 +1,6 @@
 package templates_test
 
 import (
-	"io/fs"
-	"slices"
 	"testing"
 
 	"github.com/payout/payout/templates"
@@ -26,17 +24,5 @@ func TestPagesParsedOnce(t *testing.T) {
 	}
 	if templates.Run().Lookup("style") == nil || templates.Run().Lookup("states") == nil {
 		t.Error("the shared partials are not in the pages' namespace")
-	}
-}
-
-func TestFSListsTemplates(t *testing.T) {
-	names, err := fs.Glob(templates.FS(), "*.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{templates.RunPage, templates.ReconcilePage, "partials.html"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("embedded files %q lack %s", names, want)
-		}
 	}
 }

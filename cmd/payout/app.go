@@ -15,7 +15,7 @@ import (
 	"github.com/payout/payout/batch"
 )
 
-// Exit codes of run and watch --once; the README lists them.
+// Exit codes, as batch defines them.
 const (
 	exitOK        = batch.ExitOK
 	exitAborted   = batch.ExitAborted

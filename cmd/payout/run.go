@@ -306,14 +306,10 @@ func (s *session) close() {
 	}
 }
 
-// runError maps a run's infrastructure error to an exit code: a file the reader refused is the
-// input's fault (3); anything else stopped the run (1).
+// runError gives a run's error its exit code (batch.ErrorExit) and says what to do about it.
 func (s *session) runError(path string, err error) error {
-	var fileErr *batch.FileError
-	var rowErr *batch.RowError
-	var inputErr *batch.InputError
 	switch {
-	case errors.As(err, &fileErr), errors.As(err, &rowErr), errors.As(err, &inputErr):
+	case batch.ErrorExit(err) == exitRejected:
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: stopped before anything was sent; run again", path)}
