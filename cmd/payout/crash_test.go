@@ -126,7 +126,7 @@ func crashCampaign(t *testing.T, bin string, seed uint64, set crashSetting, rows
 	}
 	assertCreatedOnce(t, sb, seed, rows)
 	st := sb.Stats()
-	t.Logf("rows %d, creates %d, duplicates %d; lost answers %d, 5xx %d, 429 %d, most requests in any second %d",
+	t.Logf("rows %d, creates %d, duplicates %d; lost answers %d, 5xx %d, 429 %d, most requests in any second across the restarts %d",
 		rows, st.Creates, len(sb.Duplicates()), st.Lost, st.ServerErrors, st.RateLimited, st.MaxInAnySecond)
 	db, err := ledger.Open(context.Background(), ledgerPath, ledger.Options{})
 	if err != nil {
