@@ -39,8 +39,13 @@ type reconBench struct {
 	cfg     batch.Config
 }
 
+// newReconBench pays and reconciles at the run tests' production-like settings (see testRate), with
+// 4 workers; the sandbox's latency is added to faults unless they set their own.
 func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	tb.Helper()
+	if faults.Latency == 0 && faults.LatencyJitter == 0 {
+		faults.Latency, faults.LatencyJitter = testLatency, testLatencyJitter
+	}
 	clock := &sandboxClock{now: time.Now()}
 	sb := sandbox.New(sandbox.Options{AuthToken: reconToken, HashKey: []byte("recon-hash-key-0123456789"), Seed: 11,
 		Now: clock.Now, SettleAfter: time.Hour, SettleInterval: -1, FailSuffixes: sandbox.DefaultFailSuffixes, Faults: faults})
@@ -60,7 +65,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	}
 	tb.Cleanup(func() { db.Close() })
 	return &reconBench{tb: tb, sandbox: sb, clock: clock, client: client, db: db, dir: dir, cfg: batch.Config{
-		Ledger: db, Service: client, Limiter: rate.NewLimiter(rate.Inf, 1), Workers: 4,
+		Ledger: db, Service: client, Limiter: rate.NewLimiter(testRate, 1), Workers: 4,
 		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
 		ReportDir:    filepath.Join(dir, "reports"),
 		UnknownGrace: 20 * time.Millisecond, NotFoundLookups: 3,
@@ -619,6 +624,8 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 // row, no rate limit, 4 workers, every row already final (no ledger writes but the run's own).
 func BenchmarkReconcile(b *testing.B) {
 	bench := newReconBench(b, sandbox.Faults{})
+	bench.cfg.Limiter = rate.NewLimiter(rate.Inf, 1)
+	bench.sandbox.SetFaults(sandbox.Faults{})
 	rows := make([][3]string, 500)
 	for i := range rows {
 		rows[i] = [3]string{fmt.Sprintf("BENCH-%04d", i), fmt.Sprintf("90%08d", i+1), "12.34"}

@@ -38,9 +38,39 @@ type harness struct {
 	db      *ledger.DB
 	dir     string
 	cfg     batch.Config
+	// latency and jitter are the sandbox's when the harness was made.
+	latency, jitter time.Duration
 }
 
+// The end-to-end run tests pay at settings users run with: a limiter of testRate a second with a
+// burst of 1, testWorkers workers, and a sandbox that answers in 5-20 ms. A test of many rows keeps
+// rows/testRate to a second or so. TestRunUnthrottled is the one short run without either.
+const (
+	testRate          = 100
+	testWorkers       = 8
+	testLatency       = 5 * time.Millisecond
+	testLatencyJitter = 15 * time.Millisecond
+)
+
+// newHarness is a harness at the production-like settings; the sandbox's latency is added to
+// opts.Faults unless they set their own.
 func newHarness(tb testing.TB, opts sandbox.Options) *harness {
+	tb.Helper()
+	if opts.Faults.Latency == 0 && opts.Faults.LatencyJitter == 0 {
+		opts.Faults.Latency, opts.Faults.LatencyJitter = testLatency, testLatencyJitter
+	}
+	return buildHarness(tb, opts, rate.NewLimiter(testRate, 1), testWorkers)
+}
+
+// newUnthrottledHarness is a harness with no rate limit and a sandbox that answers at once, for
+// the short unthrottled test and the throughput benchmark.
+func newUnthrottledHarness(tb testing.TB, opts sandbox.Options, workers int) *harness {
+	tb.Helper()
+	opts.Faults.Latency, opts.Faults.LatencyJitter = 0, 0
+	return buildHarness(tb, opts, rate.NewLimiter(rate.Inf, 1), workers)
+}
+
+func buildHarness(tb testing.TB, opts sandbox.Options, limiter *rate.Limiter, workers int) *harness {
 	tb.Helper()
 	opts.AuthToken, opts.HashKey = testToken, []byte(testHashKey)
 	if opts.Seed == 0 {
@@ -52,21 +82,45 @@ func newHarness(tb testing.TB, opts sandbox.Options) *harness {
 		ts.Close()
 		sb.Close()
 	})
-	client, err := api.NewClient(api.Config{BaseURL: ts.URL, AuthToken: testToken, Timeout: 5 * time.Second, MaxConns: 8})
+	client, err := api.NewClient(api.Config{BaseURL: ts.URL, AuthToken: testToken, Timeout: 5 * time.Second, MaxConns: workers})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
 	db := createLedger(tb, filepath.Join(dir, "ledger.db"))
-	h := &harness{tb: tb, sandbox: sb, server: ts, client: client, db: db, dir: dir}
+	h := &harness{tb: tb, sandbox: sb, server: ts, client: client, db: db, dir: dir,
+		latency: opts.Faults.Latency, jitter: opts.Faults.LatencyJitter}
 	h.cfg = batch.Config{
-		Ledger: db, Service: client, Limiter: rate.NewLimiter(rate.Inf, 1), Workers: 8,
+		Ledger: db, Service: client, Limiter: limiter, Workers: workers,
 		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
 		ReportDir:    filepath.Join(dir, "reports"),
 		UnknownGrace: 30 * time.Millisecond, NotFoundLookups: 3,
 		BackoffBase: time.Millisecond, BackoffMax: 10 * time.Millisecond,
 	}
 	return h
+}
+
+// setFaults turns faults on and keeps the harness's latency unless they set their own.
+func (h *harness) setFaults(f sandbox.Faults) {
+	if f.Latency == 0 && f.LatencyJitter == 0 {
+		f.Latency, f.LatencyJitter = h.latency, h.jitter
+	}
+	h.sandbox.SetFaults(f)
+}
+
+// TestRunUnthrottled is the one short run with no rate limit, a sandbox that answers at once and
+// 32 workers: every row is created exactly once although answers are lost at full concurrency.
+func TestRunUnthrottled(t *testing.T) {
+	h := newUnthrottledHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}}, 32)
+	rows := payroll(200, "UNTHROTTLED")
+	res := h.run(context.Background(), writePayroll(t, h.dir, "unthrottled.csv", rows), nil)
+	if res.ExitCode != batch.ExitOK || res.Submitted != len(rows) {
+		t.Fatalf("result %+v, want exit 0 with %d submitted", res, len(rows))
+	}
+	h.assertExactlyOnce(rows, res)
+	if st := h.sandbox.Stats(); st.Lost == 0 || st.Creates != len(rows) {
+		t.Errorf("stats %+v, want some answers lost and %d creates", st, len(rows))
+	}
 }
 
 // createLedger makes a new ledger at path, open for the test.
@@ -304,7 +358,7 @@ func TestRunFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, sandbox.Options{Faults: tt.faults})
-			rows := payroll(120, "FAULT")
+			rows := payroll(80, "FAULT")
 			path := writePayroll(t, h.dir, "faults.csv", rows)
 			res := h.run(context.Background(), path, nil)
 			if res.ExitCode != batch.ExitOK {
@@ -441,7 +495,7 @@ func failAfterProviders(h *harness, faults sandbox.Faults) func(*batch.Config) {
 		var once atomic.Bool
 		c.Progress = func(done, total int) {
 			if once.CompareAndSwap(false, true) {
-				h.sandbox.SetFaults(faults)
+				h.setFaults(faults)
 			}
 		}
 	}

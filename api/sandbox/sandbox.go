@@ -90,6 +90,9 @@ type Faults struct {
 	// a Retry-After of ThrottleRetryAfter (whole seconds; 0 sends "Retry-After: 0").
 	ThrottleLookups    float64
 	ThrottleRetryAfter time.Duration
+	// ThrottleRate is the share of API requests of any endpoint answered 429 with a Retry-After
+	// of ThrottleRetryAfter, whatever the rate: a front end shedding load now and then.
+	ThrottleRate float64
 	// FailAfterCreateRate is the share of valid creates whose payout IS created but which are
 	// answered HTTP 200 with a fail envelope, as a refusal: the service contradicting itself.
 	FailAfterCreateRate float64
@@ -157,6 +160,9 @@ type Stats struct {
 	Callbacks        int            `json:"callbacks"`     // callbacks delivered (2xx)
 	CallbackFailures int            `json:"callback_failures"`
 	MaxPerSecond     int            `json:"max_per_second"`
+	// MaxInAnySecond is the most API requests that arrived within one second, wherever that
+	// second starts: the bound a client's rate limit must keep.
+	MaxInAnySecond int `json:"max_in_any_second"`
 }
 
 // Server is the simulator. It is safe for concurrent use.
@@ -186,6 +192,7 @@ type Server struct {
 	stats    Stats
 	window   int64 // unix second of the current rate window
 	inWindow int
+	recent   []time.Time // arrivals of the last second, oldest first
 }
 
 // New returns a running Server; Close stops its goroutines.
@@ -404,7 +411,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.Requests[endpoint]++
 	f, down := s.faults, s.down
 	limited := s.countLocked() && !down // a service that is down does not rate limit
-	throttled := !limited && !down && endpoint == "get" && f.ThrottleLookups > 0 && s.rng.Float64() < f.ThrottleLookups
+	throttled := !limited && !down && s.throttledLocked(f, endpoint)
 	var delay time.Duration
 	var injected bool
 	if !limited && !down {
@@ -489,16 +496,38 @@ func endpointOf(path string) string {
 // countLocked counts the request in its one-second window and reports whether it is over the
 // rate limit.
 func (s *Server) countLocked() bool {
-	sec := s.now().Unix()
+	now := s.now()
+	sec := now.Unix()
 	if sec != s.window {
 		s.window, s.inWindow = sec, 0
 	}
 	s.inWindow++
 	s.stats.MaxPerSecond = max(s.stats.MaxPerSecond, s.inWindow)
+	s.countRecentLocked(now)
 	if s.faults.RateLimit <= 0 {
 		return false
 	}
 	return float64(s.inWindow) > s.faults.RateLimit
+}
+
+// countRecentLocked keeps the arrivals of the last second, (now-1s, now], and the most of them
+// ever seen at once.
+func (s *Server) countRecentLocked(now time.Time) {
+	cut := now.Add(-time.Second)
+	old := 0
+	for old < len(s.recent) && !s.recent[old].After(cut) {
+		old++
+	}
+	s.recent = append(s.recent[old:], now)
+	s.stats.MaxInAnySecond = max(s.stats.MaxInAnySecond, len(s.recent))
+}
+
+// throttledLocked draws whether a request is answered 429 whatever the rate.
+func (s *Server) throttledLocked(f Faults, endpoint string) bool {
+	if endpoint == "get" && f.ThrottleLookups > 0 && s.rng.Float64() < f.ThrottleLookups {
+		return true
+	}
+	return f.ThrottleRate > 0 && s.rng.Float64() < f.ThrottleRate
 }
 
 func (s *Server) sleep(ctx context.Context, d time.Duration) bool {

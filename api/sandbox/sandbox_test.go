@@ -755,6 +755,58 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+func TestThrottleRate(t *testing.T) {
+	r := newRig(t, sandbox.Options{Seed: 5, Faults: sandbox.Faults{ThrottleRate: 0.3}})
+	var throttled int
+	for i := range 40 {
+		ref := fmt.Sprintf("T-%d", i)
+		resp := r.mustCreate(body(t, ref, nil))
+		switch resp.status {
+		case 200:
+		case 429:
+			throttled++
+			if resp.header.Get("Retry-After") != "0" || resp.env.Code != 429 {
+				t.Errorf("429 without its Retry-After or envelope: %v %s", resp.header, resp.body)
+			}
+			if n := r.sb.CreateCounts()[ref]; n != 0 {
+				t.Errorf("%s: created on a 429", ref)
+			}
+		default:
+			t.Fatalf("HTTP %d %s", resp.status, resp.body)
+		}
+	}
+	if st := r.sb.Stats(); throttled == 0 || throttled == 40 || st.RateLimited != throttled || st.Creates != 40-throttled {
+		t.Errorf("%d 429s of 40 creates, stats %+v", throttled, st)
+	}
+}
+
+func TestMaxInAnySecond(t *testing.T) {
+	r := newRig(t, sandbox.Options{})
+	// 3 requests late in one second and 3 early in the next: 3 in either calendar second, 6 within
+	// one second of each other.
+	r.clk.Add(700 * time.Millisecond)
+	for range 3 {
+		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
+	}
+	r.clk.Add(400 * time.Millisecond)
+	for range 3 {
+		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
+	}
+	// A second later the first six have left the window.
+	r.clk.Add(time.Second)
+	r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
+	if st := r.sb.Stats(); st.MaxPerSecond != 3 || st.MaxInAnySecond != 6 {
+		t.Errorf("max per calendar second %d, in any second %d; want 3 and 6", st.MaxPerSecond, st.MaxInAnySecond)
+	}
+	r.clk.Add(300 * time.Millisecond)
+	for range 6 {
+		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
+	}
+	if st := r.sb.Stats(); st.MaxInAnySecond != 7 {
+		t.Errorf("max in any second %d, want 7", st.MaxInAnySecond)
+	}
+}
+
 func TestInspectionEndpoints(t *testing.T) {
 	r := newRig(t, sandbox.Options{})
 	r.mustCreate(body(t, "A", nil))

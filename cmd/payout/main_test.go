@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/ledger"
@@ -60,12 +61,15 @@ func newUserWithoutLedger(tb testing.TB, sb *sandbox.Server) *user {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 		"PAYOUT_BASE_URL=" + ts.URL, "PAYOUT_AUTH_TOKEN=e2e-token", "PAYOUT_VIRTUAL_POOL_REF=POOL-E2E",
 		"PAYOUT_CALLBACK_URL=http://127.0.0.1:1/callback", "PAYOUT_REDIRECT_URL=http://127.0.0.1:1/return",
-		"PAYOUT_RATE=1000", "PAYOUT_WORKERS=8",
+		"PAYOUT_RATE=100", "PAYOUT_WORKERS=8",
 	}}
 }
 
+// newSandbox is the service as users meet it: every request answered in 5-20 ms. Users pay at
+// --rate 100 with 8 workers (newUser).
 func newSandbox(tb testing.TB) *sandbox.Server {
-	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key")})
+	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"),
+		Faults: sandbox.Faults{Latency: 5 * time.Millisecond, LatencyJitter: 15 * time.Millisecond}})
 	tb.Cleanup(sb.Close)
 	return sb
 }
