@@ -28,8 +28,8 @@ crashtest:
 	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 $(GO) test -run TestCrashResume -count=1 -timeout 60m -v ./cmd/payout/
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/
-	$(GO) test -run '^$$' -fuzz FuzzCSVReader -fuzztime 60s ./batch/
+	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/read/
+	$(GO) test -run '^$$' -fuzz FuzzCSVReader -fuzztime 60s ./batch/read/
 
 clean:
 	rm -rf bin
