@@ -16,7 +16,7 @@ demo:
 
 # Throughput and memory goals: README "Performance" quotes these numbers.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/ ./batch/read/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
 
 lint:
