@@ -17,7 +17,7 @@ demo:
 # Throughput, rate and memory goals: README "Performance" quotes these numbers. BenchmarkRunRate50
 # pays 2,000 rows at --rate 50 (about 80 s with its bare loop); PAYOUT_BENCH_ROWS=200 is a quick look.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/ ./batch/read/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
 
 lint:
@@ -30,8 +30,8 @@ crashtest:
 	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 $(GO) test -run TestCrashResume -count=1 -timeout 60m -v ./cmd/payout/
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/
-	$(GO) test -run '^$$' -fuzz FuzzCSVReader -fuzztime 60s ./batch/
+	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/read/
+	$(GO) test -run '^$$' -fuzz FuzzCSVReader -fuzztime 60s ./batch/read/
 
 clean:
 	rm -rf bin

@@ -1,6 +1,10 @@
 package batch
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/payout/payout/batch/read"
+)
 
 // Exit codes of `run`, `watch --once` and `reconcile`, defined here once: the command line exits
 // with them and folder mode tells files apart by them.
@@ -19,8 +23,8 @@ const (
 // ledger holds what was done, and running it again resumes.
 func ErrorExit(err error) int {
 	var fileErr *FileError
-	var rowErr *RowError
-	var inErr *InputError
+	var rowErr *read.RowError
+	var inErr *read.InputError
 	if errors.As(err, &fileErr) || errors.As(err, &rowErr) || errors.As(err, &inErr) {
 		return ExitRejected
 	}

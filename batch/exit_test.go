@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
@@ -20,9 +21,9 @@ func TestErrorExit(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"file refused", &batch.FileError{Path: "a.csv", Errs: []*batch.RowError{{Err: errors.New("no rows")}}}, batch.ExitRejected},
-		{"row unreadable", fmt.Errorf("read: %w", &batch.RowError{Line: 3, Column: "amount", Err: errors.New("bad")}), batch.ExitRejected},
-		{"file unreadable", fmt.Errorf("open: %w", &batch.InputError{Path: "a.xlsx", Err: errors.New("not a workbook")}), batch.ExitRejected},
+		{"file refused", &batch.FileError{Path: "a.csv", Errs: []*read.RowError{{Err: errors.New("no rows")}}}, batch.ExitRejected},
+		{"row unreadable", fmt.Errorf("read: %w", &read.RowError{Line: 3, Column: "amount", Err: errors.New("bad")}), batch.ExitRejected},
+		{"file unreadable", fmt.Errorf("open: %w", &read.InputError{Path: "a.xlsx", Err: errors.New("not a workbook")}), batch.ExitRejected},
 		{"ledger", fmt.Errorf("record: %w", ledger.ErrLocked), batch.ExitAborted},
 		{"signal", context.Canceled, batch.ExitAborted},
 		{"aborted", batch.ErrAborted, batch.ExitAborted},

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
@@ -71,8 +72,8 @@ type Config struct {
 	// still reported, but do not make the exit code 4.
 	AllowPaidElsewhere bool
 
-	Read     ReadOptions
-	Validate ValidateOptions // Providers is filled from the service at the start of each run
+	Read     read.Options
+	Validate read.ValidateOptions // Providers is filled from the service at the start of each run
 
 	// UnknownGrace is how long a row whose outcome is unknown must have been reported "not found"
 	// by NotFoundLookups spaced lookups before it may be sent again.
@@ -352,9 +353,9 @@ type parsedFile struct {
 }
 
 type parsedRow struct {
-	raw     Row
-	payment Payment
-	errs    []*RowError
+	raw     read.Row
+	payment read.Payment
+	errs    []*read.RowError
 }
 
 func (p *parsedFile) rejectedCount() int {
@@ -392,7 +393,7 @@ func (p *parsedFile) warnings(max int) []Problem {
 			if len(out) == max {
 				return out
 			}
-			out = append(out, Problem{Line: row.raw.Line, Column: ColAccount, Value: row.raw.Account, Reason: w})
+			out = append(out, Problem{Line: row.raw.Line, Column: read.ColAccount, Value: row.raw.Account, Reason: w})
 		}
 	}
 	return out
@@ -400,13 +401,13 @@ func (p *parsedFile) warnings(max int) []Problem {
 
 // readAndValidate reads every row and validates it. A ref seen twice rejects every row that
 // carries it: with --allow-partial, paying the first and refusing the second would be a guess.
-func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*parsedFile, error) {
-	rd, err := OpenFile(path, ropts)
+func readAndValidate(path string, ropts read.Options, vopts read.ValidateOptions) (*parsedFile, error) {
+	rd, err := read.OpenFile(path, ropts)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
-	v := NewValidator(vopts)
+	v := read.NewValidator(vopts)
 	parsed := &parsedFile{}
 	for {
 		row, err := rd.Next()
@@ -428,7 +429,7 @@ func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*pa
 		}
 		row := &parsed.rows[i]
 		dup.Value = row.raw.Ref
-		row.errs = append([]*RowError{dup}, row.errs...)
+		row.errs = append([]*read.RowError{dup}, row.errs...)
 	}
 	if len(found.File) > 0 {
 		// File-level rules (no rows, total over the limit) are not about one row: they stop the file.
@@ -440,7 +441,7 @@ func readAndValidate(path string, ropts ReadOptions, vopts ValidateOptions) (*pa
 // FileError is a file rejected as a whole (no rows, total over --max-total, ...).
 type FileError struct {
 	Path string
-	Errs []*RowError
+	Errs []*read.RowError
 }
 
 func (e *FileError) Error() string {
@@ -462,6 +463,10 @@ func (e *FileError) Unwrap() []error {
 	}
 	return errs
 }
+
+// ErrLedgerConflict rejects a row whose reference the ledger already holds with other details:
+// paying it would either pay twice or pay the wrong account or amount.
+var ErrLedgerConflict = errors.New("reference already in the ledger with other details")
 
 // checkLedger rejects rows whose reference the ledger already holds with other details, and
 // remembers the rest of what the ledger holds for these refs.
@@ -486,14 +491,14 @@ func (p *parsedFile) checkLedger(ctx context.Context, db *ledger.DB) error {
 		if !ok || old.SameDetails(toLedgerPayout(row.payment, "")) {
 			continue
 		}
-		row.errs = append(row.errs, &RowError{Line: row.raw.Line, Column: "external_invoice_ref", Value: row.payment.Ref,
+		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: "external_invoice_ref", Value: row.payment.Ref,
 			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
 				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
 	}
 	return nil
 }
 
-func toLedgerPayout(p Payment, runID string) ledger.Payout {
+func toLedgerPayout(p read.Payment, runID string) ledger.Payout {
 	return ledger.Payout{Ref: p.Ref, RunID: runID, Line: p.Line, Recipient: p.Recipient, ProviderID: p.ProviderID,
 		Bank: p.Bank, Account: p.Account, Amount: p.Amount, Description: p.Description, State: ledger.Ready}
 }
@@ -594,7 +599,7 @@ func acceptedEarlier(s ledger.State) bool {
 	return s == ledger.Submitted || s == ledger.Succeeded
 }
 
-func joinRowErrors(errs []*RowError) string {
+func joinRowErrors(errs []*read.RowError) string {
 	msg := ""
 	for i, e := range errs {
 		if i > 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
@@ -727,13 +728,13 @@ func TestRunReportsXLSXWarnings(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	byRef := h.assertReport(res, 2, decimal.RequireFromString("3500.50"))
-	if got := strings.Join(byRef["WARN-2"], ","); !strings.Contains(got, batch.WarnAccountNumber) {
+	if got := strings.Join(byRef["WARN-2"], ","); !strings.Contains(got, read.WarnAccountNumber) {
 		t.Errorf("report row %q does not carry the warning", got)
 	}
 	if len(res.Warnings) != 1 || res.Warnings[0].Line != 3 || res.Warnings[0].Column != "third_party_account_no" {
 		t.Errorf("warnings %+v, want line 3's account", res.Warnings)
 	}
-	if got := strings.Join(byRef["WARN-1"], ","); strings.Contains(got, batch.WarnAccountNumber) {
+	if got := strings.Join(byRef["WARN-1"], ","); strings.Contains(got, read.WarnAccountNumber) {
 		t.Errorf("a text account was flagged: %q", got)
 	}
 }

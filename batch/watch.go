@@ -17,6 +17,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -618,7 +619,7 @@ func (e *abortError) Unwrap() []error {
 func (w *Watcher) failEmpty(name string) (int, error) {
 	path := filepath.Join(w.dir(ProcessingDir), name)
 	out := FileOutcome{Name: name, Path: path, Exit: ExitRejected,
-		Err: &InputError{Path: path, Err: errors.New("the file is empty")}}
+		Err: &read.InputError{Path: path, Err: errors.New("the file is empty")}}
 	defer func() {
 		if w.cfg.Done != nil {
 			w.cfg.Done(out)

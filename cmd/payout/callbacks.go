@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/callbacks"
 	"github.com/payout/payout/ledger"
 )
 
@@ -18,7 +18,7 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "callbacks", "callbacks --listen ADDR [--ledger FILE] [--max-body BYTES] [-v] [--log-format text|json]")
 	listen := fs.String("listen", "", "address to listen on, e.g. 127.0.0.1:8081 (required)")
 	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
-	maxBody := fs.Int64("max-body", batch.DefaultCallbackMaxBody, "largest callback body in bytes; larger ones are answered 413")
+	maxBody := fs.Int64("max-body", callbacks.DefaultMaxBody, "largest callback body in bytes; larger ones are answered 413")
 	var lo logOptions
 	lo.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -59,7 +59,7 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 			log.Error("close ledger", "err", err)
 		}
 	}()
-	h, err := batch.NewCallbackHandler(batch.CallbackConfig{Ledger: db, HashKey: []byte(cfg.HashKey), Logger: log, MaxBody: *maxBody})
+	h, err := callbacks.NewHandler(callbacks.Config{Ledger: db, HashKey: []byte(cfg.HashKey), Logger: log, MaxBody: *maxBody})
 	if err != nil {
 		return configError(err)
 	}
@@ -67,7 +67,7 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageError("callbacks: %v", err)
 	}
-	fmt.Fprintf(e.stderr, "callbacks listening on http://%s%s (health: %s)\n", ln.Addr(), batch.CallbackPath, batch.HealthPath)
+	fmt.Fprintf(e.stderr, "callbacks listening on http://%s%s (health: %s)\n", ln.Addr(), callbacks.Path, callbacks.HealthPath)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -16,6 +16,7 @@ import (
 	"github.com/payout/payout"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/callbacks"
 	"github.com/payout/payout/ledger"
 )
 
@@ -59,11 +60,11 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	defer sb.Close()
 	// One loopback server: the sandbox, and this demo's callback receiver at /callback, bound once
 	// the ledger is open.
-	var callbacks atomic.Pointer[batch.CallbackHandler]
+	var receiver atomic.Pointer[callbacks.Handler]
 	mux := http.NewServeMux()
 	mux.Handle("/", sb)
-	mux.HandleFunc(batch.CallbackPath, func(w http.ResponseWriter, r *http.Request) {
-		if h := callbacks.Load(); h != nil {
+	mux.HandleFunc(callbacks.Path, func(w http.ResponseWriter, r *http.Request) {
+		if h := receiver.Load(); h != nil {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -93,7 +94,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	}
 	demoEnv := map[string]string{
 		envBaseURL: base, envAuthToken: token, envHashKey: hashKey,
-		envVirtualPool: "DEMO-POOL-001", envCallbackURL: base + batch.CallbackPath, envRedirectURL: base + "/demo/return",
+		envVirtualPool: "DEMO-POOL-001", envCallbackURL: base + callbacks.Path, envRedirectURL: base + "/demo/return",
 		envLedger: demoLedger, envRate: "50", envWorkers: "8",
 	}
 	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
@@ -102,11 +103,11 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	handler, err := batch.NewCallbackHandler(batch.CallbackConfig{Ledger: s.db, HashKey: []byte(hashKey), Logger: log})
+	handler, err := callbacks.NewHandler(callbacks.Config{Ledger: s.db, HashKey: []byte(hashKey), Logger: log})
 	if err != nil {
 		return err
 	}
-	callbacks.Store(handler)
+	receiver.Store(handler)
 
 	res, err := s.runner.Run(ctx, input)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
@@ -197,7 +198,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if err != nil {
 		return nil, err
 	}
-	vopts := batch.ValidateOptions{DefaultDescription: o.description, MaxRows: o.maxRows}
+	vopts := read.ValidateOptions{DefaultDescription: o.description, MaxRows: o.maxRows}
 	if vopts.MaxAmount, err = optionalAmount("--max-amount", o.maxAmount); err != nil {
 		return nil, err
 	}
@@ -234,14 +235,14 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	return s, nil
 }
 
-func (s *session) runnerConfig(mode sessionMode, vopts batch.ValidateOptions) batch.Config {
+func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) batch.Config {
 	o, cfg := s.o, s.cfg
 	rcfg := batch.Config{
 		Ledger: s.db, Service: s.client, Logger: s.log,
 		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst.value), Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, AllowPaidElsewhere: o.allowPaidElse, ReportDir: o.reportDir,
-		Read: batch.ReadOptions{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
+		Read: read.Options{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
 	}
 	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
@@ -380,7 +381,7 @@ func optionalAmount(flagName, v string) (decimal.Decimal, error) {
 	if v == "" {
 		return decimal.Zero, nil
 	}
-	d, err := batch.ParseAmount(v)
+	d, err := read.ParseAmount(v)
 	if err != nil {
 		return decimal.Zero, usageError("%s %q: %v", flagName, v, err)
 	}

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/read"
 )
 
 func templateCmd(_ context.Context, e *env, args []string) error {
@@ -22,9 +22,9 @@ func templateCmd(_ context.Context, e *env, args []string) error {
 		path = "payout-template.xlsx"
 	}
 	if path == "" {
-		return batch.WriteTemplate(e.stdout, false)
+		return read.WriteTemplate(e.stdout, false)
 	}
-	err := atomicfile.WriteNew(path, 0o644, func(w io.Writer) error { return batch.WriteTemplate(w, *xlsx) })
+	err := atomicfile.WriteNew(path, 0o644, func(w io.Writer) error { return read.WriteTemplate(w, *xlsx) })
 	switch {
 	case errors.Is(err, os.ErrExist):
 		return usageError("template: %s already exists and is never overwritten: name another file with --out", path)

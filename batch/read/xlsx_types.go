@@ -1,4 +1,4 @@
-package batch
+package read
 
 import (
 	"archive/zip"

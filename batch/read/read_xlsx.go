@@ -1,4 +1,4 @@
-package batch
+package read
 
 import (
 	"archive/zip"
@@ -42,13 +42,13 @@ type xlsxReader struct {
 	file *os.File
 	rows *excelize.Rows
 	scan *sheetScanner
-	opts ReadOptions
+	opts Options
 	h    headerMap
 	n    int
 	line int
 }
 
-func newXLSXReader(file *os.File, size int64, path string, opts ReadOptions) (*xlsxReader, error) {
+func newXLSXReader(file *os.File, size int64, path string, opts Options) (*xlsxReader, error) {
 	zr, err := zip.NewReader(file, size)
 	if err != nil {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: not a readable XLSX workbook: %v", ErrMalformed, err)}

@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"archive/zip"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -74,7 +74,7 @@ func setRows(tb testing.TB, f *excelize.File, sheet string, rows [][]any) {
 }
 
 // problemsByLine is each line's rejections as "column: reason".
-func problemsByLine(errs []*batch.RowError) map[int][]string {
+func problemsByLine(errs []*read.RowError) map[int][]string {
 	out := make(map[int][]string)
 	for _, e := range errs {
 		out[e.Line] = append(out[e.Line], e.Column+": "+e.Err.Error())
@@ -107,7 +107,7 @@ func TestXLSXFormulasInMoneyColumnsAreRejected(t *testing.T) {
 		xml = cacheFormula(t, xml, "A4", "str", "F-3")
 		return cacheFormula(t, xml, "B5", "str", "Goh Boon Huat")
 	})
-	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+	res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +182,11 @@ func TestXLSXActiveAndHiddenSheets(t *testing.T) {
 	for _, state := range []string{"", "hidden", "veryHidden"} {
 		t.Run("first sheet "+state, func(t *testing.T) {
 			path := buildXLSX(t, build(state), nil)
-			res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+			res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 			if err != nil || len(res.payments) != 1 || res.payments[0].Ref != "PAY-1" {
 				t.Fatalf("err %v, payments %+v; want the active sheet Payroll", err, res.payments)
 			}
-			res, err = readInput(t, path, batch.ReadOptions{Sheet: "Old"}, batch.ValidateOptions{})
+			res, err = readInput(t, path, read.Options{Sheet: "Old"}, read.ValidateOptions{})
 			if err != nil || len(res.payments) != 1 || res.payments[0].Ref != "OLD-1" {
 				t.Fatalf("--sheet Old: err %v, payments %+v; a sheet named is read, hidden or not", err, res.payments)
 			}
@@ -199,8 +199,8 @@ func TestXLSXActiveAndHiddenSheets(t *testing.T) {
 			}
 			return xml
 		})
-		_, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
-		if !errors.Is(err, batch.ErrHiddenSheet) || !strings.Contains(err.Error(), `the active sheet is hidden: "Old"; name the sheet to pay with --sheet (sheets: Old, Payroll)`) {
+		_, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
+		if !errors.Is(err, read.ErrHiddenSheet) || !strings.Contains(err.Error(), `the active sheet is hidden: "Old"; name the sheet to pay with --sheet (sheets: Old, Payroll)`) {
 			t.Fatalf("err = %v, want ErrHiddenSheet", err)
 		}
 	})
@@ -227,16 +227,16 @@ func TestXLSXHiddenRowsAreRejected(t *testing.T) {
 		}
 		return bytes.Replace(xml, []byte(`<row r="7" hidden="true">`), []byte(`<row r='7' hidden='1'>`), 1)
 	})
-	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+	res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.payments) != 2 || len(res.errs) != 2 || res.errs[0].Line != 3 || !errors.Is(res.errs[0], batch.ErrHiddenRow) ||
-		res.errs[1].Line != 7 || !errors.Is(res.errs[1], batch.ErrHiddenRow) ||
+	if len(res.payments) != 2 || len(res.errs) != 2 || res.errs[0].Line != 3 || !errors.Is(res.errs[0], read.ErrHiddenRow) ||
+		res.errs[1].Line != 7 || !errors.Is(res.errs[1], read.ErrHiddenRow) ||
 		!strings.Contains(res.errs[0].Error(), "line 3: row is hidden in the workbook: unhide it and check it, delete it, or pass --hidden-rows") {
 		t.Fatalf("payments %d, errors %v; want line 3 rejected as hidden", len(res.payments), res.errs)
 	}
-	res, err = readInput(t, path, batch.ReadOptions{HiddenRows: true}, batch.ValidateOptions{})
+	res, err = readInput(t, path, read.Options{HiddenRows: true}, read.ValidateOptions{})
 	if err != nil || len(res.payments) != 4 || len(res.errs) != 0 {
 		t.Fatalf("HiddenRows: err %v, payments %d, errors %v; want all four", err, len(res.payments), res.errs)
 	}
@@ -249,11 +249,11 @@ func TestXLSXValueBeyondTheHeaderIsRejected(t *testing.T) {
 			{"B-2", "Lim Mei Ling", "Maybank", "0123456789", 20, nil, " "},
 		})
 	}, nil)
-	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+	res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.payments) != 1 || len(res.errs) != 1 || res.errs[0].Line != 2 || !errors.Is(res.errs[0], batch.ErrFieldCount) ||
+	if len(res.payments) != 1 || len(res.errs) != 1 || res.errs[0].Line != 2 || !errors.Is(res.errs[0], read.ErrFieldCount) ||
 		!strings.Contains(res.errs[0].Error(), `cell H2 holds "200.50", beyond the header's last column F`) {
 		t.Fatalf("payments %d, errors %v; want line 2 rejected for H2", len(res.payments), res.errs)
 	}
@@ -265,15 +265,15 @@ func TestXLSXAccountStoredAsNumberIsRejected(t *testing.T) {
 		rows = append(rows, []any{"N-" + strconv.Itoa(i), "Tan Wei Ming", "Maybank", rawNumber("123456789"), 10, nil})
 	}
 	path := writeInputXLSX(t, map[string][][]any{"Sheet1": rows}, "Sheet1")
-	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+	res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.payments) != 0 || len(res.errs) != 30 || !errors.Is(res.errs[0], batch.ErrAccountNumber) ||
+	if len(res.payments) != 0 || len(res.errs) != 30 || !errors.Is(res.errs[0], read.ErrAccountNumber) ||
 		!strings.Contains(res.errs[0].Error(), "store the account column as text") {
 		t.Fatalf("payments %d, errors %d (%v); want all 30 rejected", len(res.payments), len(res.errs), res.errs[:min(len(res.errs), 1)])
 	}
-	res, err = readInput(t, path, batch.ReadOptions{NumericAccounts: true}, batch.ValidateOptions{})
+	res, err = readInput(t, path, read.Options{NumericAccounts: true}, read.ValidateOptions{})
 	if err != nil || len(res.payments) != 30 || len(res.rows[0].Warnings) != 1 {
 		t.Fatalf("NumericAccounts: err %v, payments %d, warnings %v", err, len(res.payments), res.rows[0].Warnings)
 	}
@@ -288,9 +288,9 @@ func TestXLSXCellTooLongIsRefusedBeforeItIsRead(t *testing.T) {
 		path := buildXLSX(t, build, func(part string, xml []byte) []byte {
 			return bytes.Replace(xml, []byte("MARKER"), []byte(huge), 1)
 		})
-		_, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
-		var in *batch.InputError
-		if !errors.Is(err, batch.ErrCellTooLong) || !errors.As(err, &in) {
+		_, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
+		var in *read.InputError
+		if !errors.Is(err, read.ErrCellTooLong) || !errors.As(err, &in) {
 			t.Fatalf("err = %v, want an InputError for ErrCellTooLong", err)
 		}
 	})
@@ -303,9 +303,9 @@ func TestXLSXCellTooLongIsRefusedBeforeItIsRead(t *testing.T) {
 			j := i + bytes.Index(xml[i:], []byte("</c>"))
 			return append(append(append([]byte{}, xml[:i]...), []byte(`<c r="B2" t="inlineStr"><is><t>`+huge+`</t></is>`)...), xml[j:]...)
 		})
-		_, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
-		var in *batch.InputError
-		if !errors.Is(err, batch.ErrCellTooLong) || !errors.As(err, &in) || in.Line != 2 {
+		_, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
+		var in *read.InputError
+		if !errors.Is(err, read.ErrCellTooLong) || !errors.As(err, &in) || in.Line != 2 {
 			t.Fatalf("err = %v, want an InputError for ErrCellTooLong on line 2", err)
 		}
 	})

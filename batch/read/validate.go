@@ -1,4 +1,4 @@
-package batch
+package read
 
 import (
 	"errors"
@@ -34,7 +34,6 @@ var (
 	ErrRecipientFormat  = errors.New("recipient_reference too long or holds control characters")
 	ErrDescription      = errors.New("payment_description too long or holds control characters")
 	ErrNoRows           = errors.New("no data rows: the file has a header and nothing to pay")
-	ErrLedgerConflict   = errors.New("reference already in the ledger with other details")
 )
 
 // Payment is a validated row, ready to pay.

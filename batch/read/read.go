@@ -1,4 +1,4 @@
-package batch
+package read
 
 import (
 	"bytes"
@@ -17,15 +17,15 @@ type Row struct {
 	Line                                                          int
 	Ref, Recipient, Bank, ServiceID, Account, Amount, Description string
 	// Warnings are doubts that do not reject the row, such as an XLSX account stored as a number
-	// accepted by ReadOptions.NumericAccounts.
+	// accepted by Options.NumericAccounts.
 	Warnings []string
 	// Problems are what the reader found wrong with the row (too many fields, a hidden row, a
 	// formula, a value too long): the validator rejects the row with them.
 	Problems []*RowError
 }
 
-// ReadOptions limits what a reader accepts. Zero values take the defaults.
-type ReadOptions struct {
+// Options limits what a reader accepts. Zero values take the defaults.
+type Options struct {
 	Sheet    string // XLSX sheet; empty means the active one (the one shown when it was saved)
 	MaxRows  int    // data rows; 0 means no limit
 	MaxBytes int64  // input file size; 0 means DefaultMaxCSVBytes or DefaultMaxXLSXBytes
@@ -43,9 +43,9 @@ const (
 	DefaultMaxXLSXBytes int64 = 100 << 20
 )
 
-// RowReader streams rows; Next returns io.EOF after the last one. Header problems are returned by
+// Reader streams rows; Next returns io.EOF after the last one. Header problems are returned by
 // OpenFile.
-type RowReader interface {
+type Reader interface {
 	Next() (Row, error)
 	Close() error
 }
@@ -104,7 +104,7 @@ const (
 var Columns = []string{ColRef, ColRecipient, ColBank, ColServiceID, ColAccount, ColAmount, ColDescription}
 
 // OpenFile opens a CSV or XLSX file, chosen by its extension, and reads its header.
-func OpenFile(path string, opts ReadOptions) (RowReader, error) {
+func OpenFile(path string, opts Options) (Reader, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".xls" {
 		return nil, &InputError{Path: path, Err: ErrOldExcel}

@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"archive/zip"
@@ -12,33 +12,33 @@ import (
 	"testing"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/shopspring/decimal"
 	"github.com/xuri/excelize/v2"
 )
 
 var updateSample = flag.Bool("update-sample", false, "rewrite testdata/sample-payroll.xlsx from the CSV sample")
 
-const inputDir = "../testdata"
+const inputDir = "../../testdata"
 
 type inputResult struct {
-	rows     []batch.Row
-	payments []batch.Payment
-	errs     []*batch.RowError
+	rows     []read.Row
+	payments []read.Payment
+	errs     []*read.RowError
 }
 
 // readAll reads and validates a file against the sandbox's providers.
-func readInput(tb testing.TB, path string, ropts batch.ReadOptions, vopts batch.ValidateOptions) (inputResult, error) {
+func readInput(tb testing.TB, path string, ropts read.Options, vopts read.ValidateOptions) (inputResult, error) {
 	tb.Helper()
 	if vopts.Providers == nil {
 		vopts.Providers = sandbox.DefaultProviders()
 	}
-	rd, err := batch.OpenFile(path, ropts)
+	rd, err := read.OpenFile(path, ropts)
 	if err != nil {
 		return inputResult{}, err
 	}
 	defer rd.Close()
-	v := batch.NewValidator(vopts)
+	v := read.NewValidator(vopts)
 	var res inputResult
 	for {
 		row, err := rd.Next()
@@ -117,7 +117,7 @@ func writeInputXLSX(tb testing.TB, sheets map[string][][]any, order ...string) s
 }
 
 func TestSampleCSVAndXLSXHoldTheSamePayouts(t *testing.T) {
-	csvRes, err := readInput(t, filepath.Join(inputDir, "sample-payroll.csv"), batch.ReadOptions{}, batch.ValidateOptions{DefaultDescription: "Salary"})
+	csvRes, err := readInput(t, filepath.Join(inputDir, "sample-payroll.csv"), read.Options{}, read.ValidateOptions{DefaultDescription: "Salary"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSampleCSVAndXLSXHoldTheSamePayouts(t *testing.T) {
 	if *updateSample {
 		writeSampleXLSX(t, xlsxPath, csvRes.payments)
 	}
-	xRes, err := readInput(t, xlsxPath, batch.ReadOptions{}, batch.ValidateOptions{DefaultDescription: "Salary"})
+	xRes, err := readInput(t, xlsxPath, read.Options{}, read.ValidateOptions{DefaultDescription: "Salary"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestSampleCSVAndXLSXHoldTheSamePayouts(t *testing.T) {
 
 // writeSampleXLSX writes the XLSX sample the way an accountant's workbook looks: account and
 // reference columns as text, amounts as numbers.
-func writeSampleXLSX(tb testing.TB, path string, payments []batch.Payment) {
+func writeSampleXLSX(tb testing.TB, path string, payments []read.Payment) {
 	tb.Helper()
 	rows := make([][]any, len(payments))
 	for i, p := range payments {
@@ -179,7 +179,7 @@ func writeSampleXLSX(tb testing.TB, path string, payments []batch.Payment) {
 		}
 		rows[i] = []any{p.Ref, p.Recipient, p.Bank, nil, p.Account, amt, desc}
 	}
-	data, err := batch.TemplateWithRows(rows)
+	data, err := read.TemplateWithRows(rows)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -199,29 +199,29 @@ func TestInvalidFilesAreRejectedWithTheirReasons(t *testing.T) {
 		fileErr error // the reader refuses the file
 		rows    []want
 	}{
-		{file: "ref-missing.csv", rows: []want{{3, batch.ColRef, batch.ErrRefMissing}}},
-		{file: "ref-duplicate.csv", rows: []want{{2, batch.ColRef, batch.ErrRefDuplicate}, {4, batch.ColRef, batch.ErrRefDuplicate}}},
-		{file: "ref-format.csv", rows: []want{{2, batch.ColRef, batch.ErrRefFormat}}},
-		{file: "bank-unknown.csv", rows: []want{{2, batch.ColBank, batch.ErrBankUnknown}}},
-		{file: "account-scientific.csv", rows: []want{{2, batch.ColAccount, batch.ErrAccountScientific}}},
-		{file: "account-format.csv", rows: []want{{2, batch.ColAccount, batch.ErrAccountFormat}, {3, batch.ColAccount, batch.ErrAccountFormat}}},
-		{file: "amount-format.csv", rows: []want{{2, batch.ColAmount, batch.ErrAmountFormat}, {3, batch.ColAmount, batch.ErrAmountFormat}, {4, batch.ColAmount, batch.ErrAmountFormat}}},
-		{file: "amount-not-positive.csv", rows: []want{{2, batch.ColAmount, batch.ErrAmountNotPositive}, {3, batch.ColAmount, batch.ErrAmountNotPositive}, {4, batch.ColAmount, batch.ErrAmountNotPositive}}},
-		{file: "amount-precision.csv", rows: []want{{2, batch.ColAmount, batch.ErrAmountPrecision}}},
-		{file: "recipient-missing.csv", rows: []want{{2, batch.ColRecipient, batch.ErrRecipientMissing}}},
-		{file: "description-control.csv", rows: []want{{2, batch.ColDescription, batch.ErrDescription}}},
-		{file: "no-rows.csv", rows: []want{{0, "", batch.ErrNoRows}}},
-		{file: "header-missing.csv", fileErr: batch.ErrHeaderMissing},
-		{file: "semicolons.csv", fileErr: batch.ErrHeaderMissing},
-		{file: "header-duplicate.csv", fileErr: batch.ErrHeaderDuplicate},
-		{file: "not-utf8.csv", fileErr: batch.ErrNotUTF8},
-		{file: "bare-quote.csv", fileErr: batch.ErrMalformed},
+		{file: "ref-missing.csv", rows: []want{{3, read.ColRef, read.ErrRefMissing}}},
+		{file: "ref-duplicate.csv", rows: []want{{2, read.ColRef, read.ErrRefDuplicate}, {4, read.ColRef, read.ErrRefDuplicate}}},
+		{file: "ref-format.csv", rows: []want{{2, read.ColRef, read.ErrRefFormat}}},
+		{file: "bank-unknown.csv", rows: []want{{2, read.ColBank, read.ErrBankUnknown}}},
+		{file: "account-scientific.csv", rows: []want{{2, read.ColAccount, read.ErrAccountScientific}}},
+		{file: "account-format.csv", rows: []want{{2, read.ColAccount, read.ErrAccountFormat}, {3, read.ColAccount, read.ErrAccountFormat}}},
+		{file: "amount-format.csv", rows: []want{{2, read.ColAmount, read.ErrAmountFormat}, {3, read.ColAmount, read.ErrAmountFormat}, {4, read.ColAmount, read.ErrAmountFormat}}},
+		{file: "amount-not-positive.csv", rows: []want{{2, read.ColAmount, read.ErrAmountNotPositive}, {3, read.ColAmount, read.ErrAmountNotPositive}, {4, read.ColAmount, read.ErrAmountNotPositive}}},
+		{file: "amount-precision.csv", rows: []want{{2, read.ColAmount, read.ErrAmountPrecision}}},
+		{file: "recipient-missing.csv", rows: []want{{2, read.ColRecipient, read.ErrRecipientMissing}}},
+		{file: "description-control.csv", rows: []want{{2, read.ColDescription, read.ErrDescription}}},
+		{file: "no-rows.csv", rows: []want{{0, "", read.ErrNoRows}}},
+		{file: "header-missing.csv", fileErr: read.ErrHeaderMissing},
+		{file: "semicolons.csv", fileErr: read.ErrHeaderMissing},
+		{file: "header-duplicate.csv", fileErr: read.ErrHeaderDuplicate},
+		{file: "not-utf8.csv", fileErr: read.ErrNotUTF8},
+		{file: "bare-quote.csv", fileErr: read.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			res, err := readInput(t, filepath.Join(inputDir, "invalid", tt.file), batch.ReadOptions{}, batch.ValidateOptions{})
+			res, err := readInput(t, filepath.Join(inputDir, "invalid", tt.file), read.Options{}, read.ValidateOptions{})
 			if tt.fileErr != nil {
-				var inErr *batch.InputError
+				var inErr *read.InputError
 				if !errors.Is(err, tt.fileErr) || !errors.As(err, &inErr) {
 					t.Fatalf("err = %v, want an InputError for %v", err, tt.fileErr)
 				}
@@ -257,7 +257,7 @@ func TestInvalidFileMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			res, err := readInput(t, filepath.Join(inputDir, "invalid", tt.file), batch.ReadOptions{}, batch.ValidateOptions{})
+			res, err := readInput(t, filepath.Join(inputDir, "invalid", tt.file), read.Options{}, read.ValidateOptions{})
 			msg := ""
 			if err != nil {
 				msg = err.Error()
@@ -289,7 +289,7 @@ func TestCSVReaderFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rd, err := batch.NewCSVReader(strings.NewReader(tt.content), "in.csv", batch.ReadOptions{})
+			rd, err := read.NewCSVReader(strings.NewReader(tt.content), "in.csv", read.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,44 +328,44 @@ func sameSlice[T comparable](a, b []T) bool {
 func TestReaderLimits(t *testing.T) {
 	const rows = "external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\nA1,Tan,Maybank,0123456789,10\nA2,Tan,Maybank,0123456789,10\nA3,Tan,Maybank,0123456789,10\n"
 	t.Run("too many rows", func(t *testing.T) {
-		_, err := readInput(t, writeInput(t, "in.csv", rows), batch.ReadOptions{MaxRows: 2}, batch.ValidateOptions{})
-		if !errors.Is(err, batch.ErrTooManyRows) {
+		_, err := readInput(t, writeInput(t, "in.csv", rows), read.Options{MaxRows: 2}, read.ValidateOptions{})
+		if !errors.Is(err, read.ErrTooManyRows) {
 			t.Fatalf("err = %v, want ErrTooManyRows", err)
 		}
 	})
 	t.Run("file too large", func(t *testing.T) {
-		_, err := readInput(t, writeInput(t, "in.csv", rows), batch.ReadOptions{MaxBytes: 50}, batch.ValidateOptions{})
-		if !errors.Is(err, batch.ErrFileTooLarge) {
+		_, err := readInput(t, writeInput(t, "in.csv", rows), read.Options{MaxBytes: 50}, read.ValidateOptions{})
+		if !errors.Is(err, read.ErrFileTooLarge) {
 			t.Fatalf("err = %v, want ErrFileTooLarge", err)
 		}
 	})
 	t.Run("stream too large", func(t *testing.T) {
-		rd, err := batch.NewCSVReader(strings.NewReader(rows), "in.csv", batch.ReadOptions{MaxBytes: 120})
+		rd, err := read.NewCSVReader(strings.NewReader(rows), "in.csv", read.Options{MaxBytes: 120})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for err == nil {
 			_, err = rd.Next()
 		}
-		if !errors.Is(err, batch.ErrFileTooLarge) {
+		if !errors.Is(err, read.ErrFileTooLarge) {
 			t.Fatalf("err = %v, want ErrFileTooLarge", err)
 		}
 	})
 	t.Run("unsupported extension", func(t *testing.T) {
-		_, err := readInput(t, writeInput(t, "in.txt", rows), batch.ReadOptions{}, batch.ValidateOptions{})
-		if !errors.Is(err, batch.ErrFileType) {
+		_, err := readInput(t, writeInput(t, "in.txt", rows), read.Options{}, read.ValidateOptions{})
+		if !errors.Is(err, read.ErrFileType) {
 			t.Fatalf("err = %v, want ErrFileType", err)
 		}
 	})
 	t.Run("upper-case extension", func(t *testing.T) {
-		res, err := readInput(t, writeInput(t, "IN.CSV", rows), batch.ReadOptions{}, batch.ValidateOptions{})
+		res, err := readInput(t, writeInput(t, "IN.CSV", rows), read.Options{}, read.ValidateOptions{})
 		if err != nil || len(res.payments) != 3 {
 			t.Fatalf("err = %v, %d payments", err, len(res.payments))
 		}
 	})
 	t.Run("empty file", func(t *testing.T) {
-		_, err := readInput(t, writeInput(t, "in.csv", ""), batch.ReadOptions{}, batch.ValidateOptions{})
-		if !errors.Is(err, batch.ErrHeaderMissing) {
+		_, err := readInput(t, writeInput(t, "in.csv", ""), read.Options{}, read.ValidateOptions{})
+		if !errors.Is(err, read.ErrHeaderMissing) {
 			t.Fatalf("err = %v, want ErrHeaderMissing", err)
 		}
 	})
@@ -382,7 +382,7 @@ func TestXLSXNumbersReadAsTheirDigits(t *testing.T) {
 		{"A4", "Goh Boon Huat", "RHB Bank", "01-2345-6789", rawNumber("0.30000000000000004"), nil},
 		{"A5", "Yap Kok Leong", "RHB Bank", "0123456789", rawNumber("10.125"), nil},
 	}}, "Pay")
-	res, err := readInput(t, path, batch.ReadOptions{NumericAccounts: true}, batch.ValidateOptions{})
+	res, err := readInput(t, path, read.Options{NumericAccounts: true}, read.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestXLSXNumbersReadAsTheirDigits(t *testing.T) {
 	if got := res.payments[3]; !got.Amount.Equal(decimal.RequireFromString("0.3")) || got.Account != "0123456789" {
 		t.Errorf("0.1+0.2 stored as a number: %+v", got)
 	}
-	if len(res.errs) != 1 || !errors.Is(res.errs[0], batch.ErrAmountPrecision) || res.errs[0].Line != 6 {
+	if len(res.errs) != 1 || !errors.Is(res.errs[0], read.ErrAmountPrecision) || res.errs[0].Line != 6 {
 		t.Errorf("10.125 stored as a number: errors %v, want precision on line 6", res.errs)
 	}
 }
@@ -424,20 +424,20 @@ func TestXLSXSheetSelection(t *testing.T) {
 		"Payroll": {inputXLSXHeader, {"A1", "Tan Wei Ming", "Maybank", "0123456789", 10, nil}},
 	}
 	path := writeInputXLSX(t, sheets, "Payroll", "Notes")
-	res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+	res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 	if err != nil || len(res.payments) != 1 {
 		t.Fatalf("first sheet: err %v, payments %d", err, len(res.payments))
 	}
-	_, err = readInput(t, path, batch.ReadOptions{Sheet: "Notes"}, batch.ValidateOptions{})
-	if !errors.Is(err, batch.ErrHeaderMissing) {
+	_, err = readInput(t, path, read.Options{Sheet: "Notes"}, read.ValidateOptions{})
+	if !errors.Is(err, read.ErrHeaderMissing) {
 		t.Errorf("sheet Notes: err = %v, want ErrHeaderMissing", err)
 	}
-	_, err = readInput(t, path, batch.ReadOptions{Sheet: "Gaji"}, batch.ValidateOptions{})
-	if !errors.Is(err, batch.ErrSheetNotFound) || !strings.Contains(err.Error(), "Payroll, Notes") {
+	_, err = readInput(t, path, read.Options{Sheet: "Gaji"}, read.ValidateOptions{})
+	if !errors.Is(err, read.ErrSheetNotFound) || !strings.Contains(err.Error(), "Payroll, Notes") {
 		t.Errorf("missing sheet: err = %v, want ErrSheetNotFound listing the sheets", err)
 	}
-	_, err = readInput(t, path, batch.ReadOptions{MaxRows: 0, MaxBytes: 100}, batch.ValidateOptions{})
-	if !errors.Is(err, batch.ErrFileTooLarge) {
+	_, err = readInput(t, path, read.Options{MaxRows: 0, MaxBytes: 100}, read.ValidateOptions{})
+	if !errors.Is(err, read.ErrFileTooLarge) {
 		t.Errorf("size cap: err = %v, want ErrFileTooLarge", err)
 	}
 }
@@ -476,11 +476,11 @@ func TestXLSXZipBombIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := writeInput(t, "bomb.xlsx", buf.String())
-			res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+			res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 			if err == nil {
 				t.Fatalf("zip bomb read without error: %d rows, errors %v", len(res.rows), res.errs)
 			}
-			if !errors.Is(err, batch.ErrXLSXSizeLimit) {
+			if !errors.Is(err, read.ErrXLSXSizeLimit) {
 				t.Errorf("err = %v, want ErrXLSXSizeLimit", err)
 			}
 		})
@@ -491,17 +491,17 @@ func TestTemplateReadsBackAsAnEmptyFile(t *testing.T) {
 	for _, ext := range []string{"csv", "xlsx"} {
 		t.Run(ext, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := batch.WriteTemplate(&buf, ext == "xlsx"); err != nil {
+			if err := read.WriteTemplate(&buf, ext == "xlsx"); err != nil {
 				t.Fatal(err)
 			}
-			if ext == "csv" && buf.String() != strings.Join(batch.Columns, ",")+"\n" {
+			if ext == "csv" && buf.String() != strings.Join(read.Columns, ",")+"\n" {
 				t.Errorf("CSV template %q", buf.String())
 			}
-			res, err := readInput(t, writeInput(t, "template."+ext, buf.String()), batch.ReadOptions{}, batch.ValidateOptions{})
+			res, err := readInput(t, writeInput(t, "template."+ext, buf.String()), read.Options{}, read.ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.errs) != 1 || !errors.Is(res.errs[0], batch.ErrNoRows) {
+			if len(res.errs) != 1 || !errors.Is(res.errs[0], read.ErrNoRows) {
 				t.Errorf("errors %v, want ErrNoRows", res.errs)
 			}
 		})

@@ -1,4 +1,4 @@
-package batch
+package callbacks
 
 import (
 	"bytes"
@@ -15,15 +15,15 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// Paths served by CallbackHandler.
+// Paths served by Handler.
 const (
-	CallbackPath = "/callback"
-	HealthPath   = "/healthz"
+	Path       = "/callback"
+	HealthPath = "/healthz"
 )
 
-// DefaultCallbackMaxBody caps a callback request body when CallbackConfig.MaxBody is zero. A
-// callback is one short JWT; anything larger is refused with 413 before it is parsed.
-const DefaultCallbackMaxBody = api.MaxCallbackBytes
+// DefaultMaxBody caps a callback request body when Config.MaxBody is zero. A callback is one
+// short JWT; anything larger is refused with 413 before it is parsed.
+const DefaultMaxBody = api.MaxCallbackBytes
 
 // callbackLedgerTimeout bounds the ledger work of one callback; the busy timeout of the ledger
 // (a run writing at the same time) fits inside it.
@@ -44,26 +44,26 @@ const (
 // callbackSuccessStatusID is the invoice_status_id the service pairs with invoice_status SUCCESS.
 const callbackSuccessStatusID = 2
 
-// CallbackConfig holds what a CallbackHandler needs. Ledger and HashKey are required.
-type CallbackConfig struct {
+// Config holds what a Handler needs. Ledger and HashKey are required.
+type Config struct {
 	Ledger  *ledger.DB
 	HashKey []byte // secret: never logged
 	Logger  *slog.Logger
 	Now     func() time.Time
-	MaxBody int64 // 0: DefaultCallbackMaxBody
+	MaxBody int64 // 0: DefaultMaxBody
 }
 
-// CallbackHandler receives the service's callbacks: POST CallbackPath verifies the JWT with the
-// hash key and moves the payout found by invoice_no to SUCCEEDED; GET HealthPath answers "ok"
-// while the ledger can be read. It is safe for concurrent use.
-type CallbackHandler struct {
-	cfg CallbackConfig
+// Handler receives the service's callbacks: POST Path verifies the JWT with the hash key and
+// moves the payout found by invoice_no to SUCCEEDED; GET HealthPath answers "ok" while the ledger
+// can be read. It is safe for concurrent use.
+type Handler struct {
+	cfg Config
 	log *slog.Logger
 }
 
-// NewCallbackHandler checks cfg and returns a handler. It refuses a missing ledger and an empty
+// NewHandler checks cfg and returns a handler. It refuses a missing ledger and an empty
 // hash key (api.ErrEmptyHashKey) now rather than at the first callback.
-func NewCallbackHandler(cfg CallbackConfig) (*CallbackHandler, error) {
+func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.Ledger == nil {
 		return nil, errors.New("callback handler: no ledger")
 	}
@@ -77,10 +77,10 @@ func NewCallbackHandler(cfg CallbackConfig) (*CallbackHandler, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = DefaultCallbackMaxBody
+		cfg.MaxBody = DefaultMaxBody
 	}
 	cfg.HashKey = bytes.Clone(cfg.HashKey)
-	return &CallbackHandler{cfg: cfg, log: cfg.Logger}, nil
+	return &Handler{cfg: cfg, log: cfg.Logger}, nil
 }
 
 // callbackAnswer is the JSON body of every answer, shaped like the service's own envelope.
@@ -90,10 +90,10 @@ type callbackAnswer struct {
 	Message string `json:"message"`
 }
 
-// ServeHTTP routes CallbackPath and HealthPath; everything else is 404.
-func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP routes Path and HealthPath; everything else is 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case CallbackPath:
+	case Path:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			answer(w, http.StatusMethodNotAllowed, "method not allowed")
@@ -124,7 +124,7 @@ func answer(w http.ResponseWriter, status int, msg string) {
 }
 
 // health answers 200 "ok" when the ledger answers a read, 503 otherwise.
-func (h *CallbackHandler) health(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if _, err := h.cfg.Ledger.SchemaVersion(ctx); err != nil {
@@ -135,7 +135,7 @@ func (h *CallbackHandler) health(w http.ResponseWriter, r *http.Request) {
 	answer(w, http.StatusOK, "ok")
 }
 
-func (h *CallbackHandler) callback(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	log := h.log.With("remote", r.RemoteAddr)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
 	if err != nil {
@@ -218,7 +218,7 @@ func refusal(err error) (int, string) {
 // settle decides what a verified callback does to the ledger and does it. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout
 // again and decides once more.
-func (h *CallbackHandler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, error) {
+func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, error) {
 	for attempt := 0; ; attempt++ {
 		p, err := h.cfg.Ledger.GetByInvoice(ctx, cb.Payload.InvoiceNo)
 		if errors.Is(err, ledger.ErrNotFound) {

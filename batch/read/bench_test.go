@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"encoding/csv"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -46,12 +46,12 @@ func reportRate(b *testing.B, rows int, h *heapPeak) {
 
 // readValidate is the reading half of a run: every row read and checked.
 func readValidate(b *testing.B, path string, h *heapPeak) int {
-	rd, err := batch.OpenFile(path, batch.ReadOptions{})
+	rd, err := read.OpenFile(path, read.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rd.Close()
-	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), DefaultDescription: "Salary"})
+	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), DefaultDescription: "Salary"})
 	n := 0
 	for {
 		row, err := rd.Next()
@@ -177,7 +177,7 @@ func TestReadValidateGeneratedFiles(t *testing.T) {
 			} else {
 				genCSV(t, path, n)
 			}
-			res, err := readInput(t, path, batch.ReadOptions{}, batch.ValidateOptions{})
+			res, err := readInput(t, path, read.Options{}, read.ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package batch
+package read
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ type csvReader struct {
 }
 
 // NewCSVReader reads a CSV stream and its header. name is used in messages.
-func NewCSVReader(r io.Reader, name string, opts ReadOptions) (RowReader, error) {
+func NewCSVReader(r io.Reader, name string, opts Options) (Reader, error) {
 	return newCSVReader(r, nil, name, opts)
 }
 
@@ -105,7 +105,7 @@ func (e *recordTooLong) Error() string { return e.reason }
 
 func (e *recordTooLong) Unwrap() error { return ErrRecordTooLong }
 
-func newCSVReader(r io.Reader, closer io.Closer, name string, opts ReadOptions) (*csvReader, error) {
+func newCSVReader(r io.Reader, closer io.Closer, name string, opts Options) (*csvReader, error) {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxCSVBytes

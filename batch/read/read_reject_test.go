@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"errors"
@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/xuri/excelize/v2"
 )
 
 const sixColumns = "external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\n"
 
 // rowErrors is every rejection of a file's rows, the file read as a run reads it.
-func rowErrors(tb testing.TB, path string, ropts batch.ReadOptions) ([]*batch.RowError, inputResult) {
+func rowErrors(tb testing.TB, path string, ropts read.Options) ([]*read.RowError, inputResult) {
 	tb.Helper()
-	res, err := readInput(tb, path, ropts, batch.ValidateOptions{})
+	res, err := readInput(tb, path, ropts, read.ValidateOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestCSVRowWhoseFieldsDoNotLineUpIsRejected(t *testing.T) {
 		"E-012,Tan, Ah Kow,Maybank,000112233446,50.00,Nov\n"+ // an unquoted comma in a name
 		"E-013,Ong,Maybank,000112233447,75.00\n"+ // one field short
 		"E-014,Goh,Maybank,000112233448,80.00,,\n") // one empty field too many: a shift leaves the same
-	errs, res := rowErrors(t, path, batch.ReadOptions{})
+	errs, res := rowErrors(t, path, read.Options{})
 	if len(res.payments) != 1 || res.payments[0].Ref != "E-010" {
 		t.Fatalf("payments %+v, want only E-010", res.payments)
 	}
@@ -41,7 +41,7 @@ func TestCSVRowWhoseFieldsDoNotLineUpIsRejected(t *testing.T) {
 		t.Fatalf("errors %v, want one per shifted row (no noise from shifted values)", errs)
 	}
 	for _, e := range errs {
-		if !errors.Is(e, batch.ErrFieldCount) || !strings.Contains(e.Error(), want[e.Line]) || !strings.HasPrefix(e.Error(), "line ") {
+		if !errors.Is(e, read.ErrFieldCount) || !strings.Contains(e.Error(), want[e.Line]) || !strings.HasPrefix(e.Error(), "line ") {
 			t.Errorf("line %d: %v, want %q", e.Line, e, want[e.Line])
 		}
 	}
@@ -52,7 +52,7 @@ func TestCSVTrailingEmptyFieldsOfExcelAreFine(t *testing.T) {
 		"E-010,Lim,Maybank,000112233440,100.00,Nov,,\n"+
 		"E-011,Tan,Maybank,000112233445,200.50,,,\n"+
 		",,,,,,,\n")
-	errs, res := rowErrors(t, path, batch.ReadOptions{})
+	errs, res := rowErrors(t, path, read.Options{})
 	if len(errs) != 0 || len(res.payments) != 2 {
 		t.Fatalf("errors %v, payments %d; want 2 payments", errs, len(res.payments))
 	}
@@ -85,12 +85,12 @@ func TestCSVLongLineIsRefusedWithoutReadingIt(t *testing.T) {
 		{"an endless header", &endless{fill: 'x'}, 1, "is this a payroll file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rd, err := batch.NewCSVReader(tt.stream, "in.csv", batch.ReadOptions{})
+			rd, err := read.NewCSVReader(tt.stream, "in.csv", read.Options{})
 			for err == nil {
 				_, err = rd.Next()
 			}
-			var in *batch.InputError
-			if !errors.Is(err, batch.ErrRecordTooLong) || !errors.As(err, &in) || !strings.Contains(err.Error(), tt.reason) {
+			var in *read.InputError
+			if !errors.Is(err, read.ErrRecordTooLong) || !errors.As(err, &in) || !strings.Contains(err.Error(), tt.reason) {
 				t.Fatalf("err = %v, want an InputError for ErrRecordTooLong saying %q", err, tt.reason)
 			}
 			if tt.line > 0 && in.Line != tt.line {
@@ -108,19 +108,19 @@ func TestLongValuesAreRejectedAndOnlyAnExcerptKept(t *testing.T) {
 		"E-3,Lim,"+strings.Repeat("May", 40)+",0123456789,10.00,Nov\n"+
 		"E-4,Lim,Maybank,"+strings.Repeat("1", 35)+",10.00,Nov\n"+
 		strings.Repeat("R", 65)+",Lim,Maybank,0123456789,10.00,Nov\n")
-	errs, res := rowErrors(t, path, batch.ReadOptions{})
+	errs, res := rowErrors(t, path, read.Options{})
 	want := []struct {
 		line   int
 		column string
 		chars  string
-	}{{2, batch.ColRecipient, "(60000 chars)"}, {3, batch.ColAmount, "30 characters, at most 20"},
-		{4, batch.ColBank, "120 characters, at most 100"}, {5, batch.ColAccount, "35 characters, at most 34"}, {6, batch.ColRef, "65 characters, at most 64"}}
+	}{{2, read.ColRecipient, "(60000 chars)"}, {3, read.ColAmount, "30 characters, at most 20"},
+		{4, read.ColBank, "120 characters, at most 100"}, {5, read.ColAccount, "35 characters, at most 34"}, {6, read.ColRef, "65 characters, at most 64"}}
 	if len(errs) != len(want) {
 		t.Fatalf("errors %v, want %d", errs, len(want))
 	}
 	for i, w := range want {
 		e := errs[i]
-		if e.Line != w.line || e.Column != w.column || !errors.Is(e, batch.ErrTooLong) || !strings.Contains(e.Error(), w.chars) {
+		if e.Line != w.line || e.Column != w.column || !errors.Is(e, read.ErrTooLong) || !strings.Contains(e.Error(), w.chars) {
 			t.Errorf("error %d = %v, want line %d %s too long, %q", i, e, w.line, w.column, w.chars)
 		}
 		if len(e.Error()) > 200 {
@@ -138,8 +138,8 @@ func TestWorkbookNamedCSVIsToldApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = readInput(t, writeInput(t, "payroll.csv", string(data)), batch.ReadOptions{}, batch.ValidateOptions{})
-	if !errors.Is(err, batch.ErrNotCSV) || !strings.Contains(err.Error(), "payroll.csv: this is an Excel workbook, not a CSV: rename it .xlsx or save it as CSV UTF-8") {
+	_, err = readInput(t, writeInput(t, "payroll.csv", string(data)), read.Options{}, read.ValidateOptions{})
+	if !errors.Is(err, read.ErrNotCSV) || !strings.Contains(err.Error(), "payroll.csv: this is an Excel workbook, not a CSV: rename it .xlsx or save it as CSV UTF-8") {
 		t.Fatalf("err = %v, want ErrNotCSV", err)
 	}
 }
@@ -168,14 +168,14 @@ func TestEncryptedAndOldWorkbooksAreToldApart(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"locked.xlsx", data, batch.ErrEncrypted, "locked.xlsx: the workbook is password-protected (encrypted): save a copy without a password"},
-		{"locked.csv", data, batch.ErrEncrypted, "password-protected"},
-		{"old.xlsx", old, batch.ErrOldExcel, "old.xlsx: this is an old Excel 97-2003 workbook (.xls): save it as an Excel Workbook (.xlsx) or as CSV UTF-8"},
-		{"old.csv", old, batch.ErrOldExcel, "97-2003"},
-		{"old.xls", old, batch.ErrOldExcel, "97-2003"},
+		{"locked.xlsx", data, read.ErrEncrypted, "locked.xlsx: the workbook is password-protected (encrypted): save a copy without a password"},
+		{"locked.csv", data, read.ErrEncrypted, "password-protected"},
+		{"old.xlsx", old, read.ErrOldExcel, "old.xlsx: this is an old Excel 97-2003 workbook (.xls): save it as an Excel Workbook (.xlsx) or as CSV UTF-8"},
+		{"old.csv", old, read.ErrOldExcel, "97-2003"},
+		{"old.xls", old, read.ErrOldExcel, "97-2003"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := readInput(t, writeInput(t, tt.name, string(tt.data)), batch.ReadOptions{}, batch.ValidateOptions{})
+			_, err := readInput(t, writeInput(t, tt.name, string(tt.data)), read.Options{}, read.ValidateOptions{})
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("err = %v, want %v saying %q", err, tt.want, tt.msg)
 			}

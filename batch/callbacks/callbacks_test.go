@@ -1,4 +1,4 @@
-package batch_test
+package callbacks_test
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/callbacks"
 	"github.com/payout/payout/ledger"
 )
 
@@ -45,7 +45,7 @@ func (l *cbLogs) String() string {
 	return l.buf.String()
 }
 
-// cbRig is a ledger in a temporary file and a CallbackHandler on a real loopback server.
+// cbRig is a ledger in a temporary file and a Handler on a real loopback server.
 type cbRig struct {
 	tb   testing.TB
 	db   *ledger.DB
@@ -63,7 +63,7 @@ func newCBRig(tb testing.TB) *cbRig {
 	}
 	tb.Cleanup(func() { db.Close() })
 	logs := &cbLogs{}
-	h, err := batch.NewCallbackHandler(batch.CallbackConfig{
+	h, err := callbacks.NewHandler(callbacks.Config{
 		Ledger: db, HashKey: []byte(cbHashKey),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
@@ -151,7 +151,7 @@ func (r *cbRig) stored() []ledger.StoredCallback {
 // post sends body to /callback and returns the status and the decoded answer.
 func (r *cbRig) post(body []byte) (int, map[string]any) {
 	r.tb.Helper()
-	return r.do(http.MethodPost, batch.CallbackPath, body)
+	return r.do(http.MethodPost, callbacks.Path, body)
 }
 
 func (r *cbRig) do(method, path string, body []byte) (int, map[string]any) {
@@ -237,8 +237,8 @@ func TestCallbackMovesSubmittedToSucceeded(t *testing.T) {
 	r.payout("INV-1", "POI1001", "1500.50", ledger.Submitting, ledger.Submitted)
 
 	status, answer := r.post(cbSign(t, cbPayload("POI1001", "1500.50", "BR1001"), cbHashKey))
-	if status != http.StatusOK || answer["status"] != "ok" || answer["message"] != batch.VerdictApplied {
-		t.Fatalf("answer %d %v, want 200 ok %s", status, answer, batch.VerdictApplied)
+	if status != http.StatusOK || answer["status"] != "ok" || answer["message"] != callbacks.VerdictApplied {
+		t.Fatalf("answer %d %v, want 200 ok %s", status, answer, callbacks.VerdictApplied)
 	}
 	p := r.get("INV-1")
 	if p.State != ledger.Succeeded || p.BankReferenceNo != "BR1001" || p.TransactionStatus != api.StatusSuccess {
@@ -257,7 +257,7 @@ func TestCallbackMovesSubmittedToSucceeded(t *testing.T) {
 		t.Fatalf("event payload %v does not carry the callback", kept)
 	}
 	cbs := r.stored()
-	if len(cbs) != 1 || cbs[0].Verdict != batch.VerdictApplied || cbs[0].InvoiceNo != "POI1001" || cbs[0].Payload != last.Payload {
+	if len(cbs) != 1 || cbs[0].Verdict != callbacks.VerdictApplied || cbs[0].InvoiceNo != "POI1001" || cbs[0].Payload != last.Payload {
 		t.Fatalf("stored callbacks %+v, want one applied with the payload", cbs)
 	}
 }
@@ -267,13 +267,13 @@ func TestCallbackReplayIsIdempotent(t *testing.T) {
 	r.payout("INV-2", "POI2002", "10.00", ledger.Submitting, ledger.Submitted)
 	body := cbSign(t, cbPayload("POI2002", "10.00", "BR2002"), cbHashKey)
 
-	if status, answer := r.post(body); status != http.StatusOK || answer["message"] != batch.VerdictApplied {
+	if status, answer := r.post(body); status != http.StatusOK || answer["message"] != callbacks.VerdictApplied {
 		t.Fatalf("first delivery: %d %v", status, answer)
 	}
 	before := r.events("INV-2")
 	for range 2 {
-		if status, answer := r.post(body); status != http.StatusOK || answer["message"] != batch.VerdictReplay {
-			t.Fatalf("replay: %d %v, want 200 %s", status, answer, batch.VerdictReplay)
+		if status, answer := r.post(body); status != http.StatusOK || answer["message"] != callbacks.VerdictReplay {
+			t.Fatalf("replay: %d %v, want 200 %s", status, answer, callbacks.VerdictReplay)
 		}
 	}
 	if after := r.events("INV-2"); len(after) != len(before) {
@@ -303,7 +303,7 @@ func TestCallbackConcurrentDeliveriesApplyOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			resp, err := r.srv.Client().Post(r.srv.URL+batch.CallbackPath, "application/json", bytes.NewReader(body))
+			resp, err := r.srv.Client().Post(r.srv.URL+callbacks.Path, "application/json", bytes.NewReader(body))
 			if err != nil {
 				t.Error(err)
 				return
@@ -329,7 +329,7 @@ func TestCallbackConcurrentDeliveriesApplyOnce(t *testing.T) {
 	for _, c := range r.stored() {
 		count[c.Verdict]++
 	}
-	if moves != 1 || count[batch.VerdictApplied] != 1 || count[batch.VerdictReplay] != n-1 {
+	if moves != 1 || count[callbacks.VerdictApplied] != 1 || count[callbacks.VerdictReplay] != n-1 {
 		t.Fatalf("%d moves to SUCCEEDED, verdicts %v; want 1 move, 1 applied, %d replays", moves, count, n-1)
 	}
 }
@@ -418,11 +418,11 @@ func TestCallbackForUnknownInvoiceIsStored(t *testing.T) {
 	r.payout("INV-5", "POI5005", "10.00", ledger.Submitting, ledger.Submitted)
 
 	status, answer := r.post(cbSign(t, cbPayload("POI-NOT-OURS", "10.00", "BR9"), cbHashKey))
-	if status != http.StatusOK || answer["message"] != batch.VerdictUnknownInvoice {
-		t.Fatalf("answer %d %v, want 200 %s", status, answer, batch.VerdictUnknownInvoice)
+	if status != http.StatusOK || answer["message"] != callbacks.VerdictUnknownInvoice {
+		t.Fatalf("answer %d %v, want 200 %s", status, answer, callbacks.VerdictUnknownInvoice)
 	}
 	cbs := r.stored()
-	if len(cbs) != 1 || cbs[0].Verdict != batch.VerdictUnknownInvoice || cbs[0].InvoiceNo != "POI-NOT-OURS" ||
+	if len(cbs) != 1 || cbs[0].Verdict != callbacks.VerdictUnknownInvoice || cbs[0].InvoiceNo != "POI-NOT-OURS" ||
 		!strings.Contains(cbs[0].Payload, `"bank_reference_no":"BR9"`) {
 		t.Fatalf("stored %+v, want the payload kept as unknown-invoice", cbs)
 	}
@@ -453,7 +453,7 @@ func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
 				p.Amount = decimal.RequireFromString("1000.01")
 				return p
 			},
-			verdict: batch.VerdictAmountMismatch, wantState: ledger.Submitted,
+			verdict: callbacks.VerdictAmountMismatch, wantState: ledger.Submitted,
 			detailHints: []string{"1000.01", "1000.00", "not applied"},
 		},
 		{
@@ -463,28 +463,28 @@ func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
 				p.InvoiceStatus, p.InvoiceStatusID = "FAILED", 3
 				return p
 			},
-			verdict: batch.VerdictNotSuccess, wantState: ledger.Submitted,
+			verdict: callbacks.VerdictNotSuccess, wantState: ledger.Submitted,
 			detailHints: []string{`"FAILED"`, "not applied"},
 		},
 		{
 			name:    "SUCCESS with another status id",
 			states:  []ledger.State{ledger.Submitting, ledger.Submitted},
 			payload: func(p api.CallbackPayload) api.CallbackPayload { p.InvoiceStatusID = 5; return p },
-			verdict: batch.VerdictNotSuccess, wantState: ledger.Submitted,
+			verdict: callbacks.VerdictNotSuccess, wantState: ledger.Submitted,
 			detailHints: []string{"id 5"},
 		},
 		{
 			name:    "bank says no",
 			states:  []ledger.State{ledger.Submitting, ledger.Submitted},
 			payload: func(p api.CallbackPayload) api.CallbackPayload { p.BankResponseSuccess = false; return p },
-			verdict: batch.VerdictNotSuccess, wantState: ledger.Submitted,
+			verdict: callbacks.VerdictNotSuccess, wantState: ledger.Submitted,
 			detailHints: []string{"bank_response_success false"},
 		},
 		{
 			name:    "ledger says FAILED",
 			states:  []ledger.State{ledger.Submitting, ledger.Submitted, ledger.Failed},
 			payload: func(p api.CallbackPayload) api.CallbackPayload { return p },
-			verdict: batch.VerdictConflict, wantState: ledger.Failed,
+			verdict: callbacks.VerdictConflict, wantState: ledger.Failed,
 			detailHints: []string{"FAILED"},
 		},
 		{
@@ -492,7 +492,7 @@ func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
 			states:  []ledger.State{ledger.Submitting, ledger.Submitted},
 			genuine: true,
 			payload: func(p api.CallbackPayload) api.CallbackPayload { p.BankReferenceNo = "BR-OTHER"; return p },
-			verdict: batch.VerdictReplayMismatch, wantState: ledger.Succeeded,
+			verdict: callbacks.VerdictReplayMismatch, wantState: ledger.Succeeded,
 			detailHints: []string{"BR-OTHER", "BR6006"},
 		},
 	}
@@ -540,7 +540,7 @@ func TestCallbackResolvesUnknownThroughSubmitted(t *testing.T) {
 	if err := r.db.Apply(context.Background(), ledger.Change{Ref: "INV-7", From: ledger.Submitted, To: ledger.Unknown, Detail: "test setup"}); err != nil {
 		t.Fatal(err)
 	}
-	if status, answer := r.post(cbSign(t, cbPayload("POI7007", "42.00", "BR7007"), cbHashKey)); status != http.StatusOK || answer["message"] != batch.VerdictApplied {
+	if status, answer := r.post(cbSign(t, cbPayload("POI7007", "42.00", "BR7007"), cbHashKey)); status != http.StatusOK || answer["message"] != callbacks.VerdictApplied {
 		t.Fatalf("answer %d %v", status, answer)
 	}
 	evs := r.events("INV-7")
@@ -560,13 +560,13 @@ func TestCallbackHTTPLimits(t *testing.T) {
 	r := newCBRig(t)
 	r.payout("INV-8", "POI8008", "5.00", ledger.Submitting, ledger.Submitted)
 
-	huge := append([]byte(`{"data":"`), bytes.Repeat([]byte("a"), batch.DefaultCallbackMaxBody)...)
+	huge := append([]byte(`{"data":"`), bytes.Repeat([]byte("a"), callbacks.DefaultMaxBody)...)
 	huge = append(huge, `"}`...)
 	if status, answer := r.post(huge); status != http.StatusRequestEntityTooLarge || answer["status"] != "fail" {
 		t.Errorf("oversize body: %d %v, want 413", status, answer)
 	}
 	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
-		if status, _ := r.do(method, batch.CallbackPath, nil); status != http.StatusMethodNotAllowed {
+		if status, _ := r.do(method, callbacks.Path, nil); status != http.StatusMethodNotAllowed {
 			t.Errorf("%s /callback: %d, want 405", method, status)
 		}
 	}
@@ -583,16 +583,16 @@ func TestCallbackHTTPLimits(t *testing.T) {
 
 func TestCallbackHealth(t *testing.T) {
 	r := newCBRig(t)
-	if status, answer := r.do(http.MethodGet, batch.HealthPath, nil); status != http.StatusOK || answer["message"] != "ok" {
+	if status, answer := r.do(http.MethodGet, callbacks.HealthPath, nil); status != http.StatusOK || answer["message"] != "ok" {
 		t.Fatalf("healthz: %d %v", status, answer)
 	}
-	if status, _ := r.do(http.MethodPost, batch.HealthPath, nil); status != http.StatusMethodNotAllowed {
+	if status, _ := r.do(http.MethodPost, callbacks.HealthPath, nil); status != http.StatusMethodNotAllowed {
 		t.Fatalf("POST healthz: %d, want 405", status)
 	}
 	if err := r.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if status, answer := r.do(http.MethodGet, batch.HealthPath, nil); status != http.StatusServiceUnavailable {
+	if status, answer := r.do(http.MethodGet, callbacks.HealthPath, nil); status != http.StatusServiceUnavailable {
 		t.Fatalf("healthz with the ledger closed: %d %v, want 503", status, answer)
 	}
 	// A callback that cannot be recorded is not acknowledged: the service must send it again.
@@ -601,7 +601,7 @@ func TestCallbackHealth(t *testing.T) {
 	}
 }
 
-func TestNewCallbackHandlerRefusesBadConfig(t *testing.T) {
+func TestNewHandlerRefusesBadConfig(t *testing.T) {
 	db, err := ledger.Create(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -609,18 +609,18 @@ func TestNewCallbackHandlerRefusesBadConfig(t *testing.T) {
 	defer db.Close()
 	tests := []struct {
 		name string
-		cfg  batch.CallbackConfig
+		cfg  callbacks.Config
 		want error
 	}{
-		{"no hash key", batch.CallbackConfig{Ledger: db}, api.ErrEmptyHashKey},
-		{"blank hash key", batch.CallbackConfig{Ledger: db, HashKey: []byte(" \n")}, api.ErrEmptyHashKey},
-		{"no ledger", batch.CallbackConfig{HashKey: []byte(cbHashKey)}, nil},
+		{"no hash key", callbacks.Config{Ledger: db}, api.ErrEmptyHashKey},
+		{"blank hash key", callbacks.Config{Ledger: db, HashKey: []byte(" \n")}, api.ErrEmptyHashKey},
+		{"no ledger", callbacks.Config{HashKey: []byte(cbHashKey)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := batch.NewCallbackHandler(tt.cfg)
+			h, err := callbacks.NewHandler(tt.cfg)
 			if err == nil || h != nil {
-				t.Fatalf("NewCallbackHandler = %v, %v; want an error", h, err)
+				t.Fatalf("NewHandler = %v, %v; want an error", h, err)
 			}
 			if tt.want != nil && !errors.Is(err, tt.want) {
 				t.Fatalf("error %v, want %v", err, tt.want)
@@ -652,7 +652,7 @@ func TestCallbackFromTheSandbox(t *testing.T) {
 	r.payout("E2E-1", "", "321.45", ledger.Submitting)
 	res, err := client.CreatePayout(ctx, api.CreatePayoutRequest{
 		VirtualPoolReference: "POOL-1", PayoutServiceID: provider.ID, Amount: decimal.RequireFromString("321.45"),
-		ClientRedirectURL: "http://127.0.0.1:1/return", ClientCallbackURL: r.srv.URL + batch.CallbackPath,
+		ClientRedirectURL: "http://127.0.0.1:1/return", ClientCallbackURL: r.srv.URL + callbacks.Path,
 		ThirdPartyAccountNo: "1234567890", RecipientReference: "Employee E2E-1", PaymentDescription: "salary", ExternalInvoiceRef: "E2E-1",
 	})
 	if err != nil {
@@ -695,7 +695,7 @@ func TestCallbackFromTheSandbox(t *testing.T) {
 	if last := evs[len(evs)-1]; !strings.Contains(last.Payload, res.InvoiceNo) {
 		t.Fatalf("the event does not carry the callback payload: %+v", last)
 	}
-	if cbs := r.stored(); len(cbs) != 1 || cbs[0].Verdict != batch.VerdictApplied {
+	if cbs := r.stored(); len(cbs) != 1 || cbs[0].Verdict != callbacks.VerdictApplied {
 		t.Fatalf("stored %+v", cbs)
 	}
 }

@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/shopspring/decimal"
 )
 
@@ -17,7 +17,7 @@ func FuzzParseAmount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := batch.ParseAmount(s)
+		d, err := read.ParseAmount(s)
 		if err != nil {
 			return
 		}
@@ -47,12 +47,12 @@ func FuzzCSVReader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		rd, err := batch.NewCSVReader(strings.NewReader(s), "fuzz.csv", batch.ReadOptions{MaxRows: 1000})
+		rd, err := read.NewCSVReader(strings.NewReader(s), "fuzz.csv", read.Options{MaxRows: 1000})
 		if err != nil {
 			return
 		}
 		defer rd.Close()
-		v := batch.NewValidator(batch.ValidateOptions{})
+		v := read.NewValidator(read.ValidateOptions{})
 		for {
 			row, err := rd.Next()
 			if errors.Is(err, io.EOF) || err != nil {
@@ -65,7 +65,7 @@ func FuzzCSVReader(f *testing.F) {
 		}
 		found := v.Finish()
 		for _, d := range found.Duplicates {
-			if !errors.Is(d, batch.ErrRefDuplicate) || d.Line < 2 {
+			if !errors.Is(d, read.ErrRefDuplicate) || d.Line < 2 {
 				t.Fatalf("duplicate finding %v", d)
 			}
 		}

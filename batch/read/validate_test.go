@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/shopspring/decimal"
 )
 
@@ -27,32 +27,32 @@ func TestParseAmount(t *testing.T) {
 		{"myr0.01", "0.01", nil},
 		{".5", "0.5", nil},
 		{"007.10", "7.1", nil},
-		{"1.250,00", "", batch.ErrAmountFormat},
-		{"1,25", "", batch.ErrAmountFormat},
-		{"12,50.00", "", batch.ErrAmountFormat},
-		{"1,2500", "", batch.ErrAmountFormat},
-		{",250", "", batch.ErrAmountFormat},
-		{"one hundred", "", batch.ErrAmountFormat},
-		{"100 ringgit", "", batch.ErrAmountFormat},
-		{"1e3", "", batch.ErrAmountFormat},
-		{"+100", "", batch.ErrAmountFormat},
-		{"", "", batch.ErrAmountFormat},
-		{"RM", "", batch.ErrAmountFormat},
-		{".", "", batch.ErrAmountFormat},
-		{"1.2.3", "", batch.ErrAmountFormat},
-		{"-100", "", batch.ErrAmountNotPositive},
-		{"RM -5.00", "", batch.ErrAmountNotPositive},
-		{"(50.00)", "", batch.ErrAmountNotPositive},
-		{"50.00)", "", batch.ErrAmountNotPositive},
-		{"0", "", batch.ErrAmountNotPositive},
-		{"0.00", "", batch.ErrAmountNotPositive},
-		{"10.001", "", batch.ErrAmountPrecision},
-		{"1.500", "", batch.ErrAmountPrecision},
-		{"1000000000000", "", batch.ErrAmountTooLarge},
+		{"1.250,00", "", read.ErrAmountFormat},
+		{"1,25", "", read.ErrAmountFormat},
+		{"12,50.00", "", read.ErrAmountFormat},
+		{"1,2500", "", read.ErrAmountFormat},
+		{",250", "", read.ErrAmountFormat},
+		{"one hundred", "", read.ErrAmountFormat},
+		{"100 ringgit", "", read.ErrAmountFormat},
+		{"1e3", "", read.ErrAmountFormat},
+		{"+100", "", read.ErrAmountFormat},
+		{"", "", read.ErrAmountFormat},
+		{"RM", "", read.ErrAmountFormat},
+		{".", "", read.ErrAmountFormat},
+		{"1.2.3", "", read.ErrAmountFormat},
+		{"-100", "", read.ErrAmountNotPositive},
+		{"RM -5.00", "", read.ErrAmountNotPositive},
+		{"(50.00)", "", read.ErrAmountNotPositive},
+		{"50.00)", "", read.ErrAmountNotPositive},
+		{"0", "", read.ErrAmountNotPositive},
+		{"0.00", "", read.ErrAmountNotPositive},
+		{"10.001", "", read.ErrAmountPrecision},
+		{"1.500", "", read.ErrAmountPrecision},
+		{"1000000000000", "", read.ErrAmountTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := batch.ParseAmount(tt.in)
+			got, err := read.ParseAmount(tt.in)
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("ParseAmount(%q) = %v, %v; want %v", tt.in, got, err, tt.err)
@@ -76,18 +76,18 @@ func TestNormalizeAccount(t *testing.T) {
 		{" 0123-456 789 ", "0123456789", nil},
 		{"123456", "123456", nil},
 		{"12345678901234567890", "12345678901234567890", nil},
-		{"12345", "", batch.ErrAccountFormat},
-		{"123456789012345678901", "", batch.ErrAccountFormat},
-		{"ACC123456", "", batch.ErrAccountFormat},
-		{"123456.0", "", batch.ErrAccountFormat},
-		{"", "", batch.ErrAccountFormat},
-		{"1.23457E+11", "", batch.ErrAccountScientific},
-		{"1.23457e11", "", batch.ErrAccountScientific},
-		{"12345E+6", "", batch.ErrAccountScientific},
+		{"12345", "", read.ErrAccountFormat},
+		{"123456789012345678901", "", read.ErrAccountFormat},
+		{"ACC123456", "", read.ErrAccountFormat},
+		{"123456.0", "", read.ErrAccountFormat},
+		{"", "", read.ErrAccountFormat},
+		{"1.23457E+11", "", read.ErrAccountScientific},
+		{"1.23457e11", "", read.ErrAccountScientific},
+		{"12345E+6", "", read.ErrAccountScientific},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := batch.NormalizeAccount(tt.in)
+			got, err := read.NormalizeAccount(tt.in)
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("NormalizeAccount(%q) = %q, %v; want %v", tt.in, got, err, tt.err)
@@ -130,9 +130,9 @@ func TestResolveProvider(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := batch.ResolveProvider(providers, tt.name)
+			got, err := read.ResolveProvider(providers, tt.name)
 			if tt.wantID == 0 {
-				if !errors.Is(err, batch.ErrBankUnknown) || !strings.Contains(err.Error(), tt.suggest) {
+				if !errors.Is(err, read.ErrBankUnknown) || !strings.Contains(err.Error(), tt.suggest) {
 					t.Fatalf("ResolveProvider(%q) = %+v, %v; want ErrBankUnknown suggesting %q", tt.name, got, err, tt.suggest)
 				}
 				return
@@ -146,55 +146,55 @@ func TestResolveProvider(t *testing.T) {
 
 func TestResolveProviderAmbiguousName(t *testing.T) {
 	providers := []api.Provider{{ID: 1, Name: "Example Bank Berhad"}, {ID: 2, Name: "Example Bank (Malaysia) Bhd"}}
-	if _, err := batch.ResolveProvider(providers, "Example Bank"); !errors.Is(err, batch.ErrBankUnknown) || !strings.Contains(err.Error(), "more than one") {
+	if _, err := read.ResolveProvider(providers, "Example Bank"); !errors.Is(err, read.ErrBankUnknown) || !strings.Contains(err.Error(), "more than one") {
 		t.Fatalf("err = %v, want an ambiguity error", err)
 	}
 }
 
-func goodRow(line int, ref string) batch.Row {
-	return batch.Row{Line: line, Ref: ref, Recipient: "Tan Wei Ming", Bank: "Maybank", Account: "0123456789", Amount: "100.00"}
+func goodRow(line int, ref string) read.Row {
+	return read.Row{Line: line, Ref: ref, Recipient: "Tan Wei Ming", Bank: "Maybank", Account: "0123456789", Amount: "100.00"}
 }
 
 func TestValidatorRows(t *testing.T) {
 	long := strings.Repeat("x", 141)
 	tests := []struct {
 		name   string
-		edit   func(*batch.Row)
-		opts   batch.ValidateOptions
+		edit   func(*read.Row)
+		opts   read.ValidateOptions
 		column string
 		err    error
 	}{
-		{name: "bank by id", edit: func(r *batch.Row) { r.Bank, r.ServiceID = "", "51" }},
-		{name: "bank and matching id", edit: func(r *batch.Row) { r.ServiceID = "1" }},
-		{name: "bank and other id", edit: func(r *batch.Row) { r.ServiceID = "2" }, column: batch.ColServiceID, err: batch.ErrBankConflict},
-		{name: "unknown id", edit: func(r *batch.Row) { r.Bank, r.ServiceID = "", "999" }, column: batch.ColServiceID, err: batch.ErrBankUnknown},
-		{name: "id not a number", edit: func(r *batch.Row) { r.Bank, r.ServiceID = "", "one" }, column: batch.ColServiceID, err: batch.ErrBankUnknown},
-		{name: "no bank", edit: func(r *batch.Row) { r.Bank = "" }, column: batch.ColBank, err: batch.ErrBankMissing},
-		{name: "ref too long", edit: func(r *batch.Row) { r.Ref = strings.Repeat("A", 65) }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref 64 characters", edit: func(r *batch.Row) { r.Ref = strings.Repeat("A", 64) }},
-		{name: "ref with dot, colon, underscore and dash", edit: func(r *batch.Row) { r.Ref = "2026:11.PAY_1.a-b" }},
-		{name: "ref with slash", edit: func(r *batch.Row) { r.Ref = "DEPT/2026/4" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref with backslash", edit: func(r *batch.Row) { r.Ref = `DEPT\4` }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref with question mark", edit: func(r *batch.Row) { r.Ref = "PAY?1" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref with hash", edit: func(r *batch.Row) { r.Ref = "PAY#1" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref with percent", edit: func(r *batch.Row) { r.Ref = "PAY%2F1" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref with tab", edit: func(r *batch.Row) { r.Ref = "PAY\t1" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref with non-ASCII letter", edit: func(r *batch.Row) { r.Ref = "PAYÉ1" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref dot", edit: func(r *batch.Row) { r.Ref = "." }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref dot dot", edit: func(r *batch.Row) { r.Ref = ".." }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "ref three dots", edit: func(r *batch.Row) { r.Ref = "..." }},
-		{name: "ref with space", edit: func(r *batch.Row) { r.Ref = "PAY 1" }, column: batch.ColRef, err: batch.ErrRefFormat},
-		{name: "recipient too long", edit: func(r *batch.Row) { r.Recipient = long }, column: batch.ColRecipient, err: batch.ErrRecipientFormat},
-		{name: "recipient blank", edit: func(r *batch.Row) { r.Recipient = "  " }, column: batch.ColRecipient, err: batch.ErrRecipientMissing},
-		{name: "description too long", edit: func(r *batch.Row) { r.Description = long }, column: batch.ColDescription, err: batch.ErrDescription},
-		{name: "description newline", edit: func(r *batch.Row) { r.Description = "a\nb" }, column: batch.ColDescription, err: batch.ErrDescription},
-		{name: "over max amount", edit: func(r *batch.Row) { r.Amount = "100.01" }, opts: batch.ValidateOptions{MaxAmount: decimal.NewFromInt(100)}, column: batch.ColAmount, err: batch.ErrAmountTooLarge},
-		{name: "at max amount", opts: batch.ValidateOptions{MaxAmount: decimal.NewFromInt(100)}},
+		{name: "bank by id", edit: func(r *read.Row) { r.Bank, r.ServiceID = "", "51" }},
+		{name: "bank and matching id", edit: func(r *read.Row) { r.ServiceID = "1" }},
+		{name: "bank and other id", edit: func(r *read.Row) { r.ServiceID = "2" }, column: read.ColServiceID, err: read.ErrBankConflict},
+		{name: "unknown id", edit: func(r *read.Row) { r.Bank, r.ServiceID = "", "999" }, column: read.ColServiceID, err: read.ErrBankUnknown},
+		{name: "id not a number", edit: func(r *read.Row) { r.Bank, r.ServiceID = "", "one" }, column: read.ColServiceID, err: read.ErrBankUnknown},
+		{name: "no bank", edit: func(r *read.Row) { r.Bank = "" }, column: read.ColBank, err: read.ErrBankMissing},
+		{name: "ref too long", edit: func(r *read.Row) { r.Ref = strings.Repeat("A", 65) }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref 64 characters", edit: func(r *read.Row) { r.Ref = strings.Repeat("A", 64) }},
+		{name: "ref with dot, colon, underscore and dash", edit: func(r *read.Row) { r.Ref = "2026:11.PAY_1.a-b" }},
+		{name: "ref with slash", edit: func(r *read.Row) { r.Ref = "DEPT/2026/4" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref with backslash", edit: func(r *read.Row) { r.Ref = `DEPT\4` }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref with question mark", edit: func(r *read.Row) { r.Ref = "PAY?1" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref with hash", edit: func(r *read.Row) { r.Ref = "PAY#1" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref with percent", edit: func(r *read.Row) { r.Ref = "PAY%2F1" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref with tab", edit: func(r *read.Row) { r.Ref = "PAY\t1" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref with non-ASCII letter", edit: func(r *read.Row) { r.Ref = "PAYÉ1" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref dot", edit: func(r *read.Row) { r.Ref = "." }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref dot dot", edit: func(r *read.Row) { r.Ref = ".." }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "ref three dots", edit: func(r *read.Row) { r.Ref = "..." }},
+		{name: "ref with space", edit: func(r *read.Row) { r.Ref = "PAY 1" }, column: read.ColRef, err: read.ErrRefFormat},
+		{name: "recipient too long", edit: func(r *read.Row) { r.Recipient = long }, column: read.ColRecipient, err: read.ErrRecipientFormat},
+		{name: "recipient blank", edit: func(r *read.Row) { r.Recipient = "  " }, column: read.ColRecipient, err: read.ErrRecipientMissing},
+		{name: "description too long", edit: func(r *read.Row) { r.Description = long }, column: read.ColDescription, err: read.ErrDescription},
+		{name: "description newline", edit: func(r *read.Row) { r.Description = "a\nb" }, column: read.ColDescription, err: read.ErrDescription},
+		{name: "over max amount", edit: func(r *read.Row) { r.Amount = "100.01" }, opts: read.ValidateOptions{MaxAmount: decimal.NewFromInt(100)}, column: read.ColAmount, err: read.ErrAmountTooLarge},
+		{name: "at max amount", opts: read.ValidateOptions{MaxAmount: decimal.NewFromInt(100)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.opts.Providers = sandbox.DefaultProviders()
-			v := batch.NewValidator(tt.opts)
+			v := read.NewValidator(tt.opts)
 			row := goodRow(2, "PAY-1")
 			if tt.edit != nil {
 				tt.edit(&row)
@@ -214,10 +214,10 @@ func TestValidatorRows(t *testing.T) {
 }
 
 func TestValidatorPayment(t *testing.T) {
-	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), DefaultDescription: "Salary"})
-	p, errs := v.Check(batch.Row{Line: 7, Ref: " PAY-7 ", Recipient: " Lim Mei Ling ", Bank: "touch n go ewallet",
+	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), DefaultDescription: "Salary"})
+	p, errs := v.Check(read.Row{Line: 7, Ref: " PAY-7 ", Recipient: " Lim Mei Ling ", Bank: "touch n go ewallet",
 		Account: "01-2345 6789", Amount: "RM 1,250.5"})
-	want := batch.Payment{Line: 7, Ref: "PAY-7", Recipient: "Lim Mei Ling", ProviderID: 51, Bank: "Touch 'n Go eWallet",
+	want := read.Payment{Line: 7, Ref: "PAY-7", Recipient: "Lim Mei Ling", ProviderID: 51, Bank: "Touch 'n Go eWallet",
 		Account: "0123456789", Amount: decimal.RequireFromString("1250.50"), Description: "Salary"}
 	if len(errs) != 0 || p.Line != want.Line || p.Ref != want.Ref || p.Recipient != want.Recipient || p.ProviderID != want.ProviderID ||
 		p.Bank != want.Bank || p.Account != want.Account || !p.Amount.Equal(want.Amount) || p.Description != want.Description {
@@ -226,9 +226,9 @@ func TestValidatorPayment(t *testing.T) {
 }
 
 func TestValidatorCollectsEveryErrorOfARow(t *testing.T) {
-	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders()})
-	_, errs := v.Check(batch.Row{Line: 3, Ref: "", Recipient: "", Bank: "Nobank", Account: "x", Amount: "-1"})
-	want := []error{batch.ErrRefMissing, batch.ErrRecipientMissing, batch.ErrBankUnknown, batch.ErrAccountFormat, batch.ErrAmountNotPositive}
+	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders()})
+	_, errs := v.Check(read.Row{Line: 3, Ref: "", Recipient: "", Bank: "Nobank", Account: "x", Amount: "-1"})
+	want := []error{read.ErrRefMissing, read.ErrRecipientMissing, read.ErrBankUnknown, read.ErrAccountFormat, read.ErrAmountNotPositive}
 	if len(errs) != len(want) {
 		t.Fatalf("errors %v, want %v", errs, want)
 	}
@@ -239,14 +239,14 @@ func TestValidatorCollectsEveryErrorOfARow(t *testing.T) {
 	}
 }
 
-func finish(tb testing.TB, v *batch.Validator) batch.Findings {
+func finish(tb testing.TB, v *read.Validator) read.Findings {
 	tb.Helper()
 	return v.Finish()
 }
 
 func TestValidatorFileRules(t *testing.T) {
 	t.Run("duplicate names both lines on every row that has it", func(t *testing.T) {
-		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders()})
+		v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders()})
 		for line, ref := range map[int]string{2: "PAY-1", 3: "PAY-2", 9: "PAY-1", 12: " PAY-1 "} {
 			if _, errs := v.Check(goodRow(line, ref)); len(errs) != 0 {
 				t.Fatalf("line %d: %v", line, errs)
@@ -260,7 +260,7 @@ func TestValidatorFileRules(t *testing.T) {
 			t.Fatalf("findings %v, want %q", found, want)
 		}
 		for i, w := range want {
-			if got := found.Duplicates[i]; got.Error() != w || !errors.Is(got, batch.ErrRefDuplicate) {
+			if got := found.Duplicates[i]; got.Error() != w || !errors.Is(got, read.ErrRefDuplicate) {
 				t.Errorf("duplicate %d = %q, want %q", i, got, w)
 			}
 		}
@@ -269,16 +269,16 @@ func TestValidatorFileRules(t *testing.T) {
 		}
 	})
 	t.Run("total over limit", func(t *testing.T) {
-		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("150")})
+		v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("150")})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
 		errs := finish(t, v).File
-		if len(errs) != 1 || !errors.Is(errs[0], batch.ErrTotalTooLarge) || !strings.Contains(errs[0].Error(), "200.00") {
+		if len(errs) != 1 || !errors.Is(errs[0], read.ErrTotalTooLarge) || !strings.Contains(errs[0].Error(), "200.00") {
 			t.Fatalf("errors %v", errs)
 		}
 	})
 	t.Run("duplicates are out of the total that --max-total checks", func(t *testing.T) {
-		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("150")})
+		v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("150")})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
 		v.Check(goodRow(4, "PAY-2"))
@@ -287,7 +287,7 @@ func TestValidatorFileRules(t *testing.T) {
 		}
 	})
 	t.Run("total at limit", func(t *testing.T) {
-		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("200")})
+		v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxTotal: decimal.RequireFromString("200")})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
 		if found := finish(t, v); len(found.File)+len(found.Duplicates) != 0 || !v.Total().Equal(decimal.NewFromInt(200)) {
@@ -295,16 +295,16 @@ func TestValidatorFileRules(t *testing.T) {
 		}
 	})
 	t.Run("max rows", func(t *testing.T) {
-		v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxRows: 1})
+		v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), MaxRows: 1})
 		v.Check(goodRow(2, "PAY-1"))
 		v.Check(goodRow(3, "PAY-2"))
-		if errs := finish(t, v).File; len(errs) != 1 || !errors.Is(errs[0], batch.ErrTooManyRows) {
+		if errs := finish(t, v).File; len(errs) != 1 || !errors.Is(errs[0], read.ErrTooManyRows) {
 			t.Fatalf("errors %v", errs)
 		}
 	})
 	t.Run("no rows", func(t *testing.T) {
-		v := batch.NewValidator(batch.ValidateOptions{})
-		if errs := finish(t, v).File; len(errs) != 1 || !errors.Is(errs[0], batch.ErrNoRows) {
+		v := read.NewValidator(read.ValidateOptions{})
+		if errs := finish(t, v).File; len(errs) != 1 || !errors.Is(errs[0], read.ErrNoRows) {
 			t.Fatalf("errors %v", errs)
 		}
 	})
@@ -314,7 +314,7 @@ func TestValidatorFileRules(t *testing.T) {
 // three rows of one, and one row rejected for its amount as well: every row of a duplicated
 // reference is rejected, and leaves the total.
 func TestValidatorDuplicatesFarApart(t *testing.T) {
-	v := batch.NewValidator(batch.ValidateOptions{Providers: sandbox.DefaultProviders()})
+	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders()})
 	const rows = 100_000
 	dupAt := map[int]string{5: "PAY-40000", 40_002: "PAY-40000", 99_000: "PAY-40000", 7: "PAY-99999", 70_000: "PAY-99999"}
 	for line := 2; line < rows+2; line++ {
@@ -353,7 +353,7 @@ func TestValidatorDuplicatesFarApart(t *testing.T) {
 }
 
 func TestRowErrorText(t *testing.T) {
-	e := &batch.RowError{Line: 4, Column: "amount", Value: "1,25", Err: batch.ErrAmountFormat}
+	e := &read.RowError{Line: 4, Column: "amount", Value: "1,25", Err: read.ErrAmountFormat}
 	if got := e.Error(); got != `line 4: amount "1,25": not an amount in MYR` {
 		t.Errorf("Error() = %q", got)
 	}
@@ -366,12 +366,12 @@ func TestResolveProviderShortNames(t *testing.T) {
 		"Hong Leong": "Hong Leong Bank Berhad", "Bank Islam": "Bank Islam Malaysia Berhad",
 		"maybank berhad": "Maybank (Malayan Banking Berhad)",
 	} {
-		got, err := batch.ResolveProvider(providers, name)
+		got, err := read.ResolveProvider(providers, name)
 		if err != nil || got.Name != want {
 			t.Errorf("%q resolved to %q, %v; want %q", name, got.Name, err, want)
 		}
 	}
-	if got, err := batch.ResolveProvider(providers, "Bank"); err == nil {
+	if got, err := read.ResolveProvider(providers, "Bank"); err == nil {
 		t.Errorf("\"Bank\" alone resolved to %q: it names no one provider", got.Name)
 	}
 }

@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"bufio"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -57,7 +57,7 @@ func genXLSX(tb testing.TB, path string, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	header := []any{batch.ColRef, batch.ColRecipient, batch.ColBank, batch.ColAccount, batch.ColAmount, batch.ColDescription}
+	header := []any{read.ColRef, read.ColRecipient, read.ColBank, read.ColAccount, read.ColAmount, read.ColDescription}
 	if err := sw.SetRow("A1", header); err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package batch_test
+package read_test
 
 import (
 	"errors"
@@ -7,18 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 )
 
 // readAllRows reads a file's rows, failing the test on any error.
-func readAllRows(tb testing.TB, path string, opts batch.ReadOptions) []batch.Row {
+func readAllRows(tb testing.TB, path string, opts read.Options) []read.Row {
 	tb.Helper()
-	rd, err := batch.OpenFile(path, opts)
+	rd, err := read.OpenFile(path, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer rd.Close()
-	var rows []batch.Row
+	var rows []read.Row
 	for {
 		row, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -34,11 +34,11 @@ func readAllRows(tb testing.TB, path string, opts batch.ReadOptions) []batch.Row
 // Files saved by LibreOffice Calc, not by excelize: what accountants really send.
 func TestXLSXFromLibreOffice(t *testing.T) {
 	t.Run("accounts imported as numbers are rejected", func(t *testing.T) {
-		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-numbers.xlsx", batch.ReadOptions{})
+		rows := readAllRows(t, "../../testdata/libreoffice/accounts-as-numbers.xlsx", read.Options{})
 		rejected := 0
 		for _, row := range rows {
 			number := !strings.Contains(row.Account, "-")
-			got := len(row.Problems) == 1 && errors.Is(row.Problems[0], batch.ErrAccountNumber) && row.Problems[0].Column == batch.ColAccount
+			got := len(row.Problems) == 1 && errors.Is(row.Problems[0], read.ErrAccountNumber) && row.Problems[0].Column == read.ColAccount
 			if got != number || len(row.Warnings) > 0 {
 				t.Errorf("line %d account %q: problems %v warnings %v, want a rejection %v", row.Line, row.Account, row.Problems, row.Warnings, number)
 			}
@@ -51,7 +51,7 @@ func TestXLSXFromLibreOffice(t *testing.T) {
 		}
 	})
 	t.Run("accounts imported as numbers are flagged with --numeric-accounts", func(t *testing.T) {
-		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-numbers.xlsx", batch.ReadOptions{NumericAccounts: true})
+		rows := readAllRows(t, "../../testdata/libreoffice/accounts-as-numbers.xlsx", read.Options{NumericAccounts: true})
 		if len(rows) != 50 {
 			t.Fatalf("%d rows, want 50", len(rows))
 		}
@@ -59,7 +59,7 @@ func TestXLSXFromLibreOffice(t *testing.T) {
 		for _, row := range rows {
 			// Calc keeps "2199-3518-190937" as text; plain digits become numbers.
 			number := !strings.Contains(row.Account, "-")
-			if got := slices.Contains(row.Warnings, batch.WarnAccountNumber); got != number {
+			if got := slices.Contains(row.Warnings, read.WarnAccountNumber); got != number {
 				t.Errorf("line %d account %q: flagged %v, want %v", row.Line, row.Account, got, number)
 			}
 			if number {
@@ -74,7 +74,7 @@ func TestXLSXFromLibreOffice(t *testing.T) {
 		}
 	})
 	t.Run("accounts stored as text keep their zeros and raise nothing", func(t *testing.T) {
-		rows := readAllRows(t, "../testdata/libreoffice/accounts-as-text.xlsx", batch.ReadOptions{})
+		rows := readAllRows(t, "../../testdata/libreoffice/accounts-as-text.xlsx", read.Options{})
 		if len(rows) != 50 || rows[0].Account != "000181590832" {
 			t.Fatalf("%d rows, first account %q", len(rows), rows[0].Account)
 		}

@@ -1,0 +1,6 @@
+// Package callbacks receives the service's signed callbacks and records them in the ledger: a
+// Handler verifies each callback's JWT with the hash key, moves the payout it names to
+// SUCCEEDED, and stores every verified callback with its verdict. A callback that disagrees with
+// the ledger (another amount, a payout the ledger says FAILED, a second bank reference) is stored
+// and flagged, never applied. The `callbacks` command and the demo serve it over HTTP.
+package callbacks
