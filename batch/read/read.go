@@ -100,6 +100,9 @@ const (
 	ColDescription = "payment_description"
 )
 
+// WholeRow is the column named by a problem of the row as a whole (its field count, a hidden row).
+const WholeRow = "(whole row)"
+
 // Columns is the header of an input file, in template order.
 var Columns = []string{ColRef, ColRecipient, ColBank, ColServiceID, ColAccount, ColAmount, ColDescription}
 

@@ -205,7 +205,9 @@ func (c *csvReader) Next() (Row, error) {
 		}
 		row := c.h.row(line, rec)
 		if len(rec) != c.h.width {
-			row.Problems = append([]*RowError{{Line: line, Err: fieldCountError(len(rec), c.h.width)}}, row.Problems...)
+			// The whole line is the value: which field moved is for the person to see.
+			whole := &RowError{Line: line, Column: WholeRow, Value: Excerpt(strings.Join(rec, ",")), Err: fieldCountError(len(rec), c.h.width)}
+			row.Problems = append([]*RowError{whole}, row.Problems...)
 		}
 		return row, nil
 	}

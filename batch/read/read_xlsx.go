@@ -197,13 +197,13 @@ func (x *xlsxReader) row(line int, cells []string, facts rowFacts) Row {
 	r := x.h.row(line, cells)
 	// Both readers' word on a hidden row counts: excelize's, and the scanner's of the same XML.
 	if (x.rows.GetRowOpts().Hidden || facts.hidden) && !x.opts.HiddenRows {
-		r.problem("", "", ErrHiddenRow)
+		r.problem(WholeRow, "", ErrHiddenRow)
 	}
 	for i := x.h.named; i < len(cells); i++ {
 		if v := strings.TrimSpace(cells[i]); v != "" {
 			cell, _ := excelize.CoordinatesToCellName(i+1, line)
 			last, _ := excelize.ColumnNumberToName(x.h.named)
-			r.problem("", "", fmt.Errorf("%w: cell %s holds %q, beyond the header's last column %s: give its column a header, or delete it",
+			r.problem(WholeRow, "", fmt.Errorf("%w: cell %s holds %q, beyond the header's last column %s: give its column a header, or delete it",
 				ErrFieldCount, cell, Excerpt(v), last))
 			break
 		}

@@ -63,7 +63,7 @@ func (e *RowError) Error() string {
 	if e.Line > 0 {
 		fmt.Fprintf(&b, "line %d: ", e.Line)
 	}
-	if e.Column != "" {
+	if e.Column != "" && e.Column != WholeRow {
 		b.WriteString(e.Column)
 		if e.Value != "" {
 			fmt.Fprintf(&b, " %q", e.Value)
