@@ -249,19 +249,23 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
-	// Every line of the file is recorded before anything is sent; a payout new to the ledger is
-	// recorded with its first intent (see submit).
+	// Every line of the file, and every payout new to the ledger (READY), is recorded in one
+	// transaction before anything is sent. A file rejected as a whole records no payout.
 	lines := parsed.runRows(submitAllowed)
 	if res.SkippedOtherFile, err = r.notePaidElsewhere(ctx, log, lines, parsed.existing, path, sum); err != nil {
 		return res, err
 	}
-	if err := db.Record(ctx, res.RunID, lines, nil); err != nil {
+	var fresh []ledger.Payout
+	if submitAllowed {
+		fresh = parsed.freshPayouts(res.RunID)
+	}
+	if err := db.Record(ctx, res.RunID, lines, fresh); err != nil {
 		return res, err
 	}
 
 	var aborted error
 	if submitAllowed {
-		aborted = r.submit(ctx, log, res.RunID, path, parsed.refsToPay(), parsed.freshPayouts(res.RunID))
+		aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
 	}
 	res, err = r.finish(context.WithoutCancel(ctx), res, lines, aborted, submitAllowed)
 	if err != nil {
@@ -820,7 +824,7 @@ func joinRowErrors(errs []*RowError) string {
 	return msg
 }
 
-// freshPayouts is the valid rows not yet in the ledger, to be recorded by their first intent.
+// freshPayouts is the valid rows not yet in the ledger, recorded READY with the run's lines.
 func (p *parsedFile) freshPayouts(runID string) []ledger.Payout {
 	out := make([]ledger.Payout, 0, max(0, len(p.rows)-len(p.existing)))
 	for _, row := range p.rows {

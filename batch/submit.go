@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/ledger"
@@ -31,17 +28,6 @@ const (
 
 // errThrottled stops a dispatch whose service answers nothing but 429.
 var errThrottled = errors.New("the service is throttling (HTTP 429)")
-
-// First sends are handed out in groups when the rate allows many per second: the group's intents
-// share one commit, and so do its plain answers. At low rates a group would hold intents recorded
-// long before their POST, which a crash turns into lookups and a grace to wait out: the slowest
-// rate that groups takes as long over a group as it takes over one of 8 at 100 a second. Groups
-// of 16 rather than 8 make a run without a rate limit about 6% faster (BenchmarkRunThroughput).
-const (
-	heldWait         = 2 * time.Millisecond
-	sendGroupSize    = 16
-	sendGroupMinRate = 200
-)
 
 // AuthHint is what to check when the service refuses the auth token.
 const AuthHint = "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
@@ -79,9 +65,6 @@ type task struct {
 	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
 	// it is only looked up.
 	graceEnd time.Time
-	// unrecorded is the first send of a row the ledger does not hold yet: its intent records it.
-	// A follow-up task is a new task, without it: by then the row is in the ledger.
-	unrecorded bool
 }
 
 // outcome is what a worker reports back to the dispatcher after one task.
@@ -101,7 +84,6 @@ type submission struct {
 	r      *Runner
 	log    *slog.Logger
 	runID  string
-	file   string                   // the input file as given, for the "recorded" events
 	rows   map[string]ledger.Payout // details of the rows to pay; read-only once started
 	proven atomic.Bool              // a lookup by external_invoice_ref found a payout in this run
 	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
@@ -118,40 +100,20 @@ type submission struct {
 }
 
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
-// is unknown, then sends the READY ones through the worker pool. It returns a non-nil error
+// is unknown, then sends the READY ones through the worker pool. Every ref is in the ledger
+// already: Record stored the file's new payouts READY with its lines. It returns a non-nil error
 // (wrapping ErrAborted) when it stopped before every row was dealt with.
-//
-// fresh holds the valid rows of this file that the ledger did not hold when it was checked (this
-// process holds its lock, so none has appeared since): each is recorded by its first intent, in
-// the transaction that makes it SUBMITTING. Every other ref is read from the ledger. A wrong guess
-// could not send anything twice or unrecorded: a fresh row's intent is refused if its reference is
-// held, and any other intent is applied From READY.
-func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file string, refs []string, fresh []ledger.Payout) error {
+func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) error {
 	db := r.cfg.Ledger
 	bg := context.WithoutCancel(ctx)
 	if err := recoverInterrupted(bg, db, runID); err != nil {
 		return err
 	}
-	current := make(map[string]ledger.Payout, len(refs))
-	unrecorded := make(map[string]bool, len(fresh))
-	for _, p := range fresh {
-		current[p.Ref] = p
-		unrecorded[p.Ref] = true
+	current, err := db.Lookup(bg, refs)
+	if err != nil {
+		return err
 	}
-	var others []string
-	for _, ref := range refs {
-		if _, ok := current[ref]; !ok {
-			others = append(others, ref)
-		}
-	}
-	if len(others) > 0 {
-		stored, err := db.Lookup(bg, others)
-		if err != nil {
-			return err
-		}
-		maps.Copy(current, stored)
-	}
-	s := &submission{r: r, log: log, runID: runID, file: file, rows: current}
+	s := &submission{r: r, log: log, runID: runID, rows: current}
 	tasks := make([]task, 0, len(refs))
 	done := 0
 	now := r.cfg.Now()
@@ -167,7 +129,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file strin
 		}
 		switch {
 		case p.State == ledger.Ready:
-			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now, unrecorded: unrecorded[ref]})
+			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now})
 		case p.State == ledger.Unknown:
 			// Due before every send, so that the dispatcher, which waits for these, reaches them first.
 			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now.Add(-time.Second), initial: true})
@@ -201,7 +163,9 @@ func recoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error 
 	return nil
 }
 
-// dispatch hands due tasks to the workers until none is left, the context ends, or the run must stop.
+// dispatch hands due tasks to the workers until none is left, the context ends, or the run must
+// stop. A worker takes one task at a time and reports its outcome only once everything the task
+// sent is recorded.
 func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int) error {
 	cfg := s.r.cfg
 	queue := &taskQueue{}
@@ -212,55 +176,17 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 			initial++
 		}
 	}
-	work := make(chan []task)
-	results := make(chan []outcome)
-	// drained is closed once nothing is left to hand out: a worker holding answers then records
-	// them at once instead of waiting heldWait for a group that will not come. Should a retry be
-	// queued after that, the only loss is a commit not shared.
-	drained := make(chan struct{})
-	drain := sync.OnceFunc(func() { close(drained) })
+	work := make(chan task)
+	results := make(chan outcome)
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// held is a sent group whose answers are not recorded yet: they go with the intents
-			// of the next group this worker takes, if one is ready at once, in one commit.
-			var held *heldAnswers
-			for {
-				var group []task
-				if held != nil {
-					select {
-					case group = <-work:
-					case <-drained:
-					case <-time.After(heldWait):
-					}
-					if group == nil {
-						// No group came in time, or none will: the answers are recorded alone.
-						results <- s.recordHeld(held)
-						held = nil
-						continue
-					}
-				} else {
-					var ok bool
-					if group, ok = <-work; !ok {
-						return
-					}
-				}
-				outs, prev, next := s.handleGroup(ctx, group, held)
-				if prev != nil {
-					results <- prev
-				}
-				held = next
-				if outs != nil {
-					results <- outs
-				}
+			for t := range work {
+				results <- s.handle(ctx, t)
 			}
 		}()
-	}
-	groupSize := 1
-	if limit := cfg.Limiter.Limit(); limit == rate.Inf || limit >= sendGroupMinRate {
-		groupSize = sendGroupSize
 	}
 	defer func() {
 		close(work)
@@ -268,79 +194,58 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 	}()
 
 	var (
-		inflight     int
-		failures     int
-		throttled    int
-		pauseUntil   time.Time
-		stopReason   error
-		stopping     bool
-		ctxDone      = ctx.Done()
-		timer        = time.NewTimer(time.Hour)
-		stopLeftover = func() {
-			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
-			*queue = (*queue)[:0]
-		}
+		inflight   int
+		failures   int
+		throttled  int
+		pauseUntil time.Time
+		stopReason error
+		stopping   bool
+		ctxDone    = ctx.Done()
+		timer      = time.NewTimer(time.Hour)
 	)
 	defer timer.Stop()
-	// staged holds the tasks popped for the next free worker: one task, or up to groupSize sends
-	// of rows never sent before.
-	var staged []task
 	// graceSaid is the end of the grace last announced while nothing else was going on;
 	// waitShown, that Config.Waiting was told and not yet told the wait is over.
 	var (
 		graceSaid time.Time
 		waitShown bool
 	)
+	stop := func(reason error) {
+		if stopReason == nil {
+			stopReason = reason
+		}
+		stopping = true
+	}
 	for {
 		if stopping {
-			stopLeftover()
-			staged = nil
+			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
+			*queue = (*queue)[:0]
 		}
-		if queue.Len() == 0 && len(staged) == 0 {
-			drain()
-			if inflight == 0 {
-				break
-			}
+		if queue.Len() == 0 && inflight == 0 {
+			break
 		}
 		var (
-			out  chan []task
+			out  chan task
+			next task
 			wake <-chan time.Time
 		)
 		now := cfg.Now()
-		due := func(t task) (time.Time, bool) {
-			at := t.at
+		if queue.Len() > 0 {
+			head := (*queue)[0]
+			at := head.at
 			// A 429's Retry-After holds every request back, lookups too: the service said so.
 			if pauseUntil.After(at) {
 				at = pauseUntil
 			}
 			// Unknown outcomes are looked up once before anything new goes out.
-			return at, !(t.kind == taskSend && initial > 0) && !at.After(now)
-		}
-		if len(staged) == 0 && queue.Len() > 0 {
-			if at, ok := due((*queue)[0]); !ok {
-				if (*queue)[0].kind != taskSend || initial == 0 {
-					timer.Reset(at.Sub(now))
-					wake = timer.C
-				}
-			} else {
-				staged = append(staged, heap.Pop(queue).(task))
-				size := groupSize
-				if left := queue.Len() + 1; left < cfg.Workers*groupSize {
-					// The last groups are shared out across the workers: one worker's last full
-					// group, its requests one after another, would be the run's tail.
-					size = (left + cfg.Workers - 1) / cfg.Workers
-				}
-				for s.groupable(staged[0]) && len(staged) < size && queue.Len() > 0 {
-					next := (*queue)[0]
-					if _, ok := due(next); !ok || !s.groupable(next) {
-						break
-					}
-					staged = append(staged, heap.Pop(queue).(task))
-				}
+			held := head.kind == taskSend && initial > 0
+			switch {
+			case !held && !at.After(now):
+				out, next = work, head
+			case !held:
+				timer.Reset(at.Sub(now))
+				wake = timer.C
 			}
-		}
-		if len(staged) > 0 {
-			out = work
 		}
 		if wake != nil && inflight == 0 && (*queue)[0].kind == taskLookup && !(*queue)[0].graceEnd.IsZero() {
 			if said := s.announceGrace(*queue, now, graceSaid); said != graceSaid {
@@ -348,58 +253,50 @@ func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int
 			}
 		}
 		select {
-		case out <- staged:
-			staged = nil
+		case out <- next:
+			heap.Pop(queue)
 			inflight++
 			if waitShown {
 				cfg.Waiting(0, time.Time{})
 				waitShown = false
 			}
-		case outs := <-results:
+		case o := <-results:
 			inflight--
-			for _, o := range outs {
-				if o.task.initial {
-					initial--
+			if o.task.initial {
+				initial--
+			}
+			switch {
+			case o.serviceOK:
+				failures, throttled = 0, 0
+			case o.failure:
+				failures++
+			case o.throttled:
+				throttled++
+			}
+			if o.pause.After(pauseUntil) {
+				pauseUntil = o.pause
+			}
+			if o.next != nil {
+				heap.Push(queue, *o.next)
+			}
+			if o.rowDone {
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, total)
 				}
-				switch {
-				case o.serviceOK:
-					failures, throttled = 0, 0
-				case o.failure:
-					failures++
-				case o.throttled:
-					throttled++
-				}
-				if o.pause.After(pauseUntil) {
-					pauseUntil = o.pause
-				}
-				if o.next != nil {
-					heap.Push(queue, *o.next)
-				}
-				if o.rowDone {
-					done++
-					if cfg.Progress != nil {
-						cfg.Progress(done, total)
-					}
-				}
-				if o.fatal != nil && stopReason == nil {
-					stopReason, stopping = o.fatal, true
-				}
-				if failures >= cfg.BreakerThreshold && stopReason == nil {
-					stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
-					stopping = true
-				}
-				if s.throttleBreaker > 0 && throttled >= s.throttleBreaker && stopReason == nil {
-					stopReason = fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled)
-					stopping = true
-				}
+			}
+			switch {
+			case o.fatal != nil:
+				stop(o.fatal)
+			case failures >= cfg.BreakerThreshold:
+				stop(fmt.Errorf("the service failed %d times in a row: stopped sending", failures))
+			case s.throttleBreaker > 0 && throttled >= s.throttleBreaker:
+				stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled))
 			}
 		case <-wake:
 		case <-ctxDone:
 			ctxDone = nil
-			if stopReason == nil {
-				stopReason = context.Cause(ctx) // the signal that stopped the command, if one did
-			}
-			stopping = true
+			stop(context.Cause(ctx)) // the signal that stopped the command, if one did
 		}
 	}
 	if stopReason != nil {
@@ -433,54 +330,6 @@ func (s *submission) announceGrace(queue taskQueue, now, said time.Time) time.Ti
 		s.r.cfg.Waiting(n, until)
 	}
 	return until
-}
-
-// heldAnswers is what a group of first sends left to record: the changes of the rows the service
-// accepted (their rows stay SUBMITTING until these are committed), and the group's outcomes,
-// reported once they are.
-type heldAnswers struct {
-	changes []ledger.Change
-	at      []int // the outcomes the changes belong to
-	outs    []outcome
-}
-
-// recordHeld commits held answers on their own and returns the group's outcomes.
-func (s *submission) recordHeld(h *heldAnswers) []outcome {
-	if err := s.r.cfg.Ledger.Apply(context.Background(), h.changes...); err != nil {
-		h.failed(err)
-	}
-	return h.settled(s)
-}
-
-func (h *heldAnswers) failed(err error) {
-	for _, i := range h.at {
-		h.outs[i].fatal = fmt.Errorf("record answers: %w", err)
-	}
-}
-
-func (h *heldAnswers) settled(s *submission) []outcome {
-	for i := range h.outs {
-		h.outs[i] = settledByCallback(s, h.outs[i])
-	}
-	return h.outs
-}
-
-// handleGroup runs what a worker was handed: a group of first sends together, anything else alone.
-// held, if not nil, is the previous group's answers: they are committed with this group's intents,
-// or alone first. It returns this group's outcomes (nil when its answers are held in next) and the
-// previous group's (prev, nil when held was nil).
-func (s *submission) handleGroup(ctx context.Context, group []task, held *heldAnswers) (outs, prev []outcome, next *heldAnswers) {
-	if len(group) > 1 && s.check == nil {
-		return s.sendGroup(ctx, context.WithoutCancel(ctx), group, held)
-	}
-	if held != nil {
-		prev = s.recordHeld(held)
-	}
-	outs = make([]outcome, len(group))
-	for i, t := range group {
-		outs[i] = s.handle(ctx, t)
-	}
-	return outs, prev, nil
 }
 
 // settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
@@ -540,98 +389,7 @@ func (s *submission) intent(t task) ledger.Change {
 	p := s.rows[t.ref]
 	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
-	if t.unrecorded {
-		c.New, c.NewDetail = &p, ledger.RecordedDetail(s.file, p.Line)
-	}
 	return c
-}
-
-// sendGroup sends several rows never sent before with one transaction for their intents and one
-// for the answers that need nothing more: a durable commit costs a disk flush, and a row's two
-// commits, one by one, are most of what a run spends. Safety is send's: every intent is durable
-// before its POST, and an answer not yet recorded when the process dies leaves SUBMITTING, which
-// the next start looks up. A row sent before always goes alone (see groupable).
-//
-// The plain answers are not committed here: they are returned in next, to be committed with the
-// intents of the worker's next group (held, at the next call), or alone when no group is ready at
-// once. held's outcomes are returned in prev once its answers are committed.
-func (s *submission) sendGroup(ctx, bg context.Context, group []task, held *heldAnswers) (outs, prev []outcome, next *heldAnswers) {
-	outs = make([]outcome, len(group))
-	intents := make([]ledger.Change, 0, len(group)+len(heldChanges(held)))
-	intents = append(intents, heldChanges(held)...)
-	for _, t := range group {
-		intents = append(intents, s.intent(t))
-	}
-	err := s.r.cfg.Ledger.Apply(bg, intents...)
-	if err != nil && held != nil {
-		// Nothing of the call was recorded: the answers and the intents are tried apart, so
-		// that a refusal of one does not hold the other back.
-		prev = s.recordHeld(held)
-		held = nil
-		err = s.r.cfg.Ledger.Apply(bg, intents[len(intents)-len(group):]...)
-	}
-	if held != nil {
-		prev = held.settled(s)
-	}
-	if err != nil {
-		for i, t := range group {
-			outs[i] = settledByCallback(s, outcome{task: t, fatal: fmt.Errorf("record intents: %w", err)})
-		}
-		return outs, prev, nil
-	}
-	next = &heldAnswers{outs: outs}
-	for i, t := range group {
-		if s.r.cfg.Limiter.Wait(ctx) != nil || ctx.Err() != nil {
-			// Stopped with intents recorded and nothing sent for them: they go back to READY, so
-			// that the rerun sends them without waiting out a lookup's grace.
-			var back []ledger.Change
-			for _, rest := range group[i:] {
-				back = append(back, ledger.Change{Ref: rest.ref, RunID: s.runID, From: ledger.Submitting, To: ledger.Ready,
-					Detail: "not sent: the run stopped before this request"})
-			}
-			err := s.r.cfg.Ledger.Apply(bg, back...)
-			for j := i; j < len(group); j++ {
-				outs[j] = outcome{task: group[j]}
-				if err != nil {
-					outs[j].fatal = fmt.Errorf("record stop: %w", err)
-				}
-			}
-			break
-		}
-		created, err := s.post(bg, t)
-		if err == nil && created.InvoiceNo != "" {
-			for _, c := range acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus, "accepted by the service") {
-				c.Ref, c.RunID = t.ref, s.runID
-				next.changes = append(next.changes, c)
-			}
-			next.at = append(next.at, i)
-			s.remember(t.ref)
-			outs[i] = outcome{task: t, serviceOK: true, rowDone: true}
-			continue
-		}
-		outs[i] = s.answer(bg, t, created, err)
-	}
-	switch {
-	case len(next.changes) == 0:
-		return next.settled(s), prev, nil
-	case ctx.Err() != nil:
-		// The run is stopping: no next group will come, the answers are committed now.
-		return s.recordHeld(next), prev, nil
-	}
-	return nil, prev, next
-}
-
-func heldChanges(h *heldAnswers) []ledger.Change {
-	if h == nil {
-		return nil
-	}
-	return h.changes
-}
-
-// groupable is a send of a row that was never sent: a crash mid-group costs it a lookup and a
-// grace, not one of its bounded sends (maxSendAttempts counts recorded intents).
-func (s *submission) groupable(t task) bool {
-	return t.kind == taskSend && t.attempt == 0 && !t.resend && s.rows[t.ref].Attempts == 0
 }
 
 // post sends one row's Create Payout.
