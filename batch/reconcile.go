@@ -628,7 +628,9 @@ func (rc *reconciliation) describe(row *report.ReconRow, p, was ledger.Payout, l
 	}
 	switch p.State {
 	case ledger.Unknown, ledger.Submitting:
-		if v.notFound {
+		if Stuck(p) {
+			notes = append(notes, StuckMessage(p.Ref, p.Attempts))
+		} else if v.notFound {
 			notes = append(notes, fmt.Sprintf("not found by %d lookups; outcome still unknown: see `payout status %s`", p.NotFoundCount, p.Ref))
 		} else {
 			notes = append(notes, "outcome unknown")

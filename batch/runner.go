@@ -172,6 +172,9 @@ type Result struct {
 	StartedAt   time.Time       `json:"started_at"`
 	EndedAt     time.Time       `json:"ended_at"`
 
+	// Stuck lists the rows this run found stuck: sent MaxSendAttempts times with no answer and not
+	// found by a lookup. No run sends them again; see StuckMessage.
+	Stuck []StuckPayout `json:"stuck,omitempty"`
 	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
@@ -265,7 +268,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 
 	var aborted error
 	if submitAllowed {
-		aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
+		res.Stuck, aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
 	}
 	res, err = r.finish(context.WithoutCancel(ctx), res, lines, aborted, submitAllowed)
 	if err != nil {

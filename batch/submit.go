@@ -18,13 +18,46 @@ import (
 // Bounds that keep one row from looping within a run; the row is then left for a rerun or for
 // `payout reconcile`, in the state the ledger records.
 const (
-	maxRateLimited  = 30 // 429s in a row for one task
-	maxSendAttempts = 5  // POSTs of one row, over all runs, after which "not found" never resends
+	maxRateLimited = 30 // 429s in a row for one task
 	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
 	// submission.throttleBreaker): the service keeps throttling although its Retry-After is
 	// honoured, and the next reconcile, later, loses nothing.
 	maxThrottled = maxRateLimited
 )
+
+// MaxSendAttempts bounds the sends of one row, over all runs, that may have created a payout:
+// past it, a row that lookups do not find is never sent again by a run or reconcile (a service
+// that keeps losing what it was sent, or a lookup that cannot find what the service holds, is how
+// a payout is made twice). It stays UNKNOWN, stuck, until a person checks with the service and
+// runs `payout release`.
+//
+// A send counts (ledger.Payout.Attempts) when its request reached, or may have reached, the
+// service: an answer (accepted, refused, duplicate) or no usable one (timeout after the request
+// was written, a 5xx, an unreadable answer: the service's interface does not promise that a 5xx
+// created nothing). A send whose answer proves it created nothing does not count: a connection
+// refused or a request never written (api.KindRetryable), a 429, a refused auth token, a missing
+// endpoint. Nor does an intent whose process died before it recorded the answer: the ledger
+// cannot tell a death before the POST from one after it, counting both let an operator's kills
+// strand rows that were never sent, and such a row is looked up and sent again only on the same
+// proof as any other (not found over the whole grace while lookups of existing payouts work).
+const MaxSendAttempts = 5
+
+// StuckMessage is what a run, reconcile and `payout status` say of a row at MaxSendAttempts that
+// lookups do not find.
+func StuckMessage(ref string, attempts int) string {
+	return fmt.Sprintf("stuck: sent %d times with no answer; check with the service, then `payout release %s --reason ...`", attempts, ref)
+}
+
+// StuckPayout is a row found stuck: its reference and how many times it was sent.
+type StuckPayout struct {
+	Ref      string `json:"ref"`
+	Attempts int    `json:"attempts"`
+}
+
+// Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at MaxSendAttempts.
+func Stuck(p ledger.Payout) bool {
+	return p.State == ledger.Unknown && p.Attempts >= MaxSendAttempts
+}
 
 // errThrottled stops a dispatch whose service answers nothing but 429.
 var errThrottled = errors.New("the service is throttling (HTTP 429)")
@@ -88,7 +121,8 @@ type submission struct {
 	proven atomic.Bool              // a lookup by external_invoice_ref found a payout in this run
 	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
 	mu     sync.Mutex
-	known  []string // refs accepted by the service in this run, for proving lookups work
+	known  []string      // refs accepted by the service in this run, for proving lookups work
+	stuck  []StuckPayout // rows found stuck (see Stuck) in this run
 
 	// check, when set, handles every task instead of send and lookup: reconcile's lookups, which
 	// never POST. lookupOnly leaves a row proven never created READY instead of sending it.
@@ -102,16 +136,16 @@ type submission struct {
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
 // is unknown, then sends the READY ones through the worker pool. Every ref is in the ledger
 // already: Record stored the file's new payouts READY with its lines. It returns a non-nil error
-// (wrapping ErrAborted) when it stopped before every row was dealt with.
-func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) error {
+// (wrapping ErrAborted) when it stopped before every row was dealt with, and the rows found stuck.
+func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) ([]StuckPayout, error) {
 	db := r.cfg.Ledger
 	bg := context.WithoutCancel(ctx)
 	if err := recoverInterrupted(bg, db, runID); err != nil {
-		return err
+		return nil, err
 	}
 	current, err := db.Lookup(bg, refs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s := &submission{r: r, log: log, runID: runID, rows: current}
 	tasks := make([]task, 0, len(refs))
@@ -125,7 +159,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 		seen[ref] = true
 		p, ok := current[ref]
 		if !ok {
-			return fmt.Errorf("ledger lost payout %q", ref)
+			return nil, fmt.Errorf("ledger lost payout %q", ref)
 		}
 		switch {
 		case p.State == ledger.Ready:
@@ -143,7 +177,8 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(done, total)
 	}
-	return s.dispatch(ctx, tasks, done, total)
+	err = s.dispatch(ctx, tasks, done, total)
+	return s.stuck, err
 }
 
 // recoverInterrupted marks rows left SUBMITTING by a process that died between recording its
@@ -387,7 +422,8 @@ func (s *submission) send(ctx context.Context, t task) outcome {
 // intent is the change recorded before a row's POST.
 func (s *submission) intent(t task) ledger.Change {
 	p := s.rows[t.ref]
-	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
+	// The send is counted with its answer, not here (see MaxSendAttempts).
+	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
 	return c
 }
@@ -417,6 +453,7 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 	if err == nil {
 		changes := acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus,
 			"accepted by the service")
+		changes[0].CountAttempt = true // it reached the service (see MaxSendAttempts)
 		if o := s.apply(ctx, t, changes...); o != nil {
 			return *o
 		}
@@ -433,13 +470,13 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 	case api.KindRejected:
 		// A service has been seen to create the payout and still answer "fail": until a lookup
 		// says otherwise, the payout may exist, and a FAILED row invites paying it again.
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg, CountAttempt: true,
 			Detail: "refused by the service: " + msg + "; looking it up by external_invoice_ref before it is final FAILED"}); o != nil {
 			return *o
 		}
 		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now, refused: true}}
 	case api.KindDuplicate:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg, CountAttempt: true,
 			Detail: "the service says this reference already exists: looking it up: " + msg}); o != nil {
 			return *o
 		}
@@ -479,7 +516,7 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 		return outcome{task: t, fatal: errors.New("the service answered 404 to a create: check PAYOUT_BASE_URL")}
 	default:
 		// Timeout, broken connection, 5xx: the payout may exist. It is looked up, never resent blindly.
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg, CountAttempt: true,
 			Detail: "no usable answer, the payout may exist; looking it up by external_invoice_ref: " + msg}); o != nil {
 			return *o
 		}
@@ -527,6 +564,12 @@ func (s *submission) remember(ref string) {
 	if len(s.known) < 16 {
 		s.known = append(s.known, ref)
 	}
+	s.mu.Unlock()
+}
+
+func (s *submission) noteStuck(p ledger.Payout) {
+	s.mu.Lock()
+	s.stuck = append(s.stuck, StuckPayout{Ref: p.Ref, Attempts: p.Attempts})
 	s.mu.Unlock()
 }
 
@@ -661,7 +704,9 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 		return *o
 	}
 	waited := now.Sub(first)
-	if count < cfg.NotFoundLookups || waited < cfg.UnknownGrace {
+	// A row at the bound is never sent again: waiting out its grace would change nothing.
+	stuck := Stuck(p) && !cfg.NoResendUnknown
+	if !stuck && (count < cfg.NotFoundLookups || waited < cfg.UnknownGrace) {
 		at := now.Add(s.lookupSpacing())
 		if count >= cfg.NotFoundLookups {
 			at = first.Add(cfg.UnknownGrace)
@@ -672,10 +717,14 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 	switch {
 	case cfg.NoResendUnknown:
 		reason = "--no-resend-unknown is set"
-	case p.Attempts >= maxSendAttempts:
-		// A service that keeps losing what it was sent, or a lookup that cannot find what the
-		// service holds: either way, sending it again and again is how a payout is made twice.
-		reason = fmt.Sprintf("it was already sent %d times", p.Attempts)
+	case stuck:
+		s.noteStuck(p)
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, Error: StuckMessage(t.ref, p.Attempts),
+			Detail: fmt.Sprintf("not found by external_invoice_ref, but not sent again: %s", StuckMessage(t.ref, p.Attempts))}); o != nil {
+			return *o
+		}
+		s.log.Warn("payout stuck: "+StuckMessage(t.ref, p.Attempts), "ref", t.ref)
+		return outcome{task: t, serviceOK: true, rowDone: true}
 	case s.broken.Load():
 		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
 	case !s.proveLookups(ctx):

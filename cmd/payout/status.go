@@ -109,6 +109,9 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if batch.Stuck(p) {
+		fmt.Fprintf(e.stdout, "\n%s\n", batch.StuckMessage(p.Ref, p.Attempts))
+	}
 	events, err := db.Events(ctx, ref)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
