@@ -429,19 +429,18 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	}
 	got, err := cfg.Service.GetPayout(ctx, t.ref)
 	now := cfg.Now()
-	if err == nil {
+	switch verdictOf(err) {
+	case lookupFound:
 		s.proven.Store(true)
 		return rc.found(ctx, t, p, got)
-	}
-	msg := errorText(err)
-	switch api.KindOf(err) {
-	case api.KindNotFound:
+	case lookupNotFound:
 		return rc.missing(ctx, t, p, now)
-	case api.KindUnauthorized:
+	case lookupStop:
 		return outcome{task: t, fatal: ErrUnauthorized}
-	case api.KindRateLimited:
+	case lookupThrottled:
 		return rc.throttled(ctx, t, p, err, now)
 	}
+	msg := errorText(err)
 	if t.attempt+1 < cfg.MaxLookupErrors {
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
 			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
@@ -475,25 +474,17 @@ func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout
 // overwritten: a service that now says otherwise is flagged and the event keeps what it said.
 func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, got api.Payout) outcome {
 	view := serviceView{found: true, payout: got}
-	var diffs []string
-	if !got.Value.IsZero() && !got.Value.Equal(p.Amount) {
-		view.mismatches = append(view.mismatches, report.MismatchAmount)
-		diffs = append(diffs, fmt.Sprintf("service amount %s, ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2)))
-	}
-	if got.PayoutAccountNumber != "" && got.PayoutAccountNumber != p.Account {
-		view.mismatches = append(view.mismatches, report.MismatchAccount)
-		diffs = append(diffs, fmt.Sprintf("service account %s, ledger %s", MaskAccount(got.PayoutAccountNumber), MaskAccount(p.Account)))
+	diffs := differences(p, got)
+	for _, d := range diffs {
+		view.mismatches = append(view.mismatches, d.kind)
 	}
 	invoice := p.InvoiceNo
 	if invoice == "" {
 		invoice = got.PayoutInvoiceNo
-	} else if got.PayoutInvoiceNo != "" && got.PayoutInvoiceNo != p.InvoiceNo {
-		view.mismatches = append(view.mismatches, mismatchInvoice)
-		diffs = append(diffs, fmt.Sprintf("service invoice %s, ledger %s", got.PayoutInvoiceNo, p.InvoiceNo))
 	}
 	how := "reconcile: found by external_invoice_ref"
 	if len(diffs) > 0 {
-		how += " (MISMATCH: " + strings.Join(diffs, "; ") + ")"
+		how += " (" + differenceText(diffs) + ")"
 	}
 	status := got.TransactionStatus
 	var changes []ledger.Change

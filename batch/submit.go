@@ -591,13 +591,14 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	}
 	got, err := cfg.Service.GetPayout(ctx, t.ref)
 	now := cfg.Now()
-	if err == nil {
+	verdict := verdictOf(err)
+	if verdict == lookupFound {
 		s.proven.Store(true)
 		how := "found by external_invoice_ref"
 		if t.refused {
 			how = "refused by the service, but found by external_invoice_ref: the service holds it"
 		}
-		if mismatch := detailsMismatch(p, got); mismatch != "" {
+		if mismatch := differenceText(differences(p, got)); mismatch != "" {
 			how += " (" + mismatch + ")"
 		}
 		var changes []ledger.Change
@@ -617,8 +618,8 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}
 	msg := errorText(err)
-	switch api.KindOf(err) {
-	case api.KindNotFound:
+	switch verdict {
+	case lookupNotFound:
 		if p.State != ledger.Unknown {
 			// Accepted by the service but not yet visible: the invoice number stays empty until reconcile.
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
@@ -631,9 +632,9 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 			return s.confirmRefusal(ctx, t, p)
 		}
 		return s.notFound(ctx, t, p, now)
-	case api.KindUnauthorized:
+	case lookupStop:
 		return outcome{task: t, fatal: ErrUnauthorized}
-	case api.KindRateLimited:
+	case lookupThrottled:
 		wait, retry := s.rateLimited(err, t, now)
 		if retry == nil {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
@@ -788,21 +789,6 @@ func (s *submission) proveLookups(ctx context.Context) bool {
 		}
 	}
 	return false
-}
-
-// detailsMismatch says how the service's payout differs from the ledger's row, if it does.
-func detailsMismatch(p ledger.Payout, got api.Payout) string {
-	var diffs []string
-	if !got.Value.IsZero() && !got.Value.Equal(p.Amount) {
-		diffs = append(diffs, fmt.Sprintf("service amount %s differs from ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2)))
-	}
-	if got.PayoutAccountNumber != "" && got.PayoutAccountNumber != p.Account {
-		diffs = append(diffs, "service account differs from ledger")
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return fmt.Sprint(diffs)
 }
 
 // errorText is an error as an auditor reads it. api errors never carry the token.
