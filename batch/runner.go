@@ -324,11 +324,11 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 }
 
 func (r *Runner) retryWait(err error, attempt int) time.Duration {
-	var apiErr *api.Error
-	if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
-		return apiErr.RetryAfter
-	}
-	return backoff(r.cfg.BackoffBase, r.cfg.BackoffMax, attempt)
+	return r.backoffs().retryWait(err, attempt)
+}
+
+func (r *Runner) backoffs() backoffs {
+	return backoffs{base: r.cfg.BackoffBase, max: r.cfg.BackoffMax}
 }
 
 func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile) (Result, error) {

@@ -448,92 +448,19 @@ func (s *submission) post(ctx context.Context, t task) (api.CreateResult, error)
 
 // answer records what the service said to a row's POST and says what comes next.
 func (s *submission) answer(ctx context.Context, t task, created api.CreateResult, err error) outcome {
-	cfg := s.r.cfg
-	now := cfg.Now()
+	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.backoffs())
+	if fail := s.apply(ctx, t, changes...); fail != nil {
+		return *fail
+	}
 	if err == nil {
-		changes := acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus,
-			"accepted by the service")
-		changes[0].CountAttempt = true // it reached the service (see MaxSendAttempts)
-		if o := s.apply(ctx, t, changes...); o != nil {
-			return *o
-		}
 		s.remember(t.ref)
-		o := outcome{task: t, serviceOK: true, rowDone: created.InvoiceNo != ""}
-		if created.InvoiceNo == "" {
-			// The create answer carried no invoice number: the lookup fills it in.
-			o.next = &task{ref: t.ref, kind: taskLookup, at: now}
-		}
-		return o
 	}
-	msg := errorText(err)
-	switch api.KindOf(err) {
-	case api.KindRejected:
-		// A service has been seen to create the payout and still answer "fail": until a lookup
-		// says otherwise, the payout may exist, and a FAILED row invites paying it again.
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg, CountAttempt: true,
-			Detail: "refused by the service: " + msg + "; looking it up by external_invoice_ref before it is final FAILED"}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now, refused: true}}
-	case api.KindDuplicate:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg, CountAttempt: true,
-			Detail: "the service says this reference already exists: looking it up: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now}}
-	case api.KindRetryable:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-			Detail: "not sent, the request never reached the service: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, failure: true,
-			next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
-	case api.KindRateLimited:
-		wait, retry := s.rateLimited(err, t, now)
-		if retry == nil {
-			if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-				Detail: fmt.Sprintf("rate limited by the service %d times in a row, nothing was created; not sent in this run", t.limited+1)}); o != nil {
-				return *o
-			}
-			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
-		}
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-			Detail: fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)}); o != nil {
-			return *o
-		}
-		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
-	case api.KindUnauthorized:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-			Detail: "the service refused the auth token; nothing was created"}); o != nil {
-			return *o
-		}
-		return outcome{task: t, fatal: ErrUnauthorized}
-	case api.KindNotFound:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
-			Detail: "the service answered not found to a create: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, fatal: errors.New("the service answered 404 to a create: check PAYOUT_BASE_URL")}
-	default:
-		// Timeout, broken connection, 5xx: the payout may exist. It is looked up, never resent blindly.
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg, CountAttempt: true,
-			Detail: "no usable answer, the payout may exist; looking it up by external_invoice_ref: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, failure: true,
-			next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, 0))}}
-	}
+	return o
 }
 
-// rateLimited is the bound on 429s shared by sends and lookups, in runs and reconciliations: the
-// wait the service asked for (Retry-After, else a backoff), and the task to try after it, or nil
-// once the task has been limited maxRateLimited times in a row.
+// rateLimited is rateLimitedRetry with the run's backoffs.
 func (s *submission) rateLimited(err error, t task, now time.Time) (time.Duration, *task) {
-	wait := s.r.retryWait(err, t.attempt)
-	if t.limited+1 >= maxRateLimited {
-		return wait, nil
-	}
-	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1, refused: t.refused}
+	return rateLimitedRetry(err, t, now, s.r.backoffs())
 }
 
 // acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the

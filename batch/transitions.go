@@ -1,7 +1,9 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/report"
@@ -77,4 +79,77 @@ func differenceText(diffs []difference) string {
 		text += d.text
 	}
 	return text
+}
+
+// backoffs are the waits between tries.
+type backoffs struct{ base, max time.Duration }
+
+// retryWait is the wait the service asked for (Retry-After), else a backoff.
+func (b backoffs) retryWait(err error, attempt int) time.Duration {
+	var apiErr *api.Error
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+		return apiErr.RetryAfter
+	}
+	return backoff(b.base, b.max, attempt)
+}
+
+// rateLimitedRetry is the bound on 429s shared by sends and lookups, in runs and
+// reconciliations: the wait the service asked for, and the task to try after it, or nil once the
+// task has been limited maxRateLimited times in a row.
+func rateLimitedRetry(err error, t task, now time.Time, b backoffs) (time.Duration, *task) {
+	wait := b.retryWait(err, t.attempt)
+	if t.limited+1 >= maxRateLimited {
+		return wait, nil
+	}
+	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1, refused: t.refused}
+}
+
+// afterSend is what the answer to a row's POST does: the changes that record it (from
+// SUBMITTING), and the outcome, with the follow-up task if there is one. A send is counted when
+// it reached, or may have reached, the service (see MaxSendAttempts).
+func afterSend(t task, created api.CreateResult, err error, now time.Time, b backoffs) ([]ledger.Change, outcome) {
+	if err == nil {
+		changes := acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus, "accepted by the service")
+		changes[0].CountAttempt = true
+		o := outcome{task: t, serviceOK: true, rowDone: created.InvoiceNo != ""}
+		if created.InvoiceNo == "" {
+			// The create answer carried no invoice number: the lookup fills it in.
+			o.next = &task{ref: t.ref, kind: taskLookup, at: now}
+		}
+		return changes, o
+	}
+	msg := errorText(err)
+	change := func(to ledger.State, counted bool, detail string) []ledger.Change {
+		return []ledger.Change{{Ref: t.ref, From: ledger.Submitting, To: to, Error: msg, CountAttempt: counted, Detail: detail}}
+	}
+	switch api.KindOf(err) {
+	case api.KindRejected:
+		// A service has been seen to create the payout and still answer "fail": until a lookup
+		// says otherwise, the payout may exist, and a FAILED row invites paying it again.
+		return change(ledger.Unknown, true, "refused by the service: "+msg+"; looking it up by external_invoice_ref before it is final FAILED"),
+			outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now, refused: true}}
+	case api.KindDuplicate:
+		return change(ledger.Unknown, true, "the service says this reference already exists: looking it up: "+msg),
+			outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now}}
+	case api.KindRetryable:
+		return change(ledger.Ready, false, "not sent, the request never reached the service: "+msg),
+			outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(b.base, b.max, t.attempt)), attempt: t.attempt + 1}}
+	case api.KindRateLimited:
+		wait, retry := rateLimitedRetry(err, t, now, b)
+		if retry == nil {
+			return change(ledger.Ready, false, fmt.Sprintf("rate limited by the service %d times in a row, nothing was created; not sent in this run", t.limited+1)),
+				outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
+		}
+		return change(ledger.Ready, false, fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)),
+			outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
+	case api.KindUnauthorized:
+		return change(ledger.Ready, false, "the service refused the auth token; nothing was created"),
+			outcome{task: t, fatal: ErrUnauthorized}
+	case api.KindNotFound:
+		return change(ledger.Unknown, false, "the service answered not found to a create: "+msg),
+			outcome{task: t, fatal: errors.New("the service answered 404 to a create: check PAYOUT_BASE_URL")}
+	}
+	// Timeout, broken connection, 5xx: the payout may exist. It is looked up, never resent blindly.
+	return change(ledger.Unknown, true, "no usable answer, the payout may exist; looking it up by external_invoice_ref: "+msg),
+		outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(b.base, b.max, 0))}}
 }
