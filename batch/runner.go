@@ -327,6 +327,10 @@ func (r *Runner) retryWait(err error, attempt int) time.Duration {
 	return r.backoffs().retryWait(err, attempt)
 }
 
+func (r *Runner) graceRule() graceRule {
+	return graceRule{grace: r.cfg.UnknownGrace, lookups: r.cfg.NotFoundLookups, noResend: r.cfg.NoResendUnknown}
+}
+
 func (r *Runner) backoffs() backoffs {
 	return backoffs{base: r.cfg.BackoffBase, max: r.cfg.BackoffMax}
 }

@@ -500,15 +500,6 @@ func (s *submission) noteStuck(p ledger.Payout) {
 	s.mu.Unlock()
 }
 
-// lookupSpacing spreads NotFoundLookups lookups over the grace period.
-func (s *submission) lookupSpacing() time.Duration {
-	n := s.r.cfg.NotFoundLookups - 1
-	if n < 1 {
-		n = 1
-	}
-	return s.r.cfg.UnknownGrace / time.Duration(n)
-}
-
 func (s *submission) lookup(ctx context.Context, t task) outcome {
 	cfg := s.r.cfg
 	db := cfg.Ledger
@@ -632,20 +623,15 @@ func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now 
 		return *o
 	}
 	waited := now.Sub(first)
-	// A row at the bound is never sent again: waiting out its grace would change nothing.
-	stuck := Stuck(p) && !cfg.NoResendUnknown
-	if !stuck && (count < cfg.NotFoundLookups || waited < cfg.UnknownGrace) {
-		at := now.Add(s.lookupSpacing())
-		if count >= cfg.NotFoundLookups {
-			at = first.Add(cfg.UnknownGrace)
-		}
+	verdict, at := afterNotFound(p, count, first, now, s.r.graceRule())
+	if verdict == lookAgain {
 		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
 	}
 	reason := ""
 	switch {
-	case cfg.NoResendUnknown:
+	case verdict == keptUnknown:
 		reason = "--no-resend-unknown is set"
-	case stuck:
+	case verdict == stuckForGood:
 		s.noteStuck(p)
 		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, Error: StuckMessage(t.ref, p.Attempts),
 			Detail: fmt.Sprintf("not found by external_invoice_ref, but not sent again: %s", StuckMessage(t.ref, p.Attempts))}); o != nil {

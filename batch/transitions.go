@@ -153,3 +153,46 @@ func afterSend(t task, created api.CreateResult, err error, now time.Time, b bac
 	return change(ledger.Unknown, true, "no usable answer, the payout may exist; looking it up by external_invoice_ref: "+msg),
 		outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(b.base, b.max, 0))}}
 }
+
+// graceRule is when an UNKNOWN row that lookups do not find counts as never created: reported
+// not found by lookups times, spaced over grace, and not before grace has passed since the first.
+type graceRule struct {
+	grace    time.Duration
+	lookups  int
+	noResend bool // --no-resend-unknown: never
+}
+
+// spacing spreads the lookups over the grace.
+func (g graceRule) spacing() time.Duration {
+	return g.grace / time.Duration(max(1, g.lookups-1))
+}
+
+// notFoundVerdict is what a "not found" does to an UNKNOWN row.
+type notFoundVerdict int
+
+const (
+	lookAgain          notFoundVerdict = iota // within the grace: look again later
+	stuckForGood                              // at MaxSendAttempts: never sent again (see StuckMessage)
+	keptUnknown                               // --no-resend-unknown: left for reconciliation
+	provenNeverCreated                        // never created, provided lookups of existing payouts work
+)
+
+// afterNotFound decides for an UNKNOWN row p that a lookup has just reported not found: count
+// lookups in a row, the first at first. With lookAgain it says when.
+func afterNotFound(p ledger.Payout, count int, first, now time.Time, g graceRule) (notFoundVerdict, time.Time) {
+	// A row at the bound is never sent again: waiting out its grace would change nothing.
+	stuck := Stuck(p) && !g.noResend
+	if !stuck && (count < g.lookups || now.Sub(first) < g.grace) {
+		if count >= g.lookups {
+			return lookAgain, first.Add(g.grace)
+		}
+		return lookAgain, now.Add(g.spacing())
+	}
+	switch {
+	case g.noResend:
+		return keptUnknown, time.Time{}
+	case stuck:
+		return stuckForGood, time.Time{}
+	}
+	return provenNeverCreated, time.Time{}
+}

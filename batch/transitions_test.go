@@ -145,3 +145,39 @@ func TestAfterSend(t *testing.T) {
 		})
 	}
 }
+
+// TestAfterNotFound is the grace of an UNKNOWN row that lookups do not find: looked up again,
+// spaced, until it has been reported not found enough times over the whole grace; then never
+// created, unless --no-resend-unknown keeps it, or it is stuck at MaxSendAttempts, which no
+// grace changes.
+func TestAfterNotFound(t *testing.T) {
+	first := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
+	g := graceRule{grace: 2 * time.Minute, lookups: 3}
+	unknown := ledger.Payout{Ref: "R1", State: ledger.Unknown, Attempts: 1}
+	stuck := ledger.Payout{Ref: "R1", State: ledger.Unknown, Attempts: MaxSendAttempts}
+	for _, tc := range []struct {
+		name  string
+		p     ledger.Payout
+		count int
+		now   time.Time
+		g     graceRule
+		want  notFoundVerdict
+		at    time.Time
+	}{
+		{"first not found", unknown, 1, first, g, lookAgain, first.Add(time.Minute)},
+		{"second, spaced", unknown, 2, first.Add(time.Minute), g, lookAgain, first.Add(2 * time.Minute)},
+		{"enough lookups, grace not over", unknown, 3, first.Add(90 * time.Second), g, lookAgain, first.Add(2 * time.Minute)},
+		{"grace over, too few lookups", unknown, 2, first.Add(3 * time.Minute), g, lookAgain, first.Add(4 * time.Minute)},
+		{"enough lookups over the grace", unknown, 3, first.Add(2 * time.Minute), g, provenNeverCreated, time.Time{}},
+		{"--no-resend-unknown", unknown, 3, first.Add(2 * time.Minute), graceRule{grace: g.grace, lookups: 3, noResend: true}, keptUnknown, time.Time{}},
+		{"stuck: no grace to wait", stuck, 1, first, g, stuckForGood, time.Time{}},
+		{"stuck with --no-resend-unknown waits like any", stuck, 1, first, graceRule{grace: g.grace, lookups: 3, noResend: true}, lookAgain, first.Add(time.Minute)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, at := afterNotFound(tc.p, tc.count, first, tc.now, tc.g)
+			if got != tc.want || !at.Equal(tc.at) {
+				t.Errorf("afterNotFound = %d at %s, want %d at %s", got, at, tc.want, tc.at)
+			}
+		})
+	}
+}
