@@ -120,19 +120,18 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 		return res, r.abandon(bg, res, err)
 	}
 
-	rc := &reconciliation{views: make(map[string]serviceView)}
-	rc.s = &submission{r: r, log: log, runID: res.RunID, rows: before, check: rc.check, lookupOnly: true,
-		throttleBreaker: maxThrottled}
-	tasks, lookups := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
+	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: res.RunID}, views: make(map[string]serviceView)}
+	tasks, looked := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
 	res.LookedUp = len(tasks)
 	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(tasks))
-	aborted := rc.s.dispatch(ctx, tasks, 0, len(tasks))
+	p := &pool{cfg: cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
+	aborted := p.run(ctx, tasks, 0, len(tasks))
 
 	after, err := db.Lookup(bg, entryRefs(entries))
 	if err != nil {
 		return res, r.abandon(bg, res, err)
 	}
-	rows := rc.rows(entries, before, after, lookups, aborted != nil)
+	rows := rc.rows(entries, before, after, looked, aborted != nil)
 	res = tallyRecon(res, rows, before, after)
 	switch {
 	case errors.Is(aborted, errThrottled) || (aborted == nil && rc.throttledRows.Load() > 0):
@@ -380,9 +379,9 @@ func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped b
 
 // reconciliation is the state of one reconciliation's lookups, shared by its workers.
 type reconciliation struct {
-	s     *submission
-	mu    sync.Mutex
-	views map[string]serviceView
+	*lookups
+	viewsMu sync.Mutex
+	views   map[string]serviceView
 	// throttledRows counts the payouts left not checked because every lookup of them was a 429.
 	throttledRows atomic.Int64
 }
@@ -398,9 +397,9 @@ type serviceView struct {
 }
 
 func (rc *reconciliation) record(ref string, v serviceView) {
-	rc.mu.Lock()
+	rc.viewsMu.Lock()
 	rc.views[ref] = v
-	rc.mu.Unlock()
+	rc.viewsMu.Unlock()
 }
 
 // check is the reconciliation's lookup task: the submission's lookup, but able to compare final
@@ -409,18 +408,17 @@ func (rc *reconciliation) record(ref string, v serviceView) {
 // number of times, rather than stopping the reconciliation.
 func (rc *reconciliation) check(ctx context.Context, t task) outcome {
 	o := rc.checkOnce(ctx, t)
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.s.r.cfg.MaxLookupErrors {
-		rc.s.log.Info("payout changed during its lookup; looking it up again", "ref", t.ref)
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: rc.s.r.cfg.Now(), attempt: t.attempt + 1}}
+	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.r.cfg.MaxLookupErrors {
+		rc.log.Info("payout changed during its lookup; looking it up again", "ref", t.ref)
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: rc.r.cfg.Now(), attempt: t.attempt + 1}}
 	}
-	return o
+	return rc.settledByCallback(o)
 }
 
 func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
-	s := rc.s
-	cfg := s.r.cfg
+	cfg := rc.r.cfg
 	if t.kind != taskLookup {
-		s.log.Error("reconcile refused to send a payout", "ref", t.ref)
+		rc.log.Error("reconcile refused to send a payout", "ref", t.ref)
 		return outcome{task: t, rowDone: true}
 	}
 	p, err := cfg.Ledger.Get(ctx, t.ref)
@@ -431,7 +429,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	now := cfg.Now()
 	switch verdictOf(err) {
 	case lookupFound:
-		s.proven.Store(true)
+		rc.proven.Store(true)
 		return rc.found(ctx, t, p, got)
 	case lookupNotFound:
 		return rc.missing(ctx, t, p, now)
@@ -445,7 +443,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
 			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
 	}
-	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
 		Detail: fmt.Sprintf("reconcile: lookup failed %d times, not checked: %s", t.attempt+1, msg)}); o != nil {
 		return *o
 	}
@@ -456,12 +454,12 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 // throttled handles a 429: the lookup is tried again after the wait the service asked for, within
 // the run's bound on 429s; past it, the payout is reported not checked.
 func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout, err error, now time.Time) outcome {
-	wait, retry := rc.s.rateLimited(err, t, now)
+	wait, retry := rc.rateLimited(err, t, now)
 	if retry != nil {
 		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
 	}
 	msg := errorText(err)
-	if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
 		Detail: fmt.Sprintf("reconcile: lookup rate limited %d times in a row (HTTP 429), not checked: %s", t.limited+1, msg)}); o != nil {
 		return *o
 	}
@@ -523,7 +521,7 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 				Detail: fmt.Sprintf("%s: invoice %s, status %s, as the ledger has it", how, orNone(invoice), orNone(status))}}
 		}
 	}
-	if o := rc.s.apply(ctx, t, changes...); o != nil {
+	if o := rc.apply(ctx, t, changes...); o != nil {
 		return *o
 	}
 	rc.record(t.ref, view)
@@ -538,11 +536,11 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 	switch {
 	case p.State == ledger.Unknown:
 		rc.record(t.ref, serviceView{notFound: true})
-		return rc.s.notFound(ctx, t, p, now)
+		return rc.notFound(ctx, t, p, now, false)
 	case refusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
-		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.s.broken.Load() {
-			if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
+		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.broken.Load() {
+			if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
 				Detail: "reconcile: refused when it was sent, and not found by external_invoice_ref: nothing was created"}); o != nil {
 				return *o
 			}
@@ -550,8 +548,8 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 		rc.record(t.ref, serviceView{notFound: true, note: "not at the service: it refused the payout when it was sent"})
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}
-	rc.s.broken.Store(true)
-	if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
+	rc.broken.Store(true)
+	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
 		Detail: fmt.Sprintf("reconcile: not found by external_invoice_ref although the service accepted it (invoice %s); the ledger keeps %s: investigate",
 			orNone(p.InvoiceNo), p.State)}); o != nil {
 		return *o
@@ -570,8 +568,8 @@ func finalStatus(s ledger.State) string {
 
 // rows turns the entries into report rows with the ledger's state after the lookups.
 func (rc *reconciliation) rows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, aborted bool) []report.ReconRow {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
+	rc.viewsMu.Lock()
+	defer rc.viewsMu.Unlock()
 	rows := make([]report.ReconRow, 0, len(entries))
 	for _, e := range entries {
 		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount}

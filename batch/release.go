@@ -49,7 +49,7 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	case api.KindOf(err) != api.KindNotFound:
 		return p, fmt.Errorf("look up %s: %w", ref, ExplainAuth(err))
 	}
-	s := &submission{r: r, log: cfg.Logger}
+	s := &lookups{r: r, log: cfg.Logger}
 	if !s.proveLookups(ctx) && s.broken.Load() {
 		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", ErrReleaseRefused)
 	}

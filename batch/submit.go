@@ -1,28 +1,14 @@
 package batch
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/ledger"
-)
-
-// Bounds that keep one row from looping within a run; the row is then left for a rerun or for
-// `payout reconcile`, in the state the ledger records.
-const (
-	maxRateLimited = 30 // 429s in a row for one task
-	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
-	// submission.throttleBreaker): the service keeps throttling although its Retry-After is
-	// honoured, and the next reconcile, later, loses nothing.
-	maxThrottled = maxRateLimited
 )
 
 // MaxSendAttempts bounds the sends of one row, over all runs, that may have created a payout:
@@ -59,9 +45,6 @@ func Stuck(p ledger.Payout) bool {
 	return p.State == ledger.Unknown && p.Attempts >= MaxSendAttempts
 }
 
-// errThrottled stops a dispatch whose service answers nothing but 429.
-var errThrottled = errors.New("the service is throttling (HTTP 429)")
-
 // AuthHint is what to check when the service refuses the auth token.
 const AuthHint = "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
 
@@ -77,60 +60,10 @@ func ExplainAuth(err error) error {
 	return err
 }
 
-type taskKind int
-
-const (
-	taskSend   taskKind = iota // POST the payout: the row is READY
-	taskLookup                 // GET it by external_invoice_ref: the row is UNKNOWN, or SUBMITTED without an invoice number
-)
-
-type task struct {
-	ref     string
-	kind    taskKind
-	at      time.Time
-	attempt int  // earlier tries of this kind that ended in an error
-	limited int  // 429s in a row for this task
-	resend  bool // a send after "not found" proved the earlier one created nothing
-	initial bool // a lookup that must finish before anything new is sent
-	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
-	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
-	refused bool
-	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
-	// it is only looked up.
-	graceEnd time.Time
-}
-
-// outcome is what a worker reports back to the dispatcher after one task.
-type outcome struct {
-	task      task
-	next      *task     // a follow-up for the same row, if any
-	serviceOK bool      // the service answered something
-	failure   bool      // the service did not answer: counts towards the circuit breaker
-	throttled bool      // the service answered 429
-	pause     time.Time // 429: nothing is sent or looked up before this
-	fatal     error     // stop the run
-	rowDone   bool      // nothing more will happen to this row in this run
-}
-
-// submission is the state of one run's dispatching, shared by its workers.
+// submission is one run's sending and looking up, shared by its workers.
 type submission struct {
-	r      *Runner
-	log    *slog.Logger
-	runID  string
-	rows   map[string]ledger.Payout // details of the rows to pay; read-only once started
-	proven atomic.Bool              // a lookup by external_invoice_ref found a payout in this run
-	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
-	mu     sync.Mutex
-	known  []string      // refs accepted by the service in this run, for proving lookups work
-	stuck  []StuckPayout // rows found stuck (see Stuck) in this run
-
-	// check, when set, handles every task instead of send and lookup: reconcile's lookups, which
-	// never POST. lookupOnly leaves a row proven never created READY instead of sending it.
-	check      func(context.Context, task) outcome
-	lookupOnly bool
-	// throttleBreaker, when above zero, stops dispatching after that many 429s in a row with
-	// no other answer between them (errThrottled).
-	throttleBreaker int
+	*lookups
+	rows map[string]ledger.Payout // details of the rows to pay; read-only once started
 }
 
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
@@ -147,7 +80,7 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 	if err != nil {
 		return nil, err
 	}
-	s := &submission{r: r, log: log, runID: runID, rows: current}
+	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: current}
 	tasks := make([]task, 0, len(refs))
 	done := 0
 	now := r.cfg.Now()
@@ -165,8 +98,8 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 		case p.State == ledger.Ready:
 			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now})
 		case p.State == ledger.Unknown:
-			// Due before every send, so that the dispatcher, which waits for these, reaches them first.
-			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now.Add(-time.Second), initial: true})
+			// Looked up before anything is sent (see taskQueue).
+			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now, initial: true})
 		case p.State == ledger.Submitted && p.InvoiceNo == "":
 			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now})
 		default:
@@ -177,7 +110,8 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(done, total)
 	}
-	err = s.dispatch(ctx, tasks, done, total)
+	p := &pool{cfg: r.cfg, log: log, handle: s.handle}
+	err = p.run(ctx, tasks, done, total)
 	return s.stuck, err
 }
 
@@ -198,215 +132,12 @@ func recoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error 
 	return nil
 }
 
-// dispatch hands due tasks to the workers until none is left, the context ends, or the run must
-// stop. A worker takes one task at a time and reports its outcome only once everything the task
-// sent is recorded.
-func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int) error {
-	cfg := s.r.cfg
-	queue := &taskQueue{}
-	initial := 0
-	for _, t := range tasks {
-		heap.Push(queue, t)
-		if t.initial {
-			initial++
-		}
-	}
-	work := make(chan task)
-	results := make(chan outcome)
-	var wg sync.WaitGroup
-	for i := 0; i < cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range work {
-				results <- s.handle(ctx, t)
-			}
-		}()
-	}
-	defer func() {
-		close(work)
-		wg.Wait()
-	}()
-
-	var (
-		inflight   int
-		failures   int
-		throttled  int
-		pauseUntil time.Time
-		stopReason error
-		stopping   bool
-		ctxDone    = ctx.Done()
-		timer      = time.NewTimer(time.Hour)
-	)
-	defer timer.Stop()
-	// graceSaid is the end of the grace last announced while nothing else was going on;
-	// waitShown, that Config.Waiting was told and not yet told the wait is over.
-	var (
-		graceSaid time.Time
-		waitShown bool
-	)
-	stop := func(reason error) {
-		if stopReason == nil {
-			stopReason = reason
-		}
-		stopping = true
-	}
-	for {
-		if stopping {
-			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
-			*queue = (*queue)[:0]
-		}
-		if queue.Len() == 0 && inflight == 0 {
-			break
-		}
-		var (
-			out  chan task
-			next task
-			wake <-chan time.Time
-		)
-		now := cfg.Now()
-		if queue.Len() > 0 {
-			head := (*queue)[0]
-			at := head.at
-			// A 429's Retry-After holds every request back, lookups too: the service said so.
-			if pauseUntil.After(at) {
-				at = pauseUntil
-			}
-			// Unknown outcomes are looked up once before anything new goes out.
-			held := head.kind == taskSend && initial > 0
-			switch {
-			case !held && !at.After(now):
-				out, next = work, head
-			case !held:
-				timer.Reset(at.Sub(now))
-				wake = timer.C
-			}
-		}
-		if wake != nil && inflight == 0 && (*queue)[0].kind == taskLookup && !(*queue)[0].graceEnd.IsZero() {
-			if said := s.announceGrace(*queue, now, graceSaid); said != graceSaid {
-				graceSaid, waitShown = said, cfg.Waiting != nil
-			}
-		}
-		select {
-		case out <- next:
-			heap.Pop(queue)
-			inflight++
-			if waitShown {
-				cfg.Waiting(0, time.Time{})
-				waitShown = false
-			}
-		case o := <-results:
-			inflight--
-			if o.task.initial {
-				initial--
-			}
-			switch {
-			case o.serviceOK:
-				failures, throttled = 0, 0
-			case o.failure:
-				failures++
-			case o.throttled:
-				throttled++
-			}
-			if o.pause.After(pauseUntil) {
-				pauseUntil = o.pause
-			}
-			if o.next != nil {
-				heap.Push(queue, *o.next)
-			}
-			if o.rowDone {
-				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, total)
-				}
-			}
-			switch {
-			case o.fatal != nil:
-				stop(o.fatal)
-			case failures >= cfg.BreakerThreshold:
-				stop(fmt.Errorf("the service failed %d times in a row: stopped sending", failures))
-			case s.throttleBreaker > 0 && throttled >= s.throttleBreaker:
-				stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled))
-			}
-		case <-wake:
-		case <-ctxDone:
-			ctxDone = nil
-			stop(context.Cause(ctx)) // the signal that stopped the command, if one did
-		}
-	}
-	if stopReason != nil {
-		s.log.Warn("run stopped; rerun to resume", "reason", stopReason.Error())
-		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
-	}
-	return nil
-}
-
-// announceGrace says, once per grace end, what an idle run waits for: rows reported not found
-// are looked up again, spaced out, until their grace is over, and only then may be sent again.
-// A run that stood still at its last rows without a word looked hung.
-func (s *submission) announceGrace(queue taskQueue, now, said time.Time) time.Time {
-	n := 0
-	var until time.Time
-	for _, t := range queue {
-		if !t.graceEnd.IsZero() {
-			n++
-			if t.graceEnd.After(until) {
-				until = t.graceEnd
-			}
-		}
-	}
-	if !until.After(said) {
-		return said
-	}
-	wait := until.Sub(now).Round(time.Second)
-	s.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
-		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
-	if s.r.cfg.Waiting != nil {
-		s.r.cfg.Waiting(n, until)
-	}
-	return until
-}
-
-// settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
-// (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
-func settledByCallback(s *submission, o outcome) outcome {
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
-		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
-		return outcome{task: o.task, serviceOK: o.serviceOK, rowDone: true}
-	}
-	return o
-}
-
-// handle runs one task. It never returns with the ledger behind what was sent.
+// handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
 func (s *submission) handle(ctx context.Context, t task) outcome {
-	// Once a request may have been sent, its answer is recorded even if the run is being stopped.
-	bg := context.WithoutCancel(ctx)
-	if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
-		return outcome{task: t}
+	if t.kind == taskSend {
+		return s.settledByCallback(s.send(ctx, t))
 	}
-	if ctx.Err() != nil {
-		return outcome{task: t}
-	}
-	var o outcome
-	switch {
-	case s.check != nil:
-		o = s.check(bg, t)
-	case t.kind == taskSend:
-		o = s.send(bg, t)
-	default:
-		o = s.lookup(bg, t)
-	}
-	return settledByCallback(s, o)
-}
-
-func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
-	for i := range changes {
-		changes[i].Ref, changes[i].RunID = t.ref, s.runID
-	}
-	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
-		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
-	}
-	return nil
+	return s.settledByCallback(s.lookup(ctx, t))
 }
 
 func (s *submission) send(ctx context.Context, t task) outcome {
@@ -458,11 +189,6 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 	return o
 }
 
-// rateLimited is rateLimitedRetry with the run's backoffs.
-func (s *submission) rateLimited(err error, t task, now time.Time) (time.Duration, *task) {
-	return rateLimitedRetry(err, t, now, s.r.backoffs())
-}
-
 // acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
 // service already gives one.
 func acceptedChanges(from ledger.State, invoiceNo, status, how string) []ledger.Change {
@@ -484,20 +210,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func (s *submission) remember(ref string) {
-	s.mu.Lock()
-	if len(s.known) < 16 {
-		s.known = append(s.known, ref)
-	}
-	s.mu.Unlock()
-}
-
-func (s *submission) noteStuck(p ledger.Payout) {
-	s.mu.Lock()
-	s.stuck = append(s.stuck, StuckPayout{Ref: p.Ref, Attempts: p.Attempts})
-	s.mu.Unlock()
 }
 
 func (s *submission) lookup(ctx context.Context, t task) outcome {
@@ -549,7 +261,7 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 		if t.refused {
 			return s.confirmRefusal(ctx, t, p)
 		}
-		return s.notFound(ctx, t, p, now)
+		return s.notFound(ctx, t, p, now, true)
 	case lookupStop:
 		return outcome{task: t, fatal: ErrUnauthorized}
 	case lookupThrottled:
@@ -609,116 +321,7 @@ func FailureConfirmed(invoiceNo, lastError string) bool {
 	return invoiceNo != "" || strings.Contains(lastError, RefusalConfirmed)
 }
 
-// notFound records a "not found" for an UNKNOWN row and decides: look again later, send again, or
-// leave it for reconciliation. A single "not found" proves little: the create may still be queued.
-func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time) outcome {
-	cfg := s.r.cfg
-	count := p.NotFoundCount + 1
-	first := p.FirstNotFoundAt
-	if first.IsZero() {
-		first = now
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true,
-		Detail: fmt.Sprintf("lookup %d by external_invoice_ref: not found", count)}); o != nil {
-		return *o
-	}
-	waited := now.Sub(first)
-	verdict, at := afterNotFound(p, count, first, now, s.r.graceRule())
-	if verdict == lookAgain {
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
-	}
-	reason := ""
-	switch {
-	case verdict == keptUnknown:
-		reason = "--no-resend-unknown is set"
-	case verdict == stuckForGood:
-		s.noteStuck(p)
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, Error: StuckMessage(t.ref, p.Attempts),
-			Detail: fmt.Sprintf("not found by external_invoice_ref, but not sent again: %s", StuckMessage(t.ref, p.Attempts))}); o != nil {
-			return *o
-		}
-		s.log.Warn("payout stuck: "+StuckMessage(t.ref, p.Attempts), "ref", t.ref)
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	case s.broken.Load():
-		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
-	case !s.proveLookups(ctx):
-		reason = "no lookup of a payout known to exist has worked in this run"
-	}
-	if reason != "" {
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
-			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
-				waited.Round(time.Millisecond), reason)}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	}
-	if s.lookupOnly {
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
-			Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; not sent by reconcile: the next run of its file sends it",
-				count, waited.Round(time.Millisecond))}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
-		Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; sending again",
-			count, waited.Round(time.Millisecond))}); o != nil {
-		return *o
-	}
-	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
-}
-
-// proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
-// to exist. Without that, "not found" could mean the lookup itself is broken.
-func (s *submission) proveLookups(ctx context.Context) bool {
-	if s.proven.Load() {
-		return true
-	}
-	s.mu.Lock()
-	candidates := append([]string(nil), s.known...)
-	s.mu.Unlock()
-	if len(candidates) == 0 {
-		existing, err := s.r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
-		if err != nil {
-			return false
-		}
-		for i := len(existing) - 1; i >= 0 && len(candidates) < 3; i-- {
-			candidates = append(candidates, existing[i].Ref)
-		}
-	}
-	for _, ref := range candidates {
-		if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
-			return false
-		}
-		_, err := s.r.cfg.Service.GetPayout(ctx, ref)
-		switch {
-		case err == nil:
-			s.proven.Store(true)
-			return true
-		case api.KindOf(err) == api.KindNotFound:
-			s.log.Warn("a payout known to exist was not found by external_invoice_ref: unknown outcomes will not be sent again", "ref", ref)
-			s.broken.Store(true)
-			return false
-		}
-	}
-	return false
-}
-
 // errorText is an error as an auditor reads it. api errors never carry the token.
 func errorText(err error) string {
 	return err.Error()
-}
-
-// taskQueue is a min-heap of tasks by due time.
-type taskQueue []task
-
-func (q taskQueue) Len() int           { return len(q) }
-func (q taskQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
-func (q taskQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *taskQueue) Push(x any)        { *q = append(*q, x.(task)) }
-func (q *taskQueue) Pop() any {
-	old := *q
-	t := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return t
 }
