@@ -480,45 +480,40 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 	if invoice == "" {
 		invoice = got.PayoutInvoiceNo
 	}
-	how := "reconcile: found by external_invoice_ref"
-	if len(diffs) > 0 {
-		how += " (" + differenceText(diffs) + ")"
-	}
+	const how = "reconcile: found by external_invoice_ref"
 	status := got.TransactionStatus
 	var changes []ledger.Change
 	switch p.State {
 	case ledger.Unknown:
-		changes = acceptedChanges(ledger.Unknown, invoice, status, how)
+		changes = afterFound(p, got, how, diffs)
 		view.note = "the outcome was unknown; the service has it"
 	case ledger.Submitted:
-		switch {
-		case got.Final():
-			changes = acceptedChanges(ledger.Submitted, invoice, status, how)
-		case status != p.TransactionStatus || invoice != p.InvoiceNo || len(diffs) > 0:
-			changes = []ledger.Change{{From: ledger.Submitted, To: ledger.Submitted, InvoiceNo: invoice, TransactionStatus: status,
-				Detail: fmt.Sprintf("%s: invoice %s, status %s, not final yet", how, orNone(invoice), orNone(status))}}
-		}
+		changes = afterFound(p, got, how, diffs)
 		if !got.Final() {
 			view.note = "not final at the service yet"
 		}
 	case ledger.Failed:
 		if refusedCreate(p) {
 			// The service refused the create and made the payout all the same.
-			changes = acceptedChanges(ledger.Failed, invoice, status, how+": refused when it was sent, but the service holds it")
+			changes = afterFound(p, got, how+": refused when it was sent, but the service holds it", diffs)
 			view.note = "refused when it was sent, but the service holds it: never pay it again under a new reference"
 			break
 		}
 		fallthrough
 	case ledger.Succeeded:
+		found := how
+		if text := differenceText(diffs); text != "" {
+			found += " (" + text + ")"
+		}
 		if want := finalStatus(p.State); status != want {
 			view.mismatches = append(view.mismatches, report.MismatchFinalChanged)
 			view.note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", orNone(status), p.State)
 			changes = []ledger.Change{{From: p.State, To: p.State,
 				Detail: fmt.Sprintf("%s: the service now reports status %s for a payout the ledger holds as %s; the ledger's final state is kept: investigate",
-					how, orNone(status), p.State)}}
+					found, orNone(status), p.State)}}
 		} else if invoice != p.InvoiceNo || len(diffs) > 0 {
 			changes = []ledger.Change{{From: p.State, To: p.State, InvoiceNo: invoice,
-				Detail: fmt.Sprintf("%s: invoice %s, status %s, as the ledger has it", how, orNone(invoice), orNone(status))}}
+				Detail: fmt.Sprintf("%s: invoice %s, status %s, as the ledger has it", found, orNone(invoice), orNone(status))}}
 		}
 	}
 	if o := rc.apply(ctx, t, changes...); o != nil {

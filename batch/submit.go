@@ -228,20 +228,7 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 		if t.refused {
 			how = "refused by the service, but found by external_invoice_ref: the service holds it"
 		}
-		if mismatch := differenceText(differences(p, got)); mismatch != "" {
-			how += " (" + mismatch + ")"
-		}
-		var changes []ledger.Change
-		if p.State == ledger.Submitted {
-			changes = []ledger.Change{{From: ledger.Submitted, To: ledger.Submitted, InvoiceNo: got.PayoutInvoiceNo,
-				TransactionStatus: got.TransactionStatus, Detail: fmt.Sprintf("%s: invoice %s, status %s", how,
-					orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))}}
-			if got.Final() {
-				changes = acceptedChanges(ledger.Submitted, got.PayoutInvoiceNo, got.TransactionStatus, how)
-			}
-		} else {
-			changes = acceptedChanges(p.State, got.PayoutInvoiceNo, got.TransactionStatus, how)
-		}
+		changes := afterFound(p, got, how, differences(p, got))
 		if o := s.apply(ctx, t, changes...); o != nil {
 			return *o
 		}

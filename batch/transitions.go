@@ -196,3 +196,27 @@ func afterNotFound(p ledger.Payout, count int, first, now time.Time, g graceRule
 	}
 	return provenNeverCreated, time.Time{}
 }
+
+// afterFound is what a lookup that found the payout does to a row that the service accepted, or
+// may hold (UNKNOWN, or FAILED by a refusal the service did not keep to): the changes, none when
+// the ledger already says what the service does. how begins the events' text; the differences
+// from the service's payout are added to it, and recorded even when nothing else changed. An
+// invoice number the ledger holds is kept.
+func afterFound(p ledger.Payout, got api.Payout, how string, diffs []difference) []ledger.Change {
+	if text := differenceText(diffs); text != "" {
+		how += " (" + text + ")"
+	}
+	invoice := p.InvoiceNo
+	if invoice == "" {
+		invoice = got.PayoutInvoiceNo
+	}
+	status := got.TransactionStatus
+	switch {
+	case p.State != ledger.Submitted || got.Final():
+		return acceptedChanges(p.State, invoice, status, how)
+	case status != p.TransactionStatus || invoice != p.InvoiceNo || len(diffs) > 0:
+		return []ledger.Change{{From: ledger.Submitted, To: ledger.Submitted, InvoiceNo: invoice, TransactionStatus: status,
+			Detail: fmt.Sprintf("%s: invoice %s, status %s, not final yet", how, orNone(invoice), orNone(status))}}
+	}
+	return nil
+}

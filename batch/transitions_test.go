@@ -181,3 +181,53 @@ func TestAfterNotFound(t *testing.T) {
 		})
 	}
 }
+
+// TestAfterFound is a lookup that found the payout, for the rows the run and reconcile both look
+// up: the ledger follows the service, keeps an invoice number it holds, and records nothing when
+// it already says what the service does.
+func TestAfterFound(t *testing.T) {
+	amount := decimal.RequireFromString("10.00")
+	pending := api.Payout{PayoutInvoiceNo: "INV-1", TransactionStatus: api.StatusPending, Value: amount}
+	success := api.Payout{PayoutInvoiceNo: "INV-1", TransactionStatus: api.StatusSuccess, Value: amount}
+	submitted := ledger.Payout{Ref: "R1", State: ledger.Submitted, Amount: amount, InvoiceNo: "INV-1", TransactionStatus: api.StatusPending}
+	for _, tc := range []struct {
+		name    string
+		p       ledger.Payout
+		got     api.Payout
+		to      []ledger.State
+		invoice string
+		detail  string
+	}{
+		{"unknown, pending at the service", ledger.Payout{Ref: "R1", State: ledger.Unknown, Amount: amount}, pending,
+			[]ledger.State{ledger.Submitted}, "INV-1", "found: invoice INV-1, status PENDING"},
+		{"unknown, already paid", ledger.Payout{Ref: "R1", State: ledger.Unknown, Amount: amount}, success,
+			[]ledger.State{ledger.Submitted, ledger.Succeeded}, "INV-1", ""},
+		{"submitted without an invoice number", ledger.Payout{Ref: "R1", State: ledger.Submitted, Amount: amount}, pending,
+			[]ledger.State{ledger.Submitted}, "INV-1", "not final yet"},
+		{"submitted, nothing new", submitted, pending, nil, "", ""},
+		{"submitted, now final", submitted, success, []ledger.State{ledger.Submitted, ledger.Succeeded}, "INV-1", ""},
+		{"submitted, the service's invoice differs: the ledger's is kept", submitted,
+			api.Payout{PayoutInvoiceNo: "INV-9", TransactionStatus: api.StatusPending, Value: amount},
+			[]ledger.State{ledger.Submitted}, "INV-1", "MISMATCH: service invoice INV-9, ledger INV-1"},
+		{"refused, but the service holds it", ledger.Payout{Ref: "R1", State: ledger.Failed, Amount: amount}, pending,
+			[]ledger.State{ledger.Submitted}, "INV-1", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			changes := afterFound(tc.p, tc.got, "found", differences(tc.p, tc.got))
+			if len(changes) != len(tc.to) {
+				t.Fatalf("changes %+v, want to %v", changes, tc.to)
+			}
+			for i, c := range changes {
+				if c.To != tc.to[i] {
+					t.Errorf("change %d to %s, want %s", i, c.To, tc.to[i])
+				}
+			}
+			if len(changes) == 0 {
+				return
+			}
+			if changes[0].From != tc.p.State || changes[0].InvoiceNo != tc.invoice || !strings.Contains(changes[0].Detail, tc.detail) {
+				t.Errorf("first change %+v, want from %s, invoice %s, %q in its detail", changes[0], tc.p.State, tc.invoice, tc.detail)
+			}
+		})
+	}
+}
