@@ -82,23 +82,21 @@ type outcome struct {
 	rowDone   bool      // nothing more will happen to this row in this run
 }
 
-// run hands due tasks to the workers until none is left, the context ends, or the run must
+// run hands due tasks to the workers until none is left, the context ends, or the pool must
 // stop. A worker takes one task at a time and reports its outcome only once everything the task
-// sent is recorded.
+// sent is recorded. done of total rows are dealt with before it starts.
 func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
-	cfg := p.cfg
-	queue := &taskQueue{}
-	initial := 0
+	st := &poolState{p: p, done: done, total: total}
 	for _, t := range tasks {
-		heap.Push(queue, t)
+		heap.Push(&st.queue, t)
 		if t.initial {
-			initial++
+			st.initial++
 		}
 	}
 	work := make(chan task)
 	results := make(chan outcome)
 	var wg sync.WaitGroup
-	for i := 0; i < cfg.Workers; i++ {
+	for i := 0; i < p.cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -111,118 +109,143 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 		close(work)
 		wg.Wait()
 	}()
-
-	var (
-		inflight   int
-		failures   int
-		throttled  int
-		pauseUntil time.Time
-		stopReason error
-		stopping   bool
-		ctxDone    = ctx.Done()
-		timer      = time.NewTimer(time.Hour)
-	)
+	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	ctxDone := ctx.Done()
 	// graceSaid is the end of the grace last announced while nothing else was going on;
 	// waitShown, that Config.Waiting was told and not yet told the wait is over.
 	var (
 		graceSaid time.Time
 		waitShown bool
 	)
-	stop := func(reason error) {
-		if stopReason == nil {
-			stopReason = reason
-		}
-		stopping = true
-	}
 	for {
-		if stopping {
+		if st.stopping {
 			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
-			*queue = (*queue)[:0]
+			st.queue = st.queue[:0]
 		}
-		if queue.Len() == 0 && inflight == 0 {
+		if st.queue.Len() == 0 && st.inflight == 0 {
 			break
 		}
 		var (
 			out  chan task
-			next task
 			wake <-chan time.Time
 		)
-		now := cfg.Now()
-		if queue.Len() > 0 {
-			head := (*queue)[0]
-			at := head.at
-			// A 429's Retry-After holds every request back, lookups too: the service said so.
-			if pauseUntil.After(at) {
-				at = pauseUntil
-			}
-			// Unknown outcomes are looked up once before anything new goes out.
-			held := head.kind == taskSend && initial > 0
-			switch {
-			case !held && !at.After(now):
-				out, next = work, head
-			case !held:
-				timer.Reset(at.Sub(now))
-				wake = timer.C
-			}
-		}
-		if wake != nil && inflight == 0 && (*queue)[0].kind == taskLookup && !(*queue)[0].graceEnd.IsZero() {
-			if said := p.announceGrace(*queue, now, graceSaid); said != graceSaid {
-				graceSaid, waitShown = said, cfg.Waiting != nil
+		now := p.cfg.Now()
+		next, wait, ready := st.due(now)
+		switch {
+		case ready:
+			out = work
+		case wait > 0:
+			timer.Reset(wait)
+			wake = timer.C
+			if head := st.queue[0]; st.inflight == 0 && head.kind == taskLookup && !head.graceEnd.IsZero() {
+				if said := p.announceGrace(st.queue, now, graceSaid); said != graceSaid {
+					graceSaid, waitShown = said, p.cfg.Waiting != nil
+				}
 			}
 		}
 		select {
 		case out <- next:
-			heap.Pop(queue)
-			inflight++
+			heap.Pop(&st.queue)
+			st.inflight++
 			if waitShown {
-				cfg.Waiting(0, time.Time{})
+				p.cfg.Waiting(0, time.Time{})
 				waitShown = false
 			}
 		case o := <-results:
-			inflight--
-			if o.task.initial {
-				initial--
-			}
-			switch {
-			case o.serviceOK:
-				failures, throttled = 0, 0
-			case o.failure:
-				failures++
-			case o.throttled:
-				throttled++
-			}
-			if o.pause.After(pauseUntil) {
-				pauseUntil = o.pause
-			}
-			if o.next != nil {
-				heap.Push(queue, *o.next)
-			}
-			if o.rowDone {
-				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, total)
-				}
-			}
-			switch {
-			case o.fatal != nil:
-				stop(o.fatal)
-			case failures >= cfg.BreakerThreshold:
-				stop(fmt.Errorf("the service failed %d times in a row: stopped sending", failures))
-			case p.throttleBreaker > 0 && throttled >= p.throttleBreaker:
-				stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled))
-			}
+			st.settle(o)
 		case <-wake:
 		case <-ctxDone:
 			ctxDone = nil
-			stop(context.Cause(ctx)) // the signal that stopped the command, if one did
+			st.stop(context.Cause(ctx)) // the signal that stopped the command, if one did
 		}
 	}
-	if stopReason != nil {
-		p.log.Warn("run stopped; rerun to resume", "reason", stopReason.Error())
-		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
+	if st.stopReason != nil {
+		p.log.Warn("run stopped; rerun to resume", "reason", st.stopReason.Error())
+		return fmt.Errorf("%w: %w", ErrAborted, st.stopReason)
 	}
 	return nil
+}
+
+// poolState is what one pool.run keeps between events.
+type poolState struct {
+	p           *pool
+	queue       taskQueue
+	initial     int // initial lookups not yet answered: sends wait for them
+	inflight    int
+	failures    int // answers in a row that were no answer
+	throttled   int // answers in a row that were 429
+	done, total int
+	pauseUntil  time.Time // a 429's Retry-After
+	stopReason  error
+	stopping    bool
+}
+
+// due says whether the queue's first task may go now, and otherwise how long until it may (zero:
+// it waits for an answer, not for a time).
+func (st *poolState) due(now time.Time) (task, time.Duration, bool) {
+	if st.queue.Len() == 0 {
+		return task{}, 0, false
+	}
+	head := st.queue[0]
+	// Unknown outcomes are looked up once before anything new goes out.
+	if head.kind == taskSend && st.initial > 0 {
+		return task{}, 0, false
+	}
+	at := head.at
+	// A 429's Retry-After holds every request back, lookups too: the service said so.
+	if st.pauseUntil.After(at) {
+		at = st.pauseUntil
+	}
+	if at.After(now) {
+		return task{}, at.Sub(now), false
+	}
+	return head, 0, true
+}
+
+// settle takes a worker's outcome: its follow-up, the breakers, the progress.
+func (st *poolState) settle(o outcome) {
+	cfg := st.p.cfg
+	st.inflight--
+	if o.task.initial {
+		st.initial--
+	}
+	switch {
+	case o.serviceOK:
+		st.failures, st.throttled = 0, 0
+	case o.failure:
+		st.failures++
+	case o.throttled:
+		st.throttled++
+	}
+	if o.pause.After(st.pauseUntil) {
+		st.pauseUntil = o.pause
+	}
+	if o.next != nil {
+		heap.Push(&st.queue, *o.next)
+	}
+	if o.rowDone {
+		st.done++
+		if cfg.Progress != nil {
+			cfg.Progress(st.done, st.total)
+		}
+	}
+	switch {
+	case o.fatal != nil:
+		st.stop(o.fatal)
+	case st.failures >= cfg.BreakerThreshold:
+		st.stop(fmt.Errorf("the service failed %d times in a row: stopped sending", st.failures))
+	case st.p.throttleBreaker > 0 && st.throttled >= st.p.throttleBreaker:
+		st.stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, st.throttled))
+	}
+}
+
+// stop ends handing out tasks; the first reason is the one reported.
+func (st *poolState) stop(reason error) {
+	if st.stopReason == nil {
+		st.stopReason = reason
+	}
+	st.stopping = true
 }
 
 // announceGrace says, once per grace end, what an idle run waits for: rows reported not found
