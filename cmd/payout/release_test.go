@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"os"
 	osuser "os/user"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,19 @@ func TestCommandReleaseStuckPayout(t *testing.T) {
 	}
 	accepted := stickPayout(t, filepath.Join(u.dir, "payout-ledger.db"), "STUCK-1")
 
+	// Its file run again: the row is looked up, not found, and not sent; the summary says so.
+	stuckFile := filepath.Join(u.dir, "stuck.csv")
+	if err := os.WriteFile(stuckFile, []byte("external_invoice_ref,recipient_reference,payout_service_id,third_party_account_no,amount\n"+
+		"STUCK-1,Stuck,1,0123456789,10.00\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts)
+	if out, errOut, code := u.run("run", stuckFile); code != 4 || !strings.Contains(out, want) {
+		t.Errorf("run of the stuck row's file: exit %d, want 4 and %q in:\n%s%s", code, want, out, errOut)
+	}
+
 	out, _, code := u.run("status", "STUCK-1")
-	if want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts); code != 0 || !strings.Contains(out, want) {
+	if code != 0 || !strings.Contains(out, want) {
 		t.Errorf("status of a stuck payout: exit %d, want %q in:\n%s", code, want, out)
 	}
 	for _, args := range [][]string{
@@ -51,6 +63,12 @@ func TestCommandReleaseStuckPayout(t *testing.T) {
 	}
 	if _, _, code := u.run("release", "STUCK-1", "--reason", "again"); code != 2 {
 		t.Errorf("second release: exit %d, want 2", code)
+	}
+	if out, errOut, code := u.run("run", stuckFile); code != 0 {
+		t.Errorf("run after the release: exit %d:\n%s%s", code, out, errOut)
+	}
+	if out, _, _ := u.run("status", "STUCK-1"); !strings.Contains(out, "SUBMITTED") {
+		t.Errorf("status after the run:\n%s", out)
 	}
 }
 
