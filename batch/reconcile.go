@@ -120,19 +120,18 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 		return res, r.abandon(bg, res, err)
 	}
 
-	rc := &reconciliation{views: make(map[string]serviceView)}
-	rc.s = &submission{r: r, log: log, runID: res.RunID, rows: before, check: rc.check, lookupOnly: true,
-		throttleBreaker: maxThrottled}
-	tasks, lookups := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
+	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: res.RunID}, views: make(map[string]serviceView)}
+	tasks, looked := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
 	res.LookedUp = len(tasks)
 	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(tasks))
-	aborted := rc.s.dispatch(ctx, tasks, 0, len(tasks))
+	p := &pool{cfg: cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
+	aborted := p.run(ctx, tasks, 0, len(tasks))
 
 	after, err := db.Lookup(bg, entryRefs(entries))
 	if err != nil {
 		return res, r.abandon(bg, res, err)
 	}
-	rows := rc.rows(entries, before, after, lookups, aborted != nil)
+	rows := rc.rows(entries, before, after, looked, aborted != nil)
 	res = tallyRecon(res, rows, before, after)
 	switch {
 	case errors.Is(aborted, errThrottled) || (aborted == nil && rc.throttledRows.Load() > 0):
@@ -381,9 +380,9 @@ func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped b
 
 // reconciliation is the state of one reconciliation's lookups, shared by its workers.
 type reconciliation struct {
-	s     *submission
-	mu    sync.Mutex
-	views map[string]serviceView
+	*lookups
+	viewsMu sync.Mutex
+	views   map[string]serviceView
 	// throttledRows counts the payouts left not checked because every lookup of them was a 429.
 	throttledRows atomic.Int64
 }
@@ -399,9 +398,9 @@ type serviceView struct {
 }
 
 func (rc *reconciliation) record(ref string, v serviceView) {
-	rc.mu.Lock()
+	rc.viewsMu.Lock()
 	rc.views[ref] = v
-	rc.mu.Unlock()
+	rc.viewsMu.Unlock()
 }
 
 // check is the reconciliation's lookup task: the submission's lookup, but able to compare final
@@ -410,18 +409,17 @@ func (rc *reconciliation) record(ref string, v serviceView) {
 // number of times, rather than stopping the reconciliation.
 func (rc *reconciliation) check(ctx context.Context, t task) outcome {
 	o := rc.checkOnce(ctx, t)
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.s.r.cfg.MaxLookupErrors {
-		rc.s.log.Info("payout changed during its lookup; looking it up again", "ref", t.ref)
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: rc.s.r.cfg.Now(), attempt: t.attempt + 1}}
+	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.r.cfg.MaxLookupErrors {
+		rc.log.Info("payout changed during its lookup; looking it up again", "ref", t.ref)
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: rc.r.cfg.Now(), attempt: t.attempt + 1}}
 	}
-	return o
+	return rc.settledByCallback(o)
 }
 
 func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
-	s := rc.s
-	cfg := s.r.cfg
+	cfg := rc.r.cfg
 	if t.kind != taskLookup {
-		s.log.Error("reconcile refused to send a payout", "ref", t.ref)
+		rc.log.Error("reconcile refused to send a payout", "ref", t.ref)
 		return outcome{task: t, rowDone: true}
 	}
 	p, err := cfg.Ledger.Get(ctx, t.ref)
@@ -430,24 +428,23 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	}
 	got, err := cfg.Service.GetPayout(ctx, t.ref)
 	now := cfg.Now()
-	if err == nil {
-		s.proven.Store(true)
+	switch verdictOf(err) {
+	case lookupFound:
+		rc.proven.Store(true)
 		return rc.found(ctx, t, p, got)
-	}
-	msg := errorText(err)
-	switch api.KindOf(err) {
-	case api.KindNotFound:
+	case lookupNotFound:
 		return rc.missing(ctx, t, p, now)
-	case api.KindUnauthorized:
+	case lookupStop:
 		return outcome{task: t, fatal: ErrUnauthorized}
-	case api.KindRateLimited:
+	case lookupThrottled:
 		return rc.throttled(ctx, t, p, err, now)
 	}
+	msg := errorText(err)
 	if t.attempt+1 < cfg.MaxLookupErrors {
 		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
 			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
 	}
-	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
 		Detail: fmt.Sprintf("reconcile: lookup failed %d times, not checked: %s", t.attempt+1, msg)}); o != nil {
 		return *o
 	}
@@ -458,12 +455,12 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 // throttled handles a 429: the lookup is tried again after the wait the service asked for, within
 // the run's bound on 429s; past it, the payout is reported not checked.
 func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout, err error, now time.Time) outcome {
-	wait, retry := rc.s.rateLimited(err, t, now)
+	wait, retry := rc.rateLimited(err, t, now)
 	if retry != nil {
 		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
 	}
 	msg := errorText(err)
-	if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
+	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
 		Detail: fmt.Sprintf("reconcile: lookup rate limited %d times in a row (HTTP 429), not checked: %s", t.limited+1, msg)}); o != nil {
 		return *o
 	}
@@ -476,64 +473,51 @@ func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout
 // overwritten: a service that now says otherwise is flagged and the event keeps what it said.
 func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, got api.Payout) outcome {
 	view := serviceView{found: true, payout: got}
-	var diffs []string
-	if !got.Value.IsZero() && !got.Value.Equal(p.Amount) {
-		view.mismatches = append(view.mismatches, report.MismatchAmount)
-		diffs = append(diffs, fmt.Sprintf("service amount %s, ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2)))
-	}
-	if got.PayoutAccountNumber != "" && got.PayoutAccountNumber != p.Account {
-		view.mismatches = append(view.mismatches, report.MismatchAccount)
-		diffs = append(diffs, fmt.Sprintf("service account %s, ledger %s", MaskAccount(got.PayoutAccountNumber), MaskAccount(p.Account)))
+	diffs := differences(p, got)
+	for _, d := range diffs {
+		view.mismatches = append(view.mismatches, d.kind)
 	}
 	invoice := p.InvoiceNo
 	if invoice == "" {
 		invoice = got.PayoutInvoiceNo
-	} else if got.PayoutInvoiceNo != "" && got.PayoutInvoiceNo != p.InvoiceNo {
-		view.mismatches = append(view.mismatches, mismatchInvoice)
-		diffs = append(diffs, fmt.Sprintf("service invoice %s, ledger %s", got.PayoutInvoiceNo, p.InvoiceNo))
 	}
-	how := "reconcile: found by external_invoice_ref"
-	if len(diffs) > 0 {
-		how += " (MISMATCH: " + strings.Join(diffs, "; ") + ")"
-	}
+	const how = "reconcile: found by external_invoice_ref"
 	status := got.TransactionStatus
 	var changes []ledger.Change
 	switch p.State {
 	case ledger.Unknown:
-		changes = acceptedChanges(ledger.Unknown, invoice, status, how)
+		changes = afterFound(p, got, how, diffs)
 		view.note = "the outcome was unknown; the service has it"
 	case ledger.Submitted:
-		switch {
-		case got.Final():
-			changes = acceptedChanges(ledger.Submitted, invoice, status, how)
-		case status != p.TransactionStatus || invoice != p.InvoiceNo || len(diffs) > 0:
-			changes = []ledger.Change{{From: ledger.Submitted, To: ledger.Submitted, InvoiceNo: invoice, TransactionStatus: status,
-				Detail: fmt.Sprintf("%s: invoice %s, status %s, not final yet", how, orNone(invoice), orNone(status))}}
-		}
+		changes = afterFound(p, got, how, diffs)
 		if !got.Final() {
 			view.note = "not final at the service yet"
 		}
 	case ledger.Failed:
 		if refusedCreate(p) {
 			// The service refused the create and made the payout all the same.
-			changes = acceptedChanges(ledger.Failed, invoice, status, how+": refused when it was sent, but the service holds it")
+			changes = afterFound(p, got, how+": refused when it was sent, but the service holds it", diffs)
 			view.note = "refused when it was sent, but the service holds it: never pay it again under a new reference"
 			break
 		}
 		fallthrough
 	case ledger.Succeeded:
+		found := how
+		if text := differenceText(diffs); text != "" {
+			found += " (" + text + ")"
+		}
 		if want := finalStatus(p.State); status != want {
 			view.mismatches = append(view.mismatches, report.MismatchFinalChanged)
 			view.note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", orNone(status), p.State)
 			changes = []ledger.Change{{From: p.State, To: p.State,
 				Detail: fmt.Sprintf("%s: the service now reports status %s for a payout the ledger holds as %s; the ledger's final state is kept: investigate",
-					how, orNone(status), p.State)}}
+					found, orNone(status), p.State)}}
 		} else if invoice != p.InvoiceNo || len(diffs) > 0 {
 			changes = []ledger.Change{{From: p.State, To: p.State, InvoiceNo: invoice,
-				Detail: fmt.Sprintf("%s: invoice %s, status %s, as the ledger has it", how, orNone(invoice), orNone(status))}}
+				Detail: fmt.Sprintf("%s: invoice %s, status %s, as the ledger has it", found, orNone(invoice), orNone(status))}}
 		}
 	}
-	if o := rc.s.apply(ctx, t, changes...); o != nil {
+	if o := rc.apply(ctx, t, changes...); o != nil {
 		return *o
 	}
 	rc.record(t.ref, view)
@@ -548,11 +532,11 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 	switch {
 	case p.State == ledger.Unknown:
 		rc.record(t.ref, serviceView{notFound: true})
-		return rc.s.notFound(ctx, t, p, now)
+		return rc.notFound(ctx, t, p, now, false)
 	case refusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
-		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.s.broken.Load() {
-			if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
+		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.broken.Load() {
+			if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
 				Detail: "reconcile: refused when it was sent, and not found by external_invoice_ref: nothing was created"}); o != nil {
 				return *o
 			}
@@ -560,8 +544,8 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 		rc.record(t.ref, serviceView{notFound: true, note: "not at the service: it refused the payout when it was sent"})
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}
-	rc.s.broken.Store(true)
-	if o := rc.s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
+	rc.broken.Store(true)
+	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
 		Detail: fmt.Sprintf("reconcile: not found by external_invoice_ref although the service accepted it (invoice %s); the ledger keeps %s: investigate",
 			orNone(p.InvoiceNo), p.State)}); o != nil {
 		return *o
@@ -580,8 +564,8 @@ func finalStatus(s ledger.State) string {
 
 // rows turns the entries into report rows with the ledger's state after the lookups.
 func (rc *reconciliation) rows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, aborted bool) []report.ReconRow {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
+	rc.viewsMu.Lock()
+	defer rc.viewsMu.Unlock()
 	rows := make([]report.ReconRow, 0, len(entries))
 	for _, e := range entries {
 		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount}
@@ -629,7 +613,9 @@ func (rc *reconciliation) describe(row *report.ReconRow, p, was ledger.Payout, l
 	}
 	switch p.State {
 	case ledger.Unknown, ledger.Submitting:
-		if v.notFound {
+		if Stuck(p) {
+			notes = append(notes, StuckMessage(p.Ref, p.Attempts))
+		} else if v.notFound {
 			notes = append(notes, fmt.Sprintf("not found by %d lookups; outcome still unknown: see `payout status %s`", p.NotFoundCount, p.Ref))
 		} else {
 			notes = append(notes, "outcome unknown")

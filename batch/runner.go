@@ -163,6 +163,9 @@ type Result struct {
 	StartedAt   time.Time       `json:"started_at"`
 	EndedAt     time.Time       `json:"ended_at"`
 
+	// Stuck lists the rows this run found stuck: sent MaxSendAttempts times with no answer and not
+	// found by a lookup. No run sends them again; see StuckMessage.
+	Stuck []StuckPayout `json:"stuck,omitempty"`
 	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
@@ -240,19 +243,23 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
-	// Every line of the file is recorded before anything is sent; a payout new to the ledger is
-	// recorded with its first intent (see submit).
+	// Every line of the file, and every payout new to the ledger (READY), is recorded in one
+	// transaction before anything is sent. A file rejected as a whole records no payout.
 	lines := parsed.runRows(submitAllowed)
 	if res.SkippedOtherFile, err = r.notePaidElsewhere(ctx, log, lines, parsed.existing, path, sum); err != nil {
 		return res, err
 	}
-	if err := db.Record(ctx, res.RunID, lines, nil); err != nil {
+	var fresh []ledger.Payout
+	if submitAllowed {
+		fresh = parsed.freshPayouts(res.RunID)
+	}
+	if err := db.Record(ctx, res.RunID, lines, fresh); err != nil {
 		return res, err
 	}
 
 	var aborted error
 	if submitAllowed {
-		aborted = r.submit(ctx, log, res.RunID, path, parsed.refsToPay(), parsed.freshPayouts(res.RunID))
+		res.Stuck, aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
 	}
 	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
 	if err != nil {
@@ -308,11 +315,15 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 }
 
 func (r *Runner) retryWait(err error, attempt int) time.Duration {
-	var apiErr *api.Error
-	if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
-		return apiErr.RetryAfter
-	}
-	return backoff(r.cfg.BackoffBase, r.cfg.BackoffMax, attempt)
+	return r.backoffs().retryWait(err, attempt)
+}
+
+func (r *Runner) graceRule() graceRule {
+	return graceRule{grace: r.cfg.UnknownGrace, lookups: r.cfg.NotFoundLookups, noResend: r.cfg.NoResendUnknown}
+}
+
+func (r *Runner) backoffs() backoffs {
+	return backoffs{base: r.cfg.BackoffBase, max: r.cfg.BackoffMax}
 }
 
 func joinMessages(a, b string) string {
@@ -613,7 +624,7 @@ func joinRowErrors(errs []*read.RowError) string {
 	return msg
 }
 
-// freshPayouts is the valid rows not yet in the ledger, to be recorded by their first intent.
+// freshPayouts is the valid rows not yet in the ledger, recorded READY with the run's lines.
 func (p *parsedFile) freshPayouts(runID string) []ledger.Payout {
 	out := make([]ledger.Payout, 0, max(0, len(p.rows)-len(p.existing)))
 	for _, row := range p.rows {

@@ -420,25 +420,33 @@ func TestRunCancelThenResume(t *testing.T) {
 	if stuck, err := h.db.List(context.Background(), ledger.Filter{States: []ledger.State{ledger.Submitting}}); err != nil || len(stuck) > 0 {
 		t.Fatalf("after a cancel %d rows are SUBMITTING (%v)", len(stuck), err)
 	}
-	// A payout is recorded with its first intent: the rows the run never reached are only in the
-	// run's lines, and its report still has every row, the unsent ones READY, with the file's total.
+	// Every payout is recorded READY before anything is sent: the rows the run never reached are
+	// READY with nothing but their "recorded" event, and the report has every row, the unsent ones
+	// READY, with the file's total.
 	byRef := h.assertReport(res, len(rows), fileTotal(rows))
+	firstRun := res.RunID
 	unsent := 0
 	var unsentRef string
 	var unsentLine int
 	for i, r := range rows {
-		_, err := h.db.Get(context.Background(), r.ref)
-		if !errors.Is(err, ledger.ErrNotFound) {
+		p, err := h.db.Get(context.Background(), r.ref)
+		if err != nil {
+			t.Fatalf("%s not recorded by the run: %v", r.ref, err)
+		}
+		if p.State != ledger.Ready {
 			continue
 		}
 		unsent++
 		unsentRef, unsentLine = r.ref, i+2
+		if evs, err := h.db.Events(context.Background(), r.ref); err != nil || len(evs) != 1 || p.Attempts != 0 {
+			t.Errorf("%s, never sent: %d attempts, events %+v (%v)", r.ref, p.Attempts, evs, err)
+		}
 		if got := strings.Join(byRef[r.ref], ","); !strings.Contains(got, ",READY,") || !strings.Contains(got, "the run stopped before this row") {
 			t.Errorf("report row of %s, never sent: %q", r.ref, got)
 		}
 	}
-	if unsent == 0 || res.NotSent < unsent {
-		t.Errorf("%d rows never recorded, %d not sent in the result %+v", unsent, res.NotSent, res)
+	if unsent == 0 || res.NotSent != unsent {
+		t.Errorf("%d rows READY, %d not sent in the result %+v", unsent, res.NotSent, res)
 	}
 	res = h.run(context.Background(), path, nil)
 	if res.ExitCode != batch.ExitOK {
@@ -447,7 +455,8 @@ func TestRunCancelThenResume(t *testing.T) {
 	h.assertExactlyOnce(rows, res)
 	evs, err := h.db.Events(context.Background(), unsentRef)
 	if err != nil || len(evs) < 3 || evs[0].To != ledger.Ready || evs[0].Detail != fmt.Sprintf("recorded from %s line %d", path, unsentLine) ||
-		evs[0].RunID != res.RunID || evs[1].From != ledger.Ready || evs[1].To != ledger.Submitting || !acceptedAfterIntent(evs[2:]) {
+		evs[0].RunID != firstRun || evs[1].From != ledger.Ready || evs[1].To != ledger.Submitting || evs[1].RunID != res.RunID ||
+		!acceptedAfterIntent(evs[2:]) {
 		t.Errorf("events of %s, sent by the resume: %+v %v", unsentRef, evs, err)
 	}
 }

@@ -145,7 +145,7 @@ func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 		row.State = string(ledger.Ready)
 		row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
 	default:
-		// A payout is recorded with its first intent: the run stopped before this row's.
+		// A valid line with no payout: the run stopped before recording it.
 		row.State = string(ledger.Ready)
 		row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
 	}

@@ -1,47 +1,49 @@
 package batch
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/ledger"
 )
 
-// Bounds that keep one row from looping within a run; the row is then left for a rerun or for
-// `payout reconcile`, in the state the ledger records.
-const (
-	maxRateLimited  = 30 // 429s in a row for one task
-	maxSendAttempts = 5  // POSTs of one row, over all runs, after which "not found" never resends
-	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
-	// submission.throttleBreaker): the service keeps throttling although its Retry-After is
-	// honoured, and the next reconcile, later, loses nothing.
-	maxThrottled = maxRateLimited
-)
+// MaxSendAttempts bounds the sends of one row, over all runs, that may have created a payout:
+// past it, a row that lookups do not find is never sent again by a run or reconcile (a service
+// that keeps losing what it was sent, or a lookup that cannot find what the service holds, is how
+// a payout is made twice). It stays UNKNOWN, stuck, until a person checks with the service and
+// runs `payout release`.
+//
+// A send counts (ledger.Payout.Attempts) when its request reached, or may have reached, the
+// service: an answer (accepted, refused, duplicate) or no usable one (timeout after the request
+// was written, a 5xx, an unreadable answer: the service's interface does not promise that a 5xx
+// created nothing). A send whose answer proves it created nothing does not count: a connection
+// refused or a request never written (api.KindRetryable), a 429, a refused auth token, a missing
+// endpoint. Nor does an intent whose process died before it recorded the answer: the ledger
+// cannot tell a death before the POST from one after it, counting both let an operator's kills
+// strand rows that were never sent, and such a row is looked up and sent again only on the same
+// proof as any other (not found over the whole grace while lookups of existing payouts work).
+const MaxSendAttempts = 5
 
-// errThrottled stops a dispatch whose service answers nothing but 429.
-var errThrottled = errors.New("the service is throttling (HTTP 429)")
+// StuckMessage is what a run, reconcile and `payout status` say of a row at MaxSendAttempts that
+// lookups do not find.
+func StuckMessage(ref string, attempts int) string {
+	return fmt.Sprintf("stuck: sent %d times with no answer; check with the service, then `payout release %s --reason ...`", attempts, ref)
+}
 
-// First sends are handed out in groups when the rate allows many per second: the group's intents
-// share one commit, and so do its plain answers. At low rates a group would hold intents recorded
-// long before their POST, which a crash turns into lookups and a grace to wait out: the slowest
-// rate that groups takes as long over a group as it takes over one of 8 at 100 a second. Groups
-// of 16 rather than 8 make a run without a rate limit about 6% faster (BenchmarkRunThroughput).
-const (
-	heldWait         = 2 * time.Millisecond
-	sendGroupSize    = 16
-	sendGroupMinRate = 200
-)
+// StuckPayout is a row found stuck: its reference and how many times it was sent.
+type StuckPayout struct {
+	Ref      string `json:"ref"`
+	Attempts int    `json:"attempts"`
+}
+
+// Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at MaxSendAttempts.
+func Stuck(p ledger.Payout) bool {
+	return p.State == ledger.Unknown && p.Attempts >= MaxSendAttempts
+}
 
 // AuthHint is what to check when the service refuses the auth token.
 const AuthHint = "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
@@ -58,100 +60,27 @@ func ExplainAuth(err error) error {
 	return err
 }
 
-type taskKind int
-
-const (
-	taskSend   taskKind = iota // POST the payout: the row is READY
-	taskLookup                 // GET it by external_invoice_ref: the row is UNKNOWN, or SUBMITTED without an invoice number
-)
-
-type task struct {
-	ref     string
-	kind    taskKind
-	at      time.Time
-	attempt int  // earlier tries of this kind that ended in an error
-	limited int  // 429s in a row for this task
-	resend  bool // a send after "not found" proved the earlier one created nothing
-	initial bool // a lookup that must finish before anything new is sent
-	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
-	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
-	refused bool
-	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
-	// it is only looked up.
-	graceEnd time.Time
-	// unrecorded is the first send of a row the ledger does not hold yet: its intent records it.
-	// A follow-up task is a new task, without it: by then the row is in the ledger.
-	unrecorded bool
-}
-
-// outcome is what a worker reports back to the dispatcher after one task.
-type outcome struct {
-	task      task
-	next      *task     // a follow-up for the same row, if any
-	serviceOK bool      // the service answered something
-	failure   bool      // the service did not answer: counts towards the circuit breaker
-	throttled bool      // the service answered 429
-	pause     time.Time // 429: nothing is sent or looked up before this
-	fatal     error     // stop the run
-	rowDone   bool      // nothing more will happen to this row in this run
-}
-
-// submission is the state of one run's dispatching, shared by its workers.
+// submission is one run's sending and looking up, shared by its workers.
 type submission struct {
-	r      *Runner
-	log    *slog.Logger
-	runID  string
-	file   string                   // the input file as given, for the "recorded" events
-	rows   map[string]ledger.Payout // details of the rows to pay; read-only once started
-	proven atomic.Bool              // a lookup by external_invoice_ref found a payout in this run
-	broken atomic.Bool              // a payout known to exist was reported not found: lookups prove nothing
-	mu     sync.Mutex
-	known  []string // refs accepted by the service in this run, for proving lookups work
-
-	// check, when set, handles every task instead of send and lookup: reconcile's lookups, which
-	// never POST. lookupOnly leaves a row proven never created READY instead of sending it.
-	check      func(context.Context, task) outcome
-	lookupOnly bool
-	// throttleBreaker, when above zero, stops dispatching after that many 429s in a row with
-	// no other answer between them (errThrottled).
-	throttleBreaker int
+	*lookups
+	rows map[string]ledger.Payout // details of the rows to pay; read-only once started
 }
 
 // submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
-// is unknown, then sends the READY ones through the worker pool. It returns a non-nil error
-// (wrapping ErrAborted) when it stopped before every row was dealt with.
-//
-// fresh holds the valid rows of this file that the ledger did not hold when it was checked (this
-// process holds its lock, so none has appeared since): each is recorded by its first intent, in
-// the transaction that makes it SUBMITTING. Every other ref is read from the ledger. A wrong guess
-// could not send anything twice or unrecorded: a fresh row's intent is refused if its reference is
-// held, and any other intent is applied From READY.
-func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file string, refs []string, fresh []ledger.Payout) error {
+// is unknown, then sends the READY ones through the worker pool. Every ref is in the ledger
+// already: Record stored the file's new payouts READY with its lines. It returns a non-nil error
+// (wrapping ErrAborted) when it stopped before every row was dealt with, and the rows found stuck.
+func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) ([]StuckPayout, error) {
 	db := r.cfg.Ledger
 	bg := context.WithoutCancel(ctx)
 	if err := recoverInterrupted(bg, db, runID); err != nil {
-		return err
+		return nil, err
 	}
-	current := make(map[string]ledger.Payout, len(refs))
-	unrecorded := make(map[string]bool, len(fresh))
-	for _, p := range fresh {
-		current[p.Ref] = p
-		unrecorded[p.Ref] = true
+	current, err := db.Lookup(bg, refs)
+	if err != nil {
+		return nil, err
 	}
-	var others []string
-	for _, ref := range refs {
-		if _, ok := current[ref]; !ok {
-			others = append(others, ref)
-		}
-	}
-	if len(others) > 0 {
-		stored, err := db.Lookup(bg, others)
-		if err != nil {
-			return err
-		}
-		maps.Copy(current, stored)
-	}
-	s := &submission{r: r, log: log, runID: runID, file: file, rows: current}
+	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: current}
 	tasks := make([]task, 0, len(refs))
 	done := 0
 	now := r.cfg.Now()
@@ -163,14 +92,14 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file strin
 		seen[ref] = true
 		p, ok := current[ref]
 		if !ok {
-			return fmt.Errorf("ledger lost payout %q", ref)
+			return nil, fmt.Errorf("ledger lost payout %q", ref)
 		}
 		switch {
 		case p.State == ledger.Ready:
-			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now, unrecorded: unrecorded[ref]})
+			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now})
 		case p.State == ledger.Unknown:
-			// Due before every send, so that the dispatcher, which waits for these, reaches them first.
-			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now.Add(-time.Second), initial: true})
+			// Looked up before anything is sent (see taskQueue).
+			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now, initial: true})
 		case p.State == ledger.Submitted && p.InvoiceNo == "":
 			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now})
 		default:
@@ -181,7 +110,9 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID, file strin
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(done, total)
 	}
-	return s.dispatch(ctx, tasks, done, total)
+	p := &pool{cfg: r.cfg, log: log, handle: s.handle}
+	err = p.run(ctx, tasks, done, total)
+	return s.stuck, err
 }
 
 // recoverInterrupted marks rows left SUBMITTING by a process that died between recording its
@@ -201,328 +132,12 @@ func recoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error 
 	return nil
 }
 
-// dispatch hands due tasks to the workers until none is left, the context ends, or the run must stop.
-func (s *submission) dispatch(ctx context.Context, tasks []task, done, total int) error {
-	cfg := s.r.cfg
-	queue := &taskQueue{}
-	initial := 0
-	for _, t := range tasks {
-		heap.Push(queue, t)
-		if t.initial {
-			initial++
-		}
-	}
-	work := make(chan []task)
-	results := make(chan []outcome)
-	// drained is closed once nothing is left to hand out: a worker holding answers then records
-	// them at once instead of waiting heldWait for a group that will not come. Should a retry be
-	// queued after that, the only loss is a commit not shared.
-	drained := make(chan struct{})
-	drain := sync.OnceFunc(func() { close(drained) })
-	var wg sync.WaitGroup
-	for i := 0; i < cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// held is a sent group whose answers are not recorded yet: they go with the intents
-			// of the next group this worker takes, if one is ready at once, in one commit.
-			var held *heldAnswers
-			for {
-				var group []task
-				if held != nil {
-					select {
-					case group = <-work:
-					case <-drained:
-					case <-time.After(heldWait):
-					}
-					if group == nil {
-						// No group came in time, or none will: the answers are recorded alone.
-						results <- s.recordHeld(held)
-						held = nil
-						continue
-					}
-				} else {
-					var ok bool
-					if group, ok = <-work; !ok {
-						return
-					}
-				}
-				outs, prev, next := s.handleGroup(ctx, group, held)
-				if prev != nil {
-					results <- prev
-				}
-				held = next
-				if outs != nil {
-					results <- outs
-				}
-			}
-		}()
-	}
-	groupSize := 1
-	if limit := cfg.Limiter.Limit(); limit == rate.Inf || limit >= sendGroupMinRate {
-		groupSize = sendGroupSize
-	}
-	defer func() {
-		close(work)
-		wg.Wait()
-	}()
-
-	var (
-		inflight     int
-		failures     int
-		throttled    int
-		pauseUntil   time.Time
-		stopReason   error
-		stopping     bool
-		ctxDone      = ctx.Done()
-		timer        = time.NewTimer(time.Hour)
-		stopLeftover = func() {
-			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
-			*queue = (*queue)[:0]
-		}
-	)
-	defer timer.Stop()
-	// staged holds the tasks popped for the next free worker: one task, or up to groupSize sends
-	// of rows never sent before.
-	var staged []task
-	// graceSaid is the end of the grace last announced while nothing else was going on;
-	// waitShown, that Config.Waiting was told and not yet told the wait is over.
-	var (
-		graceSaid time.Time
-		waitShown bool
-	)
-	for {
-		if stopping {
-			stopLeftover()
-			staged = nil
-		}
-		if queue.Len() == 0 && len(staged) == 0 {
-			drain()
-			if inflight == 0 {
-				break
-			}
-		}
-		var (
-			out  chan []task
-			wake <-chan time.Time
-		)
-		now := cfg.Now()
-		due := func(t task) (time.Time, bool) {
-			at := t.at
-			// A 429's Retry-After holds every request back, lookups too: the service said so.
-			if pauseUntil.After(at) {
-				at = pauseUntil
-			}
-			// Unknown outcomes are looked up once before anything new goes out.
-			return at, !(t.kind == taskSend && initial > 0) && !at.After(now)
-		}
-		if len(staged) == 0 && queue.Len() > 0 {
-			if at, ok := due((*queue)[0]); !ok {
-				if (*queue)[0].kind != taskSend || initial == 0 {
-					timer.Reset(at.Sub(now))
-					wake = timer.C
-				}
-			} else {
-				staged = append(staged, heap.Pop(queue).(task))
-				size := groupSize
-				if left := queue.Len() + 1; left < cfg.Workers*groupSize {
-					// The last groups are shared out across the workers: one worker's last full
-					// group, its requests one after another, would be the run's tail.
-					size = (left + cfg.Workers - 1) / cfg.Workers
-				}
-				for s.groupable(staged[0]) && len(staged) < size && queue.Len() > 0 {
-					next := (*queue)[0]
-					if _, ok := due(next); !ok || !s.groupable(next) {
-						break
-					}
-					staged = append(staged, heap.Pop(queue).(task))
-				}
-			}
-		}
-		if len(staged) > 0 {
-			out = work
-		}
-		if wake != nil && inflight == 0 && (*queue)[0].kind == taskLookup && !(*queue)[0].graceEnd.IsZero() {
-			if said := s.announceGrace(*queue, now, graceSaid); said != graceSaid {
-				graceSaid, waitShown = said, cfg.Waiting != nil
-			}
-		}
-		select {
-		case out <- staged:
-			staged = nil
-			inflight++
-			if waitShown {
-				cfg.Waiting(0, time.Time{})
-				waitShown = false
-			}
-		case outs := <-results:
-			inflight--
-			for _, o := range outs {
-				if o.task.initial {
-					initial--
-				}
-				switch {
-				case o.serviceOK:
-					failures, throttled = 0, 0
-				case o.failure:
-					failures++
-				case o.throttled:
-					throttled++
-				}
-				if o.pause.After(pauseUntil) {
-					pauseUntil = o.pause
-				}
-				if o.next != nil {
-					heap.Push(queue, *o.next)
-				}
-				if o.rowDone {
-					done++
-					if cfg.Progress != nil {
-						cfg.Progress(done, total)
-					}
-				}
-				if o.fatal != nil && stopReason == nil {
-					stopReason, stopping = o.fatal, true
-				}
-				if failures >= cfg.BreakerThreshold && stopReason == nil {
-					stopReason = fmt.Errorf("the service failed %d times in a row: stopped sending", failures)
-					stopping = true
-				}
-				if s.throttleBreaker > 0 && throttled >= s.throttleBreaker && stopReason == nil {
-					stopReason = fmt.Errorf("%w: %d answers in a row were 429", errThrottled, throttled)
-					stopping = true
-				}
-			}
-		case <-wake:
-		case <-ctxDone:
-			ctxDone = nil
-			if stopReason == nil {
-				stopReason = context.Cause(ctx) // the signal that stopped the command, if one did
-			}
-			stopping = true
-		}
-	}
-	if stopReason != nil {
-		s.log.Warn("run stopped; rerun to resume", "reason", stopReason.Error())
-		return fmt.Errorf("%w: %w", ErrAborted, stopReason)
-	}
-	return nil
-}
-
-// announceGrace says, once per grace end, what an idle run waits for: rows reported not found
-// are looked up again, spaced out, until their grace is over, and only then may be sent again.
-// A run that stood still at its last rows without a word looked hung.
-func (s *submission) announceGrace(queue taskQueue, now, said time.Time) time.Time {
-	n := 0
-	var until time.Time
-	for _, t := range queue {
-		if !t.graceEnd.IsZero() {
-			n++
-			if t.graceEnd.After(until) {
-				until = t.graceEnd
-			}
-		}
-	}
-	if !until.After(said) {
-		return said
-	}
-	wait := until.Sub(now).Round(time.Second)
-	s.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
-		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
-	if s.r.cfg.Waiting != nil {
-		s.r.cfg.Waiting(n, until)
-	}
-	return until
-}
-
-// heldAnswers is what a group of first sends left to record: the changes of the rows the service
-// accepted (their rows stay SUBMITTING until these are committed), and the group's outcomes,
-// reported once they are.
-type heldAnswers struct {
-	changes []ledger.Change
-	at      []int // the outcomes the changes belong to
-	outs    []outcome
-}
-
-// recordHeld commits held answers on their own and returns the group's outcomes.
-func (s *submission) recordHeld(h *heldAnswers) []outcome {
-	if err := s.r.cfg.Ledger.Apply(context.Background(), h.changes...); err != nil {
-		h.failed(err)
-	}
-	return h.settled(s)
-}
-
-func (h *heldAnswers) failed(err error) {
-	for _, i := range h.at {
-		h.outs[i].fatal = fmt.Errorf("record answers: %w", err)
-	}
-}
-
-func (h *heldAnswers) settled(s *submission) []outcome {
-	for i := range h.outs {
-		h.outs[i] = settledByCallback(s, h.outs[i])
-	}
-	return h.outs
-}
-
-// handleGroup runs what a worker was handed: a group of first sends together, anything else alone.
-// held, if not nil, is the previous group's answers: they are committed with this group's intents,
-// or alone first. It returns this group's outcomes (nil when its answers are held in next) and the
-// previous group's (prev, nil when held was nil).
-func (s *submission) handleGroup(ctx context.Context, group []task, held *heldAnswers) (outs, prev []outcome, next *heldAnswers) {
-	if len(group) > 1 && s.check == nil {
-		return s.sendGroup(ctx, context.WithoutCancel(ctx), group, held)
-	}
-	if held != nil {
-		prev = s.recordHeld(held)
-	}
-	outs = make([]outcome, len(group))
-	for i, t := range group {
-		outs[i] = s.handle(ctx, t)
-	}
-	return outs, prev, nil
-}
-
-// settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
-// (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
-func settledByCallback(s *submission, o outcome) outcome {
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
-		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
-		return outcome{task: o.task, serviceOK: o.serviceOK, rowDone: true}
-	}
-	return o
-}
-
-// handle runs one task. It never returns with the ledger behind what was sent.
+// handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
 func (s *submission) handle(ctx context.Context, t task) outcome {
-	// Once a request may have been sent, its answer is recorded even if the run is being stopped.
-	bg := context.WithoutCancel(ctx)
-	if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
-		return outcome{task: t}
+	if t.kind == taskSend {
+		return s.settledByCallback(s.send(ctx, t))
 	}
-	if ctx.Err() != nil {
-		return outcome{task: t}
-	}
-	var o outcome
-	switch {
-	case s.check != nil:
-		o = s.check(bg, t)
-	case t.kind == taskSend:
-		o = s.send(bg, t)
-	default:
-		o = s.lookup(bg, t)
-	}
-	return settledByCallback(s, o)
-}
-
-func (s *submission) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
-	for i := range changes {
-		changes[i].Ref, changes[i].RunID = t.ref, s.runID
-	}
-	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
-		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
-	}
-	return nil
+	return s.settledByCallback(s.lookup(ctx, t))
 }
 
 func (s *submission) send(ctx context.Context, t task) outcome {
@@ -538,100 +153,10 @@ func (s *submission) send(ctx context.Context, t task) outcome {
 // intent is the change recorded before a row's POST.
 func (s *submission) intent(t task) ledger.Change {
 	p := s.rows[t.ref]
-	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
+	// The send is counted with its answer, not here (see MaxSendAttempts).
+	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
-	if t.unrecorded {
-		c.New, c.NewDetail = &p, ledger.RecordedDetail(s.file, p.Line)
-	}
 	return c
-}
-
-// sendGroup sends several rows never sent before with one transaction for their intents and one
-// for the answers that need nothing more: a durable commit costs a disk flush, and a row's two
-// commits, one by one, are most of what a run spends. Safety is send's: every intent is durable
-// before its POST, and an answer not yet recorded when the process dies leaves SUBMITTING, which
-// the next start looks up. A row sent before always goes alone (see groupable).
-//
-// The plain answers are not committed here: they are returned in next, to be committed with the
-// intents of the worker's next group (held, at the next call), or alone when no group is ready at
-// once. held's outcomes are returned in prev once its answers are committed.
-func (s *submission) sendGroup(ctx, bg context.Context, group []task, held *heldAnswers) (outs, prev []outcome, next *heldAnswers) {
-	outs = make([]outcome, len(group))
-	intents := make([]ledger.Change, 0, len(group)+len(heldChanges(held)))
-	intents = append(intents, heldChanges(held)...)
-	for _, t := range group {
-		intents = append(intents, s.intent(t))
-	}
-	err := s.r.cfg.Ledger.Apply(bg, intents...)
-	if err != nil && held != nil {
-		// Nothing of the call was recorded: the answers and the intents are tried apart, so
-		// that a refusal of one does not hold the other back.
-		prev = s.recordHeld(held)
-		held = nil
-		err = s.r.cfg.Ledger.Apply(bg, intents[len(intents)-len(group):]...)
-	}
-	if held != nil {
-		prev = held.settled(s)
-	}
-	if err != nil {
-		for i, t := range group {
-			outs[i] = settledByCallback(s, outcome{task: t, fatal: fmt.Errorf("record intents: %w", err)})
-		}
-		return outs, prev, nil
-	}
-	next = &heldAnswers{outs: outs}
-	for i, t := range group {
-		if s.r.cfg.Limiter.Wait(ctx) != nil || ctx.Err() != nil {
-			// Stopped with intents recorded and nothing sent for them: they go back to READY, so
-			// that the rerun sends them without waiting out a lookup's grace.
-			var back []ledger.Change
-			for _, rest := range group[i:] {
-				back = append(back, ledger.Change{Ref: rest.ref, RunID: s.runID, From: ledger.Submitting, To: ledger.Ready,
-					Detail: "not sent: the run stopped before this request"})
-			}
-			err := s.r.cfg.Ledger.Apply(bg, back...)
-			for j := i; j < len(group); j++ {
-				outs[j] = outcome{task: group[j]}
-				if err != nil {
-					outs[j].fatal = fmt.Errorf("record stop: %w", err)
-				}
-			}
-			break
-		}
-		created, err := s.post(bg, t)
-		if err == nil && created.InvoiceNo != "" {
-			for _, c := range acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus, "accepted by the service") {
-				c.Ref, c.RunID = t.ref, s.runID
-				next.changes = append(next.changes, c)
-			}
-			next.at = append(next.at, i)
-			s.remember(t.ref)
-			outs[i] = outcome{task: t, serviceOK: true, rowDone: true}
-			continue
-		}
-		outs[i] = s.answer(bg, t, created, err)
-	}
-	switch {
-	case len(next.changes) == 0:
-		return next.settled(s), prev, nil
-	case ctx.Err() != nil:
-		// The run is stopping: no next group will come, the answers are committed now.
-		return s.recordHeld(next), prev, nil
-	}
-	return nil, prev, next
-}
-
-func heldChanges(h *heldAnswers) []ledger.Change {
-	if h == nil {
-		return nil
-	}
-	return h.changes
-}
-
-// groupable is a send of a row that was never sent: a crash mid-group costs it a lookup and a
-// grace, not one of its bounded sends (maxSendAttempts counts recorded intents).
-func (s *submission) groupable(t task) bool {
-	return t.kind == taskSend && t.attempt == 0 && !t.resend && s.rows[t.ref].Attempts == 0
 }
 
 // post sends one row's Create Payout.
@@ -654,91 +179,14 @@ func (s *submission) post(ctx context.Context, t task) (api.CreateResult, error)
 
 // answer records what the service said to a row's POST and says what comes next.
 func (s *submission) answer(ctx context.Context, t task, created api.CreateResult, err error) outcome {
-	cfg := s.r.cfg
-	now := cfg.Now()
+	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.backoffs())
+	if fail := s.apply(ctx, t, changes...); fail != nil {
+		return *fail
+	}
 	if err == nil {
-		changes := acceptedChanges(ledger.Submitting, created.InvoiceNo, created.TransactionStatus,
-			"accepted by the service")
-		if o := s.apply(ctx, t, changes...); o != nil {
-			return *o
-		}
 		s.remember(t.ref)
-		o := outcome{task: t, serviceOK: true, rowDone: created.InvoiceNo != ""}
-		if created.InvoiceNo == "" {
-			// The create answer carried no invoice number: the lookup fills it in.
-			o.next = &task{ref: t.ref, kind: taskLookup, at: now}
-		}
-		return o
 	}
-	msg := errorText(err)
-	switch api.KindOf(err) {
-	case api.KindRejected:
-		// A service has been seen to create the payout and still answer "fail": until a lookup
-		// says otherwise, the payout may exist, and a FAILED row invites paying it again.
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
-			Detail: "refused by the service: " + msg + "; looking it up by external_invoice_ref before it is final FAILED"}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now, refused: true}}
-	case api.KindDuplicate:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
-			Detail: "the service says this reference already exists: looking it up: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: now}}
-	case api.KindRetryable:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-			Detail: "not sent, the request never reached the service: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, failure: true,
-			next: &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
-	case api.KindRateLimited:
-		wait, retry := s.rateLimited(err, t, now)
-		if retry == nil {
-			if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-				Detail: fmt.Sprintf("rate limited by the service %d times in a row, nothing was created; not sent in this run", t.limited+1)}); o != nil {
-				return *o
-			}
-			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
-		}
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-			Detail: fmt.Sprintf("rate limited by the service, nothing was created; retrying after %s", wait)}); o != nil {
-			return *o
-		}
-		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
-	case api.KindUnauthorized:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Ready, Error: msg,
-			Detail: "the service refused the auth token; nothing was created"}); o != nil {
-			return *o
-		}
-		return outcome{task: t, fatal: ErrUnauthorized}
-	case api.KindNotFound:
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
-			Detail: "the service answered not found to a create: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, fatal: errors.New("the service answered 404 to a create: check PAYOUT_BASE_URL")}
-	default:
-		// Timeout, broken connection, 5xx: the payout may exist. It is looked up, never resent blindly.
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Submitting, To: ledger.Unknown, Error: msg,
-			Detail: "no usable answer, the payout may exist; looking it up by external_invoice_ref: " + msg}); o != nil {
-			return *o
-		}
-		return outcome{task: t, failure: true,
-			next: &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, 0))}}
-	}
-}
-
-// rateLimited is the bound on 429s shared by sends and lookups, in runs and reconciliations: the
-// wait the service asked for (Retry-After, else a backoff), and the task to try after it, or nil
-// once the task has been limited maxRateLimited times in a row.
-func (s *submission) rateLimited(err error, t task, now time.Time) (time.Duration, *task) {
-	wait := s.r.retryWait(err, t.attempt)
-	if t.limited+1 >= maxRateLimited {
-		return wait, nil
-	}
-	return wait, &task{ref: t.ref, kind: t.kind, at: now.Add(wait), attempt: t.attempt, limited: t.limited + 1, refused: t.refused}
+	return o
 }
 
 // acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
@@ -764,23 +212,6 @@ func orNone(s string) string {
 	return s
 }
 
-func (s *submission) remember(ref string) {
-	s.mu.Lock()
-	if len(s.known) < 16 {
-		s.known = append(s.known, ref)
-	}
-	s.mu.Unlock()
-}
-
-// lookupSpacing spreads NotFoundLookups lookups over the grace period.
-func (s *submission) lookupSpacing() time.Duration {
-	n := s.r.cfg.NotFoundLookups - 1
-	if n < 1 {
-		n = 1
-	}
-	return s.r.cfg.UnknownGrace / time.Duration(n)
-}
-
 func (s *submission) lookup(ctx context.Context, t task) outcome {
 	cfg := s.r.cfg
 	db := cfg.Ledger
@@ -790,34 +221,22 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	}
 	got, err := cfg.Service.GetPayout(ctx, t.ref)
 	now := cfg.Now()
-	if err == nil {
+	verdict := verdictOf(err)
+	if verdict == lookupFound {
 		s.proven.Store(true)
 		how := "found by external_invoice_ref"
 		if t.refused {
 			how = "refused by the service, but found by external_invoice_ref: the service holds it"
 		}
-		if mismatch := detailsMismatch(p, got); mismatch != "" {
-			how += " (" + mismatch + ")"
-		}
-		var changes []ledger.Change
-		if p.State == ledger.Submitted {
-			changes = []ledger.Change{{From: ledger.Submitted, To: ledger.Submitted, InvoiceNo: got.PayoutInvoiceNo,
-				TransactionStatus: got.TransactionStatus, Detail: fmt.Sprintf("%s: invoice %s, status %s", how,
-					orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))}}
-			if got.Final() {
-				changes = acceptedChanges(ledger.Submitted, got.PayoutInvoiceNo, got.TransactionStatus, how)
-			}
-		} else {
-			changes = acceptedChanges(p.State, got.PayoutInvoiceNo, got.TransactionStatus, how)
-		}
+		changes := afterFound(p, got, how, differences(p, got))
 		if o := s.apply(ctx, t, changes...); o != nil {
 			return *o
 		}
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}
 	msg := errorText(err)
-	switch api.KindOf(err) {
-	case api.KindNotFound:
+	switch verdict {
+	case lookupNotFound:
 		if p.State != ledger.Unknown {
 			// Accepted by the service but not yet visible: the invoice number stays empty until reconcile.
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
@@ -829,10 +248,10 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 		if t.refused {
 			return s.confirmRefusal(ctx, t, p)
 		}
-		return s.notFound(ctx, t, p, now)
-	case api.KindUnauthorized:
+		return s.notFound(ctx, t, p, now, true)
+	case lookupStop:
 		return outcome{task: t, fatal: ErrUnauthorized}
-	case api.KindRateLimited:
+	case lookupThrottled:
 		wait, retry := s.rateLimited(err, t, now)
 		if retry == nil {
 			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
@@ -889,130 +308,7 @@ func FailureConfirmed(invoiceNo, lastError string) bool {
 	return invoiceNo != "" || strings.Contains(lastError, RefusalConfirmed)
 }
 
-// notFound records a "not found" for an UNKNOWN row and decides: look again later, send again, or
-// leave it for reconciliation. A single "not found" proves little: the create may still be queued.
-func (s *submission) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time) outcome {
-	cfg := s.r.cfg
-	count := p.NotFoundCount + 1
-	first := p.FirstNotFoundAt
-	if first.IsZero() {
-		first = now
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true,
-		Detail: fmt.Sprintf("lookup %d by external_invoice_ref: not found", count)}); o != nil {
-		return *o
-	}
-	waited := now.Sub(first)
-	if count < cfg.NotFoundLookups || waited < cfg.UnknownGrace {
-		at := now.Add(s.lookupSpacing())
-		if count >= cfg.NotFoundLookups {
-			at = first.Add(cfg.UnknownGrace)
-		}
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
-	}
-	reason := ""
-	switch {
-	case cfg.NoResendUnknown:
-		reason = "--no-resend-unknown is set"
-	case p.Attempts >= maxSendAttempts:
-		// A service that keeps losing what it was sent, or a lookup that cannot find what the
-		// service holds: either way, sending it again and again is how a payout is made twice.
-		reason = fmt.Sprintf("it was already sent %d times", p.Attempts)
-	case s.broken.Load():
-		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
-	case !s.proveLookups(ctx):
-		reason = "no lookup of a payout known to exist has worked in this run"
-	}
-	if reason != "" {
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
-			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
-				waited.Round(time.Millisecond), reason)}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	}
-	if s.lookupOnly {
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
-			Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; not sent by reconcile: the next run of its file sends it",
-				count, waited.Round(time.Millisecond))}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
-		Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; sending again",
-			count, waited.Round(time.Millisecond))}); o != nil {
-		return *o
-	}
-	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
-}
-
-// proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
-// to exist. Without that, "not found" could mean the lookup itself is broken.
-func (s *submission) proveLookups(ctx context.Context) bool {
-	if s.proven.Load() {
-		return true
-	}
-	s.mu.Lock()
-	candidates := append([]string(nil), s.known...)
-	s.mu.Unlock()
-	if len(candidates) == 0 {
-		existing, err := s.r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
-		if err != nil {
-			return false
-		}
-		for i := len(existing) - 1; i >= 0 && len(candidates) < 3; i-- {
-			candidates = append(candidates, existing[i].Ref)
-		}
-	}
-	for _, ref := range candidates {
-		if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
-			return false
-		}
-		_, err := s.r.cfg.Service.GetPayout(ctx, ref)
-		switch {
-		case err == nil:
-			s.proven.Store(true)
-			return true
-		case api.KindOf(err) == api.KindNotFound:
-			s.log.Warn("a payout known to exist was not found by external_invoice_ref: unknown outcomes will not be sent again", "ref", ref)
-			s.broken.Store(true)
-			return false
-		}
-	}
-	return false
-}
-
-// detailsMismatch says how the service's payout differs from the ledger's row, if it does.
-func detailsMismatch(p ledger.Payout, got api.Payout) string {
-	var diffs []string
-	if !got.Value.IsZero() && !got.Value.Equal(p.Amount) {
-		diffs = append(diffs, fmt.Sprintf("service amount %s differs from ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2)))
-	}
-	if got.PayoutAccountNumber != "" && got.PayoutAccountNumber != p.Account {
-		diffs = append(diffs, "service account differs from ledger")
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return fmt.Sprint(diffs)
-}
-
 // errorText is an error as an auditor reads it. api errors never carry the token.
 func errorText(err error) string {
 	return err.Error()
-}
-
-// taskQueue is a min-heap of tasks by due time.
-type taskQueue []task
-
-func (q taskQueue) Len() int           { return len(q) }
-func (q taskQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
-func (q taskQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *taskQueue) Push(x any)        { *q = append(*q, x.(task)) }
-func (q *taskQueue) Pop() any {
-	old := *q
-	t := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return t
 }

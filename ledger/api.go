@@ -49,7 +49,7 @@ type Payout struct {
 	InvoiceNo         string // payout_invoice_no, once known
 	TransactionStatus string // the service's last word, kept as text
 	BankReferenceNo   string // from the callback
-	Attempts          int    // POSTs sent (or about to be: counted with SUBMITTING)
+	Attempts          int    // POSTs that reached, or may have reached, the service (see batch)
 	NotFoundCount     int    // consecutive lookups that said not found
 	FirstNotFoundAt   time.Time
 	LastError         string
@@ -91,7 +91,7 @@ type RunRow struct {
 }
 
 // Change moves one payout from From to To (From == To records an event without a move) and
-// sets the non-empty fields. Every Change appends one event (a New one two: see New).
+// sets the non-empty fields. Every Change appends one event.
 type Change struct {
 	Ref               string
 	From              State
@@ -101,17 +101,11 @@ type Change struct {
 	TransactionStatus string
 	BankReferenceNo   string
 	Error             string // becomes LastError
-	CountAttempt      bool   // a POST is about to be sent
+	CountAttempt      bool   // a POST that reached, or may have reached, the service
 	CountNotFound     bool   // a lookup said not found: NotFoundCount++, FirstNotFoundAt set if zero
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
 	Detail            string // the event's text, for auditors
 	Payload           string // raw data kept with the event (a callback's decoded JSON, say)
-	// New, when set, is a payout the ledger does not hold yet: the change inserts it straight
-	// in state To, after a "recorded" event (to READY, with NewDetail) and before its own. Its
-	// From must be READY, and of the optional fields it may only count an attempt. A row that
-	// already holds the reference refuses it.
-	New       *Payout
-	NewDetail string
 }
 
 // Event is one line of a payout's audit trail.

@@ -307,7 +307,7 @@ func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []P
 // database/sql's per call, is most of a small insert.
 const insertChunk = 64
 
-// preparer is a *sql.Tx (Record's inserts) or a *sql.Conn (the writer's events).
+// preparer is what prepares Record's inserts: a *sql.Tx.
 type preparer interface {
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
@@ -397,7 +397,7 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 		row:  `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		tail: ` ON CONFLICT (ref) DO NOTHING RETURNING ref`}
 	defer ins.close()
-	ev := &multiRowInsert{prep: tx, width: 5, head: eventColumns, row: `(?, ?, ?, '', ?, ?, '')`}
+	ev := &multiRowInsert{prep: tx, width: 5, head: `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES `, row: `(?, ?, ?, '', ?, ?, '')`}
 	defer ev.close()
 	args := make([]any, 0, insertChunk*ins.width)
 	inserted := make(map[string]bool, insertChunk)
@@ -438,8 +438,7 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 	return nil
 }
 
-// RecordedDetail is the text of a payout's "recorded" event: the same whether Record or the
-// payout's first intent (Change.New) records it, so that an audit trail reads one way.
+// RecordedDetail is the text of a payout's "recorded" event.
 func RecordedDetail(file string, line int) string {
 	return "recorded from " + file + " line " + strconv.Itoa(line)
 }

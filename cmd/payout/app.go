@@ -64,6 +64,7 @@ func commands() []command {
 		{"watch", "folder mode: pay files dropped into DIR/inbox", watchCmd},
 		{"reconcile", "look up every payout not yet final and write a reconciliation report", reconcileCmd},
 		{"report", "write a run's reports again from the ledger", reportCmd},
+		{"release", "make a stuck payout READY again once the service is known not to hold it", releaseCmd},
 		{"status", "the ledger at a glance, or one payout with its history", statusCmd},
 		{"providers", "list the service's payout providers", providersCmd},
 		{"callbacks", "receive and verify the service's callbacks", callbacksCmd},

@@ -210,9 +210,11 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 		return nil, configError(err)
 	}
 	// Before the ledger is locked and anything is sent: reports that cannot be written after the
-	// payouts went out would fail every rerun too.
-	if err := checkReportDir(o.reportDir); err != nil {
-		return nil, err
+	// payouts went out would fail every rerun too. A command that writes none has no folder.
+	if o.reportDir != "" {
+		if err := checkReportDir(o.reportDir); err != nil {
+			return nil, err
+		}
 	}
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
@@ -368,6 +370,9 @@ func printSummary(w io.Writer, res batch.Result) {
 		for _, p := range res.Warnings {
 			fmt.Fprintf(w, "    line %d, %s %q: %s\n", p.Line, p.Column, p.Value, p.Reason)
 		}
+	}
+	for _, p := range res.Stuck {
+		fmt.Fprintf(w, "  %s: %s\n", p.Ref, batch.StuckMessage(p.Ref, p.Attempts))
 	}
 	if res.Aborted != "" {
 		fmt.Fprintf(w, "  stopped: %s: run the same command again to resume\n", res.Aborted)

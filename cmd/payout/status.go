@@ -88,9 +88,9 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
 	p, err := db.Get(ctx, ref)
 	if errors.Is(err, ledger.ErrNotFound) {
-		// A payout is recorded with its first request: a row of a run that stopped before it is
-		// only in that run's report.
-		return usageError("status: %q is not in the ledger: nothing was ever sent for it (a row a stopped run did not reach is in that run's report as READY, not sent; running its file again sends it)", ref)
+		// A run records its file's payouts before it sends any: only a row of a file rejected as a
+		// whole is in a run's report without a payout.
+		return usageError("status: %q is not in the ledger: no run recorded it, and nothing was ever sent for it (a row of a file rejected as a whole is only in that run's report)", ref)
 	}
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
@@ -108,6 +108,9 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if batch.Stuck(p) {
+		fmt.Fprintf(e.stdout, "\n%s\n", batch.StuckMessage(p.Ref, p.Attempts))
 	}
 	events, err := db.Events(ctx, ref)
 	if err != nil {

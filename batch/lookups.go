@@ -1,0 +1,162 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/ledger"
+)
+
+// lookups is what the run and reconcile share while they look payouts up: the ledger run their
+// changes are recorded under, and whether lookups by external_invoice_ref are proven to work.
+type lookups struct {
+	r      *Runner
+	log    *slog.Logger
+	runID  string
+	proven atomic.Bool // a lookup by external_invoice_ref found a payout in this run
+	broken atomic.Bool // a payout known to exist was reported not found: lookups prove nothing
+	mu     sync.Mutex
+	known  []string      // refs accepted by the service in this run, for proving lookups work
+	stuck  []StuckPayout // rows found stuck (see Stuck) in this run
+}
+
+// settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
+// (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
+func (s *lookups) settledByCallback(o outcome) outcome {
+	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
+		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
+		return outcome{task: o.task, serviceOK: o.serviceOK, rowDone: true}
+	}
+	return o
+}
+
+func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
+	for i := range changes {
+		changes[i].Ref, changes[i].RunID = t.ref, s.runID
+	}
+	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
+		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+	}
+	return nil
+}
+
+// rateLimited is rateLimitedRetry with the run's backoffs.
+func (s *lookups) rateLimited(err error, t task, now time.Time) (time.Duration, *task) {
+	return rateLimitedRetry(err, t, now, s.r.backoffs())
+}
+
+func (s *lookups) remember(ref string) {
+	s.mu.Lock()
+	if len(s.known) < 16 {
+		s.known = append(s.known, ref)
+	}
+	s.mu.Unlock()
+}
+
+func (s *lookups) noteStuck(p ledger.Payout) {
+	s.mu.Lock()
+	s.stuck = append(s.stuck, StuckPayout{Ref: p.Ref, Attempts: p.Attempts})
+	s.mu.Unlock()
+}
+
+// notFound records a "not found" for an UNKNOWN row and decides (afterNotFound): look again later,
+// leave it for reconciliation, or, proven never created, make it READY: send, for the run, sends
+// it at once; reconcile never sends, and the next run of its file does. A single "not found"
+// proves little: the create may still be queued.
+func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time, send bool) outcome {
+	cfg := s.r.cfg
+	count := p.NotFoundCount + 1
+	first := p.FirstNotFoundAt
+	if first.IsZero() {
+		first = now
+	}
+	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true,
+		Detail: fmt.Sprintf("lookup %d by external_invoice_ref: not found", count)}); o != nil {
+		return *o
+	}
+	waited := now.Sub(first)
+	verdict, at := afterNotFound(p, count, first, now, s.r.graceRule())
+	if verdict == lookAgain {
+		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
+	}
+	reason := ""
+	switch {
+	case verdict == keptUnknown:
+		reason = "--no-resend-unknown is set"
+	case verdict == stuckForGood:
+		s.noteStuck(p)
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, Error: StuckMessage(t.ref, p.Attempts),
+			Detail: fmt.Sprintf("not found by external_invoice_ref, but not sent again: %s", StuckMessage(t.ref, p.Attempts))}); o != nil {
+			return *o
+		}
+		s.log.Warn("payout stuck: "+StuckMessage(t.ref, p.Attempts), "ref", t.ref)
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	case s.broken.Load():
+		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
+	case !s.proveLookups(ctx):
+		reason = "no lookup of a payout known to exist has worked in this run"
+	}
+	if reason != "" {
+		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
+			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
+				waited.Round(time.Millisecond), reason)}); o != nil {
+			return *o
+		}
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	then := "not sent by reconcile: the next run of its file sends it"
+	if send {
+		then = "sending again"
+	}
+	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
+		Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; %s",
+			count, waited.Round(time.Millisecond), then)}); o != nil {
+		return *o
+	}
+	if !send {
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	}
+	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
+}
+
+// proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
+// to exist. Without that, "not found" could mean the lookup itself is broken.
+func (s *lookups) proveLookups(ctx context.Context) bool {
+	if s.proven.Load() {
+		return true
+	}
+	s.mu.Lock()
+	candidates := append([]string(nil), s.known...)
+	s.mu.Unlock()
+	if len(candidates) == 0 {
+		existing, err := s.r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
+		if err != nil {
+			return false
+		}
+		for i := len(existing) - 1; i >= 0 && len(candidates) < 3; i-- {
+			candidates = append(candidates, existing[i].Ref)
+		}
+	}
+	for _, ref := range candidates {
+		if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
+			return false
+		}
+		_, err := s.r.cfg.Service.GetPayout(ctx, ref)
+		switch {
+		case err == nil:
+			s.proven.Store(true)
+			return true
+		case api.KindOf(err) == api.KindNotFound:
+			s.log.Warn("a payout known to exist was not found by external_invoice_ref: unknown outcomes will not be sent again", "ref", ref)
+			s.broken.Store(true)
+			return false
+		}
+	}
+	return false
+}

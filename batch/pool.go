@@ -1,0 +1,295 @@
+package batch
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Bounds that keep one row from looping within a run; the row is then left for a rerun or for
+// `payout reconcile`, in the state the ledger records.
+const (
+	maxRateLimited = 30 // 429s in a row for one task
+	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
+	// pool.throttleBreaker): the service keeps throttling although its Retry-After is
+	// honoured, and the next reconcile, later, loses nothing.
+	maxThrottled = maxRateLimited
+)
+
+// errThrottled stops a pool whose service answers nothing but 429.
+var errThrottled = errors.New("the service is throttling (HTTP 429)")
+
+// pool runs tasks through Config.Workers workers at Config.Limiter's rate, each due at its time:
+// a 429's Retry-After holds every request back, lookups of unknown outcomes (initial tasks) go
+// before any send, BreakerThreshold failures in a row stop it, and so does the context (a
+// signal). The run and reconcile each give it their handler.
+type pool struct {
+	cfg Config
+	log *slog.Logger
+	// handle does one task and records its outcome before it returns. Its context is never
+	// cancelled: once a request may have been sent, its answer is recorded.
+	handle func(ctx context.Context, t task) outcome
+	// throttleBreaker, when above zero, stops the pool after that many 429s in a row with no
+	// other answer between them (errThrottled).
+	throttleBreaker int
+}
+
+// do waits for the rate limiter and runs one task, unless the pool is being stopped: then
+// nothing is sent, and the row stays as the ledger has it.
+func (p *pool) do(ctx context.Context, t task) outcome {
+	if err := p.cfg.Limiter.Wait(ctx); err != nil || ctx.Err() != nil {
+		return outcome{task: t}
+	}
+	return p.handle(context.WithoutCancel(ctx), t)
+}
+
+type taskKind int
+
+const (
+	taskSend   taskKind = iota // POST the payout: the row is READY
+	taskLookup                 // GET it by external_invoice_ref: the row is UNKNOWN, or SUBMITTED without an invoice number
+)
+
+type task struct {
+	ref     string
+	kind    taskKind
+	at      time.Time
+	attempt int  // earlier tries of this kind that ended in an error
+	limited int  // 429s in a row for this task
+	resend  bool // a send after "not found" proved the earlier one created nothing
+	initial bool // a lookup that must finish before anything new is sent
+	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
+	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
+	refused bool
+	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
+	// it is only looked up.
+	graceEnd time.Time
+}
+
+// outcome is what a worker reports back to the pool after one task.
+type outcome struct {
+	task      task
+	next      *task     // a follow-up for the same row, if any
+	serviceOK bool      // the service answered something
+	failure   bool      // the service did not answer: counts towards the circuit breaker
+	throttled bool      // the service answered 429
+	pause     time.Time // 429: nothing is sent or looked up before this
+	fatal     error     // stop the run
+	rowDone   bool      // nothing more will happen to this row in this run
+}
+
+// run hands due tasks to the workers until none is left, the context ends, or the pool must
+// stop. A worker takes one task at a time and reports its outcome only once everything the task
+// sent is recorded. done of total rows are dealt with before it starts.
+func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
+	st := &poolState{p: p, done: done, total: total}
+	for _, t := range tasks {
+		heap.Push(&st.queue, t)
+		if t.initial {
+			st.initial++
+		}
+	}
+	work := make(chan task)
+	results := make(chan outcome)
+	var wg sync.WaitGroup
+	for i := 0; i < p.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				results <- p.do(ctx, t)
+			}
+		}()
+	}
+	defer func() {
+		close(work)
+		wg.Wait()
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	ctxDone := ctx.Done()
+	// graceSaid is the end of the grace last announced while nothing else was going on;
+	// waitShown, that Config.Waiting was told and not yet told the wait is over.
+	var (
+		graceSaid time.Time
+		waitShown bool
+	)
+	for {
+		if st.stopping {
+			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
+			st.queue = st.queue[:0]
+		}
+		if st.queue.Len() == 0 && st.inflight == 0 {
+			break
+		}
+		var (
+			out  chan task
+			wake <-chan time.Time
+		)
+		now := p.cfg.Now()
+		next, wait, ready := st.due(now)
+		switch {
+		case ready:
+			out = work
+		case wait > 0:
+			timer.Reset(wait)
+			wake = timer.C
+			if head := st.queue[0]; st.inflight == 0 && head.kind == taskLookup && !head.graceEnd.IsZero() {
+				if said := p.announceGrace(st.queue, now, graceSaid); said != graceSaid {
+					graceSaid, waitShown = said, p.cfg.Waiting != nil
+				}
+			}
+		}
+		select {
+		case out <- next:
+			heap.Pop(&st.queue)
+			st.inflight++
+			if waitShown {
+				p.cfg.Waiting(0, time.Time{})
+				waitShown = false
+			}
+		case o := <-results:
+			st.settle(o)
+		case <-wake:
+		case <-ctxDone:
+			ctxDone = nil
+			st.stop(context.Cause(ctx)) // the signal that stopped the command, if one did
+		}
+	}
+	if st.stopReason != nil {
+		p.log.Warn("run stopped; rerun to resume", "reason", st.stopReason.Error())
+		return fmt.Errorf("%w: %w", ErrAborted, st.stopReason)
+	}
+	return nil
+}
+
+// poolState is what one pool.run keeps between events.
+type poolState struct {
+	p           *pool
+	queue       taskQueue
+	initial     int // initial lookups not yet answered: sends wait for them
+	inflight    int
+	failures    int // answers in a row that were no answer
+	throttled   int // answers in a row that were 429
+	done, total int
+	pauseUntil  time.Time // a 429's Retry-After
+	stopReason  error
+	stopping    bool
+}
+
+// due says whether the queue's first task may go now, and otherwise how long until it may (zero:
+// it waits for an answer, not for a time).
+func (st *poolState) due(now time.Time) (task, time.Duration, bool) {
+	if st.queue.Len() == 0 {
+		return task{}, 0, false
+	}
+	head := st.queue[0]
+	// Unknown outcomes are looked up once before anything new goes out.
+	if head.kind == taskSend && st.initial > 0 {
+		return task{}, 0, false
+	}
+	at := head.at
+	// A 429's Retry-After holds every request back, lookups too: the service said so.
+	if st.pauseUntil.After(at) {
+		at = st.pauseUntil
+	}
+	if at.After(now) {
+		return task{}, at.Sub(now), false
+	}
+	return head, 0, true
+}
+
+// settle takes a worker's outcome: its follow-up, the breakers, the progress.
+func (st *poolState) settle(o outcome) {
+	cfg := st.p.cfg
+	st.inflight--
+	if o.task.initial {
+		st.initial--
+	}
+	switch {
+	case o.serviceOK:
+		st.failures, st.throttled = 0, 0
+	case o.failure:
+		st.failures++
+	case o.throttled:
+		st.throttled++
+	}
+	if o.pause.After(st.pauseUntil) {
+		st.pauseUntil = o.pause
+	}
+	if o.next != nil {
+		heap.Push(&st.queue, *o.next)
+	}
+	if o.rowDone {
+		st.done++
+		if cfg.Progress != nil {
+			cfg.Progress(st.done, st.total)
+		}
+	}
+	switch {
+	case o.fatal != nil:
+		st.stop(o.fatal)
+	case st.failures >= cfg.BreakerThreshold:
+		st.stop(fmt.Errorf("the service failed %d times in a row: stopped sending", st.failures))
+	case st.p.throttleBreaker > 0 && st.throttled >= st.p.throttleBreaker:
+		st.stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, st.throttled))
+	}
+}
+
+// stop ends handing out tasks; the first reason is the one reported.
+func (st *poolState) stop(reason error) {
+	if st.stopReason == nil {
+		st.stopReason = reason
+	}
+	st.stopping = true
+}
+
+// announceGrace says, once per grace end, what an idle run waits for: rows reported not found
+// are looked up again, spaced out, until their grace is over, and only then may be sent again.
+// A run that stood still at its last rows without a word looked hung.
+func (p *pool) announceGrace(queue taskQueue, now, said time.Time) time.Time {
+	n := 0
+	var until time.Time
+	for _, t := range queue {
+		if !t.graceEnd.IsZero() {
+			n++
+			if t.graceEnd.After(until) {
+				until = t.graceEnd
+			}
+		}
+	}
+	if !until.After(said) {
+		return said
+	}
+	wait := until.Sub(now).Round(time.Second)
+	p.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
+		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
+	if p.cfg.Waiting != nil {
+		p.cfg.Waiting(n, until)
+	}
+	return until
+}
+
+// taskQueue is a min-heap of tasks: initial lookups first, whatever their due time (sends wait
+// for them), then by due time.
+type taskQueue []task
+
+func (q taskQueue) Len() int { return len(q) }
+func (q taskQueue) Less(i, j int) bool {
+	if q[i].initial != q[j].initial {
+		return q[i].initial
+	}
+	return q[i].at.Before(q[j].at)
+}
+func (q taskQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *taskQueue) Push(x any)   { *q = append(*q, x.(task)) }
+func (q *taskQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,91 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// poolFor is a pool of one worker, no rate limit, whose tasks are handled by handle.
+func poolFor(handle func(task) outcome) *pool {
+	cfg := Config{Limiter: rate.NewLimiter(rate.Inf, 1), Workers: 1, BreakerThreshold: 3, Now: time.Now}
+	return &pool{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		handle: func(_ context.Context, t task) outcome { return handle(t) }}
+}
+
+func TestPoolLooksUpUnknownOutcomesBeforeAnySend(t *testing.T) {
+	var order []string
+	var mu sync.Mutex
+	p := poolFor(func(t task) outcome {
+		mu.Lock()
+		order = append(order, t.ref)
+		mu.Unlock()
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	})
+	now := time.Now()
+	tasks := []task{{ref: "send-1", kind: taskSend, at: now.Add(-time.Hour)}, {ref: "send-2", kind: taskSend, at: now.Add(-time.Hour)},
+		{ref: "lookup", kind: taskLookup, at: now, initial: true}}
+	if err := p.run(context.Background(), tasks, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 3 || order[0] != "lookup" {
+		t.Errorf("order %v, want the initial lookup first", order)
+	}
+}
+
+func TestPoolBreakers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		o        outcome
+		breaker  int
+		want     error
+		handled  int
+		wantText string
+	}{
+		{"failures in a row", outcome{failure: true}, 0, ErrAborted, 3, "failed 3 times in a row"},
+		{"429s in a row", outcome{throttled: true}, 5, errThrottled, 5, "5 answers in a row were 429"},
+		{"a fatal answer", outcome{fatal: ErrUnauthorized}, 0, ErrUnauthorized, 1, "auth token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			handled := 0
+			p := poolFor(func(t task) outcome {
+				handled++
+				o := tc.o
+				o.task, o.next = t, &task{ref: t.ref, kind: t.kind, at: time.Now()}
+				return o
+			})
+			p.throttleBreaker = tc.breaker
+			err := p.run(context.Background(), []task{{ref: "R1", kind: taskLookup, at: time.Now()}}, 0, 1)
+			if !errors.Is(err, ErrAborted) || !errors.Is(err, tc.want) || handled != tc.handled {
+				t.Errorf("err %v after %d tasks, want %v after %d", err, handled, tc.want, tc.handled)
+			}
+			if err != nil && !strings.Contains(err.Error(), tc.wantText) {
+				t.Errorf("err %q does not say %q", err, tc.wantText)
+			}
+		})
+	}
+}
+
+func TestPoolStopsOnSignal(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("interrupt")
+	handled := 0
+	p := poolFor(func(t task) outcome {
+		handled++
+		cancel(stop)
+		return outcome{task: t, serviceOK: true, rowDone: true}
+	})
+	now := time.Now()
+	tasks := []task{{ref: "A", kind: taskSend, at: now}, {ref: "B", kind: taskSend, at: now}, {ref: "C", kind: taskSend, at: now}}
+	err := p.run(ctx, tasks, 0, 3)
+	if !errors.Is(err, ErrAborted) || !errors.Is(err, stop) || handled != 1 {
+		t.Errorf("err %v after %d tasks; want the signal after 1", err, handled)
+	}
+}

@@ -1,0 +1,67 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/ledger"
+)
+
+// ErrReleaseRefused is returned (wrapped, with why) by Release when it leaves the payout as it is.
+var ErrReleaseRefused = errors.New("release refused")
+
+// Release makes an UNKNOWN payout READY again, so that the next run of its file sends it: a
+// person has checked with the service that it holds no such payout (a stuck row, see
+// MaxSendAttempts), and reason says so. actor names who decided (OS user and host); the event
+// keeps both. The payout is looked up by external_invoice_ref first: Release refuses while the
+// service finds it, and when a payout known to exist is not found (lookups prove nothing then).
+// A service that does not answer is an error that does not wrap ErrReleaseRefused.
+func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger.Payout, error) {
+	cfg := r.cfg
+	if cfg.Ledger == nil || cfg.Service == nil {
+		return ledger.Payout{}, errors.New("release: a ledger and a service are required")
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return ledger.Payout{}, fmt.Errorf("%w: give --reason: what the service said when you checked", ErrReleaseRefused)
+	}
+	p, err := cfg.Ledger.Get(ctx, ref)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return p, fmt.Errorf("%w: %q is not in the ledger", ErrReleaseRefused, ref)
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.State != ledger.Unknown {
+		return p, fmt.Errorf("%w: payout %s is %s: only a payout whose outcome is unknown is released", ErrReleaseRefused, ref, p.State)
+	}
+	if err := cfg.Limiter.Wait(ctx); err != nil {
+		return p, err
+	}
+	got, err := cfg.Service.GetPayout(ctx, ref)
+	switch {
+	case err == nil:
+		return p, fmt.Errorf("%w: the service has payout %s (invoice %s, status %s): run `payout reconcile` to record it",
+			ErrReleaseRefused, ref, orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))
+	case api.KindOf(err) != api.KindNotFound:
+		return p, fmt.Errorf("look up %s: %w", ref, ExplainAuth(err))
+	}
+	s := &lookups{r: r, log: cfg.Logger}
+	if !s.proveLookups(ctx) && s.broken.Load() {
+		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", ErrReleaseRefused)
+	}
+	err = cfg.Ledger.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
+		Error: fmt.Sprintf("released by %s: %s", actor, reason),
+		Detail: fmt.Sprintf("released by %s after %d sends with no answer, not found by external_invoice_ref: %s; the next run of its file sends it",
+			actor, p.Attempts, reason)})
+	if errors.Is(err, ledger.ErrStateConflict) {
+		return p, fmt.Errorf("%w: payout %s changed while it was looked up: %v", ErrReleaseRefused, ref, err)
+	}
+	if err != nil {
+		return p, err
+	}
+	return cfg.Ledger.Get(ctx, ref)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/payout/payout/batch"
+)
+
+// releaseCmd is `payout release REF --reason TEXT`: the way out for a payout stuck UNKNOWN (sent
+// batch.MaxSendAttempts times with no answer and not found by lookups). Exit 0: released, READY,
+// and the next run of its file sends it; 2: refused, nothing changed (the service has it, it is
+// not UNKNOWN, no reason given); 1: the service or the ledger failed, nothing changed.
+func releaseCmd(ctx context.Context, e *env, args []string) error {
+	var o runOptions
+	var reason string
+	fs := newFlagSet(e, "release", "release REF --reason TEXT [--ledger FILE]")
+	o.logOptions.register(fs)
+	fs.StringVar(&reason, "reason", "", "why the payout may be sent again: what the service said when you checked (required)")
+	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of the lookup")
+	o.registerLimits(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError("release: name one external_invoice_ref")
+	}
+	if strings.TrimSpace(reason) == "" {
+		return usageError("release: --reason is required: say what the service said when you checked that it holds no payout %s", fs.Arg(0))
+	}
+	s, err := newSession(ctx, e, &o, modeReconcile)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ref := fs.Arg(0)
+	p, err := s.runner.Release(ctx, ref, reason, actor())
+	switch {
+	case errors.Is(err, batch.ErrReleaseRefused):
+		return usageError("release: %v", err)
+	case err != nil:
+		return &exitError{code: exitAborted, err: fmt.Errorf("release %s: %w: nothing changed", ref, err)}
+	}
+	fmt.Fprintf(e.stdout, "released %s: READY; the next run of its file sends it (first recorded by run %s, line %d)\n", ref, p.RunID, p.Line)
+	return nil
+}
+
+// actor names who ran the command, for the audit trail: the OS user and the host.
+func actor() string {
+	name := "unknown user"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown host"
+	}
+	return name + "@" + host
+}
