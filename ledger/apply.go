@@ -45,11 +45,14 @@ type applyReq struct {
 // none of its changes), commits once (durably: synchronous=FULL) and only then answers the
 // callers: concurrent callers share a commit, which is a disk flush.
 type writer struct {
-	db       *DB
-	conn     *sql.Conn
-	reqs     chan *applyReq // unbuffered: a send that succeeds means the writer has taken the call
-	quit     chan struct{}
-	finished chan struct{}
+	db   *DB
+	conn *sql.Conn
+	// update and insertEvent are prepared once: every change runs both, and parsing their SQL
+	// again for each change would cost the writer about as much as running them.
+	update, insertEvent *sql.Stmt
+	reqs                chan *applyReq // unbuffered: a send that succeeds means the writer has taken the call
+	quit                chan struct{}
+	finished            chan struct{}
 }
 
 // updateSQL moves one payout and sets what its Change carries: an empty text field keeps the
@@ -94,14 +97,30 @@ func newWriter(ctx context.Context, db *DB) (*writer, error) {
 		return nil, err
 	}
 	w := &writer{db: db, conn: conn, reqs: make(chan *applyReq), quit: make(chan struct{}), finished: make(chan struct{})}
+	if w.update, err = conn.PrepareContext(ctx, updateSQL); err == nil {
+		w.insertEvent, err = conn.PrepareContext(ctx, insertEventSQL)
+	}
+	if err != nil {
+		return nil, errors.Join(err, w.closeStatements(), conn.Close())
+	}
 	go w.run()
 	return w, nil
+}
+
+func (w *writer) closeStatements() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{w.update, w.insertEvent} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (w *writer) close() error {
 	close(w.quit)
 	<-w.finished
-	return w.conn.Close()
+	return errors.Join(w.closeStatements(), w.conn.Close())
 }
 
 func (w *writer) run() {
@@ -205,7 +224,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 	if c.CountAttempt {
 		attempt = 1
 	}
-	res, err := w.conn.ExecContext(ctx, updateSQL, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
+	res, err := w.update.ExecContext(ctx, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
 		c.Error, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
@@ -220,7 +239,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		}
 		return &ConflictError{Ref: c.Ref, Want: c.From, Have: State(have)}
 	}
-	if _, err := w.conn.ExecContext(ctx, insertEventSQL, c.Ref, c.RunID, now, string(c.From), string(c.To), c.Detail, c.Payload); err != nil {
+	if _, err := w.insertEvent.ExecContext(ctx, c.Ref, c.RunID, now, string(c.From), string(c.To), c.Detail, c.Payload); err != nil {
 		return fmt.Errorf("event of %s: %w", c.Ref, err)
 	}
 	return nil
