@@ -1,11 +1,13 @@
 # Every target runs with Go alone; nothing here needs the internet beyond the Go module proxy.
 GO ?= go
 BIN := bin/payout
+# The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 .PHONY: build test demo bench lint crashtest fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/payout
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
 
 # The README's test command, as CI runs it.
 test:
