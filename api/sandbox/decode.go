@@ -43,119 +43,172 @@ var createFields = []string{fieldPool, fieldServiceID, fieldAmount, fieldRedirec
 // naming its field; the first is errContentType when the content type is wrong.
 func decodeCreate(r *http.Request, providers map[int64]api.Provider, maxAmount decimal.Decimal) (api.CreatePayoutRequest, []string) {
 	var req api.CreatePayoutRequest
+	raw, problem := readCreateBody(r)
+	if problem != "" {
+		return req, []string{problem}
+	}
+	d := &createDecoder{raw: raw}
+	d.unknownFields()
+	req.VirtualPoolReference = d.str(fieldPool, true, MaxRefLen)
+	req.ExternalInvoiceRef = d.str(fieldExternalRef, true, MaxRefLen)
+	req.RecipientReference = d.str(fieldRecipientRef, true, MaxTextLen)
+	req.PaymentDescription = d.str(fieldDescription, false, MaxTextLen)
+	req.ClientCallbackURL = d.str(fieldCallbackURL, true, MaxURLLen)
+	req.ClientRedirectURL = d.str(fieldRedirectURL, false, MaxURLLen)
+	req.ThirdPartyAccountNo = d.str(fieldAccount, true, MaxAccountDigits)
+	d.checkURL(fieldCallbackURL, req.ClientCallbackURL)
+	d.checkURL(fieldRedirectURL, req.ClientRedirectURL)
+	d.checkAccount(req.ThirdPartyAccountNo)
+	req.PayoutServiceID = d.serviceID(providers)
+	req.Amount = d.amount(maxAmount)
+	return req, d.problems
+}
+
+// readCreateBody reads the body as one JSON object of at most maxBodyBytes; a body that is not
+// one is a single problem, since its fields cannot be judged.
+func readCreateBody(r *http.Request) (map[string]json.RawMessage, string) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return req, []string{errContentType}
+		return nil, errContentType
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		return req, []string{"body: " + err.Error()}
+		return nil, "body: " + err.Error()
 	}
 	if len(body) > maxBodyBytes {
-		return req, []string{fmt.Sprintf("body: longer than %d bytes", maxBodyBytes)}
+		return nil, fmt.Sprintf("body: longer than %d bytes", maxBodyBytes)
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&raw); err != nil || raw == nil {
-		return req, []string{"body: not a JSON object"}
+		return nil, "body: not a JSON object"
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return req, []string{"body: data after the JSON object"}
+		return nil, "body: data after the JSON object"
 	}
+	return raw, ""
+}
 
-	var problems []string
-	bad := func(field, format string, args ...any) {
-		problems = append(problems, field+": "+fmt.Sprintf(format, args...))
-	}
+// createDecoder judges the fields of a create body, collecting every problem rather than
+// stopping at the first, so one answer names them all.
+type createDecoder struct {
+	raw      map[string]json.RawMessage
+	problems []string
+}
+
+func (d *createDecoder) bad(field, format string, args ...any) {
+	d.problems = append(d.problems, field+": "+fmt.Sprintf(format, args...))
+}
+
+// unknownFields names, sorted, every field the create does not take.
+func (d *createDecoder) unknownFields() {
 	var unknown []string
-	for k := range raw {
+	for k := range d.raw {
 		if !slices.Contains(createFields, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		bad(k, "unknown field")
+		d.bad(k, "unknown field")
 	}
+}
 
-	str := func(field string, required bool, limit int) string {
-		v, ok := raw[field]
-		if !ok || string(v) == "null" {
-			if required {
-				bad(field, "required")
-			}
-			return ""
+// str reads a string field of at most limit bytes; a required one must not be blank.
+func (d *createDecoder) str(field string, required bool, limit int) string {
+	v, ok := d.raw[field]
+	if !ok || string(v) == "null" {
+		if required {
+			d.bad(field, "required")
 		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			bad(field, "must be a string")
-			return ""
-		}
-		switch {
-		case required && strings.TrimSpace(s) == "":
-			bad(field, "required")
-		case len(s) > limit:
-			bad(field, "longer than %d bytes", limit)
-		}
-		return s
+		return ""
 	}
-	req.VirtualPoolReference = str(fieldPool, true, MaxRefLen)
-	req.ExternalInvoiceRef = str(fieldExternalRef, true, MaxRefLen)
-	req.RecipientReference = str(fieldRecipientRef, true, MaxTextLen)
-	req.PaymentDescription = str(fieldDescription, false, MaxTextLen)
-	req.ClientCallbackURL = str(fieldCallbackURL, true, MaxURLLen)
-	req.ClientRedirectURL = str(fieldRedirectURL, false, MaxURLLen)
-	req.ThirdPartyAccountNo = str(fieldAccount, true, MaxAccountDigits)
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		d.bad(field, "must be a string")
+		return ""
+	}
+	switch {
+	case required && strings.TrimSpace(s) == "":
+		d.bad(field, "required")
+	case len(s) > limit:
+		d.bad(field, "longer than %d bytes", limit)
+	}
+	return s
+}
 
-	for _, f := range []struct {
-		name, value string
-	}{{fieldCallbackURL, req.ClientCallbackURL}, {fieldRedirectURL, req.ClientRedirectURL}} {
-		if f.value == "" {
-			continue
-		}
-		if u, err := url.Parse(f.value); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(f.name, "must be an absolute http or https URL")
-		}
+// checkURL accepts an empty value (a missing required one is already reported) or an absolute
+// http or https URL.
+func (d *createDecoder) checkURL(field, value string) {
+	if value == "" {
+		return
 	}
-	if acc := req.ThirdPartyAccountNo; acc != "" {
-		if strings.Trim(acc, "0123456789") != "" {
-			bad(fieldAccount, "must be digits only")
-		} else if len(acc) < MinAccountDigits {
-			bad(fieldAccount, "shorter than %d digits", MinAccountDigits)
-		}
+	if u, err := url.Parse(value); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.bad(field, "must be an absolute http or https URL")
 	}
+}
 
-	if v, ok := raw[fieldServiceID]; !ok || string(v) == "null" {
-		bad(fieldServiceID, "required")
-	} else if n, ok := jsonNumber(v); !ok {
-		bad(fieldServiceID, "must be a JSON integer")
-	} else if d, err := decimal.NewFromString(n); err != nil || !d.IsInteger() {
-		bad(fieldServiceID, "must be a JSON integer")
-	} else if _, known := providers[d.IntPart()]; !known || !d.Equal(decimal.NewFromInt(d.IntPart())) {
-		bad(fieldServiceID, "unknown payout provider %s", n)
-	} else {
-		req.PayoutServiceID = d.IntPart()
+func (d *createDecoder) checkAccount(acc string) {
+	if acc == "" {
+		return
 	}
+	if strings.Trim(acc, "0123456789") != "" {
+		d.bad(fieldAccount, "must be digits only")
+	} else if len(acc) < MinAccountDigits {
+		d.bad(fieldAccount, "shorter than %d digits", MinAccountDigits)
+	}
+}
 
-	if v, ok := raw[fieldAmount]; !ok || string(v) == "null" {
-		bad(fieldAmount, "required")
-	} else if n, ok := jsonNumber(v); !ok {
-		bad(fieldAmount, "must be a JSON number")
-	} else if d, err := decimal.NewFromString(n); err != nil {
-		bad(fieldAmount, "must be a JSON number")
-	} else {
-		switch {
-		case !d.IsPositive():
-			bad(fieldAmount, "must be greater than 0")
-		case !d.Round(2).Equal(d):
-			bad(fieldAmount, "more than 2 decimals")
-		case d.GreaterThan(maxAmount):
-			bad(fieldAmount, "greater than %s", maxAmount.StringFixed(2))
-		default:
-			req.Amount = d
-		}
+// serviceID reads payout_service_id, a JSON integer naming a known provider.
+func (d *createDecoder) serviceID(providers map[int64]api.Provider) int64 {
+	v, ok := d.raw[fieldServiceID]
+	if !ok || string(v) == "null" {
+		d.bad(fieldServiceID, "required")
+		return 0
 	}
-	return req, problems
+	n, ok := jsonNumber(v)
+	if !ok {
+		d.bad(fieldServiceID, "must be a JSON integer")
+		return 0
+	}
+	id, err := decimal.NewFromString(n)
+	if err != nil || !id.IsInteger() {
+		d.bad(fieldServiceID, "must be a JSON integer")
+		return 0
+	}
+	if _, known := providers[id.IntPart()]; !known || !id.Equal(decimal.NewFromInt(id.IntPart())) {
+		d.bad(fieldServiceID, "unknown payout provider %s", n)
+		return 0
+	}
+	return id.IntPart()
+}
+
+// amount reads the amount, a positive JSON number of at most 2 decimals, not above maxAmount.
+func (d *createDecoder) amount(maxAmount decimal.Decimal) decimal.Decimal {
+	v, ok := d.raw[fieldAmount]
+	if !ok || string(v) == "null" {
+		d.bad(fieldAmount, "required")
+		return decimal.Decimal{}
+	}
+	n, ok := jsonNumber(v)
+	if !ok {
+		d.bad(fieldAmount, "must be a JSON number")
+		return decimal.Decimal{}
+	}
+	a, err := decimal.NewFromString(n)
+	switch {
+	case err != nil:
+		d.bad(fieldAmount, "must be a JSON number")
+	case !a.IsPositive():
+		d.bad(fieldAmount, "must be greater than 0")
+	case !a.Round(2).Equal(a):
+		d.bad(fieldAmount, "more than 2 decimals")
+	case a.GreaterThan(maxAmount):
+		d.bad(fieldAmount, "greater than %s", maxAmount.StringFixed(2))
+	default:
+		return a
+	}
+	return decimal.Decimal{}
 }
 
 // jsonNumber returns v's text if v is a JSON number (not a string, bool or object).

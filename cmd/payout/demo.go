@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -35,17 +36,11 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	o.alwaysSummary = true
-	work := *keep
-	if work == "" {
-		dir, err := os.MkdirTemp("", "payout-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		work = dir
-	} else if err := os.MkdirAll(work, 0o750); err != nil {
+	work, cleanup, err := demoFolder(*keep)
+	if err != nil {
 		return err
 	}
+	defer cleanup()
 	input := filepath.Join(work, payout.SamplePayrollName)
 	if err := os.WriteFile(input, payout.SamplePayrollCSV, 0o600); err != nil {
 		return err
@@ -54,61 +49,18 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	token, hashKey := randomSecret(), randomSecret()
-	sb := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(hashKey), SettleAfter: demoSettle,
-		SendCallbacks: true, Logger: log})
-	defer sb.Close()
-	// One loopback server: the sandbox, and this demo's callback receiver at /callback, bound once
-	// the ledger is open.
-	var receiver atomic.Pointer[callbacks.Handler]
-	mux := http.NewServeMux()
-	mux.Handle("/", sb)
-	mux.HandleFunc(callbacks.Path, func(w http.ResponseWriter, r *http.Request) {
-		if h := receiver.Load(); h != nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "not ready", http.StatusServiceUnavailable)
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	svc, err := startDemoService(log)
 	if err != nil {
 		return err
 	}
-	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go httpSrv.Serve(ln)
-	defer httpSrv.Close()
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(e.stderr, "demo: sandbox on %s, paying %s\n", base, payout.SamplePayrollName)
+	defer svc.close()
+	fmt.Fprintf(e.stderr, "demo: sandbox on %s, paying %s\n", svc.base, payout.SamplePayrollName)
 
-	// The demo's own environment: secrets it just made, a ledger in its folder (made by the first
-	// demo there). Nothing of the caller's environment is used, so a demo can never reach a real service.
-	demoLedger := filepath.Join(work, "demo-ledger.db")
-	if err := ledger.Probe(demoLedger); errors.Is(err, ledger.ErrNoLedger) {
-		db, err := ledger.Create(ctx, demoLedger, ledger.Options{Logger: log})
-		if err != nil {
-			return createError(err)
-		}
-		if err := db.Close(); err != nil {
-			return err
-		}
-	}
-	demoEnv := map[string]string{
-		envBaseURL: base, envAuthToken: token, envHashKey: hashKey,
-		envVirtualPool: "DEMO-POOL-001", envCallbackURL: base + callbacks.Path, envRedirectURL: base + "/demo/return",
-		envLedger: demoLedger, envRate: "50", envWorkers: "8",
-	}
-	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
-	s, err := newSession(ctx, de, &o, modePay)
+	s, err := svc.session(ctx, e, &o, filepath.Join(work, "demo-ledger.db"), log)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	handler, err := callbacks.NewHandler(callbacks.Config{Ledger: s.db, HashKey: []byte(hashKey), Logger: log})
-	if err != nil {
-		return err
-	}
-	receiver.Store(handler)
-
 	res, err := s.runner.Run(ctx, input)
 	if err != nil {
 		return s.runError(input, err)
@@ -119,18 +71,107 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if res.ExitCode != exitOK {
 		return &exitError{code: res.ExitCode}
 	}
+	return svc.reconcile(ctx, e, s, &o, res.RunID)
+}
 
-	// The service settles the payouts and signs a callback for each success; then a
-	// reconciliation looks every payout up and ties the file out.
+// demoFolder returns the folder the demo works in: keep, made if missing, or a temporary folder
+// that cleanup removes.
+func demoFolder(keep string) (work string, cleanup func(), err error) {
+	if keep != "" {
+		return keep, func() {}, os.MkdirAll(keep, 0o750)
+	}
+	dir, err := os.MkdirTemp("", "payout-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// demoService is the demo's loopback server: the sandbox, and the demo's callback receiver at
+// callbacks.Path, bound once the ledger is open.
+type demoService struct {
+	sb       *sandbox.Server
+	httpSrv  *http.Server
+	receiver atomic.Pointer[callbacks.Handler]
+	base     string
+	token    string
+	hashKey  string
+}
+
+func startDemoService(log *slog.Logger) (*demoService, error) {
+	d := &demoService{token: randomSecret(), hashKey: randomSecret()}
+	d.sb = sandbox.New(sandbox.Options{AuthToken: d.token, HashKey: []byte(d.hashKey), SettleAfter: demoSettle,
+		SendCallbacks: true, Logger: log})
+	mux := http.NewServeMux()
+	mux.Handle("/", d.sb)
+	mux.HandleFunc(callbacks.Path, func(w http.ResponseWriter, r *http.Request) {
+		if h := d.receiver.Load(); h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "not ready", http.StatusServiceUnavailable)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		d.sb.Close()
+		return nil, err
+	}
+	d.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go d.httpSrv.Serve(ln)
+	d.base = "http://" + ln.Addr().String()
+	return d, nil
+}
+
+func (d *demoService) close() {
+	d.httpSrv.Close()
+	d.sb.Close()
+}
+
+// session opens the demo's session and binds the callback receiver to its ledger. Its
+// environment holds only the secrets the demo just made and a ledger in the demo's folder (made by
+// the first demo there): nothing of the caller's environment is used, so a demo can never reach
+// a real service.
+func (d *demoService) session(ctx context.Context, e *env, o *runOptions, demoLedger string, log *slog.Logger) (*session, error) {
+	if err := ledger.Probe(demoLedger); errors.Is(err, ledger.ErrNoLedger) {
+		db, err := ledger.Create(ctx, demoLedger, ledger.Options{Logger: log})
+		if err != nil {
+			return nil, createError(err)
+		}
+		if err := db.Close(); err != nil {
+			return nil, err
+		}
+	}
+	demoEnv := map[string]string{
+		envBaseURL: d.base, envAuthToken: d.token, envHashKey: d.hashKey,
+		envVirtualPool: "DEMO-POOL-001", envCallbackURL: d.base + callbacks.Path, envRedirectURL: d.base + "/demo/return",
+		envLedger: demoLedger, envRate: "50", envWorkers: "8",
+	}
+	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
+	s, err := newSession(ctx, de, o, modePay)
+	if err != nil {
+		return nil, err
+	}
+	handler, err := callbacks.NewHandler(callbacks.Config{Ledger: s.db, HashKey: []byte(d.hashKey), Logger: log})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	d.receiver.Store(handler)
+	return s, nil
+}
+
+// reconcile lets the service settle the run's payouts and sign a callback for each success, then
+// looks every payout up to tie the file out.
+func (d *demoService) reconcile(ctx context.Context, e *env, s *session, o *runOptions, runID string) error {
 	time.Sleep(demoSettle)
-	sb.Settle()
-	waitForCallbacks(ctx, sb, 10*time.Second)
-	rec, err := s.runner.Reconcile(ctx, batch.ReconcileOptions{RunID: res.RunID, ReportDir: o.reportDir})
+	d.sb.Settle()
+	waitForCallbacks(ctx, d.sb, 10*time.Second)
+	rec, err := s.runner.Reconcile(ctx, batch.ReconcileOptions{RunID: runID, ReportDir: o.reportDir})
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
 	}
 	if !o.jsonOut {
-		stats := sb.Stats()
+		stats := d.sb.Stats()
 		fmt.Fprintf(e.stdout, "callbacks: %d signed callbacks received and verified\n", stats.Callbacks)
 		fmt.Fprintf(e.stdout, "reconcile %s: succeeded %d, failed %d, pending %d, mismatches %d, MYR %s\n",
 			rec.RunID, rec.Succeeded, rec.Failed, rec.Pending, rec.Mismatches, rec.TotalAmount.StringFixed(2))
