@@ -21,6 +21,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -39,12 +40,12 @@ type reconBench struct {
 	cfg     batch.Config
 }
 
-// newReconBench pays and reconciles at the run tests' production-like settings (see testRate), with
+// newReconBench pays and reconciles at the run tests' production-like settings (see batchtest.Rate), with
 // 4 workers; the sandbox's latency is added to faults unless they set their own.
 func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	tb.Helper()
 	if faults.Latency == 0 && faults.LatencyJitter == 0 {
-		faults.Latency, faults.LatencyJitter = testLatency, testLatencyJitter
+		faults.Latency, faults.LatencyJitter = batchtest.Latency, batchtest.LatencyJitter
 	}
 	clock := &sandboxClock{now: time.Now()}
 	sb := sandbox.New(sandbox.Options{AuthToken: reconToken, HashKey: []byte("recon-hash-key-0123456789"), Seed: 11,
@@ -65,7 +66,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	}
 	tb.Cleanup(func() { db.Close() })
 	return &reconBench{tb: tb, sandbox: sb, clock: clock, client: client, db: db, dir: dir, cfg: batch.Config{
-		Ledger: db, Service: client, Limiter: rate.NewLimiter(testRate, 1), Workers: 4,
+		Ledger: db, Service: client, Limiter: rate.NewLimiter(batchtest.Rate, 1), Workers: 4,
 		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
 		ReportDir:    filepath.Join(dir, "reports"),
 		UnknownGrace: 20 * time.Millisecond, NotFoundLookups: 3,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 )
 
 // watchClock is the watcher's clock, moved by hand: settling is decided without sleeping.
@@ -54,9 +55,9 @@ func (b *logBuffer) String() string {
 	return b.b.String()
 }
 
-// watchRig is a watched folder over a harness, with the outcomes and logs it produced.
+// watchRig is a watched folder over a test harness, with the outcomes and logs it produced.
 type watchRig struct {
-	*harness
+	*batchtest.Harness
 	root     string
 	w        *batch.Watcher
 	logs     *logBuffer
@@ -64,11 +65,11 @@ type watchRig struct {
 	outcomes []batch.FileOutcome
 }
 
-func newWatchRig(tb testing.TB, h *harness, settle time.Duration, now func() time.Time) *watchRig {
+func newWatchRig(tb testing.TB, h *batchtest.Harness, settle time.Duration, now func() time.Time) *watchRig {
 	tb.Helper()
-	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &logBuffer{}}
+	rig := &watchRig{Harness: h, root: filepath.Join(h.Dir, "watched"), logs: &logBuffer{}}
 	w, err := batch.NewWatcher(batch.WatchConfig{
-		Dir: rig.root, Runner: batch.NewRunner(h.cfg), Ledger: h.db, Settle: settle, Interval: 5 * time.Millisecond,
+		Dir: rig.root, Runner: batch.NewRunner(h.Cfg), Ledger: h.DB, Settle: settle, Interval: 5 * time.Millisecond,
 		Now: now, Logger: slog.New(slog.NewTextHandler(rig.logs, nil)),
 		Done: func(out batch.FileOutcome) {
 			rig.mu.Lock()
@@ -94,10 +95,10 @@ func (r *watchRig) results() []batch.FileOutcome {
 
 // listDir names the files of one folder of the watched directory.
 func (r *watchRig) listDir(sub string) []string {
-	r.tb.Helper()
+	r.TB.Helper()
 	entries, err := os.ReadDir(filepath.Join(r.root, sub))
 	if err != nil {
-		r.tb.Fatal(err)
+		r.TB.Fatal(err)
 	}
 	var names []string
 	for _, e := range entries {
@@ -108,32 +109,32 @@ func (r *watchRig) listDir(sub string) []string {
 }
 
 func (r *watchRig) poll() int {
-	r.tb.Helper()
+	r.TB.Helper()
 	exit, err := r.w.Poll(context.Background())
 	if err != nil {
-		r.tb.Fatalf("poll: %v", err)
+		r.TB.Fatalf("poll: %v", err)
 	}
 	return exit
 }
 
-func (r *watchRig) assertCreatedOnce(rows []payrollRow) {
-	r.tb.Helper()
-	counts := r.sandbox.CreateCounts()
+func (r *watchRig) assertCreatedOnce(rows []batchtest.PayrollRow) {
+	r.TB.Helper()
+	counts := r.Sandbox.CreateCounts()
 	for _, row := range rows {
-		if counts[row.ref] != 1 {
-			r.tb.Errorf("%s created %d times by the service, want exactly 1", row.ref, counts[row.ref])
+		if counts[row.Ref] != 1 {
+			r.TB.Errorf("%s created %d times by the service, want exactly 1", row.Ref, counts[row.Ref])
 		}
 	}
-	if dups := r.sandbox.Duplicates(); len(dups) > 0 {
-		r.tb.Errorf("paid twice: %v", dups)
+	if dups := r.Sandbox.Duplicates(); len(dups) > 0 {
+		r.TB.Errorf("paid twice: %v", dups)
 	}
 }
 
-func watchCSV(rows []payrollRow) []byte {
+func watchCSV(rows []batchtest.PayrollRow) []byte {
 	var b strings.Builder
 	b.WriteString("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\r\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,Salary November\r\n", r.ref, r.name, r.bank, r.account, r.amount)
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,Salary November\r\n", r.Ref, r.Name, r.Bank, r.Account, r.Amount)
 	}
 	return []byte(b.String())
 }
@@ -169,7 +170,7 @@ func watchRead(tb testing.TB, path string) string {
 }
 
 func TestWatchCreatesFolders(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for _, sub := range []string{batch.InboxDir, batch.ProcessingDir, batch.DoneDir, batch.FailedDir, batch.ReportsDir} {
 		info, err := os.Stat(filepath.Join(rig.root, sub))
 		if err != nil || !info.IsDir() || info.Mode().Perm() != 0o750 {
@@ -181,8 +182,8 @@ func TestWatchCreatesFolders(t *testing.T) {
 func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	const settle = 10 * time.Second
 	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
-	rows := payroll(9, "SLOW")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
+	rows := batchtest.Payroll(9, "SLOW")
 	data := watchCSV(rows)
 	inbox := rig.path(batch.InboxDir, "slow.csv")
 	// Cut mid-line, as a copy tool would.
@@ -196,7 +197,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 		if _, err := os.Stat(inbox); err != nil {
 			t.Fatalf("%s: claimed early: %v", step, err)
 		}
-		if n := rig.sandbox.Stats().Creates; n != 0 {
+		if n := rig.Sandbox.Stats().Creates; n != 0 {
 			t.Fatalf("%s: %d payouts sent from a file still being written", step, n)
 		}
 	}
@@ -249,8 +250,8 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 }
 
 func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	data := watchCSV(payroll(2, "PART"))
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	data := watchCSV(batchtest.Payroll(2, "PART"))
 	names := []string{
 		".hidden.csv", "~$payroll.xlsx", "payroll.csv.tmp", "payroll.tmp", "payroll.csv.part",
 		"payroll.csv.crdownload", ".payroll.csv.swp", "payroll.csv.swp", "notes.txt", "payroll.xls",
@@ -270,7 +271,7 @@ func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
 	if outs := rig.results(); len(outs) != 0 {
 		t.Errorf("processed %+v, want nothing", outs)
 	}
-	if n := rig.sandbox.Stats().Creates; n != 0 {
+	if n := rig.Sandbox.Stats().Creates; n != 0 {
 		t.Errorf("%d payouts sent", n)
 	}
 	logs := rig.logs.String()
@@ -287,11 +288,11 @@ func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
 }
 
 func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	good := payroll(12, "GOOD")
-	bad := payroll(6, "BAD")
-	bad[3].amount = "12.345"
-	bad[4].bank = "Bank of Atlantis"
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	good := batchtest.Payroll(12, "GOOD")
+	bad := batchtest.Payroll(6, "BAD")
+	bad[3].Amount = "12.345"
+	bad[4].Bank = "Bank of Atlantis"
 	watchPut(t, rig.path(batch.InboxDir, "good.csv"), watchCSV(good))
 	watchPut(t, rig.path(batch.InboxDir, "bad.csv"), watchCSV(bad))
 	watchPut(t, rig.path(batch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
@@ -314,8 +315,8 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 	}
 	rig.assertCreatedOnce(good)
 	for _, row := range bad {
-		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
-			t.Errorf("%s of a rejected file was created %d times", row.ref, n)
+		if n := rig.Sandbox.CreateCounts()[row.Ref]; n != 0 {
+			t.Errorf("%s of a rejected file was created %d times", row.Ref, n)
 		}
 	}
 
@@ -358,8 +359,8 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 }
 
 func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	rows := payroll(8, "TWICE")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	rows := batchtest.Payroll(8, "TWICE")
 	data := watchCSV(rows)
 	watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), data)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
@@ -408,18 +409,18 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 }
 
 func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
-	h := newHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
+	h := batchtest.NewHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
 	rig := newWatchRig(t, h, 0, nil)
-	rows := payroll(60, "RESUME")
+	rows := batchtest.Payroll(60, "RESUME")
 	path := rig.path(batch.ProcessingDir, "killed.csv")
 	watchPut(t, path, watchCSV(rows))
-	later := payroll(3, "LATER")
+	later := batchtest.Payroll(3, "LATER")
 	watchPut(t, rig.path(batch.InboxDir, "later.csv"), watchCSV(later))
 
 	// The killed watch's run: stopped part-way, as on a signal, with the file in processing.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	half := h.run(ctx, path, func(c *batch.Config) {
+	half := h.Run(ctx, path, func(c *batch.Config) {
 		c.Workers = 2 // few rows in flight, so that the cancel stops it part-way
 		c.Progress = func(done, total int) {
 			if done >= 20 {
@@ -430,7 +431,7 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 	if half.ExitCode != batch.ExitAborted {
 		t.Fatalf("setup run %+v, want it stopped part-way", half)
 	}
-	if created := len(h.sandbox.CreateCounts()); created == 0 || created >= len(rows) {
+	if created := len(h.Sandbox.CreateCounts()); created == 0 || created >= len(rows) {
 		t.Fatalf("setup run created %d of %d, want part of the file", created, len(rows))
 	}
 
@@ -449,15 +450,15 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 		t.Errorf("done holds %v", got)
 	}
 	rig.assertCreatedOnce(append(rows, later...))
-	h.assertReport(outs[0].Result, len(rows), fileTotal(rows))
+	h.AssertReport(outs[0].Result, len(rows), batchtest.FileTotal(rows))
 }
 
 func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	rows := payroll(4, "DOWN")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	rows := batchtest.Payroll(4, "DOWN")
 	watchPut(t, rig.path(batch.InboxDir, "down.csv"), watchCSV(rows))
-	watchPut(t, rig.path(batch.InboxDir, "waiting.csv"), watchCSV(payroll(2, "WAIT")))
-	rig.sandbox.SetDown(true)
+	watchPut(t, rig.path(batch.InboxDir, "waiting.csv"), watchCSV(batchtest.Payroll(2, "WAIT")))
+	rig.Sandbox.SetDown(true)
 	worst, err := rig.w.Once(context.Background())
 	if worst != batch.ExitAborted || !errors.Is(err, batch.ErrAborted) {
 		t.Fatalf("once with the service down: exit %d, %v; want 1 and ErrAborted", worst, err)
@@ -468,7 +469,7 @@ func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 	if got := rig.listDir(batch.InboxDir); len(got) != 1 {
 		t.Errorf("inbox holds %v, want the file not yet started left there", got)
 	}
-	rig.sandbox.SetDown(false)
+	rig.Sandbox.SetDown(false)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
 		t.Fatalf("once after recovery: exit %d, %v", worst, err)
 	}
@@ -479,8 +480,8 @@ func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 }
 
 func TestWatchLoopStopsOnCancel(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	rows := payroll(5, "LOOP")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	rows := batchtest.Payroll(5, "LOOP")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped := make(chan error, 1)
@@ -508,16 +509,16 @@ func TestWatchLoopStopsOnCancel(t *testing.T) {
 }
 
 func TestWatchFolderIsLocked(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
+	h := batchtest.NewHarness(t, sandbox.Options{})
 	rig := newWatchRig(t, h, 0, nil)
-	_, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.cfg)})
+	_, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.Cfg)})
 	if !errors.Is(err, batch.ErrWatchBusy) {
 		t.Fatalf("second watcher: %v, want ErrWatchBusy", err)
 	}
 	if err := rig.w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.cfg)})
+	w, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.Cfg)})
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}
@@ -525,8 +526,8 @@ func TestWatchFolderIsLocked(t *testing.T) {
 }
 
 func TestWatchRefusesDryRun(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	cfg := h.cfg
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	cfg := h.Cfg
 	cfg.DryRun = true
 	if _, err := batch.NewWatcher(batch.WatchConfig{Dir: t.TempDir(), Runner: batch.NewRunner(cfg)}); err == nil {
 		t.Fatal("a dry-run watcher would move unpaid files to done")
@@ -555,18 +556,18 @@ func TestWorseExit(t *testing.T) {
 }
 
 // watchLines is rows as CSV lines without a header, as a writer appending to a file adds them.
-func watchLines(rows []payrollRow) []byte {
+func watchLines(rows []batchtest.PayrollRow) []byte {
 	data := watchCSV(rows)
 	return data[bytes.IndexByte(data, '\n')+1:]
 }
 
 func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	first, appended := payroll(5, "STALL"), payroll(8, "STALL")[5:]
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	first, appended := batchtest.Payroll(5, "STALL"), batchtest.Payroll(8, "STALL")[5:]
 	var appendOnce sync.Once
 	var rig *watchRig
 	// The writer wakes up after the file was claimed and read: it appends while the run pays.
-	h.cfg.Progress = func(done, total int) {
+	h.Cfg.Progress = func(done, total int) {
 		appendOnce.Do(func() { watchAppend(t, rig.path(batch.ProcessingDir, "stall.csv"), watchLines(appended)) })
 	}
 	rig = newWatchRig(t, h, 0, nil)
@@ -583,8 +584,8 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 	}
 	rig.assertCreatedOnce(first)
 	for _, row := range appended {
-		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
-			t.Errorf("%s, appended after the run read the file, created %d times", row.ref, n)
+		if n := rig.Sandbox.CreateCounts()[row.Ref]; n != 0 {
+			t.Errorf("%s, appended after the run read the file, created %d times", row.Ref, n)
 		}
 	}
 	why := watchRead(t, rig.path(batch.FailedDir, "stall.csv.why.txt"))
@@ -610,7 +611,7 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 	const settle = 10 * time.Second
 	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
 	watchPut(t, rig.path(batch.InboxDir, "blank.csv"), nil)
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("first poll: exit %d", exit)
@@ -640,9 +641,9 @@ func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 }
 
 func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for i, prefix := range []string{"FIRST", "SECOND"} {
-		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
 		if exit := rig.poll(); exit != batch.ExitOK {
 			t.Fatalf("drop %d: exit %d; logs:\n%s", i+1, exit, rig.logs)
 		}
@@ -660,16 +661,16 @@ func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
 }
 
 func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for _, prefix := range []string{"ONE", "TWO"} {
-		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
 		if exit := rig.poll(); exit != batch.ExitOK {
 			t.Fatalf("exit %d; logs:\n%s", exit, rig.logs)
 		}
 	}
 	second := rig.results()[1].Result
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), rig.db, second.RunID, t.TempDir(), now)
+	again, err := batch.WriteReports(context.Background(), rig.DB, second.RunID, t.TempDir(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
