@@ -56,3 +56,24 @@ func TestErrorExitOfRuns(t *testing.T) {
 		t.Errorf("closed ledger: err %v, exit %d; want exit 1", err, batch.ErrorExit(err))
 	}
 }
+
+func TestWorseExit(t *testing.T) {
+	tests := []struct {
+		name       string
+		a, b, want int
+	}{
+		{"ok and ok", batch.ExitOK, batch.ExitOK, batch.ExitOK},
+		{"attention beats ok", batch.ExitOK, batch.ExitAttention, batch.ExitAttention},
+		{"rejected beats attention", batch.ExitAttention, batch.ExitRejected, batch.ExitRejected},
+		{"usage beats rejected", batch.ExitRejected, batch.ExitUsage, batch.ExitUsage},
+		{"aborted beats everything", batch.ExitAborted, batch.ExitUsage, batch.ExitAborted},
+		{"order does not matter", batch.ExitRejected, batch.ExitOK, batch.ExitRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := batch.WorseExit(tt.a, tt.b); got != tt.want {
+				t.Errorf("WorseExit(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	}
 	h.Sandbox.SetFaults(sandbox.Faults{})
 
-	var logs logBuffer
+	var logs batchtest.LogBuffer
 	var mu sync.Mutex
 	var told []int
 	var until time.Time

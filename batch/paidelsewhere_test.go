@@ -25,7 +25,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 		t.Fatalf("first run %+v", first)
 	}
 	logged := func(edit func(*batch.Config)) (batch.Result, string) {
-		var logs logBuffer
+		var logs batchtest.LogBuffer
 		res := h.Run(ctx, november, func(c *batch.Config) {
 			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if edit != nil {
@@ -44,7 +44,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	if err := os.Rename(november+".tmp", decPath); err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
+	var logs batchtest.LogBuffer
 	res := h.Run(ctx, decPath, func(c *batch.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})

@@ -43,7 +43,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.NotSent == 0 {
 		t.Fatalf("result %+v, want a run aborted with rows not sent", res)
 	}
-	page := watchRead(t, reportWithSuffix(t, res.Reports, ".report.html"))
+	page := batchtest.ReadFile(t, reportWithSuffix(t, res.Reports, ".report.html"))
 	for _, want := range []string{"ABORTED: " + res.Aborted, "run the same command again to resume",
 		"row(s) were not sent (state READY): line "} {
 		if !strings.Contains(page, want) {
@@ -54,10 +54,10 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 	// `payout report` later: new files beside the run's own, which stay as the run left them.
 	own := map[string][]byte{}
 	for _, p := range res.Reports {
-		own[p] = []byte(watchRead(t, p))
+		own[p] = []byte(batchtest.ReadFile(t, p))
 	}
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, now)
+	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +65,11 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 		t.Errorf("regenerated CSV %s, want %s", again.CSV, want)
 	}
 	for p, data := range own {
-		if got := watchRead(t, p); !bytes.Equal([]byte(got), data) {
+		if got := batchtest.ReadFile(t, p); !bytes.Equal([]byte(got), data) {
 			t.Errorf("payout report overwrote the run's own %s", p)
 		}
 	}
-	regenerated := watchRead(t, again.HTML)
+	regenerated := batchtest.ReadFile(t, again.HTML)
 	for _, want := range []string{"Regenerated at 2026-11-24T10:00:00Z from the ledger", "ABORTED: "} {
 		if !strings.Contains(regenerated, want) {
 			t.Errorf("regenerated HTML lacks %q", want)
@@ -98,7 +98,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
 	}
 	// Its reports can be written from the ledger afterwards.
-	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), time.Now()); err != nil {
+	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now()); err != nil {
 		t.Errorf("payout report after the failure: %v", err)
 	}
 }

@@ -139,6 +139,21 @@ func NewRunner(cfg Config) *Runner {
 	return &Runner{cfg: cfg}
 }
 
+// Config is the runner's configuration, with its defaults filled in.
+func (r *Runner) Config() Config { return r.cfg }
+
+// WithReportDir returns a Runner like r that writes its reports to dir.
+func (r *Runner) WithReportDir(dir string) *Runner {
+	cfg := r.cfg
+	cfg.ReportDir = dir
+	return &Runner{cfg: cfg, reportName: r.reportName}
+}
+
+// WithReportName returns a Runner like r that names its reports after name, not the file's own.
+func (r *Runner) WithReportName(name string) *Runner {
+	return &Runner{cfg: r.cfg, reportName: name}
+}
+
 // Result is the outcome of one run, and what `--json` prints of it. Rows = Rejected + Succeeded
 // + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
 // accepted by the service in an earlier run.
@@ -195,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
-	sum, err := fileSHA256(path)
+	sum, err := FileSHA256(path)
 	if err != nil {
 		return res, err
 	}
@@ -343,7 +358,8 @@ func NewRunID(t time.Time) string {
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("open input: %w", err)

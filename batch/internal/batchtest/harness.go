@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,7 +151,7 @@ func (h *Harness) Pay(ctx context.Context, path string, cfg batch.Config) batch.
 func (h *Harness) SameReportFromLedger(db *ledger.DB, res batch.Result) {
 	h.TB.Helper()
 	written := ResultCSV(h.TB, res)
-	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), time.Now())
+	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), "", time.Now())
 	if err != nil {
 		h.TB.Fatal(err)
 	}
@@ -331,4 +332,32 @@ func ProviderID(tb testing.TB, prefix string) int64 {
 	}
 	tb.Fatalf("no provider named %s", prefix)
 	return 0
+}
+
+// LogBuffer collects log lines that several goroutines write at once.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// ReadFile is the content of the file at path.
+func ReadFile(tb testing.TB, path string) string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
 }

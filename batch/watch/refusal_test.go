@@ -1,4 +1,4 @@
-package batch_test
+package watch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
 
@@ -21,11 +22,11 @@ func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
 	t.Run("a refusal the lookup confirmed", func(t *testing.T) {
 		// The sandbox refuses amounts over 1000.00 and creates nothing: the lookup finds nothing.
 		rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{MaxAmount: decimal.RequireFromString("1000.00")}), 0, nil)
-		watchPut(t, rig.path(batch.InboxDir, "over.csv"), watchCSV(batchtest.Payroll(2, "OVER")))
+		watchPut(t, rig.path(watch.InboxDir, "over.csv"), watchCSV(batchtest.Payroll(2, "OVER")))
 		if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitAttention {
 			t.Fatalf("once: exit %d, %v; want 4; logs:\n%s", worst, err, rig.logs)
 		}
-		why := watchRead(t, rig.path(batch.FailedDir, "over.csv"+batch.WhySuffix))
+		why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "over.csv"+watch.WhySuffix))
 		if !strings.Contains(why, advice) {
 			t.Errorf("note lacks the advice for a confirmed refusal:\n%s", why)
 		}
@@ -54,11 +55,11 @@ func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		watchPut(t, rig.path(batch.InboxDir, "old.csv"), watchCSV(rows))
+		watchPut(t, rig.path(watch.InboxDir, "old.csv"), watchCSV(rows))
 		if worst, err := rig.w.Once(ctx); err != nil || worst != batch.ExitAttention {
 			t.Fatalf("once: exit %d, %v; want 4; logs:\n%s", worst, err, rig.logs)
 		}
-		why := watchRead(t, rig.path(batch.FailedDir, "old.csv"+batch.WhySuffix))
+		why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "old.csv"+watch.WhySuffix))
 		if strings.Contains(why, advice) || !strings.Contains(why, "payout reconcile") {
 			t.Errorf("note advises new references for a payout that may exist, or does not send to reconcile:\n%s", why)
 		}
