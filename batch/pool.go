@@ -95,20 +95,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 	}
 	work := make(chan task)
 	results := make(chan outcome)
-	var wg sync.WaitGroup
-	for i := 0; i < p.cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range work {
-				results <- p.do(ctx, t)
-			}
-		}()
-	}
-	defer func() {
-		close(work)
-		wg.Wait()
-	}()
+	defer p.startWorkers(ctx, work, results)()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	ctxDone := ctx.Done()
@@ -165,6 +152,25 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 		return fmt.Errorf("%w: %w", ErrAborted, st.stopReason)
 	}
 	return nil
+}
+
+// startWorkers starts Config.Workers workers that do the tasks of work and send their outcomes to
+// results. The returned function closes work and waits for the workers to finish.
+func (p *pool) startWorkers(ctx context.Context, work chan task, results chan<- outcome) func() {
+	var wg sync.WaitGroup
+	for i := 0; i < p.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				results <- p.do(ctx, t)
+			}
+		}()
+	}
+	return func() {
+		close(work)
+		wg.Wait()
+	}
 }
 
 // poolState is what one pool.run keeps between events.

@@ -74,26 +74,38 @@ func (r *Runner) reportInput(path string) string {
 	return filepath.Base(path)
 }
 
+// stateCounts counts payouts by state as the summaries of a run and of a reconciliation show them.
+type stateCounts struct {
+	rejected, succeeded, pending, failed, unknown, notSent int
+}
+
+// add counts one payout in state s: SUBMITTED is pending at the service, SUBMITTING is unknown
+// (its request may have reached the service), and READY was not sent.
+func (c *stateCounts) add(s ledger.State) {
+	switch s {
+	case ledger.Rejected:
+		c.rejected++
+	case ledger.Succeeded:
+		c.succeeded++
+	case ledger.Submitted:
+		c.pending++
+	case ledger.Failed:
+		c.failed++
+	case ledger.Unknown, ledger.Submitting:
+		c.unknown++
+	default:
+		c.notSent++
+	}
+}
+
 // tally counts report rows by state into res.
 func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 	res.Rows = len(rows)
 	total := decimal.Zero
+	var counts stateCounts
 	for _, row := range rows {
 		total = total.Add(row.Amount)
-		switch ledger.State(row.State) {
-		case ledger.Rejected:
-			res.Rejected++
-		case ledger.Succeeded:
-			res.Succeeded++
-		case ledger.Submitted:
-			res.Pending++
-		case ledger.Failed:
-			res.Failed++
-		case ledger.Unknown, ledger.Submitting:
-			res.Unknown++
-		default:
-			res.NotSent++
-		}
+		counts.add(ledger.State(row.State))
 		if skipped[row.Line] {
 			res.Skipped++
 		} else if ledger.State(row.State) == ledger.Succeeded || ledger.State(row.State) == ledger.Submitted {
@@ -101,6 +113,8 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 		}
 	}
 	res.TotalAmount = total
+	res.Rejected, res.Succeeded, res.Pending = counts.rejected, counts.succeeded, counts.pending
+	res.Failed, res.Unknown, res.NotSent = counts.failed, counts.unknown, counts.notSent
 	return res
 }
 

@@ -1,0 +1,84 @@
+package batch
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/ledger"
+)
+
+// rows turns the entries into report rows with the ledger's state after the lookups.
+func (rc *reconciliation) rows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, aborted bool) []report.ReconRow {
+	rc.viewsMu.Lock()
+	defer rc.viewsMu.Unlock()
+	rows := make([]report.ReconRow, 0, len(entries))
+	for _, e := range entries {
+		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount}
+		p, recorded := after[e.ref]
+		switch {
+		case e.rejected:
+			row.LedgerState, row.Message = string(ledger.Rejected), e.reason
+		case e.unrecorded || !recorded:
+			row.LedgerState = string(ledger.Ready)
+			row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
+		default:
+			row.LedgerState, row.LedgerAmount, row.InvoiceNo = string(p.State), p.Amount, p.InvoiceNo
+			row.Mismatches, row.Message = rc.describe(&row, p, before[e.ref], lookups[e.ref], aborted)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// describe fills the service's side of a row and says what a reader needs to know about it.
+func (rc *reconciliation) describe(row *report.ReconRow, p, was ledger.Payout, looked, aborted bool) ([]string, string) {
+	v, ok := rc.views[p.Ref]
+	var notes []string
+	if was.State != p.State {
+		notes = append(notes, fmt.Sprintf("%s → %s", was.State, p.State))
+	}
+	switch {
+	case !looked:
+	case !ok && aborted:
+		return []string{mismatchNotChecked}, "not looked up: reconcile stopped first; run it again"
+	case !ok:
+		return []string{mismatchNotChecked}, "not looked up"
+	case v.failed != "":
+		return v.mismatches, "the service did not answer: " + v.failed
+	case v.found:
+		row.ServiceStatus = v.payout.TransactionStatus
+		if !v.payout.Value.IsZero() {
+			amount := v.payout.Value
+			row.ServiceAmount = &amount
+		}
+		row.ServiceAccount = v.payout.PayoutAccountNumber
+		if row.InvoiceNo == "" {
+			row.InvoiceNo = v.payout.PayoutInvoiceNo
+		}
+	}
+	switch p.State {
+	case ledger.Unknown, ledger.Submitting:
+		if Stuck(p) {
+			notes = append(notes, StuckMessage(p.Ref, p.Attempts))
+		} else if v.notFound {
+			notes = append(notes, fmt.Sprintf("not found by %d lookups; outcome still unknown: see `payout status %s`", p.NotFoundCount, p.Ref))
+		} else {
+			notes = append(notes, "outcome unknown")
+		}
+	case ledger.Ready:
+		if was.State == ledger.Unknown {
+			notes = append(notes, "never created (not found by every lookup while lookups work): the next run of its file sends it")
+		} else {
+			notes = append(notes, "not sent: run its file again")
+		}
+	case ledger.Failed:
+		if v.note == "" && p.LastError != "" {
+			notes = append(notes, p.LastError)
+		}
+	}
+	if v.note != "" {
+		notes = append(notes, v.note)
+	}
+	return v.mismatches, strings.Join(notes, "; ")
+}
