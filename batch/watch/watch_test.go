@@ -487,7 +487,7 @@ func TestWatchFolderIsLocked(t *testing.T) {
 	rig := newWatchRig(t, h, 0, nil)
 	_, err := watch.New(watch.Config{Dir: rig.root, Runner: batch.NewRunner(h.Cfg)})
 	if !errors.Is(err, watch.ErrBusy) {
-		t.Fatalf("second watcher: %v, want ErrWatchBusy", err)
+		t.Fatalf("second watcher: %v, want ErrBusy", err)
 	}
 	if err := rig.w.Close(); err != nil {
 		t.Fatal(err)
