@@ -66,16 +66,19 @@ func sameInput(run ledger.Run, path, sum string) bool {
 	if run.FileSHA256 != "" && run.FileSHA256 == sum {
 		return true
 	}
-	return strings.EqualFold(baseName(run.File), baseName(path))
+	return strings.EqualFold(Unstamped(run.File), Unstamped(path))
 }
 
-// watchStamp is folder mode's suffix for a name already taken.
-var watchStamp = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
+// stampPattern is the timestamp folder mode (package watch) puts before the extension of a name
+// already taken: ".20261124T051011Z", or ".20261124T051011Z-2" and on within one second.
+var stampPattern = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
 
-func baseName(path string) string {
+// Unstamped is the base name of path without folder mode's timestamp: the name its file was
+// dropped under.
+func Unstamped(path string) string {
 	name := filepath.Base(path)
 	ext := filepath.Ext(name)
-	return watchStamp.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
+	return stampPattern.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
 }
 
 // acceptedEarlier reports whether a row in this state needs nothing more from a run.

@@ -38,7 +38,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		out.Exit, out.Err = batch.ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	res, err := w.runner.WithReportName(inboxName(name)).Run(ctx, path)
+	res, err := w.runner.WithReportName(batch.Unstamped(name)).Run(ctx, path)
 	out.Result = res
 	if err != nil {
 		out.Err = err

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -430,9 +429,6 @@ func (w *Watcher) claim(c candidate) (string, bool, error) {
 	return target, true, nil
 }
 
-// stampPattern is the timestamp freeName puts before a name's extension.
-var stampPattern = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
-
 // ReportName is the name a run's reports are named after, for the run of the file at path: a
 // file of a watched folder's processing by the name it had in the inbox, without the timestamp
 // that kept it apart from a namesake (the run id holds the time already); any other file by its
@@ -442,17 +438,12 @@ func ReportName(path string) string {
 	if filepath.Base(filepath.Dir(path)) != ProcessingDir {
 		return name
 	}
-	return inboxName(name)
-}
-
-// inboxName is the name a file of processing had in the inbox, without freeName's timestamp.
-func inboxName(name string) string {
-	ext := filepath.Ext(name)
-	return stampPattern.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
+	return batch.Unstamped(name)
 }
 
 // freeName is name, or name with a timestamp when any of the folders already has one by that name:
-// a second payroll.csv must not overwrite the first one's evidence.
+// a second payroll.csv must not overwrite the first one's evidence. batch.Unstamped takes the
+// timestamp off again.
 func (w *Watcher) freeName(name string, subs ...string) string {
 	taken := func(candidate string) bool {
 		for _, sub := range subs {
