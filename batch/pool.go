@@ -20,8 +20,8 @@ const (
 	maxThrottled = maxRateLimited
 )
 
-// errThrottled stops a pool whose service answers nothing but 429.
-var errThrottled = errors.New("the service is throttling (HTTP 429)")
+// ErrThrottled stops a pool whose service answers nothing but 429.
+var ErrThrottled = errors.New("the service is throttling (HTTP 429)")
 
 // pool runs tasks through Config.Workers workers at Config.Limiter's rate, each due at its time:
 // a 429's Retry-After holds every request back, lookups of unknown outcomes (initial tasks) go
@@ -34,7 +34,7 @@ type pool struct {
 	// cancelled: once a request may have been sent, its answer is recorded.
 	handle func(ctx context.Context, t task) outcome
 	// throttleBreaker, when above zero, stops the pool after that many 429s in a row with no
-	// other answer between them (errThrottled).
+	// other answer between them (ErrThrottled).
 	throttleBreaker int
 }
 
@@ -242,7 +242,7 @@ func (st *poolState) settle(o outcome) {
 	case st.failures >= cfg.BreakerThreshold:
 		st.stop(fmt.Errorf("the service failed %d times in a row: stopped sending", st.failures))
 	case st.p.throttleBreaker > 0 && st.throttled >= st.p.throttleBreaker:
-		st.stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, st.throttled))
+		st.stop(fmt.Errorf("%w: %d answers in a row were 429", ErrThrottled, st.throttled))
 	}
 }
 

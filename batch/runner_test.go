@@ -491,7 +491,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 		h := batchtest.NewHarness(t, sandbox.Options{})
 		rows := batchtest.Payroll(3, "MUTE")
 		path := batchtest.WritePayroll(t, h.Dir, "mute.csv", rows)
-		service := &hookedService{Client: h.Client, beforeGet: func(string) error {
+		service := &batchtest.HookedService{Client: h.Client, BeforeGet: func(string) error {
 			return &api.Error{Op: "get payout", HTTPStatus: 502, Kind: api.KindRetryable}
 		}}
 		res := h.Run(ctx, path, func(c *batch.Config) {

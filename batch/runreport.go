@@ -74,27 +74,27 @@ func (r *Runner) reportInput(path string) string {
 	return filepath.Base(path)
 }
 
-// stateCounts counts payouts by state as the summaries of a run and of a reconciliation show them.
-type stateCounts struct {
-	rejected, succeeded, pending, failed, unknown, notSent int
+// StateCounts counts payouts by state as the summaries of a run and of a reconciliation show them.
+type StateCounts struct {
+	Rejected, Succeeded, Pending, Failed, Unknown, NotSent int
 }
 
-// add counts one payout in state s: SUBMITTED is pending at the service, SUBMITTING is unknown
+// Add counts one payout in state s: SUBMITTED is pending at the service, SUBMITTING is unknown
 // (its request may have reached the service), and READY was not sent.
-func (c *stateCounts) add(s ledger.State) {
+func (c *StateCounts) Add(s ledger.State) {
 	switch s {
 	case ledger.Rejected:
-		c.rejected++
+		c.Rejected++
 	case ledger.Succeeded:
-		c.succeeded++
+		c.Succeeded++
 	case ledger.Submitted:
-		c.pending++
+		c.Pending++
 	case ledger.Failed:
-		c.failed++
+		c.Failed++
 	case ledger.Unknown, ledger.Submitting:
-		c.unknown++
+		c.Unknown++
 	default:
-		c.notSent++
+		c.NotSent++
 	}
 }
 
@@ -102,10 +102,10 @@ func (c *stateCounts) add(s ledger.State) {
 func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 	res.Rows = len(rows)
 	total := decimal.Zero
-	var counts stateCounts
+	var counts StateCounts
 	for _, row := range rows {
 		total = total.Add(row.Amount)
-		counts.add(ledger.State(row.State))
+		counts.Add(ledger.State(row.State))
 		if skipped[row.Line] {
 			res.Skipped++
 		} else if ledger.State(row.State) == ledger.Succeeded || ledger.State(row.State) == ledger.Submitted {
@@ -113,8 +113,8 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 		}
 	}
 	res.TotalAmount = total
-	res.Rejected, res.Succeeded, res.Pending = counts.rejected, counts.succeeded, counts.pending
-	res.Failed, res.Unknown, res.NotSent = counts.failed, counts.unknown, counts.notSent
+	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
+	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
 	return res
 }
 

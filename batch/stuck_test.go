@@ -188,31 +188,3 @@ func recordOnly(h *batchtest.Harness, path string) {
 		h.TB.Fatalf("a run stopped before its first request: %+v", res)
 	}
 }
-
-// TestReconcileSaysHowToFreeAStuckRow: reconcile never makes a stuck row READY, and its report
-// says how to free it.
-func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
-	b := newReconBench(t, sandbox.Faults{})
-	var states []ledger.State
-	for i := 0; i < batch.MaxSendAttempts; i++ {
-		if i > 0 {
-			states = append(states, ledger.Ready)
-		}
-		states = append(states, ledger.Submitting, ledger.Unknown)
-	}
-	b.record("STUCK-1", "4440001", "70.00", states...)
-	if p := b.state("STUCK-1"); !batch.Stuck(p) {
-		t.Fatalf("setup: %+v is not stuck", p)
-	}
-	res := b.reconcile(batch.ReconcileOptions{})
-	if res.ToResend != 0 || res.Unknown != 1 || res.ExitCode != batch.ExitAttention {
-		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
-	}
-	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]
-	if want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts); !strings.Contains(row["message"], want) {
-		t.Errorf("report message %q, want %q in it", row["message"], want)
-	}
-	if p := b.state("STUCK-1"); p.State != ledger.Unknown {
-		t.Errorf("after reconcile: %s", p.State)
-	}
-}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/payout/payout"
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/callbacks"
+	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
 
@@ -125,7 +125,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	time.Sleep(demoSettle)
 	sb.Settle()
 	waitForCallbacks(ctx, sb, 10*time.Second)
-	rec, err := s.runner.Reconcile(ctx, batch.ReconcileOptions{RunID: res.RunID, ReportDir: o.reportDir})
+	rec, err := reconcile.Run(ctx, s.runner, reconcile.Options{RunID: res.RunID, ReportDir: o.reportDir})
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
 	}

@@ -361,3 +361,19 @@ func ReadFile(tb testing.TB, path string) string {
 	}
 	return string(data)
 }
+
+// HookedService is the client with a hook that runs before each lookup; an error from the hook
+// is the lookup's answer.
+type HookedService struct {
+	*api.Client
+	BeforeGet func(ref string) error
+}
+
+var _ batch.Service = (*HookedService)(nil)
+
+func (h *HookedService) GetPayout(ctx context.Context, ref string) (api.Payout, error) {
+	if err := h.BeforeGet(ref); err != nil {
+		return api.Payout{}, err
+	}
+	return h.Client.GetPayout(ctx, ref)
+}

@@ -1,17 +1,16 @@
-package batch
+package reconcile
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
-// rows turns the entries into report rows with the ledger's state after the lookups.
-func (rc *reconciliation) rows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, aborted bool) []report.ReconRow {
-	rc.viewsMu.Lock()
-	defer rc.viewsMu.Unlock()
+// reportRows turns the entries into report rows with the ledger's state after the lookups.
+func reportRows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, checked batch.Checked) []report.ReconRow {
 	rows := make([]report.ReconRow, 0, len(entries))
 	for _, e := range entries {
 		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount}
@@ -24,7 +23,7 @@ func (rc *reconciliation) rows(entries []reconEntry, before, after map[string]le
 			row.Message = "not submitted: the file was rejected; fix the rejected rows and run it again"
 		default:
 			row.LedgerState, row.LedgerAmount, row.InvoiceNo = string(p.State), p.Amount, p.InvoiceNo
-			row.Mismatches, row.Message = rc.describe(&row, p, before[e.ref], lookups[e.ref], aborted)
+			row.Mismatches, row.Message = describe(&row, p, before[e.ref], lookups[e.ref], checked)
 		}
 		rows = append(rows, row)
 	}
@@ -32,36 +31,36 @@ func (rc *reconciliation) rows(entries []reconEntry, before, after map[string]le
 }
 
 // describe fills the service's side of a row and says what a reader needs to know about it.
-func (rc *reconciliation) describe(row *report.ReconRow, p, was ledger.Payout, looked, aborted bool) ([]string, string) {
-	v, ok := rc.views[p.Ref]
+func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked batch.Checked) ([]string, string) {
+	v, ok := checked.Views[p.Ref]
 	var notes []string
 	if was.State != p.State {
 		notes = append(notes, fmt.Sprintf("%s → %s", was.State, p.State))
 	}
 	switch {
 	case !looked:
-	case !ok && aborted:
-		return []string{mismatchNotChecked}, "not looked up: reconcile stopped first; run it again"
+	case !ok && checked.Stopped != nil:
+		return []string{batch.MismatchNotChecked}, "not looked up: reconcile stopped first; run it again"
 	case !ok:
-		return []string{mismatchNotChecked}, "not looked up"
-	case v.failed != "":
-		return v.mismatches, "the service did not answer: " + v.failed
-	case v.found:
-		row.ServiceStatus = v.payout.TransactionStatus
-		if !v.payout.Value.IsZero() {
-			amount := v.payout.Value
+		return []string{batch.MismatchNotChecked}, "not looked up"
+	case v.Failed != "":
+		return v.Mismatches, "the service did not answer: " + v.Failed
+	case v.Found:
+		row.ServiceStatus = v.Payout.TransactionStatus
+		if !v.Payout.Value.IsZero() {
+			amount := v.Payout.Value
 			row.ServiceAmount = &amount
 		}
-		row.ServiceAccount = v.payout.PayoutAccountNumber
+		row.ServiceAccount = v.Payout.PayoutAccountNumber
 		if row.InvoiceNo == "" {
-			row.InvoiceNo = v.payout.PayoutInvoiceNo
+			row.InvoiceNo = v.Payout.PayoutInvoiceNo
 		}
 	}
 	switch p.State {
 	case ledger.Unknown, ledger.Submitting:
-		if Stuck(p) {
-			notes = append(notes, StuckMessage(p.Ref, p.Attempts))
-		} else if v.notFound {
+		if batch.Stuck(p) {
+			notes = append(notes, batch.StuckMessage(p.Ref, p.Attempts))
+		} else if v.NotFound {
 			notes = append(notes, fmt.Sprintf("not found by %d lookups; outcome still unknown: see `payout status %s`", p.NotFoundCount, p.Ref))
 		} else {
 			notes = append(notes, "outcome unknown")
@@ -73,12 +72,12 @@ func (rc *reconciliation) describe(row *report.ReconRow, p, was ledger.Payout, l
 			notes = append(notes, "not sent: run its file again")
 		}
 	case ledger.Failed:
-		if v.note == "" && p.LastError != "" {
+		if v.Note == "" && p.LastError != "" {
 			notes = append(notes, p.LastError)
 		}
 	}
-	if v.note != "" {
-		notes = append(notes, v.note)
+	if v.Note != "" {
+		notes = append(notes, v.Note)
 	}
-	return v.mismatches, strings.Join(notes, "; ")
+	return v.Mismatches, strings.Join(notes, "; ")
 }

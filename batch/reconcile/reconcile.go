@@ -1,43 +1,39 @@
-package batch
+package reconcile
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
-// Mismatch texts of the reconciliation report beyond those report defines.
-const (
-	mismatchInvoice    = "invoice number differs"
-	mismatchNotChecked = "not checked"
-)
-
-// ErrReconcileScope is returned when a reconciliation's scope makes no sense: both a run and a
+// ErrScope is returned when a reconciliation's scope makes no sense: both a run and a
 // date, or a run that is itself a reconciliation.
-var ErrReconcileScope = errors.New("reconcile: invalid scope")
+var ErrScope = errors.New("reconcile: invalid scope")
 
-// ReconcileOptions says what a reconciliation covers. With neither RunID nor Since it covers every
+// Options says what a reconciliation covers. With neither RunID nor Since it covers every
 // payout not yet final. With one of them it covers that scope whole, final payouts included, so
 // that the report ties out to the files: each such payout is looked up again.
-type ReconcileOptions struct {
+type Options struct {
 	RunID     string    // the rows of this run's file
 	Since     time.Time // the files run, and the payouts recorded, at or after this time
-	ReportDir string    // default: Config.ReportDir
+	ReportDir string    // default: the runner's Config.ReportDir
 	// FailedWithin adds, to a reconciliation of every payout not yet final, the rows FAILED by a
 	// refusal of their create in this last while: a service may refuse a create it made. Zero:
 	// none.
 	FailedWithin time.Duration
 }
 
-// ReconcileResult is the outcome of one reconciliation: the `--json` summary of `payout reconcile`.
+// Result is the outcome of one reconciliation: the `--json` summary of `payout reconcile`.
 // Payouts = Succeeded + Failed + Pending + Unknown + NotSent + Rejected.
-type ReconcileResult struct {
+type Result struct {
 	RunID     string `json:"run_id"`
 	Scope     string `json:"scope"`
 	Payouts   int    `json:"payouts"`
@@ -62,70 +58,68 @@ type ReconcileResult struct {
 	Aborted     string          `json:"aborted,omitempty"`
 }
 
-// Reconcile looks up by external_invoice_ref every payout of its scope that can have changed at
-// the service, records what changed (with events under a ledger run of kind "reconcile"), flags
-// what does not match, and writes a reconciliation report. It never sends a payout: an UNKNOWN row
+// Run looks up by external_invoice_ref every payout of its scope that can have changed at the
+// service, records what changed (with events under a ledger run of kind "reconcile"), flags what
+// does not match, and writes a reconciliation report. It never sends a payout: an UNKNOWN row
 // proven never created goes back to READY for the next run of its file.
 //
-// Lookups go through Config.Limiter and Config.Workers, with the run's retry policy and circuit
-// breaker. The returned error is non-nil for a scope that makes no sense (ErrReconcileScope, or
-// ledger.ErrNotFound for an unknown run) and for infrastructure failures (ledger, report files); a
-// service that stops answering is not an error but ExitCode 1, with everything found so far
-// recorded and reported.
-func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileResult, error) {
-	cfg := r.cfg
-	db := cfg.Ledger
+// Lookups go through the runner's Config.Limiter and Config.Workers, with the run's retry policy
+// and circuit breaker (Runner.CheckPayouts). The returned error is non-nil for a scope that makes
+// no sense (ErrScope, or ledger.ErrNotFound for an unknown run) and for infrastructure failures
+// (ledger, report files); a service that stops answering is not an error but ExitCode 1, with
+// everything found so far recorded and reported.
+func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error) {
+	rc := &reconciler{runner: runner, cfg: runner.Config()}
+	db := rc.cfg.Ledger
 	if opts.ReportDir == "" {
-		opts.ReportDir = cfg.ReportDir
+		opts.ReportDir = rc.cfg.ReportDir
 	}
 	bg := context.WithoutCancel(ctx)
-	scopeRun, err := r.reconRun(bg, opts)
+	scopeRun, err := rc.scopeRun(bg, opts)
 	if err != nil {
-		return ReconcileResult{}, err
+		return Result{}, err
 	}
 
-	started := cfg.Now()
-	res := ReconcileResult{RunID: NewRunID(started)}
-	log := cfg.Logger.With("run", res.RunID, "kind", "reconcile")
+	started := rc.cfg.Now()
+	res := Result{RunID: batch.NewRunID(started)}
+	log := rc.cfg.Logger.With("run", res.RunID, "kind", "reconcile")
 	if err := db.AddRun(bg, ledger.Run{ID: res.RunID, Kind: "reconcile", StartedAt: started, Status: "running"}); err != nil {
 		return res, err
 	}
 	// The ledger lock is held: a row still SUBMITTING belongs to a process that died.
-	if err := recoverInterrupted(bg, db, res.RunID); err != nil {
-		return res, r.abandon(bg, res, err)
+	if err := batch.RecoverInterrupted(bg, db, res.RunID); err != nil {
+		return res, rc.abandon(bg, res, err)
 	}
-	scope, entries, err := r.reconScope(bg, opts, scopeRun)
+	scope, entries, err := rc.scope(bg, opts, scopeRun)
 	if err != nil {
-		return res, r.abandon(bg, res, err)
+		return res, rc.abandon(bg, res, err)
 	}
 	res.Scope = scope
 	before, err := db.Lookup(bg, entryRefs(entries))
 	if err != nil {
-		return res, r.abandon(bg, res, err)
+		return res, rc.abandon(bg, res, err)
 	}
 
-	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: res.RunID}, views: make(map[string]serviceView)}
-	tasks, looked := reconTasks(entries, before, opts.RunID != "" || !opts.Since.IsZero(), cfg.Now())
-	res.LookedUp = len(tasks)
-	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(tasks))
-	p := &pool{cfg: cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
-	aborted := p.run(ctx, tasks, 0, len(tasks))
+	lookups, looked := lookupsOf(entries, before, opts.RunID != "" || !opts.Since.IsZero(), rc.cfg.Now())
+	res.LookedUp = len(lookups)
+	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(lookups))
+	checked := runner.CheckPayouts(ctx, log, res.RunID, lookups)
 
 	after, err := db.Lookup(bg, entryRefs(entries))
 	if err != nil {
-		return res, r.abandon(bg, res, err)
+		return res, rc.abandon(bg, res, err)
 	}
-	rows := rc.rows(entries, before, after, looked, aborted != nil)
-	res = rc.exit(tallyRecon(res, rows, before, after), aborted, stillRefused(entries, after))
+	rows := reportRows(entries, before, after, looked, checked)
+	res = exit(log, tally(res, rows, before, after), checked, stillRefused(entries, after))
 
-	ended := cfg.Now()
+	ended := rc.cfg.Now()
 	paths, err := report.WriteReconciliation(opts.ReportDir, report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope}, rows)
 	if err != nil {
-		return res, r.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
+		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
 	}
 	res.Reports = paths.List()
 	status := "finished"
-	if res.ExitCode == ExitAborted {
+	if res.ExitCode == batch.ExitAborted {
 		status = "aborted"
 	}
 	if err := db.FinishRun(bg, res.RunID, status, res.ExitCode, ended); err != nil {
@@ -136,23 +130,29 @@ func (r *Runner) Reconcile(ctx context.Context, opts ReconcileOptions) (Reconcil
 	return res, nil
 }
 
-// reconRun checks that opts make sense and returns the run they scope the reconciliation to, if any.
-func (r *Runner) reconRun(ctx context.Context, opts ReconcileOptions) (ledger.Run, error) {
-	if r.cfg.Ledger == nil || r.cfg.Service == nil {
+// reconciler is one reconciliation's runner and its configuration.
+type reconciler struct {
+	runner *batch.Runner
+	cfg    batch.Config
+}
+
+// scopeRun checks that opts make sense and returns the run they scope the reconciliation to, if any.
+func (rc *reconciler) scopeRun(ctx context.Context, opts Options) (ledger.Run, error) {
+	if rc.cfg.Ledger == nil || rc.cfg.Service == nil {
 		return ledger.Run{}, errors.New("reconcile: a ledger and a service are required")
 	}
 	if opts.RunID == "" {
 		return ledger.Run{}, nil
 	}
 	if !opts.Since.IsZero() {
-		return ledger.Run{}, fmt.Errorf("%w: give a run or a date, not both", ErrReconcileScope)
+		return ledger.Run{}, fmt.Errorf("%w: give a run or a date, not both", ErrScope)
 	}
-	run, err := r.cfg.Ledger.GetRun(ctx, opts.RunID)
+	run, err := rc.cfg.Ledger.GetRun(ctx, opts.RunID)
 	if err != nil {
 		return ledger.Run{}, err
 	}
 	if run.Kind == "reconcile" {
-		return ledger.Run{}, fmt.Errorf("%w: run %s is a reconciliation, not a file's run", ErrReconcileScope, opts.RunID)
+		return ledger.Run{}, fmt.Errorf("%w: run %s is a reconciliation, not a file's run", ErrScope, opts.RunID)
 	}
 	return run, nil
 }
@@ -160,22 +160,22 @@ func (r *Runner) reconRun(ctx context.Context, opts ReconcileOptions) (ledger.Ru
 // exit sets the reconciliation's exit code, and why it stopped when it did. refused counts the
 // re-checked refusals still not at the service: they were reported when they failed, and do not
 // make every reconcile of the following days exit 4.
-func (rc *reconciliation) exit(res ReconcileResult, aborted error, refused int) ReconcileResult {
-	switch {
-	case errors.Is(aborted, errThrottled) || (aborted == nil && rc.throttledRows.Load() > 0):
-		res.ExitCode = ExitAborted
+func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Result {
+	switch aborted := checked.Stopped; {
+	case errors.Is(aborted, batch.ErrThrottled) || (aborted == nil && checked.Throttled > 0):
+		res.ExitCode = batch.ExitAborted
 		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
-		rc.log.Warn("reconcile stopped: " + res.Aborted)
+		log.Warn("reconcile stopped: " + res.Aborted)
 	case aborted != nil:
-		res.ExitCode, res.Aborted = ExitAborted, aborted.Error()
+		res.ExitCode, res.Aborted = batch.ExitAborted, aborted.Error()
 	case res.NotChecked > 0:
 		// The service never answered for some payouts: the reconciliation is incomplete, as if stopped.
-		res.ExitCode = ExitAborted
+		res.ExitCode = batch.ExitAborted
 		res.Aborted = fmt.Sprintf("%d payouts could not be looked up: the service did not answer", res.NotChecked)
 	case res.Payouts-refused != res.Succeeded || res.Mismatches > 0:
-		res.ExitCode = ExitAttention
+		res.ExitCode = batch.ExitAttention
 	default:
-		res.ExitCode = ExitOK
+		res.ExitCode = batch.ExitOK
 	}
 	return res
 }
@@ -192,26 +192,26 @@ func stillRefused(entries []reconEntry, after map[string]ledger.Payout) int {
 }
 
 // abandon closes the reconcile run as aborted and returns err.
-func (r *Runner) abandon(ctx context.Context, res ReconcileResult, err error) error {
-	if ferr := r.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", ExitAborted, r.cfg.Now()); ferr != nil {
+func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
+	if ferr := rc.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", batch.ExitAborted, rc.cfg.Now()); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err
 }
 
-// tallyRecon counts report rows by ledger state into res.
-func tallyRecon(res ReconcileResult, rows []report.ReconRow, before, after map[string]ledger.Payout) ReconcileResult {
+// tally counts report rows by ledger state into res.
+func tally(res Result, rows []report.ReconRow, before, after map[string]ledger.Payout) Result {
 	res.Payouts = len(rows)
 	total := decimal.Zero
-	var counts stateCounts
+	var counts batch.StateCounts
 	for _, row := range rows {
 		total = total.Add(row.LedgerAmount)
-		counts.add(ledger.State(row.LedgerState))
+		counts.Add(ledger.State(row.LedgerState))
 		if len(row.Mismatches) > 0 {
 			res.Mismatches++
 		}
 		for _, m := range row.Mismatches {
-			if m == mismatchNotChecked {
+			if m == batch.MismatchNotChecked {
 				res.NotChecked++
 			}
 		}
@@ -226,7 +226,7 @@ func tallyRecon(res ReconcileResult, rows []report.ReconRow, before, after map[s
 		}
 	}
 	res.TotalAmount = total
-	res.Rejected, res.Succeeded, res.Pending = counts.rejected, counts.succeeded, counts.pending
-	res.Failed, res.Unknown, res.NotSent = counts.failed, counts.unknown, counts.notSent
+	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
+	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
 	return res
 }

@@ -1,4 +1,4 @@
-package batch
+package reconcile
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/ledger"
 )
 
@@ -38,9 +39,9 @@ func payoutEntry(p ledger.Payout) reconEntry {
 	return reconEntry{runID: p.RunID, line: p.Line, ref: p.Ref, recipient: p.Recipient, account: p.Account, amount: p.Amount}
 }
 
-// reconScope lists the rows a reconciliation reports, in report order.
-func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledger.Run) (string, []reconEntry, error) {
-	db := r.cfg.Ledger
+// scope lists the rows a reconciliation reports, in report order.
+func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (string, []reconEntry, error) {
+	db := rc.cfg.Ledger
 	switch {
 	case opts.RunID != "":
 		entries, _, err := runEntries(ctx, db, run.ID, nil)
@@ -93,7 +94,7 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 	if opts.FailedWithin <= 0 {
 		return "every payout not yet final", entries, nil
 	}
-	refused, err := r.recentRefusals(ctx, opts.FailedWithin)
+	refused, err := rc.recentRefusals(ctx, opts.FailedWithin)
 	if err != nil {
 		return "", nil, err
 	}
@@ -107,24 +108,19 @@ func (r *Runner) reconScope(ctx context.Context, opts ReconcileOptions, run ledg
 
 // recentRefusals is the FAILED rows the service never held as payouts (no invoice number: their
 // create was refused) that failed within the last while.
-func (r *Runner) recentRefusals(ctx context.Context, within time.Duration) ([]ledger.Payout, error) {
-	failed, err := r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}})
+func (rc *reconciler) recentRefusals(ctx context.Context, within time.Duration) ([]ledger.Payout, error) {
+	failed, err := rc.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}})
 	if err != nil {
 		return nil, err
 	}
-	cutoff := r.cfg.Now().Add(-within)
+	cutoff := rc.cfg.Now().Add(-within)
 	var out []ledger.Payout
 	for _, p := range failed {
-		if refusedCreate(p) && !p.UpdatedAt.Before(cutoff) {
+		if batch.RefusedCreate(p) && !p.UpdatedAt.Before(cutoff) {
 			out = append(out, p)
 		}
 	}
 	return out, nil
-}
-
-// refusedCreate is a FAILED row whose create the service refused: it never gave an invoice number.
-func refusedCreate(p ledger.Payout) bool {
-	return p.State == ledger.Failed && p.InvoiceNo == ""
 }
 
 func days(d time.Duration) string {
@@ -167,11 +163,11 @@ func runEntries(ctx context.Context, db *ledger.DB, runID string, seen map[strin
 	return entries, seen, nil
 }
 
-// reconTasks is a lookup per payout that can have changed at the service. Payouts the service
+// lookupsOf is a lookup per payout that can have changed at the service. Payouts the service
 // accepted are looked up first: if one of them is "not found", lookups prove nothing and no
 // UNKNOWN row is declared never created.
-func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped bool, now time.Time) ([]task, map[string]bool) {
-	var tasks []task
+func lookupsOf(entries []reconEntry, current map[string]ledger.Payout, scoped bool, now time.Time) ([]batch.Lookup, map[string]bool) {
+	var out []batch.Lookup
 	lookups := make(map[string]bool)
 	for _, e := range entries {
 		p, ok := current[e.ref]
@@ -185,7 +181,7 @@ func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped b
 			at = now.Add(-time.Second)
 		case ledger.Succeeded, ledger.Failed:
 			// Unscoped, the only final rows listed are recent refusals: they are looked up.
-			if !scoped && !refusedCreate(p) {
+			if !scoped && !batch.RefusedCreate(p) {
 				continue
 			}
 			at = now.Add(-time.Second)
@@ -194,7 +190,7 @@ func reconTasks(entries []reconEntry, current map[string]ledger.Payout, scoped b
 			continue
 		}
 		lookups[e.ref] = true
-		tasks = append(tasks, task{ref: e.ref, kind: taskLookup, at: at})
+		out = append(out, batch.Lookup{Ref: e.ref, At: at})
 	}
-	return tasks, lookups
+	return out, lookups
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,26 +14,73 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// reconciliation is the state of one reconciliation's lookups, shared by its workers.
+// Mismatch texts of a reconciliation report beyond those package report defines.
+const (
+	mismatchInvoice = "invoice number differs"
+	// MismatchNotChecked flags a payout that could not be looked up.
+	MismatchNotChecked = "not checked"
+)
+
+// Lookup asks CheckPayouts to look one payout up, not before At: payouts the service accepted go
+// first, so that "not found" is trusted only once lookups are shown to work.
+type Lookup struct {
+	Ref string
+	At  time.Time
+}
+
+// ServiceView is what the service said of one payout that CheckPayouts looked up, and what was
+// made of it.
+type ServiceView struct {
+	Found      bool
+	Payout     api.Payout // what the service holds, when Found
+	NotFound   bool
+	Failed     string // the last error when the service never answered
+	Mismatches []string
+	Note       string
+}
+
+// Checked is what CheckPayouts found.
+type Checked struct {
+	Views map[string]ServiceView // by reference; a payout not looked up has none
+	// Throttled counts the payouts left not checked because every lookup of them was a 429.
+	Throttled int
+	// Stopped, when not nil, is why the lookups stopped before every payout was looked up. It
+	// wraps ErrThrottled when the service answered nothing but 429.
+	Stopped error
+}
+
+// CheckPayouts looks each payout up by external_invoice_ref, through Config.Limiter and
+// Config.Workers with the run's retry policy and circuit breaker, and records in the ledger, under
+// runID, what the service holds. It never sends a payout: an UNKNOWN payout proven never created
+// goes back to READY for the next run of its file; a final state of the ledger is never
+// overwritten, and a service that now says otherwise is flagged.
+func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID string, refs []Lookup) Checked {
+	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: runID}, views: make(map[string]ServiceView)}
+	tasks := make([]task, 0, len(refs))
+	for _, l := range refs {
+		tasks = append(tasks, task{ref: l.Ref, kind: taskLookup, at: l.At})
+	}
+	p := &pool{cfg: r.cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
+	stopped := p.run(ctx, tasks, 0, len(tasks))
+	return Checked{Views: rc.views, Throttled: int(rc.throttledRows.Load()), Stopped: stopped}
+}
+
+// RefusedCreate reports a FAILED payout whose create the service refused: it never gave an
+// invoice number.
+func RefusedCreate(p ledger.Payout) bool {
+	return p.State == ledger.Failed && p.InvoiceNo == ""
+}
+
+// reconciliation is the state of one CheckPayouts, shared by its workers.
 type reconciliation struct {
 	*lookups
 	viewsMu sync.Mutex
-	views   map[string]serviceView
+	views   map[string]ServiceView
 	// throttledRows counts the payouts left not checked because every lookup of them was a 429.
 	throttledRows atomic.Int64
 }
 
-// serviceView is what the service said of one payout, and what reconcile made of it.
-type serviceView struct {
-	found      bool
-	payout     api.Payout
-	notFound   bool
-	failed     string // the last error when the service never answered
-	mismatches []string
-	note       string
-}
-
-func (rc *reconciliation) record(ref string, v serviceView) {
+func (rc *reconciliation) record(ref string, v ServiceView) {
 	rc.viewsMu.Lock()
 	rc.views[ref] = v
 	rc.viewsMu.Unlock()
@@ -83,7 +131,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 		Detail: fmt.Sprintf("reconcile: lookup failed %d times, not checked: %s", t.attempt+1, msg)}); o != nil {
 		return *o
 	}
-	rc.record(t.ref, serviceView{failed: msg, mismatches: []string{mismatchNotChecked}})
+	rc.record(t.ref, ServiceView{Failed: msg, Mismatches: []string{MismatchNotChecked}})
 	return outcome{task: t, failure: true, rowDone: true}
 }
 
@@ -100,17 +148,17 @@ func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout
 		return *o
 	}
 	rc.throttledRows.Add(1)
-	rc.record(t.ref, serviceView{failed: "the service is throttling lookups (HTTP 429)", mismatches: []string{mismatchNotChecked}})
+	rc.record(t.ref, ServiceView{Failed: "the service is throttling lookups (HTTP 429)", Mismatches: []string{MismatchNotChecked}})
 	return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
 }
 
 // found records what the service holds for a payout. A final state of the ledger is never
 // overwritten: a service that now says otherwise is flagged and the event keeps what it said.
 func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, got api.Payout) outcome {
-	view := serviceView{found: true, payout: got}
+	view := ServiceView{Found: true, Payout: got}
 	diffs := differences(p, got)
 	for _, d := range diffs {
-		view.mismatches = append(view.mismatches, d.kind)
+		view.Mismatches = append(view.Mismatches, d.kind)
 	}
 	invoice := p.InvoiceNo
 	if invoice == "" {
@@ -122,17 +170,17 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 	switch p.State {
 	case ledger.Unknown:
 		changes = afterFound(p, got, how, diffs)
-		view.note = "the outcome was unknown; the service has it"
+		view.Note = "the outcome was unknown; the service has it"
 	case ledger.Submitted:
 		changes = afterFound(p, got, how, diffs)
 		if !got.Final() {
-			view.note = "not final at the service yet"
+			view.Note = "not final at the service yet"
 		}
 	case ledger.Failed:
-		if refusedCreate(p) {
+		if RefusedCreate(p) {
 			// The service refused the create and made the payout all the same.
 			changes = afterFound(p, got, how+": refused when it was sent, but the service holds it", diffs)
-			view.note = "refused when it was sent, but the service holds it: never pay it again under a new reference"
+			view.Note = "refused when it was sent, but the service holds it: never pay it again under a new reference"
 			break
 		}
 		fallthrough
@@ -142,8 +190,8 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 			found += " (" + text + ")"
 		}
 		if want := finalStatus(p.State); status != want {
-			view.mismatches = append(view.mismatches, report.MismatchFinalChanged)
-			view.note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", orNone(status), p.State)
+			view.Mismatches = append(view.Mismatches, report.MismatchFinalChanged)
+			view.Note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", orNone(status), p.State)
 			changes = []ledger.Change{{From: p.State, To: p.State,
 				Detail: fmt.Sprintf("%s: the service now reports status %s for a payout the ledger holds as %s; the ledger's final state is kept: investigate",
 					found, orNone(status), p.State)}}
@@ -166,9 +214,9 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, now time.Time) outcome {
 	switch {
 	case p.State == ledger.Unknown:
-		rc.record(t.ref, serviceView{notFound: true})
+		rc.record(t.ref, ServiceView{NotFound: true})
 		return rc.notFound(ctx, t, p, now, false)
-	case refusedCreate(p):
+	case RefusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
 		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.broken.Load() {
 			if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
@@ -176,7 +224,7 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 				return *o
 			}
 		}
-		rc.record(t.ref, serviceView{notFound: true, note: "not at the service: it refused the payout when it was sent"})
+		rc.record(t.ref, ServiceView{NotFound: true, Note: "not at the service: it refused the payout when it was sent"})
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}
 	rc.broken.Store(true)
@@ -185,8 +233,8 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 			orNone(p.InvoiceNo), p.State)}); o != nil {
 		return *o
 	}
-	rc.record(t.ref, serviceView{notFound: true, mismatches: []string{report.MismatchUnknown},
-		note: "the service does not know this payout, which it accepted: investigate"})
+	rc.record(t.ref, ServiceView{NotFound: true, Mismatches: []string{report.MismatchUnknown},
+		Note: "the service does not know this payout, which it accepted: investigate"})
 	return outcome{task: t, serviceOK: true, rowDone: true}
 }
 
