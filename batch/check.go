@@ -53,11 +53,12 @@ type Checked struct {
 // Config.Workers with the run's retry policy and circuit breaker, and records in the ledger, under
 // runID, what the service holds. It never sends a payout: an UNKNOWN payout proven never created
 // goes back to READY for the next run of its file; a final state of the ledger is never
-// overwritten, and a service that now says otherwise is flagged.
-func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID string, refs []Lookup) Checked {
+// overwritten, and a service that now says otherwise is flagged. As for a run, the caller holds
+// the ledger's lock.
+func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID string, asked []Lookup) Checked {
 	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: runID}, views: make(map[string]ServiceView)}
-	tasks := make([]task, 0, len(refs))
-	for _, l := range refs {
+	tasks := make([]task, 0, len(asked))
+	for _, l := range asked {
 		tasks = append(tasks, task{ref: l.Ref, kind: taskLookup, at: l.At})
 	}
 	p := &pool{cfg: r.cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
