@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 )
 
 // BenchmarkRunThroughput pays a file end to end (ledger with group commit, worker pool, sandbox on
@@ -26,13 +27,13 @@ func BenchmarkRunThroughput(b *testing.B) {
 	rows := envInt("PAYOUT_BENCH_ROWS", 4000)
 	workers := envInt("PAYOUT_BENCH_WORKERS", 32)
 	for i := 0; i < b.N; i++ {
-		bare := newUnthrottledHarness(b, sandbox.Options{SettleInterval: -1}, workers)
+		bare := batchtest.NewUnthrottledHarness(b, sandbox.Options{SettleInterval: -1}, workers)
 		bareTime := bareLoop(b, bare, rows)
 
-		h := newUnthrottledHarness(b, sandbox.Options{SettleInterval: -1}, workers)
-		file := writePayroll(b, h.dir, "bench.csv", payroll(rows, fmt.Sprintf("BENCH%d", i)))
+		h := batchtest.NewUnthrottledHarness(b, sandbox.Options{SettleInterval: -1}, workers)
+		file := batchtest.WritePayroll(b, h.Dir, "bench.csv", batchtest.Payroll(rows, fmt.Sprintf("BENCH%d", i)))
 		start := time.Now()
-		res := h.pay(context.Background(), file, h.cfg)
+		res := h.Pay(context.Background(), file, h.Cfg)
 		runTime := time.Since(start)
 		if res.ExitCode != batch.ExitOK || res.Submitted != rows {
 			b.Fatalf("run %+v", res)
@@ -57,23 +58,23 @@ func BenchmarkRunRate50(b *testing.B) {
 	rows := envInt("PAYOUT_BENCH_ROWS", 2000)
 	opts := sandbox.Options{SettleInterval: -1, Faults: sandbox.Faults{Latency: latency}}
 	for i := 0; i < b.N; i++ {
-		bare := buildHarness(b, opts, rate.NewLimiter(limit, 1), workers)
+		bare := batchtest.BuildHarness(b, opts, rate.NewLimiter(limit, 1), workers)
 		bareTime := bareLoop(b, bare, rows)
 
-		h := buildHarness(b, opts, rate.NewLimiter(limit, 1), workers)
-		file := writePayroll(b, h.dir, "rate.csv", payroll(rows, fmt.Sprintf("RATE%d", i)))
+		h := batchtest.BuildHarness(b, opts, rate.NewLimiter(limit, 1), workers)
+		file := batchtest.WritePayroll(b, h.Dir, "rate.csv", batchtest.Payroll(rows, fmt.Sprintf("RATE%d", i)))
 		start := time.Now()
-		res := h.pay(context.Background(), file, h.cfg)
+		res := h.Pay(context.Background(), file, h.Cfg)
 		runTime := time.Since(start)
 		if res.ExitCode != batch.ExitOK || res.Submitted != rows {
 			b.Fatalf("run %+v", res)
 		}
-		b.ReportMetric(createRate(h.sandbox), "creates/s")
-		st := h.sandbox.Stats()
+		b.ReportMetric(createRate(h.Sandbox), "creates/s")
+		st := h.Sandbox.Stats()
 		b.ReportMetric(float64(st.MaxInAnySecond), "max-requests-in-any-1s")
 		b.ReportMetric(float64(st.MaxPerSecond), "max-requests-in-a-clock-second")
-		b.ReportMetric(createRate(bare.sandbox), "bare-creates/s")
-		b.ReportMetric(float64(bare.sandbox.Stats().MaxInAnySecond), "bare-max-in-any-1s")
+		b.ReportMetric(createRate(bare.Sandbox), "bare-creates/s")
+		b.ReportMetric(float64(bare.Sandbox.Stats().MaxInAnySecond), "bare-max-in-any-1s")
 		b.ReportMetric(runTime.Seconds()/bareTime.Seconds(), "wall-ratio")
 	}
 }
@@ -97,13 +98,13 @@ func createRate(sb *sandbox.Server) float64 {
 // bareLoop is the baseline: the same creates through the harness's client, limiter and number of
 // workers, with no file and no ledger. It returns the wall time from the first wait on the
 // limiter to the last answer.
-func bareLoop(b *testing.B, h *harness, rows int) time.Duration {
+func bareLoop(b *testing.B, h *batchtest.Harness, rows int) time.Duration {
 	b.Helper()
-	limiter, client := h.cfg.Limiter, h.client
+	limiter, client := h.Cfg.Limiter, h.Client
 	refs := make(chan int)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < h.cfg.Workers; w++ {
+	for w := 0; w < h.Cfg.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

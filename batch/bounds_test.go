@@ -9,6 +9,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
 
@@ -34,7 +35,7 @@ func (f *fakeService) GetPayout(_ context.Context, ref string) (api.Payout, erro
 
 func TestRunBoundsPerRow(t *testing.T) {
 	t.Run("a service that only ever answers 429 gets nothing sent and no endless run", func(t *testing.T) {
-		h := newHarness(t, sandbox.Options{})
+		h := batchtest.NewHarness(t, sandbox.Options{})
 		var creates atomic.Int32
 		svc := &fakeService{
 			create: func(api.CreatePayoutRequest) (api.CreateResult, error) {
@@ -43,7 +44,7 @@ func TestRunBoundsPerRow(t *testing.T) {
 			},
 			get: func(string) (api.Payout, error) { return api.Payout{}, &api.Error{Kind: api.KindNotFound} },
 		}
-		res := h.run(context.Background(), writePayroll(t, h.dir, "limited.csv", payroll(2, "LIMITED")),
+		res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "limited.csv", batchtest.Payroll(2, "LIMITED")),
 			func(c *batch.Config) { c.Service = svc })
 		if res.ExitCode != batch.ExitAttention || res.NotSent != 2 {
 			t.Fatalf("result %+v, want exit 4 with both rows not sent", res)
@@ -53,38 +54,38 @@ func TestRunBoundsPerRow(t *testing.T) {
 		}
 	})
 	t.Run("a row whose sends leave no trace is not sent a sixth time", func(t *testing.T) {
-		h := newHarness(t, sandbox.Options{})
+		h := batchtest.NewHarness(t, sandbox.Options{})
 		// One payout the service holds, so that lookups are proven to work.
-		known := payroll(1, "KNOWN")[0]
+		known := batchtest.Payroll(1, "KNOWN")[0]
 		var creates atomic.Int32
 		svc := &fakeService{
 			create: func(req api.CreatePayoutRequest) (api.CreateResult, error) {
-				if req.ExternalInvoiceRef == known.ref {
+				if req.ExternalInvoiceRef == known.Ref {
 					return api.CreateResult{InvoiceNo: "INV-KNOWN", TransactionStatus: "PENDING"}, nil
 				}
 				creates.Add(1)
 				return api.CreateResult{}, &api.Error{Op: "create payout", HTTPStatus: 502, Kind: api.KindOutcomeUnknown}
 			},
 			get: func(ref string) (api.Payout, error) {
-				if ref == known.ref {
+				if ref == known.Ref {
 					return api.Payout{ExternalInvoiceRef: ref, PayoutInvoiceNo: "INV-KNOWN", TransactionStatus: "PENDING"}, nil
 				}
 				return api.Payout{}, &api.Error{Op: "get payout", HTTPStatus: 404, Kind: api.KindNotFound}
 			},
 		}
 		withFake := func(c *batch.Config) { c.Service = svc; c.BreakerThreshold = 1000 }
-		if res := h.run(context.Background(), writePayroll(t, h.dir, "known.csv", []payrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
+		if res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "known.csv", []batchtest.PayrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
 			t.Fatalf("setup %+v", res)
 		}
-		rows := payroll(1, "LOST")
-		res := h.run(context.Background(), writePayroll(t, h.dir, "lost.csv", rows), withFake)
+		rows := batchtest.Payroll(1, "LOST")
+		res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "lost.csv", rows), withFake)
 		if res.ExitCode != batch.ExitAttention || res.Unknown != 1 {
 			t.Fatalf("result %+v, want the row kept UNKNOWN", res)
 		}
 		if n := creates.Load(); n != 5 {
 			t.Errorf("%d creates, want 5", n)
 		}
-		p, err := h.db.Get(context.Background(), rows[0].ref)
+		p, err := h.DB.Get(context.Background(), rows[0].Ref)
 		if err != nil || p.State != ledger.Unknown || p.Attempts != 5 {
 			t.Errorf("ledger row %+v, %v", p, err)
 		}
@@ -92,23 +93,23 @@ func TestRunBoundsPerRow(t *testing.T) {
 }
 
 func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
+	h := batchtest.NewHarness(t, sandbox.Options{})
 	ctx := context.Background()
-	if err := h.db.AddRun(ctx, ledger.Run{ID: "killed", Kind: "run", File: "x.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+	if err := h.DB.AddRun(ctx, ledger.Run{ID: "killed", Kind: "run", File: "x.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
 		t.Fatal(err)
 	}
-	h.run(ctx, writePayroll(t, h.dir, "next.csv", payroll(1, "NEXT")), nil)
-	run, err := h.db.GetRun(ctx, "killed")
+	h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "next.csv", batchtest.Payroll(1, "NEXT")), nil)
+	run, err := h.DB.GetRun(ctx, "killed")
 	if err != nil || run.Status != "interrupted" || run.ExitCode != batch.ExitAborted {
 		t.Errorf("the killed run reads %+v, %v; want interrupted", run, err)
 	}
 }
 
 func TestRunRefusesToPayWithoutALedger(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	path := writePayroll(t, h.dir, "noledger.csv", payroll(2, "NOLEDGER"))
-	_, err := batch.NewRunner(func() batch.Config { c := h.cfg; c.Ledger = nil; return c }()).Run(context.Background(), path)
-	if err == nil || h.sandbox.Stats().Creates != 0 {
-		t.Fatalf("err %v, creates %d: want a refusal and nothing sent", err, h.sandbox.Stats().Creates)
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	path := batchtest.WritePayroll(t, h.Dir, "noledger.csv", batchtest.Payroll(2, "NOLEDGER"))
+	_, err := batch.NewRunner(func() batch.Config { c := h.Cfg; c.Ledger = nil; return c }()).Run(context.Background(), path)
+	if err == nil || h.Sandbox.Stats().Creates != 0 {
+		t.Fatalf("err %v, creates %d: want a refusal and nothing sent", err, h.Sandbox.Stats().Creates)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of dry-run reports")
@@ -27,12 +28,12 @@ func TestDryRunReportGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, sandbox.Options{})
-			res := h.run(context.Background(), tt.input, func(c *batch.Config) { c.DryRun = true })
+			h := batchtest.NewHarness(t, sandbox.Options{})
+			res := h.Run(context.Background(), tt.input, func(c *batch.Config) { c.DryRun = true })
 			if res.ExitCode != tt.exit {
 				t.Fatalf("exit %d, want %d: %+v", res.ExitCode, tt.exit, res)
 			}
-			got, err := os.ReadFile(resultCSV(t, res))
+			got, err := os.ReadFile(batchtest.ResultCSV(t, res))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,28 +10,29 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 )
 
 // TestRunSaysWhatItWaitsFor: a rerun whose unknown outcomes are not found has nothing to do but
 // wait out their grace; it says so at warning level (cron sees it), and tells the progress bar.
 func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, sandbox.Options{})
-	if res := h.run(ctx, writePayroll(t, h.dir, "known.csv", payroll(2, "KNOWN")), nil); res.ExitCode != batch.ExitOK {
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "known.csv", batchtest.Payroll(2, "KNOWN")), nil); res.ExitCode != batch.ExitOK {
 		t.Fatalf("setup run %+v", res)
 	}
-	rows := payroll(5, "WAIT")
-	path := writePayroll(t, h.dir, "wait.csv", rows)
-	if res := h.run(ctx, path, failAfterProviders(h, sandbox.Faults{ErrorRate: 1})); res.Unknown != len(rows) {
+	rows := batchtest.Payroll(5, "WAIT")
+	path := batchtest.WritePayroll(t, h.Dir, "wait.csv", rows)
+	if res := h.Run(ctx, path, batchtest.FailAfterProviders(h, sandbox.Faults{ErrorRate: 1})); res.Unknown != len(rows) {
 		t.Fatalf("result %+v, want every row unknown", res)
 	}
-	h.sandbox.SetFaults(sandbox.Faults{})
+	h.Sandbox.SetFaults(sandbox.Faults{})
 
-	var logs logBuffer
+	var logs batchtest.LogBuffer
 	var mu sync.Mutex
 	var told []int
 	var until time.Time
-	res := h.run(ctx, path, func(c *batch.Config) {
+	res := h.Run(ctx, path, func(c *batch.Config) {
 		c.UnknownGrace = 300 * time.Millisecond
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		c.Waiting = func(n int, u time.Time) {
@@ -46,7 +47,7 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	if res.ExitCode != batch.ExitOK {
 		t.Fatalf("rerun %+v, want exit 0", res)
 	}
-	h.assertExactlyOnce(rows, res)
+	h.AssertExactlyOnce(rows, res)
 	out := logs.String()
 	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "waiting for the unknown-outcome grace: 5 payouts") || !strings.Contains(out, "payouts=5") {
 		t.Errorf("logs do not say what the run waits for:\n%s", out)

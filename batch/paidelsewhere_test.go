@@ -10,22 +10,23 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 )
 
 // TestRunRowsPaidByAnotherFile: a file whose rows a run of another file paid (last month's
 // references in this month's payroll) is skipped loudly; a rerun of the same file stays quiet.
 func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, sandbox.Options{})
-	rows := payroll(4, "PAY")
-	november := writePayroll(t, h.dir, "november.csv", rows)
-	first := h.run(ctx, november, nil)
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(4, "PAY")
+	november := batchtest.WritePayroll(t, h.Dir, "november.csv", rows)
+	first := h.Run(ctx, november, nil)
 	if first.ExitCode != batch.ExitOK {
 		t.Fatalf("first run %+v", first)
 	}
 	logged := func(edit func(*batch.Config)) (batch.Result, string) {
-		var logs logBuffer
-		res := h.run(ctx, november, func(c *batch.Config) {
+		var logs batchtest.LogBuffer
+		res := h.Run(ctx, november, func(c *batch.Config) {
 			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if edit != nil {
 				edit(c)
@@ -39,12 +40,12 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	if err := os.WriteFile(november+".tmp", []byte(december), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	decPath := h.dir + "/december.csv"
+	decPath := h.Dir + "/december.csv"
 	if err := os.Rename(november+".tmp", decPath); err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
-	res := h.run(ctx, decPath, func(c *batch.Config) {
+	var logs batchtest.LogBuffer
+	res := h.Run(ctx, decPath, func(c *batch.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
 	if res.ExitCode != batch.ExitAttention || res.Skipped != len(rows) || res.SkippedOtherFile != len(rows) || res.Submitted != 0 {
@@ -54,13 +55,13 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 		!strings.Contains(logs.String(), "november.csv") {
 		t.Errorf("no warning naming november.csv in the logs:\n%s", logs.String())
 	}
-	byRef := h.assertReport(res, len(rows), fileTotal(rows))
+	byRef := h.AssertReport(res, len(rows), batchtest.FileTotal(rows))
 	want := "already paid by november.csv in run " + first.RunID + " on " + first.StartedAt.UTC().Format(time.DateOnly)
-	if got := strings.Join(byRef[rows[0].ref], ","); !strings.Contains(got, want) {
+	if got := strings.Join(byRef[rows[0].Ref], ","); !strings.Contains(got, want) {
 		t.Errorf("report row %q, want it to say %q", got, want)
 	}
 
-	allowed := h.run(ctx, decPath, func(c *batch.Config) { c.AllowPaidElsewhere = true })
+	allowed := h.Run(ctx, decPath, func(c *batch.Config) { c.AllowPaidElsewhere = true })
 	if allowed.ExitCode != batch.ExitOK || allowed.SkippedOtherFile != len(rows) {
 		t.Errorf("with AllowPaidElsewhere %+v, want exit 0, still counting the rows", allowed)
 	}
@@ -69,12 +70,12 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	if again, out := logged(nil); again.ExitCode != batch.ExitOK || again.SkippedOtherFile != 0 || out != "" {
 		t.Errorf("rerun %+v, logs %q: want exit 0 and nothing said", again, out)
 	}
-	more := append(rows, payroll(5, "PAY")[4])
-	writePayroll(t, h.dir, "november.csv", more)
+	more := append(rows, batchtest.Payroll(5, "PAY")[4])
+	batchtest.WritePayroll(t, h.Dir, "november.csv", more)
 	if edited, out := logged(nil); edited.ExitCode != batch.ExitOK || edited.SkippedOtherFile != 0 || edited.Submitted != 1 || out != "" {
 		t.Errorf("edited rerun %+v, logs %q: want the new row sent, exit 0 and nothing said", edited, out)
 	}
-	if n := h.sandbox.Stats().Creates; n != len(more) {
+	if n := h.Sandbox.Stats().Creates; n != len(more) {
 		t.Errorf("%d creates, want %d", n, len(more))
 	}
 }

@@ -20,8 +20,8 @@ const (
 	maxThrottled = maxRateLimited
 )
 
-// errThrottled stops a pool whose service answers nothing but 429.
-var errThrottled = errors.New("the service is throttling (HTTP 429)")
+// ErrThrottled stops a pool whose service answers nothing but 429.
+var ErrThrottled = errors.New("the service is throttling (HTTP 429)")
 
 // pool runs tasks through Config.Workers workers at Config.Limiter's rate, each due at its time:
 // a 429's Retry-After holds every request back, lookups of unknown outcomes (initial tasks) go
@@ -34,7 +34,7 @@ type pool struct {
 	// cancelled: once a request may have been sent, its answer is recorded.
 	handle func(ctx context.Context, t task) outcome
 	// throttleBreaker, when above zero, stops the pool after that many 429s in a row with no
-	// other answer between them (errThrottled).
+	// other answer between them (ErrThrottled).
 	throttleBreaker int
 }
 
@@ -95,20 +95,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 	}
 	work := make(chan task)
 	results := make(chan outcome)
-	var wg sync.WaitGroup
-	for i := 0; i < p.cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range work {
-				results <- p.do(ctx, t)
-			}
-		}()
-	}
-	defer func() {
-		close(work)
-		wg.Wait()
-	}()
+	defer p.startWorkers(ctx, work, results)()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	ctxDone := ctx.Done()
@@ -165,6 +152,25 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 		return fmt.Errorf("%w: %w", ErrAborted, st.stopReason)
 	}
 	return nil
+}
+
+// startWorkers starts Config.Workers workers that do the tasks of work and send their outcomes to
+// results. The returned function closes work and waits for the workers to finish.
+func (p *pool) startWorkers(ctx context.Context, work chan task, results chan<- outcome) func() {
+	var wg sync.WaitGroup
+	for i := 0; i < p.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				results <- p.do(ctx, t)
+			}
+		}()
+	}
+	return func() {
+		close(work)
+		wg.Wait()
+	}
 }
 
 // poolState is what one pool.run keeps between events.
@@ -236,7 +242,7 @@ func (st *poolState) settle(o outcome) {
 	case st.failures >= cfg.BreakerThreshold:
 		st.stop(fmt.Errorf("the service failed %d times in a row: stopped sending", st.failures))
 	case st.p.throttleBreaker > 0 && st.throttled >= st.p.throttleBreaker:
-		st.stop(fmt.Errorf("%w: %d answers in a row were 429", errThrottled, st.throttled))
+		st.stop(fmt.Errorf("%w: %d answers in a row were 429", ErrThrottled, st.throttled))
 	}
 }
 

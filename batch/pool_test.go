@@ -50,7 +50,7 @@ func TestPoolBreakers(t *testing.T) {
 		wantText string
 	}{
 		{"failures in a row", outcome{failure: true}, 0, ErrAborted, 3, "failed 3 times in a row"},
-		{"429s in a row", outcome{throttled: true}, 5, errThrottled, 5, "5 answers in a row were 429"},
+		{"429s in a row", outcome{throttled: true}, 5, ErrThrottled, 5, "5 answers in a row were 429"},
 		{"a fatal answer", outcome{fatal: ErrUnauthorized}, 0, ErrUnauthorized, 1, "auth token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

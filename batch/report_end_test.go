@@ -12,6 +12,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 )
 
 func reportWithSuffix(tb testing.TB, paths []string, suffix string) string {
@@ -26,12 +27,12 @@ func reportWithSuffix(tb testing.TB, paths []string, suffix string) string {
 }
 
 func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	rows := payroll(80, "ABORT")
-	path := writePayroll(t, h.dir, "abort.csv", rows)
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(80, "ABORT")
+	path := batchtest.WritePayroll(t, h.Dir, "abort.csv", rows)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res := h.run(ctx, path, func(c *batch.Config) {
+	res := h.Run(ctx, path, func(c *batch.Config) {
 		c.Workers = 2 // few rows in flight, so that the cancel stops it with most still to send
 		c.Progress = func(done, total int) {
 			if done >= 20 {
@@ -42,7 +43,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.NotSent == 0 {
 		t.Fatalf("result %+v, want a run aborted with rows not sent", res)
 	}
-	page := watchRead(t, reportWithSuffix(t, res.Reports, ".report.html"))
+	page := batchtest.ReadFile(t, reportWithSuffix(t, res.Reports, ".report.html"))
 	for _, want := range []string{"ABORTED: " + res.Aborted, "run the same command again to resume",
 		"row(s) were not sent (state READY): line "} {
 		if !strings.Contains(page, want) {
@@ -53,10 +54,10 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 	// `payout report` later: new files beside the run's own, which stay as the run left them.
 	own := map[string][]byte{}
 	for _, p := range res.Reports {
-		own[p] = []byte(watchRead(t, p))
+		own[p] = []byte(batchtest.ReadFile(t, p))
 	}
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), h.db, res.RunID, h.cfg.ReportDir, now)
+	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +65,11 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 		t.Errorf("regenerated CSV %s, want %s", again.CSV, want)
 	}
 	for p, data := range own {
-		if got := watchRead(t, p); !bytes.Equal([]byte(got), data) {
+		if got := batchtest.ReadFile(t, p); !bytes.Equal([]byte(got), data) {
 			t.Errorf("payout report overwrote the run's own %s", p)
 		}
 	}
-	regenerated := watchRead(t, again.HTML)
+	regenerated := batchtest.ReadFile(t, again.HTML)
 	for _, want := range []string{"Regenerated at 2026-11-24T10:00:00Z from the ledger", "ABORTED: "} {
 		if !strings.Contains(regenerated, want) {
 			t.Errorf("regenerated HTML lacks %q", want)
@@ -77,11 +78,11 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 }
 
 func TestRunReportFailureStillClosesTheRun(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	rows := payroll(3, "NOREPORT")
-	path := writePayroll(t, h.dir, "noreport.csv", rows)
-	cfg := h.cfg
-	cfg.ReportDir = filepath.Join(h.dir, "a-file")
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(3, "NOREPORT")
+	path := batchtest.WritePayroll(t, h.Dir, "noreport.csv", rows)
+	cfg := h.Cfg
+	cfg.ReportDir = filepath.Join(h.Dir, "a-file")
 	if err := os.WriteFile(cfg.ReportDir, nil, 0o600); err != nil { // reports cannot go under a file
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 	if !errors.Is(err, batch.ErrReportsNotWritten) || !strings.Contains(err.Error(), "payout report "+res.RunID) || res.Rows != len(rows) {
 		t.Fatalf("run error %v, want one that says the reports failed and how to write them", err)
 	}
-	run, err := h.db.GetRun(context.Background(), res.RunID)
+	run, err := h.DB.GetRun(context.Background(), res.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
 	}
 	// Its reports can be written from the ledger afterwards.
-	if _, err := batch.WriteReports(context.Background(), h.db, res.RunID, t.TempDir(), time.Now()); err != nil {
+	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now()); err != nil {
 		t.Errorf("payout report after the failure: %v", err)
 	}
 }

@@ -12,9 +12,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -139,6 +136,21 @@ func NewRunner(cfg Config) *Runner {
 	return &Runner{cfg: cfg}
 }
 
+// Config is the runner's configuration, with its defaults filled in.
+func (r *Runner) Config() Config { return r.cfg }
+
+// WithReportDir returns a Runner like r that writes its reports to dir.
+func (r *Runner) WithReportDir(dir string) *Runner {
+	cfg := r.cfg
+	cfg.ReportDir = dir
+	return &Runner{cfg: cfg, reportName: r.reportName}
+}
+
+// WithReportName returns a Runner like r that names its reports after name, not the file's own.
+func (r *Runner) WithReportName(name string) *Runner {
+	return &Runner{cfg: r.cfg, reportName: name}
+}
+
 // Result is the outcome of one run, and what `--json` prints of it. Rows = Rejected + Succeeded
 // + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
 // accepted by the service in an earlier run.
@@ -195,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
-	sum, err := fileSHA256(path)
+	sum, err := FileSHA256(path)
 	if err != nil {
 		return res, err
 	}
@@ -343,7 +355,8 @@ func NewRunID(t time.Time) string {
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("open input: %w", err)
@@ -354,300 +367,6 @@ func fileSHA256(path string) (string, error) {
 		return "", fmt.Errorf("read input: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// parsedFile is a validated file: every row in order, with its payment or its errors.
-type parsedFile struct {
-	rows []parsedRow
-	// existing holds ledger payouts with the same refs, found before recording.
-	existing map[string]ledger.Payout
-}
-
-type parsedRow struct {
-	raw     read.Row
-	payment read.Payment
-	errs    []*read.RowError
-}
-
-func (p *parsedFile) rejectedCount() int {
-	n := 0
-	for _, row := range p.rows {
-		if len(row.errs) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// problems lists the first max rejections in file order.
-func (p *parsedFile) problems(max int) []Problem {
-	var out []Problem
-	for _, row := range p.rows {
-		for _, e := range row.errs {
-			if len(out) == max {
-				return out
-			}
-			out = append(out, Problem{Line: e.Line, Column: e.Column, Value: e.Value, Reason: e.Err.Error()})
-		}
-	}
-	return out
-}
-
-// warnings lists the first max warnings of valid rows in file order.
-func (p *parsedFile) warnings(max int) []Problem {
-	var out []Problem
-	for _, row := range p.rows {
-		if len(row.errs) > 0 {
-			continue
-		}
-		for _, w := range row.raw.Warnings {
-			if len(out) == max {
-				return out
-			}
-			out = append(out, Problem{Line: row.raw.Line, Column: read.ColAccount, Value: row.raw.Account, Reason: w})
-		}
-	}
-	return out
-}
-
-// readAndValidate reads every row and validates it. A ref seen twice rejects every row that
-// carries it: with --allow-partial, paying the first and refusing the second would be a guess.
-func readAndValidate(path string, ropts read.Options, vopts read.ValidateOptions) (*parsedFile, error) {
-	rd, err := read.OpenFile(path, ropts)
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	v := read.NewValidator(vopts)
-	parsed := &parsedFile{}
-	for {
-		row, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		payment, errs := v.Check(row)
-		parsed.rows = append(parsed.rows, parsedRow{raw: row, payment: payment, errs: errs})
-	}
-	found := v.Finish()
-	for _, dup := range found.Duplicates {
-		// Rows are in line order; a duplicate's error goes first, where Check puts the ref's.
-		i, ok := slices.BinarySearchFunc(parsed.rows, dup.Line, func(r parsedRow, line int) int { return r.raw.Line - line })
-		if !ok {
-			return nil, fmt.Errorf("duplicate check: line %d is not a row of %s", dup.Line, filepath.Base(path))
-		}
-		row := &parsed.rows[i]
-		dup.Value = row.raw.Ref
-		row.errs = append([]*read.RowError{dup}, row.errs...)
-	}
-	if len(found.File) > 0 {
-		// File-level rules (no rows, total over the limit) are not about one row: they stop the file.
-		return nil, &FileError{Path: path, Errs: found.File}
-	}
-	return parsed, nil
-}
-
-// FileError is a file rejected as a whole (no rows, total over --max-total, ...).
-type FileError struct {
-	Path string
-	Errs []*read.RowError
-}
-
-func (e *FileError) Error() string {
-	msg := filepath.Base(e.Path) + ": "
-	for i, err := range e.Errs {
-		if i > 0 {
-			msg += "; "
-		}
-		msg += err.Error()
-	}
-	return msg
-}
-
-// Unwrap gives the reasons, for errors.Is.
-func (e *FileError) Unwrap() []error {
-	errs := make([]error, len(e.Errs))
-	for i, err := range e.Errs {
-		errs[i] = err
-	}
-	return errs
-}
-
-// ErrLedgerConflict rejects a row whose reference the ledger already holds with other details:
-// paying it would either pay twice or pay the wrong account or amount.
-var ErrLedgerConflict = errors.New("reference already in the ledger with other details")
-
-// checkLedger rejects rows whose reference the ledger already holds with other details, and
-// remembers the rest of what the ledger holds for these refs.
-func (p *parsedFile) checkLedger(ctx context.Context, db *ledger.DB) error {
-	refs := make([]string, 0, len(p.rows))
-	for _, row := range p.rows {
-		if len(row.errs) == 0 {
-			refs = append(refs, row.payment.Ref)
-		}
-	}
-	existing, err := db.Lookup(ctx, refs)
-	if err != nil {
-		return err
-	}
-	p.existing = existing
-	for i := range p.rows {
-		row := &p.rows[i]
-		if len(row.errs) > 0 {
-			continue
-		}
-		old, ok := existing[row.payment.Ref]
-		if !ok || old.SameDetails(toLedgerPayout(row.payment, "")) {
-			continue
-		}
-		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: "external_invoice_ref", Value: row.payment.Ref,
-			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
-				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
-	}
-	return nil
-}
-
-func toLedgerPayout(p read.Payment, runID string) ledger.Payout {
-	return ledger.Payout{Ref: p.Ref, RunID: runID, Line: p.Line, Recipient: p.Recipient, ProviderID: p.ProviderID,
-		Bank: p.Bank, Account: p.Account, Amount: p.Amount, Description: p.Description, State: ledger.Ready}
-}
-
-// runRows is every line of the file as the ledger keeps it for reports.
-func (p *parsedFile) runRows(submitAllowed bool) []ledger.RunRow {
-	out := make([]ledger.RunRow, 0, len(p.rows))
-	for _, row := range p.rows {
-		rr := ledger.RunRow{Line: row.raw.Line, Ref: row.raw.Ref, Recipient: row.raw.Recipient, Bank: row.raw.Bank,
-			Account: row.raw.Account, Amount: row.raw.Amount, Description: row.raw.Description}
-		if len(row.errs) > 0 {
-			rr.Rejected = true
-			rr.Reason = joinRowErrors(row.errs)
-		} else {
-			pay := row.payment
-			rr.Ref, rr.Recipient, rr.ProviderID, rr.Bank = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank
-			rr.Account, rr.Amount, rr.Description = pay.Account, pay.Amount.StringFixed(2), pay.Description
-			// Warnings (an account stored as a number, say) travel in Reason: the row is paid, but
-			// whoever reads the report should check it.
-			rr.Reason = strings.Join(row.raw.Warnings, "; ")
-			if old, ok := p.existing[pay.Ref]; ok && submitAllowed && acceptedEarlier(old.State) {
-				rr.Skipped = true
-			}
-		}
-		out = append(out, rr)
-	}
-	return out
-}
-
-// paidElsewherePrefix begins the reason of a row skipped because another file paid it.
-const paidElsewherePrefix = "already paid by "
-
-// notePaidElsewhere gives each skipped line that a run of another file paid a reason naming that
-// file, its run and its day, warns about them, and returns how many there are. A row skipped by
-// a rerun of the same file is the resume working as meant, and stays quiet.
-func (r *Runner) notePaidElsewhere(ctx context.Context, log *slog.Logger, lines []ledger.RunRow, existing map[string]ledger.Payout, path, sum string) (int, error) {
-	runs := make(map[string]ledger.Run)
-	count := 0
-	var first ledger.Run
-	for i := range lines {
-		rr := &lines[i]
-		if !rr.Skipped {
-			continue
-		}
-		runID := existing[rr.Ref].RunID
-		run, ok := runs[runID]
-		if !ok {
-			var err error
-			if run, err = r.cfg.Ledger.GetRun(ctx, runID); err != nil {
-				return 0, fmt.Errorf("run %s that recorded %s: %w", runID, rr.Ref, err)
-			}
-			runs[runID] = run
-		}
-		if sameInput(run, path, sum) {
-			continue
-		}
-		if count == 0 {
-			first = run
-		}
-		count++
-		rr.Reason = joinMessages(fmt.Sprintf("%s%s in run %s on %s; not sent again", paidElsewherePrefix,
-			filepath.Base(run.File), run.ID, run.StartedAt.UTC().Format(time.DateOnly)), rr.Reason)
-	}
-	if count > 0 {
-		level := slog.LevelWarn
-		if r.cfg.AllowPaidElsewhere {
-			level = slog.LevelInfo
-		}
-		log.Log(ctx, level, "rows skipped because another file paid them: check that this is not last period's file or references",
-			"rows", count, "first_paid_by", filepath.Base(first.File), "first_run", first.ID,
-			"on", first.StartedAt.UTC().Format(time.DateOnly))
-	}
-	return count, nil
-}
-
-// sameInput reports whether an earlier run paid this same file: its input had the same SHA-256
-// (the same bytes, whatever the name), or the same file name (an edited copy, a row corrected and
-// the file run again). Folder mode's renaming of a name already taken (a ".20261124T051011Z" or
-// ".20261124T051011Z-2" before the extension) is ignored, and case too.
-func sameInput(run ledger.Run, path, sum string) bool {
-	if run.FileSHA256 != "" && run.FileSHA256 == sum {
-		return true
-	}
-	return strings.EqualFold(baseName(run.File), baseName(path))
-}
-
-// watchStamp is folder mode's suffix for a name already taken.
-var watchStamp = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
-
-func baseName(path string) string {
-	name := filepath.Base(path)
-	ext := filepath.Ext(name)
-	return watchStamp.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
-}
-
-// acceptedEarlier reports whether a row in this state needs nothing more from a run.
-func acceptedEarlier(s ledger.State) bool {
-	return s == ledger.Submitted || s == ledger.Succeeded
-}
-
-func joinRowErrors(errs []*read.RowError) string {
-	msg := ""
-	for i, e := range errs {
-		if i > 0 {
-			msg += "; "
-		}
-		msg += e.Column + ": " + e.Err.Error()
-		if e.Value != "" {
-			msg += fmt.Sprintf(" (value %q)", e.Value)
-		}
-	}
-	return msg
-}
-
-// freshPayouts is the valid rows not yet in the ledger, recorded READY with the run's lines.
-func (p *parsedFile) freshPayouts(runID string) []ledger.Payout {
-	out := make([]ledger.Payout, 0, max(0, len(p.rows)-len(p.existing)))
-	for _, row := range p.rows {
-		if len(row.errs) > 0 {
-			continue
-		}
-		if _, ok := p.existing[row.payment.Ref]; ok {
-			continue
-		}
-		out = append(out, toLedgerPayout(row.payment, runID))
-	}
-	return out
-}
-
-// refsToPay is the valid rows' refs in file order.
-func (p *parsedFile) refsToPay() []string {
-	var refs []string
-	for _, row := range p.rows {
-		if len(row.errs) == 0 {
-			refs = append(refs, row.payment.Ref)
-		}
-	}
-	return refs
 }
 
 // MaskAccount keeps an account number's last four digits, for logs and messages.

@@ -74,26 +74,38 @@ func (r *Runner) reportInput(path string) string {
 	return filepath.Base(path)
 }
 
+// StateCounts counts payouts by state as the summaries of a run and of a reconciliation show them.
+type StateCounts struct {
+	Rejected, Succeeded, Pending, Failed, Unknown, NotSent int
+}
+
+// Add counts one payout in state s: SUBMITTED is pending at the service, SUBMITTING is unknown
+// (its request may have reached the service), and READY was not sent.
+func (c *StateCounts) Add(s ledger.State) {
+	switch s {
+	case ledger.Rejected:
+		c.Rejected++
+	case ledger.Succeeded:
+		c.Succeeded++
+	case ledger.Submitted:
+		c.Pending++
+	case ledger.Failed:
+		c.Failed++
+	case ledger.Unknown, ledger.Submitting:
+		c.Unknown++
+	default:
+		c.NotSent++
+	}
+}
+
 // tally counts report rows by state into res.
 func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 	res.Rows = len(rows)
 	total := decimal.Zero
+	var counts StateCounts
 	for _, row := range rows {
 		total = total.Add(row.Amount)
-		switch ledger.State(row.State) {
-		case ledger.Rejected:
-			res.Rejected++
-		case ledger.Succeeded:
-			res.Succeeded++
-		case ledger.Submitted:
-			res.Pending++
-		case ledger.Failed:
-			res.Failed++
-		case ledger.Unknown, ledger.Submitting:
-			res.Unknown++
-		default:
-			res.NotSent++
-		}
+		counts.Add(ledger.State(row.State))
 		if skipped[row.Line] {
 			res.Skipped++
 		} else if ledger.State(row.State) == ledger.Succeeded || ledger.State(row.State) == ledger.Submitted {
@@ -101,6 +113,8 @@ func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
 		}
 	}
 	res.TotalAmount = total
+	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
+	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
 	return res
 }
 
@@ -178,15 +192,20 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	return ""
 }
 
-// failuresConfirmed reports whether every FAILED row of a report is known never to pay, so that
+// FailuresConfirmed reports whether every FAILED row of a report is known never to pay, so that
 // paying it again under a new reference cannot pay twice.
-func failuresConfirmed(rows []report.Row) bool {
+func FailuresConfirmed(rows []report.Row) bool {
 	for _, row := range rows {
 		if ledger.State(row.State) == ledger.Failed && !FailureConfirmed(row.InvoiceNo, row.Message) {
 			return false
 		}
 	}
 	return true
+}
+
+// PaidElsewhere reports whether a report row was not sent because a run of another file paid it.
+func PaidElsewhere(row report.Row) bool {
+	return strings.HasPrefix(row.Message, paidElsewherePrefix)
 }
 
 // finishDryRun reports a dry run from the rows as read: nothing was recorded or sent.
@@ -230,9 +249,10 @@ func (p *parsedFile) reportRows() []report.Row {
 }
 
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
-// each row's state as of now. They are named apart from the run's own reports, which they never
-// replace: `<input>.<run id>.regenerated-<now, UTC>.result.csv` and so on.
-func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string, now time.Time) (report.Paths, error) {
+// each row's state as of now. They are named after name (the base name of the run's file when
+// empty) and apart from the run's own reports, which they never replace:
+// `<name>.<run id>.regenerated-<now, UTC>.result.csv` and so on.
+func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, now time.Time) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
@@ -243,9 +263,8 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir string, now tim
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
-	name := filepath.Base(run.File)
-	if filepath.Base(filepath.Dir(run.File)) == ProcessingDir {
-		name = inboxName(name) // named as folder mode named the run's own reports
+	if name == "" {
+		name = filepath.Base(run.File)
 	}
 	return report.WriteRun(dir, name, report.Summarize(meta, rows), rows)
 }

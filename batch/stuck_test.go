@@ -12,6 +12,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
 
@@ -21,49 +22,49 @@ import (
 func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 	ctx := context.Background()
 	t.Run("connection refused", func(t *testing.T) {
-		h := newHarness(t, sandbox.Options{})
+		h := batchtest.NewHarness(t, sandbox.Options{})
 		var refused atomic.Int32
 		svc := &fakeService{
 			create: func(req api.CreatePayoutRequest) (api.CreateResult, error) {
 				if refused.Add(1) <= 3 {
 					return api.CreateResult{}, &api.Error{Op: "create payout", Kind: api.KindRetryable, Err: errors.New("connection refused")}
 				}
-				return h.client.CreatePayout(ctx, req)
+				return h.Client.CreatePayout(ctx, req)
 			},
-			get: func(ref string) (api.Payout, error) { return h.client.GetPayout(ctx, ref) },
+			get: func(ref string) (api.Payout, error) { return h.Client.GetPayout(ctx, ref) },
 		}
-		rows := payroll(1, "REFUSED")
-		res := h.run(ctx, writePayroll(t, h.dir, "refused.csv", rows), func(c *batch.Config) { c.Service = svc })
+		rows := batchtest.Payroll(1, "REFUSED")
+		res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "refused.csv", rows), func(c *batch.Config) { c.Service = svc })
 		if res.ExitCode != batch.ExitOK {
 			t.Fatalf("result %+v", res)
 		}
-		if p, err := h.db.Get(ctx, rows[0].ref); err != nil || p.Attempts != 1 {
+		if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.Attempts != 1 {
 			t.Errorf("after 3 refused connections and an accepted send: %+v, %v; want 1 attempt", p, err)
 		}
 	})
 	t.Run("killed between intent and answer", func(t *testing.T) {
-		h := newHarness(t, sandbox.Options{})
-		rows := payroll(2, "KILLED")
-		path := writePayroll(t, h.dir, "killed.csv", rows)
-		h.recordOnly(path)
+		h := batchtest.NewHarness(t, sandbox.Options{})
+		rows := batchtest.Payroll(2, "KILLED")
+		path := batchtest.WritePayroll(t, h.Dir, "killed.csv", rows)
+		recordOnly(h, path)
 		// Five kills between the intent and the answer, with nothing sent.
 		for i := 0; i < batch.MaxSendAttempts; i++ {
-			if err := h.db.Apply(ctx, ledger.Change{Ref: rows[0].ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent, then killed"},
-				ledger.Change{Ref: rows[0].ref, From: ledger.Submitting, To: ledger.Ready, Detail: "test: as if resent after the grace"}); err != nil {
+			if err := h.DB.Apply(ctx, ledger.Change{Ref: rows[0].Ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent, then killed"},
+				ledger.Change{Ref: rows[0].Ref, From: ledger.Submitting, To: ledger.Ready, Detail: "test: as if resent after the grace"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := h.db.Apply(ctx, ledger.Change{Ref: rows[0].ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent, then killed"}); err != nil {
+		if err := h.DB.Apply(ctx, ledger.Change{Ref: rows[0].Ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent, then killed"}); err != nil {
 			t.Fatal(err)
 		}
-		res := h.run(ctx, path, nil)
+		res := h.Run(ctx, path, nil)
 		if res.ExitCode != batch.ExitOK || len(res.Stuck) != 0 {
 			t.Fatalf("result %+v, want the killed row looked up, not found, and sent", res)
 		}
-		if p, err := h.db.Get(ctx, rows[0].ref); err != nil || p.Attempts != 1 || p.State != ledger.Submitted {
+		if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.Attempts != 1 || p.State != ledger.Submitted {
 			t.Errorf("%+v, %v: want SUBMITTED after 1 counted send", p, err)
 		}
-		if n := h.sandbox.CreateCounts()[rows[0].ref]; n != 1 {
+		if n := h.Sandbox.CreateCounts()[rows[0].Ref]; n != 1 {
 			t.Errorf("%d creates", n)
 		}
 	})
@@ -74,29 +75,29 @@ func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 // service finds it, and otherwise makes it READY for the next run, which sends it.
 func TestStuckRowIsReleased(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, sandbox.Options{})
-	known := payroll(1, "HELD")[0]
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	known := batchtest.Payroll(1, "HELD")[0]
 	var lose atomic.Bool
 	lose.Store(true)
 	var creates atomic.Int32
 	svc := &fakeService{
 		create: func(req api.CreatePayoutRequest) (api.CreateResult, error) {
-			if req.ExternalInvoiceRef != known.ref && lose.Load() {
+			if req.ExternalInvoiceRef != known.Ref && lose.Load() {
 				creates.Add(1)
 				return api.CreateResult{}, &api.Error{Op: "create payout", HTTPStatus: 502, Kind: api.KindOutcomeUnknown}
 			}
-			return h.client.CreatePayout(ctx, req)
+			return h.Client.CreatePayout(ctx, req)
 		},
-		get: func(ref string) (api.Payout, error) { return h.client.GetPayout(ctx, ref) },
+		get: func(ref string) (api.Payout, error) { return h.Client.GetPayout(ctx, ref) },
 	}
 	withFake := func(c *batch.Config) { c.Service = svc; c.BreakerThreshold = 1000 }
-	if res := h.run(ctx, writePayroll(t, h.dir, "held.csv", []payrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "held.csv", []batchtest.PayrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
 		t.Fatalf("setup %+v", res)
 	}
-	rows := payroll(1, "STUCK")
-	path := writePayroll(t, h.dir, "stuck.csv", rows)
-	ref := rows[0].ref
-	res := h.run(ctx, path, withFake)
+	rows := batchtest.Payroll(1, "STUCK")
+	path := batchtest.WritePayroll(t, h.Dir, "stuck.csv", rows)
+	ref := rows[0].Ref
+	res := h.Run(ctx, path, withFake)
 	want := batch.StuckMessage(ref, batch.MaxSendAttempts)
 	if res.ExitCode != batch.ExitAttention || len(res.Stuck) != 1 || res.Stuck[0].Ref != ref || res.Stuck[0].Attempts != batch.MaxSendAttempts {
 		t.Fatalf("result %+v, want the row stuck", res)
@@ -104,34 +105,34 @@ func TestStuckRowIsReleased(t *testing.T) {
 	if n := creates.Load(); n != batch.MaxSendAttempts {
 		t.Errorf("%d creates, want %d", n, batch.MaxSendAttempts)
 	}
-	byRef := h.assertReport(res, 1, fileTotal(rows))
+	byRef := h.AssertReport(res, 1, batchtest.FileTotal(rows))
 	if got := strings.Join(byRef[ref], ","); !strings.Contains(got, want) {
 		t.Errorf("report row %q does not say %q", got, want)
 	}
 	// A rerun sends nothing and says it again.
-	res = h.run(ctx, path, withFake)
+	res = h.Run(ctx, path, withFake)
 	if len(res.Stuck) != 1 || creates.Load() != batch.MaxSendAttempts {
 		t.Errorf("rerun %+v, %d creates", res, creates.Load())
 	}
 
-	runner := batch.NewRunner(func() batch.Config { c := h.cfg; withFake(&c); return c }())
+	runner := batch.NewRunner(func() batch.Config { c := h.Cfg; withFake(&c); return c }())
 	if _, err := runner.Release(ctx, ref, "  ", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
 		t.Errorf("release without a reason: %v", err)
 	}
-	if _, err := runner.Release(ctx, known.ref, "checked", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
+	if _, err := runner.Release(ctx, known.Ref, "checked", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
 		t.Errorf("release of a SUBMITTED payout: %v", err)
 	}
 	// While the service finds it, it is refused and stays UNKNOWN.
 	lose.Store(false)
-	if _, err := h.client.CreatePayout(ctx, api.CreatePayoutRequest{VirtualPoolReference: "POOL-1", PayoutServiceID: 1, Amount: decimal.RequireFromString(rows[0].amount),
-		ClientRedirectURL: "http://127.0.0.1:1/r", ClientCallbackURL: "http://127.0.0.1:1/c", ThirdPartyAccountNo: rows[0].account,
+	if _, err := h.Client.CreatePayout(ctx, api.CreatePayoutRequest{VirtualPoolReference: "POOL-1", PayoutServiceID: 1, Amount: decimal.RequireFromString(rows[0].Amount),
+		ClientRedirectURL: "http://127.0.0.1:1/r", ClientCallbackURL: "http://127.0.0.1:1/c", ThirdPartyAccountNo: rows[0].Account,
 		RecipientReference: "x", PaymentDescription: "x", ExternalInvoiceRef: ref}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runner.Release(ctx, ref, "checked", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) || !strings.Contains(err.Error(), "payout reconcile") {
 		t.Errorf("release of a payout the service has: %v", err)
 	}
-	if p, _ := h.db.Get(ctx, ref); p.State != ledger.Unknown {
+	if p, _ := h.DB.Get(ctx, ref); p.State != ledger.Unknown {
 		t.Errorf("after a refused release: %s", p.State)
 	}
 }
@@ -140,27 +141,27 @@ func TestStuckRowIsReleased(t *testing.T) {
 // names who released it and why, and the next run of its file sends it.
 func TestReleaseMakesAStuckRowReady(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, sandbox.Options{})
-	rows := payroll(1, "FREE")
-	ref := rows[0].ref
-	path := writePayroll(t, h.dir, "free.csv", rows)
-	h.recordOnly(path)
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(1, "FREE")
+	ref := rows[0].Ref
+	path := batchtest.WritePayroll(t, h.Dir, "free.csv", rows)
+	recordOnly(h, path)
 	for i := 0; i < batch.MaxSendAttempts; i++ {
 		changes := []ledger.Change{{Ref: ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent"},
 			{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, CountAttempt: true, Detail: "test: no answer"}}
 		if i < batch.MaxSendAttempts-1 {
 			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, Detail: "test: not found"})
 		}
-		if err := h.db.Apply(ctx, changes...); err != nil {
+		if err := h.DB.Apply(ctx, changes...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	runner := batch.NewRunner(h.cfg)
+	runner := batch.NewRunner(h.Cfg)
 	p, err := runner.Release(ctx, ref, "service support confirmed no payout", "ops@host")
 	if err != nil || p.State != ledger.Ready {
 		t.Fatalf("release: %+v, %v", p, err)
 	}
-	evs, _ := h.db.Events(ctx, ref)
+	evs, _ := h.DB.Events(ctx, ref)
 	last := evs[len(evs)-1]
 	if last.From != ledger.Unknown || last.To != ledger.Ready || !strings.Contains(last.Detail, "released by ops@host") ||
 		!strings.Contains(last.Detail, "service support confirmed no payout") {
@@ -169,49 +170,21 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 	if _, err := runner.Release(ctx, ref, "again", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
 		t.Errorf("second release: %v", err)
 	}
-	res := h.run(ctx, path, nil)
+	res := h.Run(ctx, path, nil)
 	if res.ExitCode != batch.ExitOK || res.Succeeded+res.Pending != 1 {
 		t.Fatalf("run after the release %+v", res)
 	}
-	h.assertExactlyOnce(rows, res)
+	h.AssertExactlyOnce(rows, res)
 }
 
 // recordOnly runs path with a stop before its first request: the run records the file's payouts
 // READY and sends nothing.
-func (h *harness) recordOnly(path string) {
-	h.tb.Helper()
+func recordOnly(h *batchtest.Harness, path string) {
+	h.TB.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res := h.run(ctx, path, func(c *batch.Config) { c.Progress = func(int, int) { cancel() } })
-	if res.ExitCode != batch.ExitAborted || res.NotSent != res.Rows || h.sandbox.Stats().Creates != 0 {
-		h.tb.Fatalf("a run stopped before its first request: %+v", res)
-	}
-}
-
-// TestReconcileSaysHowToFreeAStuckRow: reconcile never makes a stuck row READY, and its report
-// says how to free it.
-func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
-	b := newReconBench(t, sandbox.Faults{})
-	var states []ledger.State
-	for i := 0; i < batch.MaxSendAttempts; i++ {
-		if i > 0 {
-			states = append(states, ledger.Ready)
-		}
-		states = append(states, ledger.Submitting, ledger.Unknown)
-	}
-	b.record("STUCK-1", "4440001", "70.00", states...)
-	if p := b.state("STUCK-1"); !batch.Stuck(p) {
-		t.Fatalf("setup: %+v is not stuck", p)
-	}
-	res := b.reconcile(batch.ReconcileOptions{})
-	if res.ToResend != 0 || res.Unknown != 1 || res.ExitCode != batch.ExitAttention {
-		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
-	}
-	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]
-	if want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts); !strings.Contains(row["message"], want) {
-		t.Errorf("report message %q, want %q in it", row["message"], want)
-	}
-	if p := b.state("STUCK-1"); p.State != ledger.Unknown {
-		t.Errorf("after reconcile: %s", p.State)
+	res := h.Run(ctx, path, func(c *batch.Config) { c.Progress = func(int, int) { cancel() } })
+	if res.ExitCode != batch.ExitAborted || res.NotSent != res.Rows || h.Sandbox.Stats().Creates != 0 {
+		h.TB.Fatalf("a run stopped before its first request: %+v", res)
 	}
 }

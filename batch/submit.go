@@ -73,7 +73,7 @@ type submission struct {
 func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) ([]StuckPayout, error) {
 	db := r.cfg.Ledger
 	bg := context.WithoutCancel(ctx)
-	if err := recoverInterrupted(bg, db, runID); err != nil {
+	if err := RecoverInterrupted(bg, db, runID); err != nil {
 		return nil, err
 	}
 	current, err := db.Lookup(bg, refs)
@@ -115,9 +115,9 @@ func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, ref
 	return s.stuck, err
 }
 
-// recoverInterrupted marks rows left SUBMITTING by a process that died between recording its
+// RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
 // intent and recording the answer: their POST may or may not have reached the service.
-func recoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error {
+func RecoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error {
 	stuck, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}})
 	if err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 
 	"github.com/payout/payout"
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/callbacks"
+	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
 
@@ -166,7 +166,7 @@ func (d *demoService) reconcile(ctx context.Context, e *env, s *session, o *runO
 	time.Sleep(demoSettle)
 	d.sb.Settle()
 	waitForCallbacks(ctx, d.sb, 10*time.Second)
-	rec, err := s.runner.Reconcile(ctx, batch.ReconcileOptions{RunID: runID, ReportDir: o.reportDir})
+	rec, err := reconcile.Run(ctx, s.runner, reconcile.Options{RunID: runID, ReportDir: o.reportDir})
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
 
@@ -46,7 +47,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	if o.failedWithin < 0 {
 		return usageError("--failed-within %d: want a number of days, 0 or more", o.failedWithin)
 	}
-	opts := batch.ReconcileOptions{RunID: strings.TrimSpace(o.runID), ReportDir: o.reportDir,
+	opts := reconcile.Options{RunID: strings.TrimSpace(o.runID), ReportDir: o.reportDir,
 		FailedWithin: time.Duration(o.failedWithin) * 24 * time.Hour}
 	if o.since != "" {
 		if opts.RunID != "" {
@@ -63,12 +64,12 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	res, err := s.runner.Reconcile(ctx, opts)
+	res, err := reconcile.Run(ctx, s.runner, opts)
 	if err != nil {
 		switch {
 		case errors.Is(err, ledger.ErrNotFound) && opts.RunID != "":
 			return usageError("reconcile: %v (see `payout status` for the runs)", err)
-		case errors.Is(err, batch.ErrReconcileScope):
+		case errors.Is(err, reconcile.ErrScope):
 			return usageError("%v", err)
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
@@ -96,7 +97,7 @@ func parseSince(v string) (time.Time, error) {
 
 // printReconcile writes the summary: JSON with --json; otherwise a few lines, unless all is well
 // and nobody is watching (cron mails only trouble).
-func printReconcile(e *env, o *reconcileOptions, res batch.ReconcileResult) error {
+func printReconcile(e *env, o *reconcileOptions, res reconcile.Result) error {
 	if o.jsonOut {
 		return json.NewEncoder(e.stdout).Encode(res)
 	}
@@ -107,7 +108,7 @@ func printReconcile(e *env, o *reconcileOptions, res batch.ReconcileResult) erro
 	return nil
 }
 
-func printReconcileSummary(w io.Writer, res batch.ReconcileResult) {
+func printReconcileSummary(w io.Writer, res reconcile.Result) {
 	fmt.Fprintf(w, "reconcile %s of %s: %d payouts, MYR %s, %d looked up, %d changed\n", res.RunID, res.Scope,
 		res.Payouts, res.TotalAmount.StringFixed(2), res.LookedUp, res.Changed)
 	fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d\n",

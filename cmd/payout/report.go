@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
 
@@ -26,10 +27,15 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	paths, err := batch.WriteReports(ctx, db, fs.Arg(0), *reportDir, time.Now())
+	run, err := db.GetRun(ctx, fs.Arg(0))
 	if errors.Is(err, ledger.ErrNotFound) {
 		return usageError("report: no run %q in the ledger (see `payout status`)", fs.Arg(0))
 	}
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	// A file of a watched folder is named as the watch named the run's own reports.
+	paths, err := batch.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now())
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

@@ -70,3 +70,39 @@ func TestCommandReportWritesNewFilesBesideTheRunsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandReportOfAWatchedFileKeepsItsInboxName: a second november.csv dropped into a watched
+// folder is claimed under a timestamped name; `payout report` names its regenerated reports
+// november.<run id>..., as the watch named the run's own, not after the timestamped name.
+func TestCommandReportOfAWatchedFileKeepsItsInboxName(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	dir := filepath.Join(u.dir, "payroll")
+	if err := os.MkdirAll(filepath.Join(dir, "inbox"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		copyFile(t, samplePath(t), filepath.Join(dir, "inbox", "november.csv"))
+		if _, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 0 {
+			t.Fatalf("watch --once exit %d: %s", code, errOut)
+		}
+	}
+	if stamped, _ := filepath.Glob(filepath.Join(dir, "done", "november.*.csv")); len(stamped) != 1 {
+		t.Fatalf("done holds %v, want the second november.csv under a timestamped name", stamped)
+	}
+	own, _ := filepath.Glob(filepath.Join(dir, "reports", "november.*.result.csv"))
+	if len(own) != 2 {
+		t.Fatalf("the runs' reports %v, want two", own)
+	}
+	for _, p := range own {
+		runID := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "november."), ".result.csv")
+		out, errOut, code := u.run("report", "--report-dir", t.TempDir(), runID)
+		if code != 0 {
+			t.Fatalf("report exit %d: %s %s", code, out, errOut)
+		}
+		for _, p := range strings.Fields(out) {
+			if !strings.HasPrefix(filepath.Base(p), "november."+runID+".regenerated-") {
+				t.Errorf("regenerated report of run %s named %s, want november.%s.regenerated-...", runID, filepath.Base(p), runID)
+			}
+		}
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/watch"
 )
 
 // watchCmd is folder mode: files dropped into DIR/inbox are paid one at a time like `run` and moved
@@ -21,8 +21,8 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	}
 	fs.BoolVar(&o.jsonOut, "json", false, "print each file's summary as one JSON line on stdout")
 	once := fs.Bool("once", false, "process what is in the folder, then exit with the worst file's exit code (for cron)")
-	settle := fs.Duration("settle", batch.DefaultSettle, "how long a file's size and modification time must stay unchanged before it is claimed")
-	interval := fs.Duration("interval", batch.DefaultInterval, "time between looks at the inbox (without --once)")
+	settle := fs.Duration("settle", watch.DefaultSettle, "how long a file's size and modification time must stay unchanged before it is claimed")
+	interval := fs.Duration("interval", watch.DefaultInterval, "time between looks at the inbox (without --once)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
 		return usageError("watch: %s is not a folder: name the folder that holds inbox (nothing was done)", dir)
 	}
-	reportDir := filepath.Join(dir, batch.ReportsDir)
+	reportDir := filepath.Join(dir, watch.ReportsDir)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "report-dir" {
 			reportDir = o.reportDir
@@ -53,7 +53,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	w, err := batch.NewWatcher(batch.WatchConfig{
+	w, err := watch.New(watch.Config{
 		Dir: dir, Runner: s.runner, Ledger: s.db, Settle: *settle, Interval: *interval,
 		ReportDir: reportDir, Logger: s.log, Done: s.watched,
 	})
@@ -78,7 +78,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 
 // watched prints and records one file's outcome as `run` does for each of its files. A file the
 // reader refused has no run; it is shown as a rejected one.
-func (s *session) watched(out batch.FileOutcome) {
+func (s *session) watched(out watch.FileOutcome) {
 	res := out.Result
 	res.ExitCode = out.Exit
 	res.File = out.Path // where the file is now: done, failed or processing

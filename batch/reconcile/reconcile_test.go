@@ -1,4 +1,4 @@
-package batch_test
+package reconcile_test
 
 import (
 	"context"
@@ -21,6 +21,8 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -39,12 +41,12 @@ type reconBench struct {
 	cfg     batch.Config
 }
 
-// newReconBench pays and reconciles at the run tests' production-like settings (see testRate), with
+// newReconBench pays and reconciles at the run tests' production-like settings (see batchtest.Rate), with
 // 4 workers; the sandbox's latency is added to faults unless they set their own.
 func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	tb.Helper()
 	if faults.Latency == 0 && faults.LatencyJitter == 0 {
-		faults.Latency, faults.LatencyJitter = testLatency, testLatencyJitter
+		faults.Latency, faults.LatencyJitter = batchtest.Latency, batchtest.LatencyJitter
 	}
 	clock := &sandboxClock{now: time.Now()}
 	sb := sandbox.New(sandbox.Options{AuthToken: reconToken, HashKey: []byte("recon-hash-key-0123456789"), Seed: 11,
@@ -65,7 +67,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	}
 	tb.Cleanup(func() { db.Close() })
 	return &reconBench{tb: tb, sandbox: sb, clock: clock, client: client, db: db, dir: dir, cfg: batch.Config{
-		Ledger: db, Service: client, Limiter: rate.NewLimiter(testRate, 1), Workers: 4,
+		Ledger: db, Service: client, Limiter: rate.NewLimiter(batchtest.Rate, 1), Workers: 4,
 		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
 		ReportDir:    filepath.Join(dir, "reports"),
 		UnknownGrace: 20 * time.Millisecond, NotFoundLookups: 3,
@@ -120,9 +122,9 @@ func (b *reconBench) pay(name string, rows [][3]string, edit func(*batch.Config)
 	return res
 }
 
-func (b *reconBench) reconcile(opts batch.ReconcileOptions) batch.ReconcileResult {
+func (b *reconBench) reconcile(opts reconcile.Options) reconcile.Result {
 	b.tb.Helper()
-	res, err := b.runner(nil).Reconcile(context.Background(), opts)
+	res, err := reconcile.Run(context.Background(), b.runner(nil), opts)
 	if err != nil {
 		b.tb.Fatalf("reconcile: %v", err)
 	}
@@ -211,7 +213,7 @@ func (b *reconBench) state(ref string) ledger.Payout {
 
 // reconCSV reads a reconciliation's CSV report by ref, and checks that it ties out: the rows'
 // amounts add up to want, and to succeeded + failed + pending + rejected.
-func reconCSV(tb testing.TB, res batch.ReconcileResult, wantRows int, want decimal.Decimal) map[string]map[string]string {
+func reconCSV(tb testing.TB, res reconcile.Result, wantRows int, want decimal.Decimal) map[string]map[string]string {
 	tb.Helper()
 	var path string
 	for _, p := range res.Reports {
@@ -307,7 +309,7 @@ func TestReconcileSettlesARun(t *testing.T) {
 			}
 			b.settle()
 
-			res := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+			res := b.reconcile(reconcile.Options{RunID: run.RunID})
 			if res.Succeeded != tt.succeeded || res.Failed != tt.failed || res.Rejected != tt.rejected || res.Pending != 0 ||
 				res.Mismatches != 0 || res.Changed != sent || res.LookedUp != sent || res.ExitCode != tt.firstExit {
 				t.Fatalf("reconcile %+v, want %d succeeded, %d failed, every row changed, exit %d", res, tt.succeeded, tt.failed, tt.firstExit)
@@ -348,7 +350,7 @@ func TestReconcileSettlesARun(t *testing.T) {
 			}
 
 			// Nothing changed since: a second reconciliation finds every row final and matching.
-			again := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+			again := b.reconcile(reconcile.Options{RunID: run.RunID})
 			if again.Changed != 0 || again.Mismatches != 0 || again.Succeeded != tt.succeeded || again.Failed != tt.failed ||
 				again.Rejected != tt.rejected || again.ExitCode != tt.secondExit {
 				t.Fatalf("second reconcile %+v, want nothing changed and exit %d", again, tt.secondExit)
@@ -389,7 +391,7 @@ func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
 	b.settle()
 	createsBefore := b.sandbox.Stats().Creates
 
-	res := b.reconcile(batch.ReconcileOptions{})
+	res := b.reconcile(reconcile.Options{})
 	if b.sandbox.Stats().Creates != createsBefore {
 		t.Fatalf("reconcile sent %d creates, want none", b.sandbox.Stats().Creates-createsBefore)
 	}
@@ -458,7 +460,7 @@ func TestReconcileFlagsMismatches(t *testing.T) {
 	b.settle()
 	b.record("FINAL-1", "3331000", "70.00", ledger.Submitting, ledger.Submitted, ledger.Succeeded)
 
-	res := b.reconcile(batch.ReconcileOptions{Since: since})
+	res := b.reconcile(reconcile.Options{Since: since})
 	want := decimal.RequireFromString("765.00") // 100 + 200 + 300 + 40 + 55 + 70: the ledger's amounts
 	byRef := reconCSV(t, res, 6, want)
 	tests := []struct {
@@ -504,8 +506,8 @@ func TestReconcileServiceDown(t *testing.T) {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.sandbox.SetDown(true)
-	res, err := b.runner(func(c *batch.Config) { c.BreakerThreshold = 3; c.MaxLookupErrors = 100 }).
-		Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
+	runner := b.runner(func(c *batch.Config) { c.BreakerThreshold = 3; c.MaxLookupErrors = 100 })
+	res, err := reconcile.Run(context.Background(), runner, reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,14 +528,14 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.settle()
-	service := &hookedService{Client: b.client, beforeGet: func(ref string) error {
+	service := &batchtest.HookedService{Client: b.client, BeforeGet: func(ref string) error {
 		if ref == "MUTE-1" {
 			return &api.Error{Op: "get payout", HTTPStatus: 502, Kind: api.KindRetryable}
 		}
 		return nil
 	}}
-	res, err := b.runner(func(c *batch.Config) { c.Service = service; c.MaxLookupErrors = 3; c.BreakerThreshold = 100 }).
-		Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
+	runner := b.runner(func(c *batch.Config) { c.Service = service; c.MaxLookupErrors = 3; c.BreakerThreshold = 100 })
+	res, err := reconcile.Run(context.Background(), runner, reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,22 +550,22 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 
 func TestReconcileScopeErrors(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
-	first := b.reconcile(batch.ReconcileOptions{})
+	first := b.reconcile(reconcile.Options{})
 	if first.ExitCode != batch.ExitOK || first.Payouts != 0 {
 		t.Fatalf("reconcile of an empty ledger %+v, want exit 0 and nothing", first)
 	}
 	tests := []struct {
 		name string
-		opts batch.ReconcileOptions
+		opts reconcile.Options
 		want error
 	}{
-		{"unknown run", batch.ReconcileOptions{RunID: "20260101T000000Z-0000"}, ledger.ErrNotFound},
-		{"run and date", batch.ReconcileOptions{RunID: "x", Since: time.Now()}, batch.ErrReconcileScope},
-		{"a reconciliation's run", batch.ReconcileOptions{RunID: first.RunID}, batch.ErrReconcileScope},
+		{"unknown run", reconcile.Options{RunID: "20260101T000000Z-0000"}, ledger.ErrNotFound},
+		{"run and date", reconcile.Options{RunID: "x", Since: time.Now()}, reconcile.ErrScope},
+		{"a reconciliation's run", reconcile.Options{RunID: first.RunID}, reconcile.ErrScope},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := b.runner(nil).Reconcile(context.Background(), tt.opts)
+			_, err := reconcile.Run(context.Background(), b.runner(nil), tt.opts)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("reconcile: %v, want %v", err, tt.want)
 			}
@@ -575,22 +577,6 @@ func TestReconcileScopeErrors(t *testing.T) {
 	}
 }
 
-// hookedService is the client with a hook that runs before each lookup; an error from the hook
-// is the lookup's answer.
-type hookedService struct {
-	*api.Client
-	beforeGet func(ref string) error
-}
-
-var _ batch.Service = (*hookedService)(nil)
-
-func (h *hookedService) GetPayout(ctx context.Context, ref string) (api.Payout, error) {
-	if err := h.beforeGet(ref); err != nil {
-		return api.Payout{}, err
-	}
-	return h.Client.GetPayout(ctx, ref)
-}
-
 func TestReconcileRowMovedByACallback(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("callback.csv", [][3]string{{"CB-1", "2220001", "10.00"}, {"CB-2", "2220002", "20.00"}}, nil)
@@ -600,7 +586,7 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 	b.settle()
 	// `payout callbacks` holds no run lock: it moves CB-1 to SUCCEEDED while reconcile looks it up.
 	var fired atomic.Bool
-	service := &hookedService{Client: b.client, beforeGet: func(ref string) error {
+	service := &batchtest.HookedService{Client: b.client, BeforeGet: func(ref string) error {
 		if ref != "CB-1" || !fired.CompareAndSwap(false, true) {
 			return nil
 		}
@@ -611,7 +597,7 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 		}
 		return nil
 	}}
-	res, err := b.runner(func(c *batch.Config) { c.Service = service }).Reconcile(context.Background(), batch.ReconcileOptions{RunID: run.RunID})
+	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) { c.Service = service }), reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -632,11 +618,11 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	run := bench.pay("bench.csv", rows, nil)
 	bench.settle()
-	if res := bench.reconcile(batch.ReconcileOptions{RunID: run.RunID}); res.Succeeded != len(rows) {
+	if res := bench.reconcile(reconcile.Options{RunID: run.RunID}); res.Succeeded != len(rows) {
 		b.Fatalf("first reconcile %+v", res)
 	}
 	for b.Loop() {
-		if res := bench.reconcile(batch.ReconcileOptions{RunID: run.RunID}); res.ExitCode != batch.ExitOK {
+		if res := bench.reconcile(reconcile.Options{RunID: run.RunID}); res.ExitCode != batch.ExitOK {
 			b.Fatalf("reconcile %+v", res)
 		}
 	}
@@ -652,7 +638,7 @@ func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
 	// Every lookup is a 429 with "Retry-After: 0": nothing but the bounds stops the retries.
 	b.sandbox.SetFaults(sandbox.Faults{ThrottleLookups: 1})
 	before := b.sandbox.Stats().Requests["get"]
-	res := b.reconcile(batch.ReconcileOptions{RunID: run.RunID})
+	res := b.reconcile(reconcile.Options{RunID: run.RunID})
 	want := "the service is throttling lookups (HTTP 429): 3 payouts not checked; run reconcile again later"
 	if res.ExitCode != batch.ExitAborted || res.Aborted != want || res.NotChecked != 3 || res.Pending != 3 {
 		t.Fatalf("reconcile %+v, want exit 1, every payout pending and not checked, and %q", res, want)
@@ -674,7 +660,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	eightDaysOn := func(c *batch.Config) { c.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) } }
-	old, err := b.runner(eightDaysOn).Reconcile(context.Background(), batch.ReconcileOptions{FailedWithin: 7 * 24 * time.Hour})
+	old, err := reconcile.Run(context.Background(), b.runner(eightDaysOn), reconcile.Options{FailedWithin: 7 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +669,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	}
 
 	b.settle()
-	res := b.reconcile(batch.ReconcileOptions{FailedWithin: 7 * 24 * time.Hour})
+	res := b.reconcile(reconcile.Options{FailedWithin: 7 * 24 * time.Hour})
 	if res.LookedUp != 2 || res.Changed != 1 || res.Succeeded != 1 || res.Failed != 1 || res.ExitCode != batch.ExitOK {
 		t.Fatalf("reconcile %+v, want both refusals looked up, REF-MADE found, and exit 0: REF-NONE is still refused, as reported when it failed", res)
 	}
@@ -706,5 +692,33 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	}
 	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none.InvoiceNo, none.LastError) {
 		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
+	}
+}
+
+// TestReconcileSaysHowToFreeAStuckRow: reconcile never makes a stuck row READY, and its report
+// says how to free it.
+func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	var states []ledger.State
+	for i := 0; i < batch.MaxSendAttempts; i++ {
+		if i > 0 {
+			states = append(states, ledger.Ready)
+		}
+		states = append(states, ledger.Submitting, ledger.Unknown)
+	}
+	b.record("STUCK-1", "4440001", "70.00", states...)
+	if p := b.state("STUCK-1"); !batch.Stuck(p) {
+		t.Fatalf("setup: %+v is not stuck", p)
+	}
+	res := b.reconcile(reconcile.Options{})
+	if res.ToResend != 0 || res.Unknown != 1 || res.ExitCode != batch.ExitAttention {
+		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
+	}
+	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]
+	if want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts); !strings.Contains(row["message"], want) {
+		t.Errorf("report message %q, want %q in it", row["message"], want)
+	}
+	if p := b.state("STUCK-1"); p.State != ledger.Unknown {
+		t.Errorf("after reconcile: %s", p.State)
 	}
 }

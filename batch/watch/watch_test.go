@@ -1,4 +1,4 @@
-package batch_test
+package watch_test
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/watch"
 )
 
 // watchClock is the watcher's clock, moved by hand: settling is decided without sleeping.
@@ -36,41 +38,23 @@ func (c *watchClock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// logBuffer collects log lines that several goroutines write at once.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// watchRig is a watched folder over a harness, with the outcomes and logs it produced.
+// watchRig is a watched folder over a test harness, with the outcomes and logs it produced.
 type watchRig struct {
-	*harness
+	*batchtest.Harness
 	root     string
-	w        *batch.Watcher
-	logs     *logBuffer
+	w        *watch.Watcher
+	logs     *batchtest.LogBuffer
 	mu       sync.Mutex
-	outcomes []batch.FileOutcome
+	outcomes []watch.FileOutcome
 }
 
-func newWatchRig(tb testing.TB, h *harness, settle time.Duration, now func() time.Time) *watchRig {
+func newWatchRig(tb testing.TB, h *batchtest.Harness, settle time.Duration, now func() time.Time) *watchRig {
 	tb.Helper()
-	rig := &watchRig{harness: h, root: filepath.Join(h.dir, "watched"), logs: &logBuffer{}}
-	w, err := batch.NewWatcher(batch.WatchConfig{
-		Dir: rig.root, Runner: batch.NewRunner(h.cfg), Ledger: h.db, Settle: settle, Interval: 5 * time.Millisecond,
+	rig := &watchRig{Harness: h, root: filepath.Join(h.Dir, "watched"), logs: &batchtest.LogBuffer{}}
+	w, err := watch.New(watch.Config{
+		Dir: rig.root, Runner: batch.NewRunner(h.Cfg), Ledger: h.DB, Settle: settle, Interval: 5 * time.Millisecond,
 		Now: now, Logger: slog.New(slog.NewTextHandler(rig.logs, nil)),
-		Done: func(out batch.FileOutcome) {
+		Done: func(out watch.FileOutcome) {
 			rig.mu.Lock()
 			defer rig.mu.Unlock()
 			rig.outcomes = append(rig.outcomes, out)
@@ -86,18 +70,18 @@ func newWatchRig(tb testing.TB, h *harness, settle time.Duration, now func() tim
 
 func (r *watchRig) path(sub, name string) string { return filepath.Join(r.root, sub, name) }
 
-func (r *watchRig) results() []batch.FileOutcome {
+func (r *watchRig) results() []watch.FileOutcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]batch.FileOutcome(nil), r.outcomes...)
+	return append([]watch.FileOutcome(nil), r.outcomes...)
 }
 
 // listDir names the files of one folder of the watched directory.
 func (r *watchRig) listDir(sub string) []string {
-	r.tb.Helper()
+	r.TB.Helper()
 	entries, err := os.ReadDir(filepath.Join(r.root, sub))
 	if err != nil {
-		r.tb.Fatal(err)
+		r.TB.Fatal(err)
 	}
 	var names []string
 	for _, e := range entries {
@@ -108,32 +92,32 @@ func (r *watchRig) listDir(sub string) []string {
 }
 
 func (r *watchRig) poll() int {
-	r.tb.Helper()
+	r.TB.Helper()
 	exit, err := r.w.Poll(context.Background())
 	if err != nil {
-		r.tb.Fatalf("poll: %v", err)
+		r.TB.Fatalf("poll: %v", err)
 	}
 	return exit
 }
 
-func (r *watchRig) assertCreatedOnce(rows []payrollRow) {
-	r.tb.Helper()
-	counts := r.sandbox.CreateCounts()
+func (r *watchRig) assertCreatedOnce(rows []batchtest.PayrollRow) {
+	r.TB.Helper()
+	counts := r.Sandbox.CreateCounts()
 	for _, row := range rows {
-		if counts[row.ref] != 1 {
-			r.tb.Errorf("%s created %d times by the service, want exactly 1", row.ref, counts[row.ref])
+		if counts[row.Ref] != 1 {
+			r.TB.Errorf("%s created %d times by the service, want exactly 1", row.Ref, counts[row.Ref])
 		}
 	}
-	if dups := r.sandbox.Duplicates(); len(dups) > 0 {
-		r.tb.Errorf("paid twice: %v", dups)
+	if dups := r.Sandbox.Duplicates(); len(dups) > 0 {
+		r.TB.Errorf("paid twice: %v", dups)
 	}
 }
 
-func watchCSV(rows []payrollRow) []byte {
+func watchCSV(rows []batchtest.PayrollRow) []byte {
 	var b strings.Builder
 	b.WriteString("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\r\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,Salary November\r\n", r.ref, r.name, r.bank, r.account, r.amount)
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,Salary November\r\n", r.Ref, r.Name, r.Bank, r.Account, r.Amount)
 	}
 	return []byte(b.String())
 }
@@ -159,18 +143,9 @@ func watchAppend(tb testing.TB, path string, data []byte) {
 	}
 }
 
-func watchRead(tb testing.TB, path string) string {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestWatchCreatesFolders(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	for _, sub := range []string{batch.InboxDir, batch.ProcessingDir, batch.DoneDir, batch.FailedDir, batch.ReportsDir} {
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	for _, sub := range []string{watch.InboxDir, watch.ProcessingDir, watch.DoneDir, watch.FailedDir, watch.ReportsDir} {
 		info, err := os.Stat(filepath.Join(rig.root, sub))
 		if err != nil || !info.IsDir() || info.Mode().Perm() != 0o750 {
 			t.Errorf("%s: %v, %v; want a 0750 folder", sub, info, err)
@@ -181,10 +156,10 @@ func TestWatchCreatesFolders(t *testing.T) {
 func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	const settle = 10 * time.Second
 	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
-	rows := payroll(9, "SLOW")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
+	rows := batchtest.Payroll(9, "SLOW")
 	data := watchCSV(rows)
-	inbox := rig.path(batch.InboxDir, "slow.csv")
+	inbox := rig.path(watch.InboxDir, "slow.csv")
 	// Cut mid-line, as a copy tool would.
 	chunks := [][]byte{data[:len(data)/3], data[len(data)/3 : 2*len(data)/3], data[2*len(data)/3:]}
 
@@ -196,7 +171,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 		if _, err := os.Stat(inbox); err != nil {
 			t.Fatalf("%s: claimed early: %v", step, err)
 		}
-		if n := rig.sandbox.Stats().Creates; n != 0 {
+		if n := rig.Sandbox.Stats().Creates; n != 0 {
 			t.Fatalf("%s: %d payouts sent from a file still being written", step, n)
 		}
 	}
@@ -235,10 +210,10 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("poll after settling: exit %d, want 0; logs:\n%s", exit, rig.logs)
 	}
-	if got := rig.listDir(batch.DoneDir); len(got) != 1 || got[0] != "slow.csv" {
+	if got := rig.listDir(watch.DoneDir); len(got) != 1 || got[0] != "slow.csv" {
 		t.Fatalf("done holds %v, want slow.csv", got)
 	}
-	if got := rig.listDir(batch.InboxDir); len(got) != 0 {
+	if got := rig.listDir(watch.InboxDir); len(got) != 0 {
 		t.Errorf("inbox still holds %v", got)
 	}
 	outs := rig.results()
@@ -249,28 +224,28 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 }
 
 func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	data := watchCSV(payroll(2, "PART"))
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	data := watchCSV(batchtest.Payroll(2, "PART"))
 	names := []string{
 		".hidden.csv", "~$payroll.xlsx", "payroll.csv.tmp", "payroll.tmp", "payroll.csv.part",
 		"payroll.csv.crdownload", ".payroll.csv.swp", "payroll.csv.swp", "notes.txt", "payroll.xls",
 	}
 	for _, name := range names {
-		watchPut(t, rig.path(batch.InboxDir, name), data)
+		watchPut(t, rig.path(watch.InboxDir, name), data)
 	}
-	if err := os.Mkdir(rig.path(batch.InboxDir, "folder.csv"), 0o750); err != nil {
+	if err := os.Mkdir(rig.path(watch.InboxDir, "folder.csv"), 0o750); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
 		rig.poll()
 	}
-	if got := rig.listDir(batch.InboxDir); len(got) != len(names)+1 {
+	if got := rig.listDir(watch.InboxDir); len(got) != len(names)+1 {
 		t.Errorf("inbox holds %v, want every file left where it was", got)
 	}
 	if outs := rig.results(); len(outs) != 0 {
 		t.Errorf("processed %+v, want nothing", outs)
 	}
-	if n := rig.sandbox.Stats().Creates; n != 0 {
+	if n := rig.Sandbox.Stats().Creates; n != 0 {
 		t.Errorf("%d payouts sent", n)
 	}
 	logs := rig.logs.String()
@@ -287,35 +262,35 @@ func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
 }
 
 func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	good := payroll(12, "GOOD")
-	bad := payroll(6, "BAD")
-	bad[3].amount = "12.345"
-	bad[4].bank = "Bank of Atlantis"
-	watchPut(t, rig.path(batch.InboxDir, "good.csv"), watchCSV(good))
-	watchPut(t, rig.path(batch.InboxDir, "bad.csv"), watchCSV(bad))
-	watchPut(t, rig.path(batch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	good := batchtest.Payroll(12, "GOOD")
+	bad := batchtest.Payroll(6, "BAD")
+	bad[3].Amount = "12.345"
+	bad[4].Bank = "Bank of Atlantis"
+	watchPut(t, rig.path(watch.InboxDir, "good.csv"), watchCSV(good))
+	watchPut(t, rig.path(watch.InboxDir, "bad.csv"), watchCSV(bad))
+	watchPut(t, rig.path(watch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
 
 	worst, err := rig.w.Once(context.Background())
 	if err != nil || worst != batch.ExitRejected {
 		t.Fatalf("once: exit %d, %v; want 3 (the worst file); logs:\n%s", worst, err, rig.logs)
 	}
-	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "good.csv" {
+	if got := rig.listDir(watch.DoneDir); strings.Join(got, ",") != "good.csv" {
 		t.Errorf("done holds %v, want good.csv", got)
 	}
 	wantFailed := "bad.csv,bad.csv.why.txt,empty-rows.csv,empty-rows.csv.why.txt"
-	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != wantFailed {
+	if got := rig.listDir(watch.FailedDir); strings.Join(got, ",") != wantFailed {
 		t.Errorf("failed holds %v, want %s", got, wantFailed)
 	}
-	for _, sub := range []string{batch.InboxDir, batch.ProcessingDir} {
+	for _, sub := range []string{watch.InboxDir, watch.ProcessingDir} {
 		if got := rig.listDir(sub); len(got) != 0 {
 			t.Errorf("%s still holds %v", sub, got)
 		}
 	}
 	rig.assertCreatedOnce(good)
 	for _, row := range bad {
-		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
-			t.Errorf("%s of a rejected file was created %d times", row.ref, n)
+		if n := rig.Sandbox.CreateCounts()[row.Ref]; n != 0 {
+			t.Errorf("%s of a rejected file was created %d times", row.Ref, n)
 		}
 	}
 
@@ -329,7 +304,7 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 		t.Fatalf("good.csv reports %v, want CSV, XLSX and HTML", reports)
 	}
 	for _, p := range reports {
-		if filepath.Dir(p) != filepath.Join(rig.root, batch.ReportsDir) {
+		if filepath.Dir(p) != filepath.Join(rig.root, watch.ReportsDir) {
 			t.Errorf("report %s is not in the watched folder's reports", p)
 		}
 		if _, err := os.Stat(p); err != nil {
@@ -337,7 +312,7 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 		}
 	}
 
-	why := watchRead(t, rig.path(batch.FailedDir, "bad.csv.why.txt"))
+	why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "bad.csv.why.txt"))
 	for _, want := range []string{"NOT paid", "2 of its 6 rows were rejected", "line 5, BAD-00004", "amount", "12.345",
 		"line 6, BAD-00005", "Bank of Atlantis", "What to do", ".result.csv"} {
 		if !strings.Contains(why, want) {
@@ -347,21 +322,21 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 	if strings.Contains(why, "BAD-00001") {
 		t.Errorf("bad.csv.why.txt lists a valid row:\n%s", why)
 	}
-	if fi, err := os.Stat(rig.path(batch.FailedDir, "bad.csv.why.txt")); err != nil {
+	if fi, err := os.Stat(rig.path(watch.FailedDir, "bad.csv.why.txt")); err != nil {
 		t.Error(err)
 	} else if fi.Mode().Perm() != 0o600 {
 		t.Errorf("bad.csv.why.txt mode %v, want 0600: a rejected row's message may quote its account", fi.Mode())
 	}
-	if why := watchRead(t, rig.path(batch.FailedDir, "empty-rows.csv.why.txt")); !strings.Contains(why, "NOT paid") || !strings.Contains(why, "What to do") {
+	if why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "empty-rows.csv.why.txt")); !strings.Contains(why, "NOT paid") || !strings.Contains(why, "What to do") {
 		t.Errorf("empty-rows.csv.why.txt:\n%s", why)
 	}
 }
 
 func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	rows := payroll(8, "TWICE")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	rows := batchtest.Payroll(8, "TWICE")
 	data := watchCSV(rows)
-	watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), data)
+	watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), data)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
 		t.Fatalf("first drop: exit %d, %v", worst, err)
 	}
@@ -371,8 +346,8 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 	}
 
 	// The same bytes again, under the same name and under another.
-	watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), data)
-	watchPut(t, rig.path(batch.InboxDir, "payroll (1).csv"), data)
+	watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), data)
+	watchPut(t, rig.path(watch.InboxDir, "payroll (1).csv"), data)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
 		t.Fatalf("second drop: exit %d, %v", worst, err)
 	}
@@ -388,17 +363,17 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 		if out.Result.Skipped != len(rows) || out.Result.Submitted != 0 {
 			t.Errorf("%s: %+v, want every row skipped", out.Name, out.Result)
 		}
-		if filepath.Dir(out.Path) != filepath.Join(rig.root, batch.DoneDir) {
+		if filepath.Dir(out.Path) != filepath.Join(rig.root, watch.DoneDir) {
 			t.Errorf("%s moved to %s, want done", out.Name, out.Path)
 		}
-		note := watchRead(t, out.Note)
+		note := batchtest.ReadFile(t, out.Note)
 		for _, want := range []string{"identical", "payroll.csv", first.Result.RunID, "Nothing was sent"} {
 			if !strings.Contains(note, want) {
 				t.Errorf("%s lacks %q:\n%s", out.Note, want, note)
 			}
 		}
 	}
-	done := rig.listDir(batch.DoneDir)
+	done := rig.listDir(watch.DoneDir)
 	if len(done) != 5 { // payroll.csv, its timestamped twin, payroll (1).csv, and two notes
 		t.Errorf("done holds %v, want the first file, both duplicates and their notes", done)
 	}
@@ -408,18 +383,18 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 }
 
 func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
-	h := newHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
+	h := batchtest.NewHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
 	rig := newWatchRig(t, h, 0, nil)
-	rows := payroll(60, "RESUME")
-	path := rig.path(batch.ProcessingDir, "killed.csv")
+	rows := batchtest.Payroll(60, "RESUME")
+	path := rig.path(watch.ProcessingDir, "killed.csv")
 	watchPut(t, path, watchCSV(rows))
-	later := payroll(3, "LATER")
-	watchPut(t, rig.path(batch.InboxDir, "later.csv"), watchCSV(later))
+	later := batchtest.Payroll(3, "LATER")
+	watchPut(t, rig.path(watch.InboxDir, "later.csv"), watchCSV(later))
 
 	// The killed watch's run: stopped part-way, as on a signal, with the file in processing.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	half := h.run(ctx, path, func(c *batch.Config) {
+	half := h.Run(ctx, path, func(c *batch.Config) {
 		c.Workers = 2 // few rows in flight, so that the cancel stops it part-way
 		c.Progress = func(done, total int) {
 			if done >= 20 {
@@ -430,7 +405,7 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 	if half.ExitCode != batch.ExitAborted {
 		t.Fatalf("setup run %+v, want it stopped part-way", half)
 	}
-	if created := len(h.sandbox.CreateCounts()); created == 0 || created >= len(rows) {
+	if created := len(h.Sandbox.CreateCounts()); created == 0 || created >= len(rows) {
 		t.Fatalf("setup run created %d of %d, want part of the file", created, len(rows))
 	}
 
@@ -445,47 +420,47 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 	if outs[0].DuplicateOf != nil {
 		t.Errorf("a resumed file reported as a duplicate of %+v", outs[0].DuplicateOf)
 	}
-	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "killed.csv,later.csv" {
+	if got := rig.listDir(watch.DoneDir); strings.Join(got, ",") != "killed.csv,later.csv" {
 		t.Errorf("done holds %v", got)
 	}
 	rig.assertCreatedOnce(append(rows, later...))
-	h.assertReport(outs[0].Result, len(rows), fileTotal(rows))
+	h.AssertReport(outs[0].Result, len(rows), batchtest.FileTotal(rows))
 }
 
 func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	rows := payroll(4, "DOWN")
-	watchPut(t, rig.path(batch.InboxDir, "down.csv"), watchCSV(rows))
-	watchPut(t, rig.path(batch.InboxDir, "waiting.csv"), watchCSV(payroll(2, "WAIT")))
-	rig.sandbox.SetDown(true)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	rows := batchtest.Payroll(4, "DOWN")
+	watchPut(t, rig.path(watch.InboxDir, "down.csv"), watchCSV(rows))
+	watchPut(t, rig.path(watch.InboxDir, "waiting.csv"), watchCSV(batchtest.Payroll(2, "WAIT")))
+	rig.Sandbox.SetDown(true)
 	worst, err := rig.w.Once(context.Background())
 	if worst != batch.ExitAborted || !errors.Is(err, batch.ErrAborted) {
 		t.Fatalf("once with the service down: exit %d, %v; want 1 and ErrAborted", worst, err)
 	}
-	if got := rig.listDir(batch.ProcessingDir); len(got) != 1 {
+	if got := rig.listDir(watch.ProcessingDir); len(got) != 1 {
 		t.Fatalf("processing holds %v, want the file in hand", got)
 	}
-	if got := rig.listDir(batch.InboxDir); len(got) != 1 {
+	if got := rig.listDir(watch.InboxDir); len(got) != 1 {
 		t.Errorf("inbox holds %v, want the file not yet started left there", got)
 	}
-	rig.sandbox.SetDown(false)
+	rig.Sandbox.SetDown(false)
 	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
 		t.Fatalf("once after recovery: exit %d, %v", worst, err)
 	}
-	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "down.csv,waiting.csv" {
+	if got := rig.listDir(watch.DoneDir); strings.Join(got, ",") != "down.csv,waiting.csv" {
 		t.Errorf("done holds %v", got)
 	}
 	rig.assertCreatedOnce(rows)
 }
 
 func TestWatchLoopStopsOnCancel(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
-	rows := payroll(5, "LOOP")
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
+	rows := batchtest.Payroll(5, "LOOP")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- rig.w.Loop(ctx) }()
-	watchPut(t, rig.path(batch.InboxDir, "loop.csv"), watchCSV(rows))
+	watchPut(t, rig.path(watch.InboxDir, "loop.csv"), watchCSV(rows))
 
 	deadline := time.After(time.Minute)
 	for len(rig.results()) == 0 {
@@ -501,23 +476,23 @@ func TestWatchLoopStopsOnCancel(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatalf("loop after cancel: %v, want nil", err)
 	}
-	if got := rig.listDir(batch.DoneDir); strings.Join(got, ",") != "loop.csv" {
+	if got := rig.listDir(watch.DoneDir); strings.Join(got, ",") != "loop.csv" {
 		t.Errorf("done holds %v", got)
 	}
 	rig.assertCreatedOnce(rows)
 }
 
 func TestWatchFolderIsLocked(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
+	h := batchtest.NewHarness(t, sandbox.Options{})
 	rig := newWatchRig(t, h, 0, nil)
-	_, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.cfg)})
-	if !errors.Is(err, batch.ErrWatchBusy) {
-		t.Fatalf("second watcher: %v, want ErrWatchBusy", err)
+	_, err := watch.New(watch.Config{Dir: rig.root, Runner: batch.NewRunner(h.Cfg)})
+	if !errors.Is(err, watch.ErrBusy) {
+		t.Fatalf("second watcher: %v, want ErrBusy", err)
 	}
 	if err := rig.w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := batch.NewWatcher(batch.WatchConfig{Dir: rig.root, Runner: batch.NewRunner(h.cfg)})
+	w, err := watch.New(watch.Config{Dir: rig.root, Runner: batch.NewRunner(h.Cfg)})
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}
@@ -525,69 +500,48 @@ func TestWatchFolderIsLocked(t *testing.T) {
 }
 
 func TestWatchRefusesDryRun(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	cfg := h.cfg
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	cfg := h.Cfg
 	cfg.DryRun = true
-	if _, err := batch.NewWatcher(batch.WatchConfig{Dir: t.TempDir(), Runner: batch.NewRunner(cfg)}); err == nil {
+	if _, err := watch.New(watch.Config{Dir: t.TempDir(), Runner: batch.NewRunner(cfg)}); err == nil {
 		t.Fatal("a dry-run watcher would move unpaid files to done")
 	}
 }
 
-func TestWorseExit(t *testing.T) {
-	tests := []struct {
-		name       string
-		a, b, want int
-	}{
-		{"ok and ok", batch.ExitOK, batch.ExitOK, batch.ExitOK},
-		{"attention beats ok", batch.ExitOK, batch.ExitAttention, batch.ExitAttention},
-		{"rejected beats attention", batch.ExitAttention, batch.ExitRejected, batch.ExitRejected},
-		{"usage beats rejected", batch.ExitRejected, batch.ExitUsage, batch.ExitUsage},
-		{"aborted beats everything", batch.ExitAborted, batch.ExitUsage, batch.ExitAborted},
-		{"order does not matter", batch.ExitRejected, batch.ExitOK, batch.ExitRejected},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := batch.WorseExit(tt.a, tt.b); got != tt.want {
-				t.Errorf("WorseExit(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
-			}
-		})
-	}
-}
-
 // watchLines is rows as CSV lines without a header, as a writer appending to a file adds them.
-func watchLines(rows []payrollRow) []byte {
+func watchLines(rows []batchtest.PayrollRow) []byte {
 	data := watchCSV(rows)
 	return data[bytes.IndexByte(data, '\n')+1:]
 }
 
 func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
-	h := newHarness(t, sandbox.Options{})
-	first, appended := payroll(5, "STALL"), payroll(8, "STALL")[5:]
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	first, appended := batchtest.Payroll(5, "STALL"), batchtest.Payroll(8, "STALL")[5:]
 	var appendOnce sync.Once
 	var rig *watchRig
 	// The writer wakes up after the file was claimed and read: it appends while the run pays.
-	h.cfg.Progress = func(done, total int) {
-		appendOnce.Do(func() { watchAppend(t, rig.path(batch.ProcessingDir, "stall.csv"), watchLines(appended)) })
+	h.Cfg.Progress = func(done, total int) {
+		appendOnce.Do(func() { watchAppend(t, rig.path(watch.ProcessingDir, "stall.csv"), watchLines(appended)) })
 	}
 	rig = newWatchRig(t, h, 0, nil)
-	watchPut(t, rig.path(batch.InboxDir, "stall.csv"), watchCSV(first))
+	watchPut(t, rig.path(watch.InboxDir, "stall.csv"), watchCSV(first))
 
 	if exit := rig.poll(); exit != batch.ExitAttention {
 		t.Fatalf("poll: exit %d, want 4 (the file needs attention); logs:\n%s", exit, rig.logs)
 	}
-	if got := rig.listDir(batch.DoneDir); len(got) != 0 {
+	if got := rig.listDir(watch.DoneDir); len(got) != 0 {
 		t.Errorf("done holds %v: a file whose appended rows were not paid must not look done", got)
 	}
-	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != "stall.csv,stall.csv.why.txt" {
+	if got := rig.listDir(watch.FailedDir); strings.Join(got, ",") != "stall.csv,stall.csv.why.txt" {
 		t.Fatalf("failed holds %v, want stall.csv and its note", got)
 	}
 	rig.assertCreatedOnce(first)
 	for _, row := range appended {
-		if n := rig.sandbox.CreateCounts()[row.ref]; n != 0 {
-			t.Errorf("%s, appended after the run read the file, created %d times", row.ref, n)
+		if n := rig.Sandbox.CreateCounts()[row.Ref]; n != 0 {
+			t.Errorf("%s, appended after the run read the file, created %d times", row.Ref, n)
 		}
 	}
-	why := watchRead(t, rig.path(batch.FailedDir, "stall.csv.why.txt"))
+	why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "stall.csv.why.txt"))
 	for _, want := range []string{"CHANGED while it was being paid", "NOT read and NOT paid", "COMPLETE file",
 		"under the same name", "skipped by its", "external_invoice_ref", ".result.csv", rig.results()[0].Result.RunID} {
 		if !strings.Contains(why, want) {
@@ -596,8 +550,8 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 	}
 
 	// What the note says to do: the complete file, dropped again, pays only the rows still unpaid.
-	complete := watchRead(t, rig.path(batch.FailedDir, "stall.csv"))
-	watchPut(t, rig.path(batch.InboxDir, "stall.csv"), []byte(complete))
+	complete := batchtest.ReadFile(t, rig.path(watch.FailedDir, "stall.csv"))
+	watchPut(t, rig.path(watch.InboxDir, "stall.csv"), []byte(complete))
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("the complete file: exit %d, want 0; logs:\n%s", exit, rig.logs)
 	}
@@ -610,27 +564,27 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 	const settle = 10 * time.Second
 	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), settle, clock.Now)
-	watchPut(t, rig.path(batch.InboxDir, "blank.csv"), nil)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
+	watchPut(t, rig.path(watch.InboxDir, "blank.csv"), nil)
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("first poll: exit %d", exit)
 	}
 	clock.Add(settle - time.Second)
-	if exit := rig.poll(); exit != batch.ExitOK || len(rig.listDir(batch.InboxDir)) != 1 {
+	if exit := rig.poll(); exit != batch.ExitOK || len(rig.listDir(watch.InboxDir)) != 1 {
 		t.Fatalf("before the settle time: exit %d, inbox %v; an empty file may be a copy not yet begun",
-			exit, rig.listDir(batch.InboxDir))
+			exit, rig.listDir(watch.InboxDir))
 	}
 	clock.Add(time.Second)
 	if exit := rig.poll(); exit != batch.ExitRejected {
 		t.Fatalf("settled: exit %d, want 3; logs:\n%s", exit, rig.logs)
 	}
-	if got := rig.listDir(batch.FailedDir); strings.Join(got, ",") != "blank.csv,blank.csv.why.txt" {
+	if got := rig.listDir(watch.FailedDir); strings.Join(got, ",") != "blank.csv,blank.csv.why.txt" {
 		t.Fatalf("failed holds %v, want the empty file and its note", got)
 	}
-	if got := rig.listDir(batch.InboxDir); len(got) != 0 {
+	if got := rig.listDir(watch.InboxDir); len(got) != 0 {
 		t.Errorf("inbox still holds %v", got)
 	}
-	if why := watchRead(t, rig.path(batch.FailedDir, "blank.csv.why.txt")); !strings.Contains(why, "the file is empty") ||
+	if why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "blank.csv.why.txt")); !strings.Contains(why, "the file is empty") ||
 		!strings.Contains(why, "What to do") {
 		t.Errorf("note:\n%s", why)
 	}
@@ -640,9 +594,9 @@ func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 }
 
 func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for i, prefix := range []string{"FIRST", "SECOND"} {
-		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
 		if exit := rig.poll(); exit != batch.ExitOK {
 			t.Fatalf("drop %d: exit %d; logs:\n%s", i+1, exit, rig.logs)
 		}
@@ -660,16 +614,20 @@ func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
 }
 
 func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
-	rig := newWatchRig(t, newHarness(t, sandbox.Options{}), 0, nil)
+	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for _, prefix := range []string{"ONE", "TWO"} {
-		watchPut(t, rig.path(batch.InboxDir, "payroll.csv"), watchCSV(payroll(2, prefix)))
+		watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
 		if exit := rig.poll(); exit != batch.ExitOK {
 			t.Fatalf("exit %d; logs:\n%s", exit, rig.logs)
 		}
 	}
 	second := rig.results()[1].Result
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), rig.db, second.RunID, t.TempDir(), now)
+	run, err := rig.DB.GetRun(context.Background(), second.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := batch.WriteReports(context.Background(), rig.DB, second.RunID, t.TempDir(), watch.ReportName(run.File), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,232 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/ledger"
+)
+
+// ErrScope is returned when a reconciliation's scope makes no sense: both a run and a
+// date, or a run that is itself a reconciliation.
+var ErrScope = errors.New("reconcile: invalid scope")
+
+// Options says what a reconciliation covers. With neither RunID nor Since it covers every
+// payout not yet final. With one of them it covers that scope whole, final payouts included, so
+// that the report ties out to the files: each such payout is looked up again.
+type Options struct {
+	RunID     string    // the rows of this run's file
+	Since     time.Time // the files run, and the payouts recorded, at or after this time
+	ReportDir string    // default: the runner's Config.ReportDir
+	// FailedWithin adds, to a reconciliation of every payout not yet final, the rows FAILED by a
+	// refusal of their create in this last while: a service may refuse a create it made. Zero:
+	// none.
+	FailedWithin time.Duration
+}
+
+// Result is the outcome of one reconciliation: the `--json` summary of `payout reconcile`.
+// Payouts = Succeeded + Failed + Pending + Unknown + NotSent + Rejected.
+type Result struct {
+	RunID     string `json:"run_id"`
+	Scope     string `json:"scope"`
+	Payouts   int    `json:"payouts"`
+	LookedUp  int    `json:"looked_up"`
+	Succeeded int    `json:"succeeded"`
+	Failed    int    `json:"failed"`
+	Pending   int    `json:"pending"`
+	Unknown   int    `json:"unknown"`
+	NotSent   int    `json:"not_sent"`
+	Rejected  int    `json:"rejected"`
+	// Changed counts the payouts whose ledger state this reconciliation moved.
+	Changed int `json:"changed"`
+	// Mismatches counts the rows flagged in the report (NotChecked ones included).
+	Mismatches int `json:"mismatches"`
+	// ToResend counts the payouts whose outcome was unknown and that were proven never created:
+	// they are READY again and the next run of their file sends them. Reconcile never sends.
+	ToResend    int             `json:"to_resend"`
+	NotChecked  int             `json:"not_checked"`
+	TotalAmount decimal.Decimal `json:"total_amount"`
+	Reports     []string        `json:"reports"`
+	ExitCode    int             `json:"exit_code"`
+	Aborted     string          `json:"aborted,omitempty"`
+}
+
+// Run looks up by external_invoice_ref every payout of its scope that can have changed at the
+// service, records what changed (with events under a ledger run of kind "reconcile"), flags what
+// does not match, and writes a reconciliation report. It never sends a payout: an UNKNOWN row
+// proven never created goes back to READY for the next run of its file.
+//
+// Lookups go through the runner's Config.Limiter and Config.Workers, with the run's retry policy
+// and circuit breaker (Runner.CheckPayouts). The returned error is non-nil for a scope that makes
+// no sense (ErrScope, or ledger.ErrNotFound for an unknown run) and for infrastructure failures
+// (ledger, report files); a service that stops answering is not an error but ExitCode 1, with
+// everything found so far recorded and reported.
+func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error) {
+	rc := &reconciler{runner: runner, cfg: runner.Config()}
+	db := rc.cfg.Ledger
+	if opts.ReportDir == "" {
+		opts.ReportDir = rc.cfg.ReportDir
+	}
+	bg := context.WithoutCancel(ctx)
+	scopeRun, err := rc.scopeRun(bg, opts)
+	if err != nil {
+		return Result{}, err
+	}
+
+	started := rc.cfg.Now()
+	res := Result{RunID: batch.NewRunID(started)}
+	log := rc.cfg.Logger.With("run", res.RunID, "kind", "reconcile")
+	if err := db.AddRun(bg, ledger.Run{ID: res.RunID, Kind: "reconcile", StartedAt: started, Status: "running"}); err != nil {
+		return res, err
+	}
+	// The ledger lock is held: a row still SUBMITTING belongs to a process that died.
+	if err := batch.RecoverInterrupted(bg, db, res.RunID); err != nil {
+		return res, rc.abandon(bg, res, err)
+	}
+	scope, entries, err := rc.scope(bg, opts, scopeRun)
+	if err != nil {
+		return res, rc.abandon(bg, res, err)
+	}
+	res.Scope = scope
+	before, err := db.Lookup(bg, entryRefs(entries))
+	if err != nil {
+		return res, rc.abandon(bg, res, err)
+	}
+
+	lookups, looked := lookupsOf(entries, before, opts.RunID != "" || !opts.Since.IsZero(), rc.cfg.Now())
+	res.LookedUp = len(lookups)
+	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(lookups))
+	checked := runner.CheckPayouts(ctx, log, res.RunID, lookups)
+
+	after, err := db.Lookup(bg, entryRefs(entries))
+	if err != nil {
+		return res, rc.abandon(bg, res, err)
+	}
+	rows := reportRows(entries, before, after, looked, checked)
+	res = exit(log, tally(res, rows, before, after), checked, stillRefused(entries, after))
+
+	ended := rc.cfg.Now()
+	paths, err := report.WriteReconciliation(opts.ReportDir, report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope}, rows)
+	if err != nil {
+		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
+	}
+	res.Reports = paths.List()
+	status := "finished"
+	if res.ExitCode == batch.ExitAborted {
+		status = "aborted"
+	}
+	if err := db.FinishRun(bg, res.RunID, status, res.ExitCode, ended); err != nil {
+		return res, err
+	}
+	log.Info("reconcile finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
+		"failed", res.Failed, "unknown", res.Unknown, "not_sent", res.NotSent, "mismatches", res.Mismatches, "changed", res.Changed)
+	return res, nil
+}
+
+// reconciler is one reconciliation's runner and its configuration.
+type reconciler struct {
+	runner *batch.Runner
+	cfg    batch.Config
+}
+
+// scopeRun checks that opts make sense and returns the run they scope the reconciliation to, if any.
+func (rc *reconciler) scopeRun(ctx context.Context, opts Options) (ledger.Run, error) {
+	if rc.cfg.Ledger == nil || rc.cfg.Service == nil {
+		return ledger.Run{}, errors.New("reconcile: a ledger and a service are required")
+	}
+	if opts.RunID == "" {
+		return ledger.Run{}, nil
+	}
+	if !opts.Since.IsZero() {
+		return ledger.Run{}, fmt.Errorf("%w: give a run or a date, not both", ErrScope)
+	}
+	run, err := rc.cfg.Ledger.GetRun(ctx, opts.RunID)
+	if err != nil {
+		return ledger.Run{}, err
+	}
+	if run.Kind == "reconcile" {
+		return ledger.Run{}, fmt.Errorf("%w: run %s is a reconciliation, not a file's run", ErrScope, opts.RunID)
+	}
+	return run, nil
+}
+
+// exit sets the reconciliation's exit code, and why it stopped when it did. refused counts the
+// re-checked refusals still not at the service: they were reported when they failed, and do not
+// make every reconcile of the following days exit 4.
+func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Result {
+	switch aborted := checked.Stopped; {
+	case errors.Is(aborted, batch.ErrThrottled) || (aborted == nil && checked.Throttled > 0):
+		res.ExitCode = batch.ExitAborted
+		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
+		log.Warn("reconcile stopped: " + res.Aborted)
+	case aborted != nil:
+		res.ExitCode, res.Aborted = batch.ExitAborted, aborted.Error()
+	case res.NotChecked > 0:
+		// The service never answered for some payouts: the reconciliation is incomplete, as if stopped.
+		res.ExitCode = batch.ExitAborted
+		res.Aborted = fmt.Sprintf("%d payouts could not be looked up: the service did not answer", res.NotChecked)
+	case res.Payouts-refused != res.Succeeded || res.Mismatches > 0:
+		res.ExitCode = batch.ExitAttention
+	default:
+		res.ExitCode = batch.ExitOK
+	}
+	return res
+}
+
+// stillRefused counts the re-checked refusals that are still FAILED.
+func stillRefused(entries []reconEntry, after map[string]ledger.Payout) int {
+	n := 0
+	for _, e := range entries {
+		if e.recheck && after[e.ref].State == ledger.Failed {
+			n++
+		}
+	}
+	return n
+}
+
+// abandon closes the reconcile run as aborted and returns err.
+func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
+	if ferr := rc.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", batch.ExitAborted, rc.cfg.Now()); ferr != nil {
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// tally counts report rows by ledger state into res.
+func tally(res Result, rows []report.ReconRow, before, after map[string]ledger.Payout) Result {
+	res.Payouts = len(rows)
+	total := decimal.Zero
+	var counts batch.StateCounts
+	for _, row := range rows {
+		total = total.Add(row.LedgerAmount)
+		counts.Add(ledger.State(row.LedgerState))
+		if len(row.Mismatches) > 0 {
+			res.Mismatches++
+		}
+		for _, m := range row.Mismatches {
+			if m == batch.MismatchNotChecked {
+				res.NotChecked++
+			}
+		}
+	}
+	for ref, p := range after {
+		was, ok := before[ref]
+		if ok && was.State != p.State {
+			res.Changed++
+			if was.State == ledger.Unknown && p.State == ledger.Ready {
+				res.ToResend++
+			}
+		}
+	}
+	res.TotalAmount = total
+	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
+	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
+	return res
+}

@@ -1,0 +1,230 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/ledger"
+)
+
+// process runs one file of processing and moves it where its outcome says.
+func (w *Watcher) process(ctx context.Context, name string) (int, error) {
+	path := filepath.Join(w.dir(ProcessingDir), name)
+	log := w.log.With("file", name)
+	out := FileOutcome{Name: name, Path: path}
+	defer func() {
+		if w.cfg.Done != nil {
+			w.cfg.Done(out)
+		}
+	}()
+	bg := context.WithoutCancel(ctx)
+
+	claimed, err := takeFingerprint(path)
+	if err != nil {
+		out.Exit, out.Err = batch.ExitAborted, err
+		return out.Exit, &abortError{file: name, cause: err}
+	}
+	earlier, err := w.paidEarlier(ctx, claimed.sha256)
+	if err != nil {
+		out.Exit, out.Err = batch.ExitAborted, err
+		return out.Exit, &abortError{file: name, cause: err}
+	}
+	res, err := w.runner.WithReportName(batch.Unstamped(name)).Run(ctx, path)
+	out.Result = res
+	if err != nil {
+		out.Err = err
+		out.Exit = batch.ErrorExit(err)
+		if out.Exit == batch.ExitRejected {
+			return w.fail(log, &out, unreadableNote(name, err))
+		}
+		// Infrastructure: the file stays in processing and the next start resumes it.
+		log.Warn("file left in processing: it is resumed at the next start", "err", err)
+		return out.Exit, &abortError{file: name, cause: err}
+	}
+	out.Exit = res.ExitCode
+	if res.ExitCode != batch.ExitAborted {
+		if changed, exit, err := w.failIfChanged(log, &out, claimed); changed || err != nil {
+			return exit, err
+		}
+	}
+	switch res.ExitCode {
+	case batch.ExitOK:
+		dest, err := w.moveTo(name, DoneDir)
+		if err != nil {
+			return batch.ExitAborted, err
+		}
+		out.Path = dest
+		if note := duplicateNote(name, res, earlier); note != "" {
+			out.DuplicateOf = earlier
+			out.Note = dest + DuplicateSuffix
+			if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
+				return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+			}
+			args := []any{"run", res.RunID, "skipped", res.Skipped, "note", out.Note}
+			if earlier != nil {
+				args = append(args, "same_as", filepath.Base(earlier.File), "paid_in_run", earlier.ID)
+			}
+			log.Warn("duplicate file: every row was paid before; nothing was sent", args...)
+			return batch.ExitOK, nil
+		}
+		log.Info("file paid", "run", res.RunID, "rows", res.Rows, "moved_to", dest)
+		return batch.ExitOK, nil
+	case batch.ExitRejected, batch.ExitAttention:
+		rows, _, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
+		if err != nil {
+			return batch.ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
+		}
+		return w.fail(log, &out, resultNote(name, res, rows))
+	}
+	// Aborted: whatever was done is in the ledger, the rest is resumed at the next start.
+	log.Warn("file left in processing: it is resumed at the next start", "run", res.RunID, "reason", res.Aborted)
+	return batch.ExitAborted, &abortError{file: name, reason: res.Aborted}
+}
+
+// fingerprint is what a file was when it was claimed, to tell after its run whether a writer
+// changed it meanwhile: rows added after the run read the file were never paid.
+type fingerprint struct {
+	size   int64
+	mod    time.Time
+	sha256 string
+}
+
+func takeFingerprint(path string) (fingerprint, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("watch: %w", err)
+	}
+	sum, err := batch.FileSHA256(path)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	return fingerprint{size: info.Size(), mod: info.ModTime(), sha256: sum}, nil
+}
+
+func (f fingerprint) same(g fingerprint) bool {
+	return f.size == g.size && f.mod.Equal(g.mod) && f.sha256 == g.sha256
+}
+
+// failIfChanged moves a file that changed during its run to failed, with a note, and reports
+// whether it did. Such a file must not go to done: what was written after the run read it was
+// not paid, and nobody would look at it again.
+func (w *Watcher) failIfChanged(log *slog.Logger, out *FileOutcome, claimed fingerprint) (bool, int, error) {
+	now, err := takeFingerprint(out.Path)
+	if err != nil {
+		return false, batch.ExitAborted, &abortError{file: out.Name, cause: fmt.Errorf("check the file after its run: %w", err)}
+	}
+	if now.same(claimed) {
+		return false, 0, nil
+	}
+	log.Warn("file changed while it was being paid: rows written after the run read it were not paid",
+		"run", out.Result.RunID, "claimed_bytes", claimed.size, "now_bytes", now.size)
+	out.Exit = batch.WorseExit(out.Result.ExitCode, batch.ExitAttention)
+	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now))
+	return true, exit, err
+}
+
+// abortError is a file left in processing. It unwraps to batch.ErrAborted and to its cause.
+type abortError struct {
+	file   string
+	reason string // when there is no cause: the run's Result.Aborted
+	cause  error
+}
+
+func (e *abortError) Error() string {
+	reason := e.reason
+	if e.cause != nil {
+		reason = e.cause.Error()
+	}
+	return e.file + ": " + reason + " (left in processing: the next start resumes it)"
+}
+
+func (e *abortError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{batch.ErrAborted}
+	}
+	return []error{batch.ErrAborted, e.cause}
+}
+
+// failEmpty moves an empty file from processing to failed, with a note.
+func (w *Watcher) failEmpty(name string) (int, error) {
+	path := filepath.Join(w.dir(ProcessingDir), name)
+	out := FileOutcome{Name: name, Path: path, Exit: batch.ExitRejected,
+		Err: &read.InputError{Path: path, Err: errors.New("the file is empty")}}
+	defer func() {
+		if w.cfg.Done != nil {
+			w.cfg.Done(out)
+		}
+	}()
+	note := fmt.Sprintf("%s was NOT paid: the file is empty (0 bytes), and it stayed empty for the settle time (%s).\n\n"+
+		"What to do:\n  If it was still being copied, the copy may have gone on here: drop the complete file into the\n"+
+		"  inbox again. Otherwise save the payout file again (CSV or XLSX, with its header row) and drop it in.\n",
+		name, w.settleFor(observation{}))
+	return w.fail(w.log.With("file", name), &out, note)
+}
+
+// fail moves a file to failed with its note.
+func (w *Watcher) fail(log *slog.Logger, out *FileOutcome, note string) (int, error) {
+	dest, err := w.moveTo(out.Name, FailedDir)
+	if err != nil {
+		return batch.ExitAborted, err
+	}
+	out.Path, out.Note = dest, dest+WhySuffix
+	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
+		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+	}
+	args := []any{"exit", out.Exit, "note", out.Note}
+	if out.Err == nil {
+		args = append(args, "run", out.Result.RunID)
+	}
+	log.Warn("file moved to failed: see the note beside it", args...)
+	return out.Exit, nil
+}
+
+func (w *Watcher) moveTo(name, sub string) (string, error) {
+	dest := filepath.Join(w.dir(sub), w.freeName(name, sub))
+	if err := os.Rename(filepath.Join(w.dir(ProcessingDir), name), dest); err != nil {
+		return "", fmt.Errorf("watch: move %s to %s: %w", name, sub, err)
+	}
+	return dest, nil
+}
+
+// paidEarlier finds the run that paid a byte-identical file: among finished runs of the same SHA-256
+// that needed nothing (exit 0), the first that sent something; a later drop of the same file is
+// such a run too, but sent nothing.
+func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, error) {
+	runs, err := w.db.Runs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var same []ledger.Run
+	for _, r := range runs {
+		if r.FileSHA256 == sum && r.Kind == "run" && r.Status == "finished" && r.ExitCode == batch.ExitOK {
+			same = append(same, r)
+		}
+	}
+	if len(same) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(same, func(i, j int) bool { return same[i].StartedAt.Before(same[j].StartedAt) })
+	for i := range same {
+		lines, err := w.db.RunReport(ctx, same[i].ID)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", same[i].ID, err)
+		}
+		for _, l := range lines {
+			if !l.Row.Rejected && !l.Row.Skipped {
+				return &same[i], nil
+			}
+		}
+	}
+	return &same[0], nil
+}

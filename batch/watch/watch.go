@@ -1,0 +1,481 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+// Defaults of folder mode.
+const (
+	DefaultSettle   = 10 * time.Second
+	DefaultInterval = 10 * time.Second
+)
+
+// The folders of a watched directory.
+const (
+	InboxDir      = "inbox"
+	ProcessingDir = "processing"
+	DoneDir       = "done"
+	FailedDir     = "failed"
+	ReportsDir    = "reports"
+)
+
+// Suffixes of the notes written next to a file in done or failed.
+const (
+	WhySuffix       = ".why.txt"
+	DuplicateSuffix = ".duplicate.txt"
+)
+
+// noteMode is the notes' mode: a rejected row's message may quote its account number.
+const noteMode = 0o600
+
+// watchLockName is the lock file in the watched directory: the ledger lock keeps two processes off
+// one ledger, this one keeps two watchers with different ledgers off one folder.
+const watchLockName = ".payout-watch.lock"
+
+// whyRowsShown bounds the rows listed in a note: the report has them all.
+const whyRowsShown = 20
+
+// ErrBusy is returned by New when another watcher holds the directory.
+var ErrBusy = errors.New("another payout watch is using this folder")
+
+// Config holds what a Watcher needs. Dir and Runner are required.
+type Config struct {
+	Dir    string
+	Runner *batch.Runner
+	// Ledger is used to find earlier runs of the same file and the rows of a note; the Runner's
+	// ledger when nil.
+	Ledger *ledger.DB
+	// Settle is how long a file's size and modification time must stay unchanged before it is claimed.
+	Settle time.Duration
+	// Interval is the time between polls of Loop.
+	Interval time.Duration
+	// ReportDir overrides Dir/reports.
+	ReportDir string
+	Now       func() time.Time
+	Logger    *slog.Logger
+	// Done, when set, is called after each file with what became of it.
+	Done func(FileOutcome)
+}
+
+// FileOutcome is what became of one file.
+type FileOutcome struct {
+	Name   string       // its name in processing
+	Path   string       // where it is now: done, failed, or still processing
+	Exit   int          // the file's exit code, as `watch --once` would exit with it
+	Result batch.Result // the run; zero but for File and SHA256 when Err is set
+	Err    error        // the run did not finish: unreadable input (Exit 3) or infrastructure (Exit 1)
+	Note   string       // the .why.txt or .duplicate.txt written next to it, if any
+	// DuplicateOf is the earlier run that paid a byte-identical file, if any.
+	DuplicateOf *ledger.Run
+}
+
+// Watcher pays the files dropped into Dir/inbox. It is not safe for concurrent use.
+type Watcher struct {
+	cfg    Config
+	runner *batch.Runner
+	db     *ledger.DB
+	lock   *flock.Flock
+	log    *slog.Logger
+	seen   map[string]observation // inbox files not yet claimed
+	warned map[string]bool        // inbox files already warned about
+}
+
+// observation is an inbox file as last seen. since is when it was first seen with this size and time.
+type observation struct {
+	size  int64
+	mod   time.Time
+	since time.Time
+}
+
+// New creates the folders under cfg.Dir if missing (0750) and takes the folder's lock,
+// which Close releases. It fails with ErrBusy when another watcher holds the folder.
+func New(cfg Config) (*Watcher, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("watch: no folder given")
+	}
+	if cfg.Runner == nil {
+		return nil, errors.New("watch: no runner given")
+	}
+	if cfg.Runner.Config().DryRun {
+		return nil, errors.New("watch: a dry run would move unpaid files to done")
+	}
+	if cfg.Ledger == nil {
+		cfg.Ledger = cfg.Runner.Config().Ledger
+	}
+	if cfg.Ledger == nil {
+		return nil, errors.New("watch: no ledger given")
+	}
+	if cfg.Settle < 0 {
+		cfg.Settle = 0
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.ReportDir == "" {
+		cfg.ReportDir = filepath.Join(cfg.Dir, ReportsDir)
+	}
+	for _, sub := range []string{InboxDir, ProcessingDir, DoneDir, FailedDir} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, sub), 0o750); err != nil {
+			return nil, fmt.Errorf("watch: create folder: %w", err)
+		}
+	}
+	if err := os.MkdirAll(cfg.ReportDir, 0o750); err != nil {
+		return nil, fmt.Errorf("watch: create folder: %w", err)
+	}
+	lock := flock.New(filepath.Join(cfg.Dir, watchLockName))
+	locked, err := lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("watch: lock %s: %w", cfg.Dir, err)
+	}
+	if !locked {
+		return nil, fmt.Errorf("%w: %s", ErrBusy, cfg.Dir)
+	}
+	return &Watcher{
+		cfg: cfg, runner: cfg.Runner.WithReportDir(cfg.ReportDir), db: cfg.Ledger, lock: lock,
+		log: cfg.Logger, seen: make(map[string]observation), warned: make(map[string]bool),
+	}, nil
+}
+
+// Close releases the folder's lock.
+func (w *Watcher) Close() error {
+	return w.lock.Unlock()
+}
+
+// Once processes what is there, for cron: first what a stopped watcher left in processing, then
+// every inbox file that holds still for the settle time (it waits for that), and returns the
+// worst exit code. Files still changing are left for the next start. It stops at the first file
+// that aborts (exit 1), leaving that file in processing, and returns an error saying why.
+func (w *Watcher) Once(ctx context.Context) (int, error) {
+	worst, err := w.Poll(ctx)
+	if err != nil {
+		return worst, err
+	}
+	if wait, pending := w.settleWait(); pending {
+		if err := sleep(ctx, wait); err != nil {
+			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", batch.ErrAborted, err)
+		}
+		exit, err := w.Poll(ctx)
+		worst = batch.WorseExit(worst, exit)
+		if err != nil {
+			return worst, err
+		}
+		for name := range w.seen {
+			w.log.Info("file still changing: left in the inbox for the next run", "file", name)
+		}
+	}
+	return worst, nil
+}
+
+// Loop polls every Interval until ctx is cancelled, and then returns nil: a file stopped part-way
+// stays in processing and is resumed first at the next start. A file that aborts for another
+// reason (service down, ledger error) stops the loop with that error.
+func (w *Watcher) Loop(ctx context.Context) error {
+	ticker := time.NewTicker(w.cfg.Interval)
+	defer ticker.Stop()
+	for {
+		_, err := w.Poll(ctx)
+		if ctx.Err() != nil {
+			if err != nil {
+				w.log.Warn("watch stopped", "err", err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// Poll makes one pass: it resumes the files in processing, then claims and pays each inbox file
+// that has held still for the settle time since an earlier poll (or at once with no settle time).
+// Once and Loop are built on it; tests drive it with an injected clock.
+func (w *Watcher) Poll(ctx context.Context) (int, error) {
+	worst := batch.ExitOK
+	resumed, err := w.processingFiles()
+	if err != nil {
+		return batch.ExitAborted, err
+	}
+	for _, name := range resumed {
+		w.log.Warn("resuming a file a stopped watch left in processing", "file", name)
+		exit, err := w.next(ctx, name)
+		worst = batch.WorseExit(worst, exit)
+		if err != nil {
+			return worst, err
+		}
+	}
+	due, err := w.scanInbox()
+	if err != nil {
+		return batch.ExitAborted, err
+	}
+	for i, c := range due {
+		if err := ctx.Err(); err != nil {
+			return batch.ExitAborted, fmt.Errorf("%w: %w: %d files left in the inbox", batch.ErrAborted, err, len(due)-i)
+		}
+		name, ok, err := w.claim(c)
+		if err != nil {
+			return batch.ExitAborted, err
+		}
+		if !ok {
+			continue
+		}
+		var exit int
+		if c.obs.size == 0 {
+			// Held still and empty for the settle time: a copy that has not started would have
+			// written by now, and a file left in the inbox without a word helps nobody.
+			exit, err = w.failEmpty(name)
+		} else {
+			exit, err = w.process(ctx, name)
+		}
+		worst = batch.WorseExit(worst, exit)
+		if err != nil {
+			return worst, err
+		}
+	}
+	return worst, nil
+}
+
+// next processes a file in processing unless ctx is over.
+func (w *Watcher) next(ctx context.Context, name string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in processing", batch.ErrAborted, err, name)
+	}
+	return w.process(ctx, name)
+}
+
+func (w *Watcher) dir(sub string) string { return filepath.Join(w.cfg.Dir, sub) }
+
+// processingFiles lists what a stopped watcher left behind, by name.
+func (w *Watcher) processingFiles() ([]string, error) {
+	entries, err := os.ReadDir(w.dir(ProcessingDir))
+	if err != nil {
+		return nil, fmt.Errorf("watch: read processing: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// partialName reports names that editors, browsers and copy tools give files they are still
+// writing, or keep beside an open one. They are never claimed, and not worth a warning.
+func partialName(name string) bool {
+	lower := strings.ToLower(name)
+	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "~$") {
+		return true
+	}
+	for _, suffix := range []string{".tmp", ".part", ".crdownload", ".swp", ".partial", ".download", "~"} {
+		if strings.HasSuffix(lower, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+func payableName(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".csv" || ext == ".xlsx"
+}
+
+type candidate struct {
+	name string
+	obs  observation
+}
+
+// scanInbox records what it sees and returns the files that have held still for the settle time,
+// oldest first.
+func (w *Watcher) scanInbox() ([]candidate, error) {
+	entries, err := os.ReadDir(w.dir(InboxDir))
+	if err != nil {
+		return nil, fmt.Errorf("watch: read inbox: %w", err)
+	}
+	now := w.cfg.Now()
+	present := make(map[string]bool, len(entries))
+	var due []candidate
+	for _, e := range entries {
+		name := e.Name()
+		if partialName(name) {
+			continue
+		}
+		present[name] = true
+		if !e.Type().IsRegular() {
+			w.warnOnce(name, "not a regular file: left in the inbox")
+			continue
+		}
+		if !payableName(name) {
+			w.warnOnce(name, "not a .csv or .xlsx file: left in the inbox; save it as CSV or XLSX to have it paid")
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("watch: inbox: %w", err)
+		}
+		obs, ok := w.seen[name]
+		if !ok || obs.size != info.Size() || !obs.mod.Equal(info.ModTime()) {
+			obs = observation{size: info.Size(), mod: info.ModTime(), since: now}
+			w.seen[name] = obs
+		}
+		if now.Sub(obs.since) >= w.settleFor(obs) {
+			due = append(due, candidate{name: name, obs: obs})
+		}
+	}
+	for name := range w.seen {
+		if !present[name] {
+			delete(w.seen, name)
+		}
+	}
+	for name := range w.warned {
+		if !present[name] {
+			delete(w.warned, name)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].obs.mod.Equal(due[j].obs.mod) {
+			return due[i].obs.mod.Before(due[j].obs.mod)
+		}
+		return due[i].name < due[j].name
+	})
+	return due, nil
+}
+
+func (w *Watcher) warnOnce(name, msg string) {
+	if !w.warned[name] {
+		w.warned[name] = true
+		w.log.Warn(msg, "file", name)
+	}
+}
+
+// settleWait is how long until the first file seen but not yet settled may be claimed.
+func (w *Watcher) settleWait() (time.Duration, bool) {
+	if len(w.seen) == 0 {
+		return 0, false
+	}
+	var first time.Time
+	for _, obs := range w.seen {
+		if due := obs.since.Add(w.settleFor(obs)); first.IsZero() || due.Before(first) {
+			first = due
+		}
+	}
+	return first.Sub(w.cfg.Now()), true
+}
+
+// settleFor is how long a file must hold still before it is claimed. An empty one waits at least
+// DefaultSettle even when the settle time is shorter: copy tools create a file before they write
+// it, and an empty file is failed, not paid.
+func (w *Watcher) settleFor(obs observation) time.Duration {
+	if obs.size == 0 && w.cfg.Settle < DefaultSettle {
+		return DefaultSettle
+	}
+	return w.cfg.Settle
+}
+
+// claim moves a settled file into processing, unless it changed since it was seen. A rename within
+// one file system is atomic: the file is in exactly one folder at any moment.
+func (w *Watcher) claim(c candidate) (string, bool, error) {
+	src := filepath.Join(w.dir(InboxDir), c.name)
+	info, err := os.Lstat(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		delete(w.seen, c.name)
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("watch: inbox: %w", err)
+	}
+	if info.Size() != c.obs.size || !info.ModTime().Equal(c.obs.mod) {
+		w.seen[c.name] = observation{size: info.Size(), mod: info.ModTime(), since: w.cfg.Now()}
+		return "", false, nil
+	}
+	target := w.freeName(c.name, ProcessingDir, DoneDir, FailedDir)
+	if err := os.Rename(src, filepath.Join(w.dir(ProcessingDir), target)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			delete(w.seen, c.name)
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("watch: claim %s: %w", c.name, err)
+	}
+	delete(w.seen, c.name)
+	w.log.Info("file claimed", "file", c.name, "as", target, "bytes", c.obs.size)
+	return target, true, nil
+}
+
+// ReportName is the name a run's reports are named after, for the run of the file at path: a
+// file of a watched folder's processing by the name it had in the inbox, without the timestamp
+// that kept it apart from a namesake (the run id holds the time already); any other file by its
+// own name. `payout report` names the reports it writes again the same way.
+func ReportName(path string) string {
+	name := filepath.Base(path)
+	if filepath.Base(filepath.Dir(path)) != ProcessingDir {
+		return name
+	}
+	return batch.Unstamped(name)
+}
+
+// freeName is name, or name with a timestamp when any of the folders already has one by that name:
+// a second payroll.csv must not overwrite the first one's evidence. batch.Unstamped takes the
+// timestamp off again.
+func (w *Watcher) freeName(name string, subs ...string) string {
+	taken := func(candidate string) bool {
+		for _, sub := range subs {
+			if _, err := os.Lstat(filepath.Join(w.dir(sub), candidate)); err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(name) {
+		return name
+	}
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext) + "." + w.cfg.Now().UTC().Format("20060102T150405Z")
+	candidate := stem + ext
+	for i := 2; taken(candidate); i++ {
+		candidate = fmt.Sprintf("%s-%d%s", stem, i, ext)
+	}
+	return candidate
+}
+
+// sleep waits for d, or less when ctx ends first, and then says why it stopped early.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
