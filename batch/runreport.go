@@ -178,6 +178,9 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 		return "" // the reason says which file paid it
 	case rr.Skipped:
 		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
+	case Stuck(p):
+		// Reconcile would only look it up again: the way out is the one the message names.
+		return StuckMessage(p.Ref, p.Attempts)
 	case p.State == ledger.Unknown || p.State == ledger.Submitting:
 		msg := "outcome unknown: the payout may exist; run `payout reconcile` before anything else"
 		if p.LastError != "" {
