@@ -156,9 +156,15 @@ func (w *flagOutput) Write(p []byte) (int, error) {
 // newFlagSet makes a command's flag set; parse errors become usage errors.
 func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(&flagOutput{stdout: e.stdout, stderr: e.stderr})
+	out := &flagOutput{stdout: e.stdout, stderr: e.stderr}
+	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: payout %s\n\nflags:\n", usage)
+		if !out.asked {
+			// After a mistake, the mistake is what must be seen: a short reminder, not every flag.
+			fmt.Fprintf(out, "usage: payout %s\n(payout help %s lists its flags)\n", usage, name)
+			return
+		}
+		fmt.Fprintf(out, "usage: payout %s\n\nflags:\n", usage)
 		fs.PrintDefaults()
 	}
 	return fs
