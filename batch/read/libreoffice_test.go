@@ -167,3 +167,17 @@ func must(tb testing.TB, err error) {
 		tb.Fatal(err)
 	}
 }
+
+// An Excel 97-2003 workbook saved by Calc is told apart under any name.
+func TestLibreOfficeExcel97(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/libreoffice/excel97.xls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"payroll.xls", "payroll.xlsx", "payroll.csv"} {
+		_, err := read.OpenFile(writeInput(t, name, string(data)), read.Options{})
+		if !errors.Is(err, read.ErrOldExcel) {
+			t.Errorf("%s: err %v, want %v", name, err, read.ErrOldExcel)
+		}
+	}
+}
