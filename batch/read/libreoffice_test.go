@@ -128,6 +128,9 @@ func TestXLSXAmountFormats(t *testing.T) {
 		{custom: `[$RM-43E] #,##0.00`},
 		{custom: `#,##0.00 "ringgit"`},
 		{custom: `[Red]#,##0.00;\-#,##0.00`},
+		{custom: "General"},
+		{custom: "Standard"},
+		{custom: `[$-409]d-mmm-yy`, err: read.ErrCellDate},
 	}
 	path := buildXLSX(t, func(f *excelize.File) {
 		must(t, f.SetSheetRow("Sheet1", "A1", &[]any{"external_invoice_ref", "recipient_reference", "bank", "third_party_account_no", "amount"}))

@@ -98,8 +98,10 @@ func builtinFormatShows(id int) cellShown {
 }
 
 // formatShows classifies a format code by its placeholders, outside quoted text, escaped
-// characters and brackets ([Red], [$RM-43E]; [h] and [mm] of elapsed time count as a time).
+// characters and brackets ([Red], [$RM-43E]; [h] and [mm] of elapsed time count as a time). The
+// general format's names hold d and s but show a plain number.
 func formatShows(code string) cellShown {
+	code = strings.NewReplacer("general", "", "standard", "").Replace(strings.ToLower(code))
 	percent := false
 	for i := 0; i < len(code); i++ {
 		switch c := code[i]; c {
@@ -123,7 +125,7 @@ func formatShows(code string) cellShown {
 		case '%':
 			percent = true
 		default:
-			if strings.IndexByte("dDmMyYhHsS", c) >= 0 {
+			if strings.IndexByte("dmyhs", c) >= 0 {
 				return shownDate
 			}
 		}
