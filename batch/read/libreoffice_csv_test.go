@@ -22,6 +22,9 @@ func TestLibreOfficeCSV(t *testing.T) {
 		// The record starting on line 3 holds a line break: it is rejected there, and the next
 		// record is line 5, as an editor shows it.
 		wantRejected(t, got, 3, read.ColDescription, read.ErrDescription)
+		if errs := got[3].errs; len(errs) != 1 || !strings.Contains(errs[0].Error(), "it holds a line break: keep the text on one line") {
+			t.Errorf("line 3: %v, want the line break named", errs)
+		}
 		wantPaid(t, got, 5, "21993518190937", "0.1")
 	})
 	t.Run("a note to the right of the table", func(t *testing.T) {

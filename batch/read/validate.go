@@ -136,7 +136,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	case p.Recipient == "":
 		add(ColRecipient, r.Recipient, ErrRecipientMissing)
 	case !validText(p.Recipient, MaxRecipientLength):
-		add(ColRecipient, r.Recipient, fmt.Errorf("%w (at most %d characters)", ErrRecipientFormat, MaxRecipientLength))
+		add(ColRecipient, r.Recipient, fmt.Errorf("%w: %s", ErrRecipientFormat, textProblem(p.Recipient, MaxRecipientLength)))
 	}
 
 	if checked(ColBank) && checked(ColServiceID) {
@@ -168,7 +168,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		p.Description = v.opts.DefaultDescription
 	}
 	if checked(ColDescription) && !validText(p.Description, MaxDescriptionLength) {
-		add(ColDescription, r.Description, fmt.Errorf("%w (at most %d characters)", ErrDescription, MaxDescriptionLength))
+		add(ColDescription, r.Description, fmt.Errorf("%w: %s", ErrDescription, textProblem(p.Description, MaxDescriptionLength)))
 	}
 
 	var cents int64
@@ -290,6 +290,18 @@ func validRef(s string) bool {
 		}
 	}
 	return true
+}
+
+// textProblem says what validText refused: a line break (Alt+Enter in a cell, or a quoted
+// newline in a CSV) is the usual control character.
+func textProblem(s string, max int) string {
+	if n := utf8.RuneCountInString(s); n > max {
+		return fmt.Sprintf("%d characters, at most %d", n, max)
+	}
+	if strings.ContainsAny(s, "\r\n") {
+		return "it holds a line break: keep the text on one line"
+	}
+	return "it holds a control character: retype the text"
 }
 
 func validText(s string, max int) bool {
