@@ -208,9 +208,25 @@ func (c *csvReader) Next() (Row, error) {
 			// The whole line is the value: which field moved is for the person to see.
 			whole := &RowError{Line: line, Column: WholeRow, Value: Excerpt(strings.Join(rec, ",")), Err: fieldCountError(len(rec), c.h.width)}
 			row.Problems = append([]*RowError{whole}, row.Problems...)
+		} else if beyond := c.beyondHeader(line, rec); beyond != nil {
+			row.Problems = append([]*RowError{beyond}, row.Problems...)
 		}
 		return row, nil
 	}
+}
+
+// beyondHeader rejects a value under no column name. A spreadsheet saving CSV gives every line
+// as many fields as its widest row, the header included, so a note typed to the right of the
+// table would otherwise be ignored, as it is not in a workbook.
+func (c *csvReader) beyondHeader(line int, rec []string) *RowError {
+	for i := c.h.named; i < len(rec); i++ {
+		if v := strings.TrimSpace(rec[i]); v != "" {
+			return &RowError{Line: line, Column: WholeRow, Value: Excerpt(v), Err: fmt.Errorf(
+				"%w: field %d holds a value, beyond the header's last named column (field %d): give its column a header, or delete it",
+				ErrFieldCount, i+1, c.h.named)}
+		}
+	}
+	return nil
 }
 
 // fieldCountError explains a row whose fields would not line up with the header: its values

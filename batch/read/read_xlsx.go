@@ -192,7 +192,8 @@ func (x *xlsxReader) Next() (Row, error) {
 }
 
 // row makes a Row of a sheet row, with the problems only a workbook has: a hidden row, a value
-// beyond the header, a formula, an account stored as a number.
+// beyond the header, a formula, a boolean, date or percentage where a value is paid, an account
+// stored as a number.
 func (x *xlsxReader) row(line int, cells []string, facts rowFacts) Row {
 	r := x.h.row(line, cells)
 	// Both readers' word on a hidden row counts: excelize's, and the scanner's of the same XML.
@@ -217,6 +218,11 @@ func (x *xlsxReader) row(line int, cells []string, facts rowFacts) Row {
 			err = fmt.Errorf("%w; it has no saved value", ErrFormula)
 		}
 		r.problem(col, Excerpt(value), err)
+	}
+	for slot, col := range slotColumns {
+		if err := facts.shown[slot].err(); err != nil && !hasProblem(r.Problems, col) {
+			r.problem(col, Excerpt(field(cells, x.slotIndex(slot))), err)
+		}
 	}
 	r.Amount = xlsxAmount(r.Amount)
 	var number bool

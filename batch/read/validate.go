@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/payout/payout/api"
 	"github.com/shopspring/decimal"
@@ -136,7 +135,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	case p.Recipient == "":
 		add(ColRecipient, r.Recipient, ErrRecipientMissing)
 	case !validText(p.Recipient, MaxRecipientLength):
-		add(ColRecipient, r.Recipient, fmt.Errorf("%w (at most %d characters)", ErrRecipientFormat, MaxRecipientLength))
+		add(ColRecipient, r.Recipient, fmt.Errorf("%w: %s", ErrRecipientFormat, textProblem(p.Recipient, MaxRecipientLength)))
 	}
 
 	if checked(ColBank) && checked(ColServiceID) {
@@ -168,7 +167,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		p.Description = v.opts.DefaultDescription
 	}
 	if checked(ColDescription) && !validText(p.Description, MaxDescriptionLength) {
-		add(ColDescription, r.Description, fmt.Errorf("%w (at most %d characters)", ErrDescription, MaxDescriptionLength))
+		add(ColDescription, r.Description, fmt.Errorf("%w: %s", ErrDescription, textProblem(p.Description, MaxDescriptionLength)))
 	}
 
 	var cents int64
@@ -286,18 +285,6 @@ func validRef(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func validText(s string, max int) bool {
-	if utf8.RuneCountInString(s) > max {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
 			return false
 		}
 	}

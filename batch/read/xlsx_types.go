@@ -162,6 +162,7 @@ type rowFacts struct {
 	hidden  bool
 	number  uint8 // the cell is stored as a number
 	formula uint8 // the cell holds a formula; its value is the one cached when last saved
+	shown   [slots]cellShown
 }
 
 // sheetScanner reads a sheet's XML a second time, a row ahead of excelize: it learns the cell
@@ -170,17 +171,22 @@ type rowFacts struct {
 // leading zeros are gone: "000181590832" saved by a spreadsheet as the number 181590832.
 type sheetScanner struct {
 	xmlScan
-	rc    io.Closer
-	track [slots]int // 1-based column of each slot, 0 when absent
-	row   int        // the row being read
-	col   int
-	slot  int // of the cell being read, -1 when untracked
-	facts rowFacts
-	done  bool
+	rc     io.Closer
+	styles numberStyles
+	track  [slots]int // 1-based column of each slot, 0 when absent
+	row    int        // the row being read
+	col    int
+	slot   int // of the cell being read, -1 when untracked
+	facts  rowFacts
+	done   bool
 }
 
 func openSheetScanner(zr *zip.Reader, sheet string) (*sheetScanner, error) {
 	sheetPath, err := sheetXMLPath(zr, sheet)
+	if err != nil {
+		return nil, err
+	}
+	styles, err := readNumberStyles(zr)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +199,7 @@ func openSheetScanner(zr *zip.Reader, sheet string) (*sheetScanner, error) {
 			return nil, err
 		}
 		br := bufio.NewReaderSize(io.LimitReader(rc, xlsxUnzipSizeLimit), 64<<10)
-		return &sheetScanner{xmlScan: xmlScan{br: br}, rc: rc, slot: -1}, nil
+		return &sheetScanner{xmlScan: xmlScan{br: br}, rc: rc, styles: styles, slot: -1}, nil
 	}
 	return nil, fmt.Errorf("sheet %q: %s is not in the workbook", sheet, sheetPath)
 }
@@ -244,7 +250,8 @@ func (s *sheetScanner) through(line int) (rowFacts, error) {
 	return rowFacts{}, nil
 }
 
-// cell starts a cell: a value with no type, or type "n", is a number.
+// cell starts a cell: a value with no type, or type "n", is a number, shown as its style's
+// number format shows it; type "b" is a boolean and "d" a date.
 func (s *sheetScanner) cell(attrs []byte, empty bool) {
 	s.text, s.col, s.slot = 0, s.col+1, -1
 	if c, r, ok := cellRef(attr(attrs, "r")); ok && r == s.row {
@@ -258,8 +265,16 @@ func (s *sheetScanner) cell(attrs []byte, empty bool) {
 	if s.slot < 0 || empty {
 		return
 	}
-	if t := attr(attrs, "t"); len(t) == 0 || string(t) == "n" {
+	switch t := string(attr(attrs, "t")); t {
+	case "", "n":
 		s.facts.number |= 1 << s.slot
+		if style, err := strconv.Atoi(string(attr(attrs, "s"))); err == nil {
+			s.facts.shown[s.slot] = s.styles[style]
+		}
+	case "b":
+		s.facts.shown[s.slot] = shownBoolean
+	case "d":
+		s.facts.shown[s.slot] = shownDate
 	}
 }
 
