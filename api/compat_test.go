@@ -13,8 +13,8 @@ import (
 func TestClassifyCompat(t *testing.T) {
 	tests := []struct {
 		name, op, body string
-		status     int
-		want       api.Kind
+		status         int
+		want           api.Kind
 	}{
 		{"get fastapi 404", "get", `{"detail":"Not Found"}`, 404, api.KindRetryable},
 		{"get spring 404", "get", `{"timestamp":"2026-11-24T06:00:00Z","status":404,"error":"Not Found","path":"/x/api/v1/merchant/payout/P"}`, 404, api.KindRetryable},
