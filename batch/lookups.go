@@ -125,6 +125,16 @@ func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now tim
 	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
 }
 
+// refusalNotFoundTrusted reports whether "not found" may confirm that a refused create created
+// nothing. A service may create a payout and still answer "fail", so it is trusted only when no
+// payout known to exist was reported not found; when one exists it is looked up first, since a
+// confirmed refusal invites paying the row again under a new reference. With no payout known to
+// exist there is nothing to check, and the service's refusal and "not found" agree.
+func (s *lookups) refusalNotFoundTrusted(ctx context.Context) bool {
+	s.proveLookups(ctx)
+	return !s.broken.Load()
+}
+
 // proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
 // to exist. Without that, "not found" could mean the lookup itself is broken.
 func (s *lookups) proveLookups(ctx context.Context) bool {
