@@ -110,7 +110,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	if err != nil {
 		return outcome{task: t, fatal: err}
 	}
-	got, err := cfg.Service.GetPayout(ctx, t.ref)
+	got, err := lookUp(ctx, cfg.Service, t.ref)
 	now := cfg.Now()
 	switch verdictOf(err) {
 	case lookupFound:

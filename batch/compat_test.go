@@ -35,6 +35,9 @@ type compatService struct {
 	invoiceOnly  bool   // Get Payout finds a payout by its invoice number only
 	invisible    int    // a payout is found by its reference only after this many lookups
 	lostAs       string // how a lost answer looks: a bare 502, or 200 with text, or a contradiction
+	// collision: the lost answer's row was never created, and another payout's invoice number is
+	// its reference, which Get Payout finds by that invoice number.
+	collision bool
 	// lostAnswer: created, then answered without a usable answer. refusedButCreated: created,
 	// then answered fail. refused: refused without creating.
 	lostAnswer, refusedButCreated, refused map[string]bool
@@ -111,6 +114,10 @@ func (f *compatService) create(w http.ResponseWriter, body []byte) {
 	}
 	if f.refused[req.Ref] {
 		f.fail(w, f.failWithHTTP, 1234, "The third party account no is invalid.")
+		return
+	}
+	if f.collision && f.lostAnswer[req.Ref] {
+		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
 	f.next++
@@ -210,6 +217,11 @@ func TestRunAgainstOtherReadings(t *testing.T) {
 		{"payouts visible to lookups late", func(f *compatService) { f.invisible = 4 }},
 		{"an answer of plain text", func(f *compatService) { f.lostAs = "text" }},
 		{"an answer that contradicts itself", func(f *compatService) { f.lostAs = "contradiction" }},
+		{"a reference that is another payout's invoice number", func(f *compatService) {
+			f.collision = true
+			f.payouts["OTHER-1"] = map[string]any{"value": "5.00", "external_invoice_ref": "OTHER-1",
+				"payout_invoice_no": "COMPAT-00002", "payout_account_number": "999", "transaction_status": "SUCCESS"}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,6 +262,10 @@ func runAgainst(t *testing.T, f *compatService) {
 		}
 		held := f.payouts[r.Ref]
 		switch {
+		case f.collision && f.lostAnswer[r.Ref]:
+			if p.State != ledger.Unknown || f.creates[r.Ref] != 0 {
+				t.Errorf("%s: state %s, invoice %q, created %d times: want UNKNOWN and never created", r.Ref, p.State, p.InvoiceNo, f.creates[r.Ref])
+			}
 		case !f.refused[r.Ref] && f.creates[r.Ref] != 1:
 			t.Errorf("%s created %d times", r.Ref, f.creates[r.Ref])
 		case held == nil && p.State == ledger.Failed && !batch.FailureConfirmed(p.InvoiceNo, p.LastError):

@@ -219,7 +219,7 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	if err != nil {
 		return outcome{task: t, fatal: err}
 	}
-	got, err := cfg.Service.GetPayout(ctx, t.ref)
+	got, err := lookUp(ctx, cfg.Service, t.ref)
 	now := cfg.Now()
 	verdict := verdictOf(err)
 	if verdict == lookupFound {
