@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -286,5 +287,38 @@ func runAgainst(t *testing.T, f *compatService) {
 	}
 	if res.ExitCode != batch.ExitAttention {
 		t.Errorf("exit code %d, want %d (one row refused): %+v", res.ExitCode, batch.ExitAttention, res)
+	}
+}
+
+// TestRunRefusedTokenOtherReadings: a refused token, as HTTP 401 or as status fail with code 401
+// in an HTTP 200, stops the run before anything is sent.
+func TestRunRefusedTokenOtherReadings(t *testing.T) {
+	for _, httpStatus := range []int{http.StatusUnauthorized, http.StatusOK} {
+		t.Run(http.StatusText(httpStatus), func(t *testing.T) {
+			var sent atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && r.URL.Path == "/api/v1/merchant/payout" {
+					sent.Add(1)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(httpStatus)
+				io.WriteString(w, `{"status":"fail","code":401,"data":null,"uuid":"u-1","message":"Unauthenticated.","error":null}`)
+			}))
+			t.Cleanup(srv.Close)
+			client, err := api.NewClient(api.Config{BaseURL: srv.URL, AuthToken: "wrong-token-0123456789", Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := batchtest.NewUnthrottledHarness(t, sandbox.Options{}, 2)
+			rows := batchtest.Payroll(2, "TOKEN")
+			res, err := batch.NewRunner(func() batch.Config { c := h.Cfg; c.Service = client; return c }()).
+				Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "token.csv", rows))
+			if sent.Load() != 0 || res.Succeeded+res.Submitted+res.Pending != 0 {
+				t.Fatalf("sent %d payouts with a refused token: %+v, %v", sent.Load(), res, err)
+			}
+			if err == nil || !strings.Contains(err.Error(), "refused the auth token") {
+				t.Fatalf("run %+v, error %v: want the refused token said", res, err)
+			}
+		})
 	}
 }
