@@ -41,11 +41,13 @@ func (c *Client) classify(r request, resp *http.Response, body []byte) (*respons
 	case st >= 500, st == http.StatusRequestTimeout:
 		e.Kind = unsafe(KindRetryable)
 	case st == http.StatusNotFound && get:
-		if env != nil && !notFoundExcluded(text) {
+		switch {
+		case env.fromService() && !notFoundExcluded(text), env != nil && aboutNotFound(text):
 			e.Kind = KindNotFound
-		} else {
-			// A 404 without the service's envelope (a proxy, a wrong base URL) says nothing
-			// about the payout.
+		default:
+			// A 404 without the service's envelope says nothing about the payout: a proxy, a
+			// wrong base URL, or a web framework's own JSON for an unknown route
+			// ({"detail":"Not Found"}, {"message":"Not Found."}).
 			e.Kind = KindRetryable
 		}
 	case st == http.StatusNotFound && r.create:

@@ -153,6 +153,20 @@ func decodeEnvelope(body []byte) (*envelope, error) {
 	return &env, nil
 }
 
+// fromService reports whether a JSON object is the service's envelope rather than any JSON:
+// it has a code, or a status that is one of the envelope's words. A status that is a number
+// (404) is a web framework's, not the envelope's.
+func (e *envelope) fromService() bool {
+	if e == nil {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(string(e.Status))) {
+	case "ok", "success", "fail", "failed", "error":
+		return true
+	}
+	return e.Code.Set
+}
+
 type verdict int
 
 const (

@@ -43,8 +43,9 @@
 //     transaction_status is matched in any case; any other is kept as sent and is not final.
 //   - Not found: error codes, HTTP statuses and the answer for an unknown reference are not
 //     described, so "not found" (KindNotFound) is read only where it is unambiguous: an HTTP 404
-//     with the service's envelope, envelope code 404, or a message that says the payout,
-//     invoice or reference does not exist. A bare 404 (a proxy, a wrong URL) or a message about
+//     with the service's envelope (a code, or status ok or fail), envelope code 404, or a
+//     message that says the payout, invoice or reference does not exist. A bare 404 (a proxy, a
+//     wrong URL, a web framework's own JSON such as {"detail":"Not Found"}) or a message about
 //     the route, the merchant or the token is retried instead, because "not found" can lead to
 //     a payout being sent again. A Get Payout answer about another reference, or with an empty
 //     data, is no answer either. On Create Payout an HTTP 404 means the endpoint is missing.
@@ -60,9 +61,10 @@
 //   - Callbacks' signing algorithm is not named: VerifyCallback accepts HS256, HS384 and HS512
 //     and refuses every other (none, asymmetric ones) before checking the signature. The payload
 //     may be the token's claims or an object under "data" or "payload"; exp and nbf are enforced
-//     only when present. Only invoice_status SUCCESS with invoice_status_id 2 settles a payout;
-//     other values are kept, not applied. display_name and the orgn_ fields are decoded and kept
-//     as text, never compared with the file's rows, since their meaning is not stated.
+//     only when present. Only invoice_status SUCCESS (in any case) with invoice_status_id 2
+//     settles a payout; other values are kept, not applied. display_name and the orgn_ fields
+//     are decoded and kept as text, never compared with the file's rows, since their meaning is
+//     not stated.
 //
 // Texts from the service are cleaned before they reach an error or a log: the token redacted,
 // one line, at most 300 characters.

@@ -110,7 +110,7 @@ func (rc *reconciliation) checkOnce(ctx context.Context, t task) outcome {
 	if err != nil {
 		return outcome{task: t, fatal: err}
 	}
-	got, err := cfg.Service.GetPayout(ctx, t.ref)
+	got, err := lookUp(ctx, cfg.Service, t.ref)
 	now := cfg.Now()
 	switch verdictOf(err) {
 	case lookupFound:
@@ -219,7 +219,7 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 		return rc.notFound(ctx, t, p, now, false)
 	case RefusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
-		if !FailureConfirmed(p.InvoiceNo, p.LastError) && !rc.broken.Load() {
+		if !FailureConfirmed(p.InvoiceNo, p.LastError) && rc.refusalNotFoundTrusted(ctx) {
 			if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
 				Detail: "reconcile: refused when it was sent, and not found by external_invoice_ref: nothing was created"}); o != nil {
 				return *o

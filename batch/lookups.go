@@ -125,6 +125,33 @@ func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now tim
 	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
 }
 
+// lookUp is Get Payout by external_invoice_ref. The service reads a reference as an invoice
+// number too, so an answer about another payout (another external_invoice_ref, or none with ref
+// as its invoice number) says nothing about this one: it is no answer, and is looked up again.
+func lookUp(ctx context.Context, svc Service, ref string) (api.Payout, error) {
+	got, err := svc.GetPayout(ctx, ref)
+	if err != nil {
+		return got, err
+	}
+	other := got.ExternalInvoiceRef != "" && got.ExternalInvoiceRef != ref
+	if other || (got.ExternalInvoiceRef == "" && got.PayoutInvoiceNo == ref) {
+		return api.Payout{}, &api.Error{Op: "get payout", Kind: api.KindRetryable,
+			Err: fmt.Errorf("%w: asked for external_invoice_ref %q, the answer is about invoice %q with external_invoice_ref %q",
+				api.ErrBadResponse, ref, got.PayoutInvoiceNo, got.ExternalInvoiceRef)}
+	}
+	return got, nil
+}
+
+// refusalNotFoundTrusted reports whether "not found" may confirm that a refused create created
+// nothing. A service may create a payout and still answer "fail", so it is trusted only when no
+// payout known to exist was reported not found; when one exists it is looked up first, since a
+// confirmed refusal invites paying the row again under a new reference. With no payout known to
+// exist there is nothing to check, and the service's refusal and "not found" agree.
+func (s *lookups) refusalNotFoundTrusted(ctx context.Context) bool {
+	s.proveLookups(ctx)
+	return !s.broken.Load()
+}
+
 // proveLookups checks, once per run, that a lookup by external_invoice_ref finds a payout known
 // to exist. Without that, "not found" could mean the lookup itself is broken.
 func (s *lookups) proveLookups(ctx context.Context) bool {
@@ -147,7 +174,7 @@ func (s *lookups) proveLookups(ctx context.Context) bool {
 		if err := s.r.cfg.Limiter.Wait(ctx); err != nil {
 			return false
 		}
-		_, err := s.r.cfg.Service.GetPayout(ctx, ref)
+		_, err := lookUp(ctx, s.r.cfg.Service, ref)
 		switch {
 		case err == nil:
 			s.proven.Store(true)

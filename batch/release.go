@@ -41,7 +41,7 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	if err := cfg.Limiter.Wait(ctx); err != nil {
 		return p, err
 	}
-	got, err := cfg.Service.GetPayout(ctx, ref)
+	got, err := lookUp(ctx, cfg.Service, ref)
 	switch {
 	case err == nil:
 		return p, fmt.Errorf("%w: the service has payout %s (invoice %s, status %s): run `payout reconcile` to record it",

@@ -219,7 +219,7 @@ func (s *submission) lookup(ctx context.Context, t task) outcome {
 	if err != nil {
 		return outcome{task: t, fatal: err}
 	}
-	got, err := cfg.Service.GetPayout(ctx, t.ref)
+	got, err := lookUp(ctx, cfg.Service, t.ref)
 	now := cfg.Now()
 	verdict := verdictOf(err)
 	if verdict == lookupFound {
@@ -281,7 +281,7 @@ const RefusalConfirmed = "refusal confirmed: a lookup by external_invoice_ref fo
 
 // confirmRefusal makes a refused row final FAILED: the lookup found no payout with its reference.
 func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout) outcome {
-	if s.broken.Load() {
+	if !s.refusalNotFoundTrusted(ctx) {
 		if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
 			Detail: "refused by the service and not found by external_invoice_ref, but a payout known to exist was reported not found in this run: \"not found\" proves nothing; needs reconciliation"}); o != nil {
 			return *o

@@ -3,7 +3,9 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/report"
@@ -55,7 +57,7 @@ func differences(p ledger.Payout, got api.Payout) []difference {
 		diffs = append(diffs, difference{report.MismatchAmount,
 			fmt.Sprintf("service amount %s, ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2))})
 	}
-	if got.PayoutAccountNumber != "" && got.PayoutAccountNumber != p.Account {
+	if !accountsAgree(got.PayoutAccountNumber, p.Account) {
 		diffs = append(diffs, difference{report.MismatchAccount,
 			fmt.Sprintf("service account %s, ledger %s", MaskAccount(got.PayoutAccountNumber), MaskAccount(p.Account))})
 	}
@@ -64,6 +66,21 @@ func differences(p ledger.Payout, got api.Payout) []difference {
 			fmt.Sprintf("service invoice %s, ledger %s", got.PayoutInvoiceNo, p.InvoiceNo)})
 	}
 	return diffs
+}
+
+// accountsAgree reports whether the service's account number can be the ledger's. A service may
+// mask it ("******6789", "0123xxxx89"): then only the digits it shows before and after the mask
+// are compared, and one that shows none (or no account at all) is not compared.
+func accountsAgree(service, ledgerAccount string) bool {
+	first := strings.IndexAny(service, "*xX•")
+	if first < 0 {
+		return service == "" || service == ledgerAccount
+	}
+	last := strings.LastIndexAny(service, "*xX•")
+	_, size := utf8.DecodeRuneInString(service[last:])
+	prefix, suffix := service[:first], service[last+size:]
+	return len(prefix)+len(suffix) <= len(ledgerAccount) &&
+		strings.HasPrefix(ledgerAccount, prefix) && strings.HasSuffix(ledgerAccount, suffix)
 }
 
 // differenceText is the differences as one text for an event, empty when there are none.

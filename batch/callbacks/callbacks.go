@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/payout/payout/api"
@@ -250,7 +251,7 @@ func decide(cb api.Callback, p ledger.Payout) (string, []ledger.Change) {
 	note := func(verdict, detail string) (string, []ledger.Change) {
 		return verdict, []ledger.Change{{Ref: p.Ref, From: p.State, To: p.State, Detail: "callback: " + detail, Payload: raw}}
 	}
-	if pl.InvoiceStatus != api.StatusSuccess || pl.InvoiceStatusID != callbackSuccessStatusID || bankSaysNo(cb.RawPayload) {
+	if !strings.EqualFold(strings.TrimSpace(pl.InvoiceStatus), api.StatusSuccess) || pl.InvoiceStatusID != callbackSuccessStatusID || bankSaysNo(cb.RawPayload) {
 		return note(VerdictNotSuccess, fmt.Sprintf("invoice_status %q (id %d, bank_response_success %t) is not SUCCESS (id 2): not applied",
 			pl.InvoiceStatus, pl.InvoiceStatusID, pl.BankResponseSuccess))
 	}
