@@ -316,7 +316,7 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		lastErr = err
 		switch api.KindOf(err) {
 		case api.KindRetryable, api.KindRateLimited:
-			if err := sleepCtx(ctx, r.retryWait(err, attempt)); err != nil {
+			if err := Sleep(ctx, r.retryWait(err, attempt)); err != nil {
 				return nil, err
 			}
 		default:
@@ -389,7 +389,8 @@ func backoff(base, max time.Duration, attempt int) time.Duration {
 	return d/2 + mrand.N(d/2+1)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits for d, or less when ctx ends first, and then returns ctx's error.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

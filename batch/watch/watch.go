@@ -172,7 +172,7 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 		return worst, err
 	}
 	if wait, pending := w.settleWait(); pending {
-		if err := sleep(ctx, wait); err != nil {
+		if err := batch.Sleep(ctx, wait); err != nil {
 			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", batch.ErrAborted, err)
 		}
 		exit, err := w.Poll(ctx)
@@ -463,19 +463,4 @@ func (w *Watcher) freeName(name string, subs ...string) string {
 		candidate = fmt.Sprintf("%s-%d%s", stem, i, ext)
 	}
 	return candidate
-}
-
-// sleep waits for d, or less when ctx ends first, and then says why it stopped early.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
