@@ -59,14 +59,18 @@ func (r *Runner) notePaidElsewhere(ctx context.Context, log *slog.Logger, lines 
 }
 
 // sameInput reports whether an earlier run paid this same file: its input had the same SHA-256
-// (the same bytes, whatever the name), or the same file name (an edited copy, a row corrected and
-// the file run again). Folder mode's renaming of a name already taken (a ".20261124T051011Z" or
-// ".20261124T051011Z-2" before the extension) is ignored, and case too.
+// (the same bytes, whatever the name), or the same file name while that run had not finished
+// with every row accepted (a row corrected and the file run again, or a stopped run resumed).
+// Other bytes under the name of a run that had finished with everything accepted are another
+// file: a new period exported under last period's name must be told, not skipped in silence.
+// Folder mode's renaming of a name already taken (a ".20261124T051011Z" or ".20261124T051011Z-2"
+// before the extension) is ignored, and case too.
 func sameInput(run ledger.Run, path, sum string) bool {
 	if run.FileSHA256 != "" && run.FileSHA256 == sum {
 		return true
 	}
-	return strings.EqualFold(Unstamped(run.File), Unstamped(path))
+	completed := run.Status == RunFinished && run.ExitCode == ExitOK
+	return !completed && strings.EqualFold(Unstamped(run.File), Unstamped(path))
 }
 
 // stampPattern is the timestamp folder mode (package watch) puts before the extension of a name

@@ -66,18 +66,45 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 		t.Errorf("with AllowPaidElsewhere %+v, want exit 0, still counting the rows", allowed)
 	}
 
-	// The same file again, and then edited under the same name (a row added): reruns, quiet.
+	// The same file again: a rerun, quiet.
 	if again, out := logged(nil); again.ExitCode != batch.ExitOK || again.SkippedOtherFile != 0 || out != "" {
 		t.Errorf("rerun %+v, logs %q: want exit 0 and nothing said", again, out)
 	}
+	// Other bytes under the name of a run that had paid everything: last period's name reused
+	// (cron's exports/payroll.csv), so its paid rows are said, and the new row is paid.
 	more := append(rows, batchtest.Payroll(5, "PAY")[4])
 	batchtest.WritePayroll(t, h.Dir, "november.csv", more)
-	if edited, out := logged(nil); edited.ExitCode != batch.ExitOK || edited.SkippedOtherFile != 0 || edited.Submitted != 1 || out != "" {
-		t.Errorf("edited rerun %+v, logs %q: want the new row sent, exit 0 and nothing said", edited, out)
+	if edited, out := logged(nil); edited.ExitCode != batch.ExitAttention || edited.SkippedOtherFile != len(rows) ||
+		edited.Submitted != 1 || !strings.Contains(out, "another file paid them") {
+		t.Errorf("new bytes under a completed run's name %+v, logs %q: want the new row sent and the others said (exit 4)", edited, out)
 	}
 	if n := h.Sandbox.Stats().Creates; n != len(more) {
 		t.Errorf("%d creates, want %d", n, len(more))
 	}
+}
+
+// TestRunCorrectedFileIsARerun: a file whose run needed attention (a row rejected, the others
+// paid with --allow-partial), corrected and run again under its name, resumes quietly.
+func TestRunCorrectedFileIsARerun(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(4, "FIX")
+	bad := append([]batchtest.PayrollRow(nil), rows...)
+	bad[3].Amount = "12.345"
+	path := batchtest.WritePayroll(t, h.Dir, "payroll.csv", bad)
+	partial := h.Run(ctx, path, func(c *batch.Config) { c.AllowPartial = true })
+	if partial.ExitCode != batch.ExitAttention || partial.Rejected != 1 || partial.Submitted != 3 {
+		t.Fatalf("partial run %+v, want 3 paid and 1 rejected", partial)
+	}
+	batchtest.WritePayroll(t, h.Dir, "payroll.csv", rows)
+	var logs batchtest.LogBuffer
+	fixed := h.Run(ctx, path, func(c *batch.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	if fixed.ExitCode != batch.ExitOK || fixed.SkippedOtherFile != 0 || fixed.Submitted != 1 || logs.String() != "" {
+		t.Errorf("corrected rerun %+v, logs %q: want the corrected row sent, exit 0 and nothing said", fixed, logs.String())
+	}
+	h.AssertExactlyOnce(rows, fixed)
 }
 
 func mustRead(tb testing.TB, path string) []byte {

@@ -14,6 +14,9 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
+// RunFinished is the status of a run that ended by itself (its exit code says how it went).
+const RunFinished = "finished"
+
 // ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
 // closed in the ledger but its reports could not be written.
 var ErrReportsNotWritten = errors.New("reports not written")
@@ -49,7 +52,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
 	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
-	status := "finished"
+	status := RunFinished
 	if aborted != nil {
 		status = "aborted"
 	}

@@ -52,7 +52,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	}
 	out.Exit = res.ExitCode
 	if res.ExitCode != batch.ExitAborted {
-		if changed, exit, err := w.failIfChanged(log, &out, claimed); changed || err != nil {
+		if changed, exit, err := w.failIfChanged(ctx, log, &out, claimed); changed || err != nil {
 			return exit, err
 		}
 	}
@@ -117,7 +117,7 @@ func (f fingerprint) same(g fingerprint) bool {
 // failIfChanged moves a file that changed during its run to failed, with a note, and reports
 // whether it did. Such a file must not go to done: what was written after the run read it was
 // not paid, and nobody would look at it again.
-func (w *Watcher) failIfChanged(log *slog.Logger, out *FileOutcome, claimed fingerprint) (bool, int, error) {
+func (w *Watcher) failIfChanged(ctx context.Context, log *slog.Logger, out *FileOutcome, claimed fingerprint) (bool, int, error) {
 	now, err := takeFingerprint(out.Path)
 	if err != nil {
 		return false, batch.ExitAborted, &abortError{file: out.Name, cause: fmt.Errorf("check the file after its run: %w", err)}
@@ -128,6 +128,12 @@ func (w *Watcher) failIfChanged(log *slog.Logger, out *FileOutcome, claimed fing
 	log.Warn("file changed while it was being paid: rows written after the run read it were not paid",
 		"run", out.Result.RunID, "claimed_bytes", claimed.size, "now_bytes", now.size)
 	out.Exit = batch.WorseExit(out.Result.ExitCode, batch.ExitAttention)
+	// The ledger keeps the file's outcome, not the run's: a run that ended with everything it
+	// read accepted would make the complete file, dropped again under its name, look like another
+	// file paying rows this one already paid.
+	if err := w.cfg.Ledger.FinishRun(ctx, out.Result.RunID, batch.RunFinished, out.Exit, out.Result.EndedAt); err != nil {
+		return false, batch.ExitAborted, &abortError{file: out.Name, cause: err}
+	}
 	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now))
 	return true, exit, err
 }
