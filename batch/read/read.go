@@ -67,6 +67,7 @@ var (
 	ErrEncrypted       = errors.New("the workbook is password-protected (encrypted): save a copy without a password")
 	ErrOldExcel        = errors.New("this is an old Excel 97-2003 workbook (.xls): save it as an Excel Workbook (.xlsx) or as CSV UTF-8")
 	ErrHiddenSheet     = errors.New("the active sheet is hidden")
+	ErrNotRegular      = errors.New("not a regular file: name a CSV or XLSX file")
 )
 
 // InputError is a file the reader refused: wrong type, too large, not UTF-8, bad header, broken
