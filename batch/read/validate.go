@@ -95,6 +95,8 @@ type Validator struct {
 	total decimal.Decimal // plus cents, kept apart so the hot path adds int64s
 	cents int64
 	rows  int
+	// removed is what the rows of duplicated references had added to the total, known at Finish.
+	removed decimal.Decimal
 }
 
 // NewValidator prepares the checks.
@@ -247,7 +249,9 @@ type Findings struct {
 // without those rows.
 func (v *Validator) Finish() Findings {
 	var f Findings
-	for _, d := range v.refs.lines() {
+	dups, removed := v.refs.find()
+	v.removed = removed
+	for _, d := range dups {
 		f.Duplicates = append(f.Duplicates, &RowError{Line: d.line, Column: ColRef,
 			Err: fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, min(d.line, d.other), max(d.line, d.other))})
 	}
@@ -270,9 +274,9 @@ func (v *Validator) fileErrors() []*RowError {
 	return errs
 }
 
-// Total is the sum of the valid rows so far, without the rows of the references seen twice.
+// Total is the sum of the valid rows so far; after Finish, without the rows of duplicated references.
 func (v *Validator) Total() decimal.Decimal {
-	return v.total.Add(decimal.New(v.cents, -2)).Sub(v.refs.removed)
+	return v.total.Add(decimal.New(v.cents, -2)).Sub(v.removed)
 }
 
 // validRef accepts a reference that travels unchanged as one segment of a URL path, since a
