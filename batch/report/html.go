@@ -12,9 +12,9 @@ import (
 	"github.com/payout/payout/templates"
 )
 
-// HTMLRowLimit caps the rows of an HTML report that need no attention (SUCCEEDED, SUBMITTED):
-// beyond it the page says how many more there are, and the CSV and XLSX, which always hold every
-// row, have them. Rows that need attention are always all shown.
+// HTMLRowLimit caps the rows of an HTML report that need attention, and apart those that need
+// none (SUCCEEDED, SUBMITTED): beyond it the page says how many more there are, and the CSV, which
+// always holds every row, has them.
 const HTMLRowLimit = 5000
 
 // The view types carry only formatted strings: the templates do no arithmetic and need no funcs.
@@ -59,7 +59,10 @@ type runPage struct {
 	Summary   summaryView
 	Rows      []rowView
 	Attention int
-	Omitted   int
+	// OmittedAttention and Omitted count the rows needing attention, and the others, that the
+	// page does not list for their number.
+	OmittedAttention int
+	Omitted          int
 }
 
 func stateClass(state string) string {
@@ -175,35 +178,71 @@ func formatDuration(start, end time.Time) string {
 }
 
 func renderRun(w io.Writer, s Summary, rows []Row) error {
+	var kept htmlRows
+	for _, r := range rows {
+		kept.add(r, s.DryRun)
+	}
+	return kept.render(w, s)
+}
+
+// writeRunHTML renders the run page once every row has arrived: only the rows it shows are kept.
+func writeRunHTML(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Summary) error {
+	var kept htmlRows
+	for batch := range rows {
+		for _, r := range batch {
+			kept.add(r, dryRun)
+		}
+	}
+	return kept.render(w, summary())
+}
+
+// htmlRows keeps the rows a run page shows: the first HTMLRowLimit rows that need attention and
+// the first HTMLRowLimit of the others, counting the rest.
+type htmlRows struct {
+	attention, others []rankedRow
+	omittedAttention  int
+	omitted           int
+}
+
+type rankedRow struct {
+	rank int
+	view rowView
+}
+
+func (h *htmlRows) add(r Row, dryRun bool) {
+	rank := attentionRank(r.State, dryRun)
+	switch {
+	case rank <= attentionMax && len(h.attention) < HTMLRowLimit:
+		h.attention = append(h.attention, rankedRow{rank, runRowView(r, true)})
+	case rank <= attentionMax:
+		h.omittedAttention++
+	case len(h.others) < HTMLRowLimit:
+		h.others = append(h.others, rankedRow{rank, runRowView(r, false)})
+	default:
+		h.omitted++
+	}
+}
+
+// render writes the page: the rows that need attention first, then the others, each by rank
+// and then by line.
+func (h *htmlRows) render(w io.Writer, s Summary) error {
 	page := runPage{
 		Head: headView{Title: "Payout run " + s.RunID, Kind: s.Kind, ID: s.RunID, File: s.File, SHA256: s.FileSHA256,
 			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun,
 			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText()},
-		Summary: summarize(s.ByState, s.Total, s.DryRun),
+		Summary:          summarize(s.ByState, s.Total, s.DryRun),
+		Attention:        len(h.attention) + h.omittedAttention,
+		OmittedAttention: h.omittedAttention,
+		Omitted:          h.omitted,
 	}
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(attentionRank(rows[a].State, s.DryRun), attentionRank(rows[b].State, s.DryRun)),
-			cmp.Compare(rows[a].Line, rows[b].Line))
-	})
-	others := 0
-	for _, i := range order {
-		r := rows[i]
-		attention := attentionRank(r.State, s.DryRun) <= attentionMax
-		if attention {
-			page.Attention++
-		} else {
-			if others >= HTMLRowLimit {
-				page.Omitted++
-				continue
-			}
-			others++
+	page.Rows = make([]rowView, 0, len(h.attention)+len(h.others))
+	for _, rows := range [][]rankedRow{h.attention, h.others} {
+		// Rows arrive in line order, and a stable sort keeps it within a rank.
+		slices.SortStableFunc(rows, func(a, b rankedRow) int { return cmp.Compare(a.rank, b.rank) })
+		for _, r := range rows {
+			page.Rows = append(page.Rows, r.view)
 		}
-		page.Rows = append(page.Rows, runRowView(r, attention))
 	}
 	return templates.Run().Execute(w, page)
 }

@@ -57,9 +57,12 @@ type ReconSummary struct {
 // SummarizeReconciliation returns meta with its counts and totals computed from rows; Total is
 // the sum of the ByState amounts by construction.
 func SummarizeReconciliation(meta ReconSummary, rows []ReconRow) ReconSummary {
-	meta.Rows = len(rows)
-	meta.ByState = byState(len(rows), func(i int) (string, decimal.Decimal) { return rows[i].LedgerState, rows[i].LedgerAmount })
-	meta.Total = sumStates(meta.ByState)
+	var t tally
+	for _, r := range rows {
+		t.add(Row{State: r.LedgerState, Amount: r.LedgerAmount}, false)
+	}
+	s := t.summary(Summary{})
+	meta.Rows, meta.ByState, meta.Total = s.Rows, s.ByState, s.Total
 	meta.Mismatches, meta.NotFinal = 0, 0
 	for _, r := range rows {
 		if len(r.Mismatches) > 0 {

@@ -74,8 +74,10 @@ type Summary struct {
 	DryRun  bool
 	// Aborted is why the run stopped before it had sent every row; empty when it did not stop.
 	Aborted string
-	// NotSent lists the lines still READY (never sent) of an aborted run, filled by Summarize.
-	NotSent []int
+	// NotSent lists the first lines still READY (never sent) of an aborted run, and NotSentCount
+	// counts them all; both are filled by Summarize.
+	NotSent      []int
+	NotSentCount int
 	// Regenerated is when the report was written again from the ledger (`payout report`); zero
 	// for the report written at the end of the run.
 	Regenerated time.Time
@@ -94,21 +96,20 @@ const notSentShown = 30
 
 // NotSentText says which rows of an aborted run were not sent; empty when there are none.
 func (s Summary) NotSentText() string {
-	if s.Aborted == "" || len(s.NotSent) == 0 {
+	if s.Aborted == "" || s.NotSentCount == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(strconv.Itoa(len(s.NotSent)))
+	b.WriteString(strconv.Itoa(s.NotSentCount))
 	b.WriteString(" row(s) were not sent (state READY): line ")
-	for i, line := range s.NotSent {
-		if i == notSentShown {
-			b.WriteString(" and " + strconv.Itoa(len(s.NotSent)-notSentShown) + " more")
-			break
-		}
+	for i, line := range s.NotSent[:min(len(s.NotSent), notSentShown)] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(strconv.Itoa(line))
+	}
+	if more := s.NotSentCount - min(len(s.NotSent), notSentShown); more > 0 {
+		b.WriteString(" and " + strconv.Itoa(more) + " more")
 	}
 	return b.String()
 }
@@ -124,48 +125,63 @@ func (s Summary) RegeneratedText() string {
 // Summarize returns meta with Rows, ByState and Total computed from rows. Total is the sum of the
 // ByState amounts by construction, so the report always ties out.
 func Summarize(meta Summary, rows []Row) Summary {
-	meta.Rows = len(rows)
-	meta.ByState = byState(len(rows), func(i int) (string, decimal.Decimal) { return rows[i].State, rows[i].Amount })
-	meta.Total = sumStates(meta.ByState)
-	meta.NotSent = nil
-	if meta.Aborted != "" {
-		for _, r := range rows {
-			if r.State == StateReady {
-				meta.NotSent = append(meta.NotSent, r.Line)
-			}
-		}
+	var t tally
+	for _, r := range rows {
+		t.add(r, meta.Aborted != "")
 	}
-	return meta
+	return t.summary(meta)
 }
 
-// byState groups n rows, read through at, into the fixed state order.
-func byState(n int, at func(i int) (string, decimal.Decimal)) []StateTotal {
-	totals := make([]StateTotal, len(stateOrder))
-	index := make(map[string]int, len(stateOrder))
+// tally counts rows by state as they go by, for a Summary.
+type tally struct {
+	totals  []StateTotal // stateOrder, then other states in the order seen
+	index   map[string]int
+	rows    int
+	notSent []int // the first notSentShown READY lines of an aborted run
+	ready   int
+}
+
+// init lays out the fixed states, zeros included.
+func (t *tally) init() {
+	if t.index != nil {
+		return
+	}
+	t.index = make(map[string]int, len(stateOrder))
 	for i, s := range stateOrder {
-		totals[i] = StateTotal{State: s, Amount: decimal.Zero}
-		index[s] = i
+		t.totals = append(t.totals, StateTotal{State: s, Amount: decimal.Zero})
+		t.index[s] = i
 	}
-	var others []StateTotal
-	for i := range n {
-		state, amount := at(i)
-		j, ok := index[state]
-		if !ok {
-			others = append(others, StateTotal{State: state, Amount: decimal.Zero})
-			j = len(stateOrder) + len(others) - 1
-			index[state] = j
-		}
-		var t *StateTotal
-		if j < len(stateOrder) {
-			t = &totals[j]
-		} else {
-			t = &others[j-len(stateOrder)]
-		}
-		t.Count++
-		t.Amount = t.Amount.Add(amount)
+}
+
+func (t *tally) add(r Row, aborted bool) {
+	t.init()
+	j, ok := t.index[r.State]
+	if !ok {
+		j = len(t.totals)
+		t.totals = append(t.totals, StateTotal{State: r.State, Amount: decimal.Zero})
+		t.index[r.State] = j
 	}
+	t.totals[j].Count++
+	t.totals[j].Amount = t.totals[j].Amount.Add(r.Amount)
+	t.rows++
+	if aborted && r.State == StateReady {
+		if len(t.notSent) < notSentShown {
+			t.notSent = append(t.notSent, r.Line)
+		}
+		t.ready++
+	}
+}
+
+// summary is meta with the counts so far: the seven ledger states in a fixed order, zeros
+// included, then any other state found, by name.
+func (t *tally) summary(meta Summary) Summary {
+	t.init()
+	totals := slices.Clone(t.totals)
+	others := totals[len(stateOrder):]
 	slices.SortFunc(others, func(a, b StateTotal) int { return strings.Compare(a.State, b.State) })
-	return append(totals, others...)
+	meta.Rows, meta.ByState, meta.Total = t.rows, totals, sumStates(totals)
+	meta.NotSent, meta.NotSentCount = slices.Clone(t.notSent), t.ready
+	return meta
 }
 
 func sumStates(totals []StateTotal) decimal.Decimal {

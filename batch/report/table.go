@@ -41,39 +41,54 @@ func runTable(rows []Row) table {
 		header: RunHeader,
 		widths: []float64{7, 22, 28, 10, 24, 20, 14, 12, 20, 12, 50},
 		n:      len(rows),
-		row: func(i int, buf []cell) []cell {
-			r := rows[i]
-			provider := cell{kind: kindInt}
-			if r.ProviderID != 0 {
-				provider.s = strconv.FormatInt(r.ProviderID, 10)
-			}
-			amt := cell{kind: kindAmount}
-			if s, numeric := rowAmount(r); numeric {
-				amt.s = s
-			} else {
-				amt = text(s)
-			}
-			return append(buf[:0], integer(r.Line), code(r.Ref), text(r.Recipient), provider, text(r.Bank),
-				code(r.Account), amt, text(r.State), code(r.InvoiceNo), text(r.TransactionStatus), text(r.Message))
-		},
+		row:    func(i int, buf []cell) []cell { return runCells(rows[i], buf) },
 	}
 }
 
+// runCells is a run's report row as cells, in RunHeader's order, in buf reused.
+func runCells(r Row, buf []cell) []cell {
+	provider := cell{kind: kindInt}
+	if r.ProviderID != 0 {
+		provider.s = strconv.FormatInt(r.ProviderID, 10)
+	}
+	amt := cell{kind: kindAmount}
+	if s, numeric := rowAmount(r); numeric {
+		amt.s = s
+	} else {
+		amt = text(s)
+	}
+	return append(buf[:0], integer(r.Line), code(r.Ref), text(r.Recipient), provider, text(r.Bank),
+		code(r.Account), amt, text(r.State), code(r.InvoiceNo), text(r.TransactionStatus), text(r.Message))
+}
+
 func (t table) writeCSV(w io.Writer) error {
+	return t.writeCSVFrom(w, func(emit func([]cell) error) error {
+		var buf []cell
+		for i := range t.n {
+			buf = t.row(i, buf)
+			if err := emit(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeCSVFrom writes the table's header, then every row rows emits.
+func (t table) writeCSVFrom(w io.Writer, rows func(emit func([]cell) error) error) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(t.header); err != nil {
 		return err
 	}
-	var buf []cell
 	rec := make([]string, len(t.header))
-	for i := range t.n {
-		buf = t.row(i, buf)
-		for j, c := range buf {
+	err := rows(func(cells []cell) error {
+		for j, c := range cells {
 			rec[j] = c.s
 		}
-		if err := cw.Write(rec[:len(buf)]); err != nil {
-			return err
-		}
+		return cw.Write(rec[:len(cells)])
+	})
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,22 +33,15 @@ var RunHeader = []string{"line", "external_invoice_ref", "recipient_reference", 
 // through atomicfile, so a reader never sees half a report, and is readable by its owner only. The summary's totals are recomputed from rows
 // (Summarize), so the reports tie out whatever the caller passed.
 func WriteRun(dir, inputName string, s Summary, rows []Row) (Paths, error) {
-	base := strings.TrimSuffix(filepath.Base(inputName), filepath.Ext(inputName))
-	if base == "" || base == "." || base == string(filepath.Separator) {
-		base = "payout"
-	}
-	if err := checkName(s.RunID); err != nil {
-		return Paths{}, err
-	}
-	s = Summarize(s, rows)
-	stem := filepath.Join(dir, base+"."+s.RunID)
-	if !s.Regenerated.IsZero() {
-		// Never over the run's own reports: they are the record of what the run saw.
-		stem += ".regenerated-" + s.Regenerated.UTC().Format("20060102T150405Z")
-	}
-	p := Paths{CSV: stem + ".result.csv", XLSX: stem + ".result.xlsx", HTML: stem + ".report.html"}
-	t := runTable(rows)
-	return p, writeAll(dir, p, t, runSummaryCells(s), func(w io.Writer) error { return renderRun(w, s, rows) })
+	p, _, err := WriteRunStream(dir, inputName, s, func(add func(Row) error) error {
+		for _, r := range rows {
+			if err := add(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return p, err
 }
 
 func checkName(id string) error {

@@ -32,30 +32,21 @@ func newStyles(f *excelize.File) (styles, error) {
 }
 
 // writeXLSX writes the workbook: the table's rows over as many "Rows" sheets as Excel's row
-// limit needs, each through excelize's StreamWriter, then the Summary sheet.
+// limit needs, then the Summary sheet.
 func writeXLSX(w io.Writer, t table, summary [][]cell) error {
-	f := excelize.NewFile()
-	defer f.Close()
-	if err := f.SetSheetName("Sheet1", SheetRows); err != nil {
-		return err
-	}
-	st, err := newStyles(f)
+	x, err := newXLSXStream(t)
 	if err != nil {
 		return err
 	}
-	for sheet, from := 1, 0; sheet == 1 || from < t.n; sheet++ {
-		to := min(from+sheetRowsMax, t.n)
-		if err := writeRowsSheet(f, rowsSheetName(sheet), t, st, from, to); err != nil {
+	defer x.close()
+	var buf []cell
+	for i := range t.n {
+		buf = t.row(i, buf)
+		if err := x.add(buf); err != nil {
 			return err
 		}
-		from = to
 	}
-	if err := writeSummarySheet(f, st, summary); err != nil {
-		return err
-	}
-	// The Rows sheet stays the active one: NewSheet does not change it, and SetActiveSheet would
-	// parse the whole streamed sheet back.
-	return f.Write(w)
+	return x.finish(w, summary)
 }
 
 // sheetRowsMax is the most data rows one sheet holds: Excel's 1,048,576 rows less the header. A
@@ -69,58 +60,6 @@ func rowsSheetName(n int) string {
 		return SheetRows
 	}
 	return SheetRows + " " + strconv.Itoa(n)
-}
-
-// writeRowsSheet writes the header and the table's rows from (inclusive) to to (exclusive) into
-// the sheet name, made if missing, with the header row frozen.
-func writeRowsSheet(f *excelize.File, name string, t table, st styles, from, to int) error {
-	if idx, err := f.GetSheetIndex(name); err != nil {
-		return err
-	} else if idx < 0 {
-		if _, err := f.NewSheet(name); err != nil {
-			return err
-		}
-	}
-	sw, err := f.NewStreamWriter(name)
-	if err != nil {
-		return err
-	}
-	for i, width := range t.widths {
-		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
-			return err
-		}
-	}
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-		return err
-	}
-	values := make([]any, len(t.header))
-	for j, h := range t.header {
-		values[j] = excelize.Cell{StyleID: st.header, Value: h}
-	}
-	if err := sw.SetRow("A1", values); err != nil {
-		return err
-	}
-	if err := streamRows(sw, t, st, from, to); err != nil {
-		return err
-	}
-	return sw.Flush()
-}
-
-func streamRows(sw *excelize.StreamWriter, t table, st styles, from, to int) error {
-	var buf []cell
-	values := make([]any, 0, len(t.header))
-	for i := from; i < to; i++ {
-		buf = t.row(i, buf)
-		values = streamCells(values, buf, st)
-		ref, err := excelize.CoordinatesToCellName(1, i-from+2)
-		if err != nil {
-			return err
-		}
-		if err := sw.SetRow(ref, values); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // streamCells converts a row's cells for the stream writer into values, reused.

@@ -1,0 +1,284 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/payout/payout/batch/atomicfile"
+)
+
+// DryRunListLimit is how many rows a dry run's XLSX lists in full: a dry run of a longer file
+// lists there only the rows that need attention (writing a million rows to a workbook takes far
+// longer than checking them). Its CSV always lists every row.
+const DryRunListLimit = 10_000
+
+// batchRows is how many rows travel together from the caller to the three writers.
+const batchRows = 512
+
+// WriteRunStream writes a run's three reports, as WriteRun does, from rows that each passes to
+// add one at a time, in line order; the summary's counts and totals are computed from them. Only
+// a bounded number of rows is held at any time: the CSV and the XLSX are written as rows arrive,
+// and the HTML page keeps the rows it shows (see HTMLRowLimit). It returns the summary written.
+func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row) error) error) (Paths, Summary, error) {
+	p, err := runPaths(dir, inputName, meta)
+	if err != nil {
+		return Paths{}, meta, err
+	}
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return Paths{}, meta, fmt.Errorf("create report dir: %w", err)
+	}
+	var summary Summary // set before the channels close, read by the writers after
+	writers := []struct {
+		kind, path string
+		write      func(w io.Writer, rows <-chan []Row) error
+	}{
+		{"csv", p.CSV, writeCSVStream},
+		{"xlsx", p.XLSX, func(w io.Writer, rows <-chan []Row) error {
+			return writeRunXLSX(w, rows, meta.DryRun, func() Summary { return summary })
+		}},
+		{"html", p.HTML, func(w io.Writer, rows <-chan []Row) error {
+			return writeRunHTML(w, rows, meta.DryRun, func() Summary { return summary })
+		}},
+	}
+	chans := make([]chan []Row, len(writers))
+	errs := make([]error, len(writers)+1)
+	var wg sync.WaitGroup
+	for i, wr := range writers {
+		chans[i] = make(chan []Row, 4)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The three files are written side by side and each ends with its own fsync.
+			err := atomicfile.Write(wr.path, fileMode, func(w io.Writer) error { return wr.write(w, chans[i]) })
+			for range chans[i] {
+				// A writer that failed still drains its rows, so that the others go on.
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("write %s report: %w", wr.kind, err)
+			}
+		}()
+	}
+	var t tally
+	batch := make([]Row, 0, batchRows)
+	send := func() {
+		for _, ch := range chans {
+			ch <- batch
+		}
+		batch = make([]Row, 0, batchRows)
+	}
+	errs[len(writers)] = each(func(r Row) error {
+		t.add(r, meta.Aborted != "")
+		batch = append(batch, r)
+		if len(batch) == batchRows {
+			send()
+		}
+		return nil
+	})
+	if len(batch) > 0 {
+		send()
+	}
+	summary = t.summary(meta)
+	for _, ch := range chans {
+		close(ch)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, path := range p.List() {
+			_ = os.Remove(path)
+		}
+		return Paths{}, summary, err
+	}
+	return p, summary, nil
+}
+
+// runPaths names a run's three reports.
+func runPaths(dir, inputName string, s Summary) (Paths, error) {
+	base := strings.TrimSuffix(filepath.Base(inputName), filepath.Ext(inputName))
+	if base == "" || base == "." || base == string(filepath.Separator) {
+		base = "payout"
+	}
+	if err := checkName(s.RunID); err != nil {
+		return Paths{}, err
+	}
+	stem := filepath.Join(dir, base+"."+s.RunID)
+	if !s.Regenerated.IsZero() {
+		// Never over the run's own reports: they are the record of what the run saw.
+		stem += ".regenerated-" + s.Regenerated.UTC().Format("20060102T150405Z")
+	}
+	return Paths{CSV: stem + ".result.csv", XLSX: stem + ".result.xlsx", HTML: stem + ".report.html"}, nil
+}
+
+func writeCSVStream(w io.Writer, rows <-chan []Row) error {
+	t := runTable(nil)
+	return t.writeCSVFrom(w, func(emit func([]cell) error) error {
+		var buf []cell
+		for batch := range rows {
+			for _, r := range batch {
+				buf = runCells(r, buf)
+				if err := emit(buf); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// writeRunXLSX writes the Rows sheets as rows arrive, then the Summary sheet. A dry run of more
+// than DryRunListLimit rows lists only the rows that need attention.
+func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Summary) error {
+	x, err := newXLSXStream(runTable(nil))
+	if err != nil {
+		return err
+	}
+	defer x.close()
+	var held []Row // a dry run's first rows, until it is known whether they are all listed
+	seen, listed := 0, 0
+	var buf []cell
+	put := func(r Row) error {
+		listed++
+		buf = runCells(r, buf)
+		return x.add(buf)
+	}
+	for batch := range rows {
+		for _, r := range batch {
+			seen++
+			switch {
+			case !dryRun:
+				err = put(r)
+			case seen <= DryRunListLimit:
+				held = append(held, r)
+			case seen == DryRunListLimit+1:
+				for _, h := range held {
+					if attentionRank(h.State, true) <= attentionMax {
+						if err = put(h); err != nil {
+							break
+						}
+					}
+				}
+				held = nil
+				fallthrough
+			default:
+				if err == nil && attentionRank(r.State, true) <= attentionMax {
+					err = put(r)
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range held {
+		if err := put(h); err != nil {
+			return err
+		}
+	}
+	cells := runSummaryCells(summary())
+	if listed < seen {
+		cells = append([][]cell{{text(fmt.Sprintf("The sheet %q lists the %d of %d rows that need attention: a dry run of more than %d rows lists no others here. The .result.csv lists every row.",
+			SheetRows, listed, seen, DryRunListLimit))}, {}}, cells...)
+	}
+	return x.finish(w, cells)
+}
+
+// xlsxStream writes a table's rows into the Rows sheets through excelize's StreamWriter as they
+// come, going on to "Rows 2" and so on at the sheet's row limit.
+type xlsxStream struct {
+	f      *excelize.File
+	st     styles
+	t      table
+	sw     *excelize.StreamWriter
+	sheet  int
+	row    int // rows written to the current sheet, header included
+	values []any
+}
+
+func newXLSXStream(t table) (*xlsxStream, error) {
+	f := excelize.NewFile()
+	if err := f.SetSheetName("Sheet1", SheetRows); err != nil {
+		f.Close()
+		return nil, err
+	}
+	st, err := newStyles(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	x := &xlsxStream{f: f, st: st, t: t}
+	if err := x.nextSheet(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *xlsxStream) close() { x.f.Close() }
+
+// nextSheet flushes the current Rows sheet, if any, and starts the next with its header.
+func (x *xlsxStream) nextSheet() error {
+	if x.sw != nil {
+		if err := x.sw.Flush(); err != nil {
+			return err
+		}
+	}
+	x.sheet++
+	name := rowsSheetName(x.sheet)
+	if x.sheet > 1 {
+		if _, err := x.f.NewSheet(name); err != nil {
+			return err
+		}
+	}
+	sw, err := x.f.NewStreamWriter(name)
+	if err != nil {
+		return err
+	}
+	for i, width := range x.t.widths {
+		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
+			return err
+		}
+	}
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	header := make([]any, len(x.t.header))
+	for j, h := range x.t.header {
+		header[j] = excelize.Cell{StyleID: x.st.header, Value: h}
+	}
+	x.sw, x.row = sw, 1
+	return sw.SetRow("A1", header)
+}
+
+func (x *xlsxStream) add(cells []cell) error {
+	if x.row > sheetRowsMax {
+		if err := x.nextSheet(); err != nil {
+			return err
+		}
+	}
+	x.row++
+	x.values = streamCells(x.values, cells, x.st)
+	ref, err := excelize.CoordinatesToCellName(1, x.row)
+	if err != nil {
+		return err
+	}
+	return x.sw.SetRow(ref, x.values)
+}
+
+// finish flushes the last Rows sheet, adds the Summary sheet and writes the workbook. The Rows
+// sheet stays the active one: NewSheet does not change it, and SetActiveSheet would parse the
+// whole streamed sheet back.
+func (x *xlsxStream) finish(w io.Writer, summary [][]cell) error {
+	if err := x.sw.Flush(); err != nil {
+		return err
+	}
+	if err := writeSummarySheet(x.f, x.st, summary); err != nil {
+		return err
+	}
+	return x.f.Write(w)
+}
