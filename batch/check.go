@@ -62,7 +62,7 @@ func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID strin
 		tasks = append(tasks, task{ref: l.Ref, kind: taskLookup, at: l.At})
 	}
 	p := &pool{cfg: r.cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
-	stopped := p.run(ctx, tasks, 0, len(tasks))
+	stopped := p.run(ctx, tasks, 0, len(tasks), nil)
 	return Checked{Views: rc.views, Throttled: int(rc.throttledRows.Load()), Stopped: stopped}
 }
 

@@ -1,62 +1,15 @@
 package batch
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/payout/payout/ledger"
 )
 
 // paidElsewherePrefix begins the reason of a row skipped because another file paid it.
 const paidElsewherePrefix = "already paid by "
-
-// notePaidElsewhere gives each skipped line that a run of another file paid a reason naming that
-// file, its run and its day, warns about them, and returns how many there are. A row skipped by
-// a rerun of the same file is the resume working as meant, and stays quiet.
-func (r *Runner) notePaidElsewhere(ctx context.Context, log *slog.Logger, lines []ledger.RunRow, existing map[string]ledger.Payout, path, sum string) (int, error) {
-	runs := make(map[string]ledger.Run)
-	count := 0
-	var first ledger.Run
-	for i := range lines {
-		rr := &lines[i]
-		if !rr.Skipped {
-			continue
-		}
-		runID := existing[rr.Ref].RunID
-		run, ok := runs[runID]
-		if !ok {
-			var err error
-			if run, err = r.cfg.Ledger.GetRun(ctx, runID); err != nil {
-				return 0, fmt.Errorf("run %s that recorded %s: %w", runID, rr.Ref, err)
-			}
-			runs[runID] = run
-		}
-		if sameInput(run, path, sum) {
-			continue
-		}
-		if count == 0 {
-			first = run
-		}
-		count++
-		rr.Reason = joinMessages(fmt.Sprintf("%s%s in run %s on %s; not sent again", paidElsewherePrefix,
-			filepath.Base(run.File), run.ID, run.StartedAt.UTC().Format(time.DateOnly)), rr.Reason)
-	}
-	if count > 0 {
-		level := slog.LevelWarn
-		if r.cfg.AllowPaidElsewhere {
-			level = slog.LevelInfo
-		}
-		log.Log(ctx, level, "rows skipped because another file paid them: check that this is not last period's file or references",
-			"rows", count, "first_paid_by", filepath.Base(first.File), "first_run", first.ID,
-			"on", first.StartedAt.UTC().Format(time.DateOnly))
-	}
-	return count, nil
-}
 
 // sameInput reports whether an earlier run paid this same file: its input had the same SHA-256
 // (the same bytes, whatever the name), or the same file name while that run had not finished

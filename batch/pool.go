@@ -82,17 +82,14 @@ type outcome struct {
 	rowDone   bool      // nothing more will happen to this row in this run
 }
 
-// run hands due tasks to the workers until none is left, the context ends, or the pool must
-// stop. A worker takes one task at a time and reports its outcome only once everything the task
-// sent is recorded. done of total rows are dealt with before it starts.
-func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
+// run hands due tasks to the workers until none is left and feed, when not nil, is closed; or
+// the context ends, or the pool must stop. A worker takes one task at a time and reports its
+// outcome only once everything the task sent is recorded. done of total rows are dealt with
+// before it starts. More tasks come from feed while the queue runs low, so that a file of any
+// size is held a chunk or two at a time.
+func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-chan feedBatch) error {
 	st := &poolState{p: p, done: done, total: total}
-	for _, t := range tasks {
-		heap.Push(&st.queue, t)
-		if t.initial {
-			st.initial++
-		}
-	}
+	st.push(tasks)
 	work := make(chan task)
 	results := make(chan outcome)
 	defer p.startWorkers(ctx, work, results)()
@@ -110,8 +107,14 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
 			st.queue = st.queue[:0]
 		}
-		if st.queue.Len() == 0 && st.inflight == 0 {
+		if st.queue.Len() == 0 && st.inflight == 0 && (feed == nil || st.stopping) {
 			break
+		}
+		// The next chunk is taken while the queue still has work for every worker; the pass that
+		// feeds it has recorded it already, and records one more while this one is sent.
+		var more <-chan feedBatch
+		if feed != nil && !st.stopping && st.queue.Len() < 2*p.cfg.Workers {
+			more = feed
 		}
 		var (
 			out  chan task
@@ -141,6 +144,16 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int) error {
 			}
 		case o := <-results:
 			st.settle(o)
+		case b, ok := <-more:
+			switch {
+			case !ok:
+				feed = nil
+			case b.err != nil:
+				st.stop(b.err)
+			default:
+				st.push(b.tasks)
+				st.settleDone(b.done)
+			}
 		case <-wake:
 		case <-ctxDone:
 			ctxDone = nil
@@ -207,6 +220,23 @@ func (st *poolState) due(now time.Time) (task, time.Duration, bool) {
 		return task{}, at.Sub(now), false
 	}
 	return head, 0, true
+}
+
+func (st *poolState) push(tasks []task) {
+	for _, t := range tasks {
+		heap.Push(&st.queue, t)
+		if t.initial {
+			st.initial++
+		}
+	}
+}
+
+// settleDone counts the rows of a chunk just taken that needed nothing more, and shows progress.
+func (st *poolState) settleDone(n int) {
+	st.done += n
+	if cfg := st.p.cfg; cfg.Progress != nil {
+		cfg.Progress(st.done, st.total)
+	}
 }
 
 // settle takes a worker's outcome: its follow-up, the breakers, the progress.

@@ -32,7 +32,7 @@ func TestPoolLooksUpUnknownOutcomesBeforeAnySend(t *testing.T) {
 	now := time.Now()
 	tasks := []task{{ref: "send-1", kind: taskSend, at: now.Add(-time.Hour)}, {ref: "send-2", kind: taskSend, at: now.Add(-time.Hour)},
 		{ref: "lookup", kind: taskLookup, at: now, initial: true}}
-	if err := p.run(context.Background(), tasks, 0, 3); err != nil {
+	if err := p.run(context.Background(), tasks, 0, 3, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(order) != 3 || order[0] != "lookup" {
@@ -62,7 +62,7 @@ func TestPoolBreakers(t *testing.T) {
 				return o
 			})
 			p.throttleBreaker = tc.breaker
-			err := p.run(context.Background(), []task{{ref: "R1", kind: taskLookup, at: time.Now()}}, 0, 1)
+			err := p.run(context.Background(), []task{{ref: "R1", kind: taskLookup, at: time.Now()}}, 0, 1, nil)
 			if !errors.Is(err, ErrAborted) || !errors.Is(err, tc.want) || handled != tc.handled {
 				t.Errorf("err %v after %d tasks, want %v after %d", err, handled, tc.want, tc.handled)
 			}
@@ -84,7 +84,7 @@ func TestPoolStopsOnSignal(t *testing.T) {
 	})
 	now := time.Now()
 	tasks := []task{{ref: "A", kind: taskSend, at: now}, {ref: "B", kind: taskSend, at: now}, {ref: "C", kind: taskSend, at: now}}
-	err := p.run(ctx, tasks, 0, 3)
+	err := p.run(ctx, tasks, 0, 3, nil)
 	if !errors.Is(err, ErrAborted) || !errors.Is(err, stop) || handled != 1 {
 		t.Errorf("err %v after %d tasks; want the signal after 1", err, handled)
 	}

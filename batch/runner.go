@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
@@ -64,7 +65,10 @@ type Config struct {
 
 	DryRun       bool
 	AllowPartial bool
-	ReportDir    string
+	// ChunkRows is how many rows are checked, recorded and handed to the workers at a time
+	// (DefaultChunkRows when 0).
+	ChunkRows int
+	ReportDir string
 	// AllowPaidElsewhere accepts rows skipped because a run of another file paid them: they are
 	// still reported, but do not make the exit code 4.
 	AllowPaidElsewhere bool
@@ -132,6 +136,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.ReportDir == "" {
 		cfg.ReportDir = "reports"
+	}
+	if cfg.ChunkRows <= 0 {
+		cfg.ChunkRows = DefaultChunkRows
 	}
 	return &Runner{cfg: cfg}
 }
@@ -223,57 +230,56 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	}
 	vopts := cfg.Validate
 	vopts.Providers = providers
-
-	parsed, err := readAndValidate(path, cfg.Read, vopts)
-	if err != nil {
-		return res, err
-	}
-	if cfg.Ledger != nil {
-		if err := parsed.checkLedger(ctx, cfg.Ledger); err != nil {
-			return res, err
-		}
-	}
-	log.Info("file validated", "rows", len(parsed.rows), "rejected", parsed.rejectedCount())
-	res.Problems = parsed.problems(MaxProblems)
-	res.Warnings = parsed.warnings(MaxProblems)
-	for _, w := range res.Warnings {
-		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
-	}
-
+	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed()}
 	if cfg.DryRun {
-		return r.finishDryRun(res, started, parsed)
+		return r.dryRun(ctx, log, res, scan)
 	}
 	if cfg.Ledger == nil {
 		return res, errors.New("no ledger: a payout is never sent without one")
 	}
-	db := cfg.Ledger
-	if err := closeInterruptedRuns(ctx, db, started); err != nil {
+	sv, err := surveyFile(ctx, scan)
+	if err != nil {
 		return res, err
 	}
-	run := ledger.Run{ID: res.RunID, Kind: "run", File: path, FileSHA256: sum, StartedAt: started, Status: "running"}
+	log.Info("file validated", "rows", sv.rows, "rejected", sv.rejected)
+	res.Problems, res.Warnings = sv.problems, sv.warnings
+	for _, w := range res.Warnings {
+		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
+	}
+	return r.pay(ctx, log, res, sv)
+}
+
+// pay records the surveyed file's run, and pays its rows unless the file is rejected as a whole:
+// a second pass records each chunk (new payouts READY, in one transaction) and hands it to the
+// workers, which send each payout only after the ledger holds its intent.
+func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *survey) (Result, error) {
+	db := r.cfg.Ledger
+	if err := closeInterruptedRuns(ctx, db, res.StartedAt); err != nil {
+		return res, err
+	}
+	run := ledger.Run{ID: res.RunID, Kind: "run", File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
+		Status: "running", Source: source(res.SHA256, scanned{sheet: sv.sheet}), Rows: sv.rows}
 	if err := db.AddRun(ctx, run); err != nil {
 		return res, err
 	}
-	submitAllowed := parsed.rejectedCount() == 0 || cfg.AllowPartial
-	// Every line of the file, and every payout new to the ledger (READY), is recorded in one
-	// transaction before anything is sent. A file rejected as a whole records no payout.
-	lines := parsed.runRows(submitAllowed)
-	if res.SkippedOtherFile, err = r.notePaidElsewhere(ctx, log, lines, parsed.existing, path, sum); err != nil {
+	sameAs, err := db.RunsOfSource(ctx, run.Source)
+	if err != nil {
 		return res, err
 	}
-	var fresh []ledger.Payout
-	if submitAllowed {
-		fresh = parsed.freshPayouts(res.RunID)
-	}
-	if err := db.Record(ctx, res.RunID, lines, fresh); err != nil {
-		return res, err
-	}
-
+	rc := &recorder{r: r, sv: sv, run: run, pay: sv.rejected == 0 || r.cfg.AllowPartial, sameAs: sameAs,
+		paidElsewhere: &paidElsewhere{r: r, path: res.File, sum: res.SHA256, runs: make(map[string]ledger.Run)}}
 	var aborted error
-	if submitAllowed {
-		res.Stuck, aborted = r.submit(ctx, log, res.RunID, parsed.refsToPay())
+	if !rc.pay {
+		// A file rejected as a whole records its lines and no payout.
+		if err := rc.record(ctx); err != nil {
+			return res, err
+		}
+	} else if res.Stuck, aborted, err = r.recordAndSend(ctx, log, rc, sv.toPay); err != nil {
+		return res, err
 	}
-	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, submitAllowed)
+	rc.paidElsewhere.warn(ctx, log)
+	res.SkippedOtherFile = rc.paidElsewhere.count
+	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, rc.pay)
 	if err != nil {
 		return res, err
 	}
@@ -282,18 +288,55 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	return res, nil
 }
 
+// recordAndSend runs the recording pass beside the pool that pays what it records. A pass that
+// cannot go on (the ledger, a file changed under it) stops the pool, and so does the pool's end
+// stop the pass. The error is for what stops the run before its report (the ledger); the
+// aborted error says why the pool stopped before every row was dealt with.
+func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]StuckPayout, error, error) {
+	sub, err := r.newSubmission(context.WithoutCancel(ctx), log, rc.run.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	feed := make(chan feedBatch)
+	rc.sub, rc.feed = sub, feed
+	passCtx, stopPass := context.WithCancelCause(ctx)
+	passErr := make(chan error, 1)
+	go func() {
+		defer close(feed)
+		err := rc.record(passCtx)
+		if err != nil && passCtx.Err() == nil {
+			select {
+			case feed <- feedBatch{err: err}:
+			case <-passCtx.Done():
+			}
+		}
+		passErr <- err
+	}()
+	stuck, aborted := sub.pay(ctx, feed, total)
+	stopPass(errPoolStopped)
+	err = <-passErr
+	switch {
+	case err == nil, errors.Is(err, errPoolStopped), ctx.Err() != nil:
+		return stuck, aborted, nil
+	case errors.Is(err, ErrFileChanged):
+		return stuck, fmt.Errorf("%w: %w", ErrAborted, err), nil
+	}
+	return stuck, aborted, err
+}
+
+// errPoolStopped ends a recording pass whose pool has stopped.
+var errPoolStopped = errors.New("the run stopped sending")
+
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
 func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.Runs(ctx)
+	runs, err := db.RunningRuns(ctx)
 	if err != nil {
 		return err
 	}
 	for _, run := range runs {
-		if run.Status == "running" {
-			if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
-				return err
-			}
+		if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -21,18 +21,32 @@ const RunFinished = "finished"
 // closed in the ledger but its reports could not be written.
 var ErrReportsNotWritten = errors.New("reports not written")
 
-// finish reads the run back from the ledger, writes its reports and closes the run.
+// finish writes the run's reports from the ledger, a row at a time, and closes the run.
 func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitted bool) (Result, error) {
 	db := r.cfg.Ledger
-	rows, skipped, err := ReportRows(ctx, db, res.RunID, !submitted)
+	run, err := db.GetRun(ctx, res.RunID)
 	if err != nil {
 		return res, err
 	}
-	res = tally(res, rows, skipped)
+	ended := r.cfg.Now()
+	res.EndedAt = ended
+	if aborted != nil {
+		res.Aborted = aborted.Error()
+	}
+	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
+		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows}
+	var readErr error
+	paths, summary, reportErr := report.WriteRunStream(r.cfg.ReportDir, r.reportInput(res.File), meta, func(add func(report.Row) error) error {
+		readErr = EachReportRow(ctx, db, res.RunID, !submitted, add)
+		return readErr
+	})
+	if readErr != nil {
+		return res, readErr
+	}
+	res = tally(res, summary)
 	switch {
 	case aborted != nil:
 		res.ExitCode = ExitAborted
-		res.Aborted = aborted.Error()
 	case !submitted:
 		res.ExitCode = ExitRejected
 	case res.Rejected+res.Failed+res.Unknown+res.NotSent > 0:
@@ -42,15 +56,6 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	default:
 		res.ExitCode = ExitOK
 	}
-	run, err := db.GetRun(ctx, res.RunID)
-	if err != nil {
-		return res, err
-	}
-	ended := r.cfg.Now()
-	res.EndedAt = ended
-	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
-	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
 	status := RunFinished
 	if aborted != nil {
@@ -101,52 +106,48 @@ func (c *StateCounts) Add(s ledger.State) {
 	}
 }
 
-// tally counts report rows by state into res.
-func tally(res Result, rows []report.Row, skipped map[int]bool) Result {
-	res.Rows = len(rows)
-	total := decimal.Zero
+// tally takes a report's counts into res. Submitted counts the rows the service accepted in
+// this run: accepted (SUCCEEDED or pending) and not skipped.
+func tally(res Result, s report.Summary) Result {
+	res.Rows, res.TotalAmount, res.Skipped = s.Rows, s.Total, s.Skipped
 	var counts StateCounts
-	for _, row := range rows {
-		total = total.Add(row.Amount)
-		counts.Add(ledger.State(row.State))
-		if skipped[row.Line] {
-			res.Skipped++
-		} else if ledger.State(row.State) == ledger.Succeeded || ledger.State(row.State) == ledger.Submitted {
-			res.Submitted++
+	for _, t := range s.ByState {
+		for range t.Count {
+			counts.Add(ledger.State(t.State))
 		}
 	}
-	res.TotalAmount = total
 	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
 	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
+	res.Submitted = res.Succeeded + res.Pending - res.Skipped
 	return res
 }
 
-// ReportRows reads a run back from the ledger as report rows, each with its payout's state as
-// of now: the end of a run, `payout report` and folder mode's notes all read a run this way. The
-// map marks the lines that the service accepted before this run. fileRejected says why a valid
-// row may have no payout: the file was rejected as a whole, or else the run stopped before it
-// sent that row.
-func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, map[int]bool, error) {
-	lines, err := db.RunReport(ctx, runID)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows := make([]report.Row, 0, len(lines))
-	skipped := make(map[int]bool)
-	for _, l := range lines {
-		rows = append(rows, reportRow(l, fileRejected))
-		if l.Row.Skipped {
-			skipped[l.Row.Line] = true
-		}
-	}
-	return rows, skipped, nil
+// ReportRows reads a run back from the ledger as report rows (see EachReportRow), all at once:
+// for what needs a run's rows together, such as folder mode's notes.
+func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, error) {
+	var rows []report.Row
+	err := EachReportRow(ctx, db, runID, fileRejected, func(row report.Row) error {
+		rows = append(rows, row)
+		return nil
+	})
+	return rows, err
+}
+
+// EachReportRow reads a run back from the ledger as report rows, one at a time in line order,
+// each with its payout's state as of now: the end of a run, `payout report` and folder mode all
+// read a run this way. fileRejected says why a valid row may have no payout: the file was
+// rejected as a whole, or else the run stopped before it sent that row.
+func EachReportRow(ctx context.Context, db *ledger.DB, runID string, fileRejected bool, fn func(report.Row) error) error {
+	return db.EachRunLine(ctx, runID, func(l ledger.ReportLine) error {
+		return fn(reportRow(l, fileRejected))
+	})
 }
 
 // reportRow is one line of a run as its report shows it.
 func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 	rr, p := l.Row, l.Payout
 	row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-		Bank: rr.Bank, Account: rr.Account}
+		Bank: rr.Bank, Account: rr.Account, Skipped: rr.Skipped && p != nil}
 	switch {
 	case p != nil:
 		row.State = string(p.State)
@@ -214,46 +215,6 @@ func PaidElsewhere(row report.Row) bool {
 	return strings.HasPrefix(row.Message, paidElsewherePrefix)
 }
 
-// finishDryRun reports a dry run from the rows as read: nothing was recorded or sent.
-func (r *Runner) finishDryRun(res Result, started time.Time, parsed *parsedFile) (Result, error) {
-	rows := parsed.reportRows()
-	res = tally(res, rows, nil)
-	res.ExitCode = ExitOK
-	if res.Rejected > 0 {
-		res.ExitCode = ExitRejected
-	}
-	res.EndedAt = r.cfg.Now()
-	meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
-		Started: started, Ended: res.EndedAt, DryRun: true}
-	paths, err := report.WriteRun(r.cfg.ReportDir, filepath.Base(res.File), report.Summarize(meta, rows), rows)
-	if err != nil {
-		return res, fmt.Errorf("write reports: %w", err)
-	}
-	res.Reports = paths.List()
-	return res, nil
-}
-
-// reportRows is the dry run's view: valid rows READY, the rest REJECTED.
-func (p *parsedFile) reportRows() []report.Row {
-	rows := make([]report.Row, 0, len(p.rows))
-	for _, rr := range p.runRows(false) {
-		row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-			Bank: rr.Bank, Account: rr.Account, State: string(ledger.Ready), Message: "valid (dry run: nothing sent)"}
-		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
-			row.Amount = amount
-		} else {
-			row.AmountText = rr.Amount
-		}
-		if rr.Rejected {
-			row.State, row.Message = string(ledger.Rejected), rr.Reason
-		} else {
-			row.Message = joinMessages(row.Message, rr.Reason)
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
 // each row's state as of now. They are named after name (the base name of the run's file when
 // empty) and apart from the run's own reports, which they never replace:
@@ -263,16 +224,15 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
 	}
-	rows, skipped, err := ReportRows(ctx, db, runID, run.ExitCode == ExitRejected)
-	if err != nil {
-		return report.Paths{}, err
-	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
-		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
+		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows}
 	if name == "" {
 		name = filepath.Base(run.File)
 	}
-	return report.WriteRun(dir, name, report.Summarize(meta, rows), rows)
+	paths, _, err := report.WriteRunStream(dir, name, meta, func(add func(report.Row) error) error {
+		return EachReportRow(ctx, db, runID, run.ExitCode == ExitRejected, add)
+	})
+	return paths, err
 }
 
 // stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.

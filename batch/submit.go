@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/ledger"
@@ -63,55 +65,71 @@ func ExplainAuth(err error) error {
 // submission is one run's sending and looking up, shared by its workers.
 type submission struct {
 	*lookups
-	rows map[string]ledger.Payout // details of the rows to pay; read-only once started
+	rowsMu sync.Mutex
+	rows   map[string]ledger.Payout // details of the rows handed to the pool and not yet done
 }
 
-// submit pays refs: it recovers rows a killed process left behind, looks up every row whose outcome
-// is unknown, then sends the READY ones through the worker pool. Every ref is in the ledger
-// already: Record stored the file's new payouts READY with its lines. It returns a non-nil error
-// (wrapping ErrAborted) when it stopped before every row was dealt with, and the rows found stuck.
-func (r *Runner) submit(ctx context.Context, log *slog.Logger, runID string, refs []string) ([]StuckPayout, error) {
-	db := r.cfg.Ledger
-	bg := context.WithoutCancel(ctx)
-	if err := RecoverInterrupted(bg, db, runID); err != nil {
+// newSubmission prepares a run's sending: rows a killed process left SUBMITTING become UNKNOWN,
+// to be looked up before anything is sent for them.
+func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (*submission, error) {
+	if err := RecoverInterrupted(ctx, r.cfg.Ledger, runID); err != nil {
 		return nil, err
 	}
-	current, err := db.Lookup(bg, refs)
-	if err != nil {
-		return nil, err
-	}
-	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: current}
-	tasks := make([]task, 0, len(refs))
-	done := 0
-	now := r.cfg.Now()
-	seen := make(map[string]bool, len(refs))
-	for _, ref := range refs {
-		if seen[ref] {
+	return &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}, nil
+}
+
+// take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN
+// ones and accepted ones with no invoice number looked up; done counts those that need nothing more.
+func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []task, done int) {
+	s.rowsMu.Lock()
+	defer s.rowsMu.Unlock()
+	for _, p := range payouts {
+		if _, taken := s.rows[p.Ref]; taken {
 			continue
-		}
-		seen[ref] = true
-		p, ok := current[ref]
-		if !ok {
-			return nil, fmt.Errorf("ledger lost payout %q", ref)
 		}
 		switch {
 		case p.State == ledger.Ready:
-			tasks = append(tasks, task{ref: ref, kind: taskSend, at: now})
+			tasks = append(tasks, task{ref: p.Ref, kind: taskSend, at: now})
 		case p.State == ledger.Unknown:
 			// Looked up before anything is sent (see taskQueue).
-			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now, initial: true})
+			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now, initial: true})
 		case p.State == ledger.Submitted && p.InvoiceNo == "":
-			tasks = append(tasks, task{ref: ref, kind: taskLookup, at: now})
+			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now})
 		default:
 			done++
+			continue
 		}
+		s.rows[p.Ref] = p
 	}
-	total := len(seen)
-	if r.cfg.Progress != nil {
-		r.cfg.Progress(done, total)
+	return tasks, done
+}
+
+// row is the payout a task is about, as handed to the submission.
+func (s *submission) row(ref string) (ledger.Payout, bool) {
+	s.rowsMu.Lock()
+	defer s.rowsMu.Unlock()
+	p, ok := s.rows[ref]
+	return p, ok
+}
+
+// handleAndForget handles a task and, once nothing more will happen to its row in this run,
+// forgets the row: a run holds only the rows in the pool.
+func (s *submission) handleAndForget(ctx context.Context, t task) outcome {
+	o := s.handle(ctx, t)
+	if o.rowDone {
+		s.rowsMu.Lock()
+		delete(s.rows, t.ref)
+		s.rowsMu.Unlock()
 	}
-	p := &pool{cfg: r.cfg, log: log, handle: s.handle}
-	err = p.run(ctx, tasks, done, total)
+	return o
+}
+
+// pay runs the pool over what feed brings until it is closed, or the run stops; total is the
+// number of rows to pay. It returns a non-nil error (wrapping ErrAborted) when it stopped before
+// every row was dealt with, and the rows found stuck.
+func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]StuckPayout, error) {
+	p := &pool{cfg: s.r.cfg, log: s.log, handle: s.handleAndForget}
+	err := p.run(ctx, nil, 0, total, feed)
 	return s.stuck, err
 }
 
@@ -141,18 +159,22 @@ func (s *submission) handle(ctx context.Context, t task) outcome {
 }
 
 func (s *submission) send(ctx context.Context, t task) outcome {
+	p, ok := s.row(t.ref)
+	if !ok {
+		// Never a request built from anything but the payout the ledger recorded.
+		return outcome{task: t, fatal: fmt.Errorf("send %s: the run does not hold its payout", t.ref)}
+	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
-	if o := s.apply(ctx, t, s.intent(t)); o != nil {
+	if o := s.apply(ctx, t, s.intent(t, p)); o != nil {
 		return *o
 	}
-	created, err := s.post(ctx, t)
+	created, err := s.post(ctx, p)
 	return s.answer(ctx, t, created, err)
 }
 
 // intent is the change recorded before a row's POST.
-func (s *submission) intent(t task) ledger.Change {
-	p := s.rows[t.ref]
+func (s *submission) intent(t task, p ledger.Payout) ledger.Change {
 	// The send is counted with its answer, not here (see MaxSendAttempts).
 	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
@@ -160,9 +182,8 @@ func (s *submission) intent(t task) ledger.Change {
 }
 
 // post sends one row's Create Payout.
-func (s *submission) post(ctx context.Context, t task) (api.CreateResult, error) {
+func (s *submission) post(ctx context.Context, p ledger.Payout) (api.CreateResult, error) {
 	cfg := s.r.cfg
-	p := s.rows[t.ref]
 	req := api.CreatePayoutRequest{
 		VirtualPoolReference: cfg.VirtualPoolRef,
 		PayoutServiceID:      p.ProviderID,

@@ -72,6 +72,11 @@ type Run struct {
 	EndedAt    time.Time // zero while running or when killed
 	Status     string    // "running", "finished", "aborted"
 	ExitCode   int
+	// Source names the input a run read: the file's SHA-256, with the sheet of a workbook. The
+	// runs of one source share their payouts' lines (see RunLines). Empty for other kinds.
+	Source string
+	// Rows is how many input rows the run read before it recorded any; 0 when not known.
+	Rows int
 }
 
 // RunRow is one input line of one run, valid or not, as the report shows it.

@@ -8,85 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shopspring/decimal"
 )
 
 // lookupChunk keeps IN lists well under SQLite's limit on host parameters.
 const lookupChunk = 500
-
-const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, exit_code`
-
-// AddRun records the start of a run.
-func (db *DB) AddRun(ctx context.Context, r Run) error {
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode)
-	if err != nil {
-		return fmt.Errorf("add run %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// FinishRun records how a run ended. It returns ErrNotFound for an unknown run.
-func (db *DB) FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error {
-	res, err := db.sql.ExecContext(ctx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
-		status, exitCode, fmtTime(ended), id)
-	if err != nil {
-		return fmt.Errorf("finish run %s: %w", id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("finish run %s: %w", id, err)
-	} else if n == 0 {
-		return fmt.Errorf("finish run %s: %w", id, ErrNotFound)
-	}
-	return nil
-}
-
-// GetRun returns one run, or ErrNotFound.
-func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
-	runs, err := db.queryRuns(ctx, `WHERE id = ?`, id)
-	if err != nil {
-		return Run{}, fmt.Errorf("get run %s: %w", id, err)
-	}
-	if len(runs) == 0 {
-		return Run{}, fmt.Errorf("get run %s: %w", id, ErrNotFound)
-	}
-	return runs[0], nil
-}
-
-// Runs returns every run, oldest first.
-func (db *DB) Runs(ctx context.Context) ([]Run, error) {
-	runs, err := db.queryRuns(ctx, ``)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return runs, nil
-}
-
-func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+runColumns+` FROM runs `+where+` ORDER BY started_at, rowid`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var runs []Run
-	for rows.Next() {
-		var r Run
-		var started, ended string
-		if err := rows.Scan(&r.ID, &r.Kind, &r.File, &r.FileSHA256, &started, &ended, &r.Status, &r.ExitCode); err != nil {
-			return nil, err
-		}
-		if r.StartedAt, err = parseTime(started); err != nil {
-			return nil, err
-		}
-		if r.EndedAt, err = parseTime(ended); err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, rows.Err()
-}
 
 const payoutColumns = `ref, run_id, line, recipient, provider_id, bank, account, amount, description, state,
 	invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at,

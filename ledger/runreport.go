@@ -16,19 +16,38 @@ type ReportLine struct {
 	Payout *Payout
 }
 
-// RunReport returns a run's input lines in line order, each with its payout: what a report of
-// the run shows. It is one query, so one consistent read even while callbacks change payouts.
-// An unknown run has no lines.
+// RunReport returns a run's input lines in line order, each with its payout (see EachRunLine).
 func (db *DB) RunReport(ctx context.Context, runID string) ([]ReportLine, error) {
+	var out []ReportLine
+	err := db.EachRunLine(ctx, runID, func(l ReportLine) error {
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// EachRunLine calls fn with each of a run's input lines in line order, each with its payout as
+// it stands now: what a report of the run shows. A line is the run's own row in run_rows when it
+// stored one, and otherwise the payout that a run of the same source, up to this one, recorded
+// at that line (skipped when another run recorded it: the run stored every line it sent or looked
+// up itself). It is one query, so one consistent read even while callbacks change payouts; only
+// one line is held at a time. An unknown run has no lines.
+func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
 	rows, err := db.sql.QueryContext(ctx, `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
 		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, `+
 		joinedPayoutColumns+` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
-		WHERE r.run_id = ? ORDER BY r.line`, runID)
+		WHERE r.run_id = ?1
+		UNION ALL
+		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
+		0, '', p.run_id <> ?1, `+plainPayoutColumns+` FROM runs s JOIN runs o ON o.source = s.source
+		JOIN payouts p ON p.run_id = o.id
+		WHERE s.id = ?1 AND s.source <> '' AND o.started_at <= s.started_at
+		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
+		ORDER BY 3`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("report of run %s: %w", runID, err)
+		return fmt.Errorf("report of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	var out []ReportLine
 	for rows.Next() {
 		var line ReportLine
 		var recorded bool
@@ -37,17 +56,19 @@ func (db *DB) RunReport(ctx context.Context, runID string) ([]ReportLine, error)
 			&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
 		p, err := scanPayout(head)
 		if err != nil {
-			return nil, fmt.Errorf("report of run %s: %w", runID, err)
+			return fmt.Errorf("report of run %s: %w", runID, err)
 		}
 		if recorded {
 			line.Payout = &p
 		}
-		out = append(out, line)
+		if err := fn(line); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("report of run %s: %w", runID, err)
+		return fmt.Errorf("report of run %s: %w", runID, err)
 	}
-	return out, nil
+	return nil
 }
 
 // headScanner scans its head destinations, then the ones scanPayout asks for, from one row.
@@ -59,6 +80,15 @@ type headScanner struct {
 func (s headScanner) Scan(dest ...any) error {
 	return s.rows.Scan(append(s.head, dest...)...)
 }
+
+// plainPayoutColumns reads payoutColumns of "p".
+var plainPayoutColumns = func() string {
+	var cols []string
+	for _, c := range strings.Split(payoutColumns, ",") {
+		cols = append(cols, "p."+strings.TrimSpace(c))
+	}
+	return strings.Join(cols, ", ")
+}()
 
 // joinedPayoutColumns reads payoutColumns of "p" through a LEFT JOIN: a line without a payout
 // reads each column's zero value, which scanPayout parses like any row's.

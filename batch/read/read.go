@@ -48,6 +48,8 @@ const (
 type Reader interface {
 	Next() (Row, error)
 	Close() error
+	// Sheet is the sheet of a workbook being read; empty for a CSV.
+	Sheet() string
 }
 
 // Reasons a file is refused as a whole.

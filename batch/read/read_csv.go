@@ -258,3 +258,6 @@ func (c *csvReader) Close() error {
 	}
 	return nil
 }
+
+// Sheet is empty: a CSV has none.
+func (c *csvReader) Sheet() string { return "" }

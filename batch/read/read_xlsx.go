@@ -43,9 +43,11 @@ type xlsxReader struct {
 	rows *excelize.Rows
 	scan *sheetScanner
 	opts Options
-	h    headerMap
-	n    int
-	line int
+	// sheet is the sheet being read.
+	sheet string
+	h     headerMap
+	n     int
+	line  int
 }
 
 func newXLSXReader(file *os.File, size int64, path string, opts Options) (*xlsxReader, error) {
@@ -66,6 +68,7 @@ func newXLSXReader(file *os.File, size int64, path string, opts Options) (*xlsxR
 	x := &xlsxReader{path: path, f: f, file: file, opts: opts}
 	sheet, err := x.chooseSheet()
 	if err == nil {
+		x.sheet = sheet
 		err = x.openSheet(zr, sheet)
 	}
 	if err != nil {
@@ -315,3 +318,6 @@ func (x *xlsxReader) Close() error {
 	}
 	return err
 }
+
+// Sheet is the sheet being read.
+func (x *xlsxReader) Sheet() string { return x.sheet }

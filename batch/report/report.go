@@ -48,6 +48,8 @@ type Row struct {
 	InvoiceNo         string
 	TransactionStatus string
 	Message           string
+	// Skipped marks a row the service had accepted in an earlier run: not sent again.
+	Skipped bool
 }
 
 // StateTotal is the count and sum of the rows in one state.
@@ -70,8 +72,11 @@ type Summary struct {
 	// UNKNOWN, READY, FAILED, REJECTED), zeros included, then any other state found, by name.
 	ByState []StateTotal
 	Total   decimal.Decimal // the sum of every row's Amount; equal to the sum of ByState amounts
-	Skipped int             // rows done in an earlier run
-	DryRun  bool
+	Skipped int             // rows done in an earlier run, counted by Summarize
+	// Expected is how many rows the input had, when known; a run that stopped before it recorded
+	// them all reports fewer rows than that.
+	Expected int
+	DryRun   bool
 	// Aborted is why the run stopped before it had sent every row; empty when it did not stop.
 	Aborted string
 	// NotSent lists the first lines still READY (never sent) of an aborted run, and NotSentCount
@@ -96,10 +101,17 @@ const notSentShown = 30
 
 // NotSentText says which rows of an aborted run were not sent; empty when there are none.
 func (s Summary) NotSentText() string {
+	missing := ""
+	if s.Expected > s.Rows {
+		missing = strconv.Itoa(s.Expected-s.Rows) + " row(s) of the file are not listed: the run stopped before it recorded them, and none of them was sent"
+	}
 	if s.Aborted == "" || s.NotSentCount == 0 {
-		return ""
+		return missing
 	}
 	var b strings.Builder
+	if missing != "" {
+		b.WriteString(missing + "; ")
+	}
 	b.WriteString(strconv.Itoa(s.NotSentCount))
 	b.WriteString(" row(s) were not sent (state READY): line ")
 	for i, line := range s.NotSent[:min(len(s.NotSent), notSentShown)] {
@@ -139,6 +151,7 @@ type tally struct {
 	rows    int
 	notSent []int // the first notSentShown READY lines of an aborted run
 	ready   int
+	skipped int
 }
 
 // init lays out the fixed states, zeros included.
@@ -164,6 +177,9 @@ func (t *tally) add(r Row, aborted bool) {
 	t.totals[j].Count++
 	t.totals[j].Amount = t.totals[j].Amount.Add(r.Amount)
 	t.rows++
+	if r.Skipped {
+		t.skipped++
+	}
 	if aborted && r.State == StateReady {
 		if len(t.notSent) < notSentShown {
 			t.notSent = append(t.notSent, r.Line)
@@ -179,7 +195,7 @@ func (t *tally) summary(meta Summary) Summary {
 	totals := slices.Clone(t.totals)
 	others := totals[len(stateOrder):]
 	slices.SortFunc(others, func(a, b StateTotal) int { return strings.Compare(a.State, b.State) })
-	meta.Rows, meta.ByState, meta.Total = t.rows, totals, sumStates(totals)
+	meta.Rows, meta.ByState, meta.Total, meta.Skipped = t.rows, totals, sumStates(totals), t.skipped
 	meta.NotSent, meta.NotSentCount = slices.Clone(t.notSent), t.ready
 	return meta
 }

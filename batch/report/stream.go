@@ -31,9 +31,6 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 	if err != nil {
 		return Paths{}, meta, err
 	}
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return Paths{}, meta, fmt.Errorf("create report dir: %w", err)
-	}
 	var summary Summary // set before the channels close, read by the writers after
 	writers := []struct {
 		kind, path string
@@ -47,8 +44,13 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 			return writeRunHTML(w, rows, meta.DryRun, func() Summary { return summary })
 		}},
 	}
+	// Without the folder the rows are still read to the end: the summary is the run's result.
+	errs := make([]error, len(writers)+2)
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		errs[len(writers)+1] = fmt.Errorf("create report dir: %w", err)
+		writers = nil
+	}
 	chans := make([]chan []Row, len(writers))
-	errs := make([]error, len(writers)+1)
 	var wg sync.WaitGroup
 	for i, wr := range writers {
 		chans[i] = make(chan []Row, 4)
@@ -73,7 +75,7 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 		}
 		batch = make([]Row, 0, batchRows)
 	}
-	errs[len(writers)] = each(func(r Row) error {
+	errs[len(errs)-2] = each(func(r Row) error {
 		t.add(r, meta.Aborted != "")
 		batch = append(batch, r)
 		if len(batch) == batchRows {

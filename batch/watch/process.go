@@ -51,10 +51,10 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		return out.Exit, &abortError{file: name, cause: err}
 	}
 	out.Exit = res.ExitCode
-	if res.ExitCode != batch.ExitAborted {
-		if changed, exit, err := w.failIfChanged(ctx, log, &out, claimed); changed || err != nil {
-			return exit, err
-		}
+	// A file changed under its run goes to failed even when the run stopped for it: resuming
+	// would pay rows nobody validated with the rest.
+	if changed, exit, err := w.failIfChanged(ctx, log, &out, claimed); changed || err != nil {
+		return exit, err
 	}
 	switch res.ExitCode {
 	case batch.ExitOK:
@@ -79,7 +79,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		log.Info("file paid", "run", res.RunID, "rows", res.Rows, "moved_to", dest)
 		return batch.ExitOK, nil
 	case batch.ExitRejected, batch.ExitAttention:
-		rows, _, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
+		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
 		if err != nil {
 			return batch.ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
 		}

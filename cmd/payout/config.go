@@ -22,6 +22,7 @@ const (
 	envLedger        = "PAYOUT_LEDGER"
 	envRate          = "PAYOUT_RATE"
 	envWorkers       = "PAYOUT_WORKERS"
+	envChunkRows     = "PAYOUT_CHUNK_ROWS"
 	defaultLedger    = "payout-ledger.db"
 	defaultReportDir = "reports"
 	maxSecretFile    = 64 << 10
@@ -38,6 +39,8 @@ type config struct {
 	Ledger         string
 	Rate           float64
 	Workers        int
+	// ChunkRows is how many rows a run records and hands to its workers at a time.
+	ChunkRows int
 }
 
 // ConfigError names the setting that is wrong. It never carries a secret's value.
@@ -133,10 +136,21 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, &ConfigError{Field: envWorkers, Value: v, Err: err})
 		}
 	}
+	if v := getenv(envChunkRows); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > maxChunkRows {
+			errs = append(errs, &ConfigError{Field: envChunkRows, Value: v,
+				Err: fmt.Errorf("want a number of rows from 1 to %d", maxChunkRows)})
+		}
+		c.ChunkRows = n
+	}
 	return c, joinConfig(errs...)
 }
 
-const maxWorkers = 256
+const (
+	maxWorkers   = 256
+	maxChunkRows = 100_000
+)
 
 // parseRate reads a rate of requests per second: above 0, or "inf" for no limit.
 func parseRate(v string) (float64, error) {

@@ -245,7 +245,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, AllowPaidElsewhere: o.allowPaidElse, ReportDir: o.reportDir,
 		Read: read.Options{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
-		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown,
+		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown, ChunkRows: cfg.ChunkRows,
 	}
 	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
 		bar := newProgressBar(s.e.stderr)

@@ -1,0 +1,88 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/ledger"
+)
+
+// errDuplicatesFound ends a dry run's pass that met duplicate references only at the end of
+// the file: the pass after it rejects every row of them where it meets them.
+var errDuplicatesFound = errors.New("duplicate references")
+
+// dryRun checks the file and writes its reports in one pass, as rows are read: nothing is
+// recorded or sent. A file with duplicate references is read a second time.
+func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan fileScan) (Result, error) {
+	for {
+		var sv *survey
+		var again fileScan
+		meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
+			Started: res.StartedAt, DryRun: true}
+		paths, summary, err := report.WriteRunStream(r.cfg.ReportDir, filepath.Base(res.File), meta, func(add func(report.Row) error) error {
+			sv = &survey{scan: scan, validTotal: decimal.Zero, freshTotal: decimal.Zero}
+			sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
+				for i := range rows {
+					sv.add(&rows[i], existing)
+					if err := add(dryRunRow(&rows[i])); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			var found bool
+			if again, found = scan.withDuplicates(sc.found); found && scan.dups == nil {
+				return errDuplicatesFound
+			}
+			if len(sc.found.File) > 0 {
+				return &FileError{Path: res.File, Errs: sc.found.File}
+			}
+			return nil
+		})
+		if errors.Is(err, errDuplicatesFound) {
+			scan = again
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		log.Info("file validated", "rows", sv.rows, "rejected", sv.rejected)
+		res.Problems, res.Warnings = sv.problems, sv.warnings
+		res = tally(res, summary)
+		res.ExitCode = ExitOK
+		if res.Rejected > 0 {
+			res.ExitCode = ExitRejected
+		}
+		res.EndedAt = r.cfg.Now()
+		res.Reports = paths.List()
+		return res, nil
+	}
+}
+
+// dryRunRow is a row as a dry run reports it: valid rows READY, the rest REJECTED.
+func dryRunRow(row *fileRow) report.Row {
+	raw := row.raw
+	out := report.Row{Line: raw.Line, Ref: raw.Ref, Recipient: raw.Recipient, Bank: raw.Bank, Account: raw.Account,
+		State: string(ledger.Rejected), Message: joinRowErrors(row.errs)}
+	amount := raw.Amount
+	if row.valid() {
+		pay := row.payment
+		out.Ref, out.Recipient, out.ProviderID, out.Bank, out.Account = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank, pay.Account
+		out.State, out.Message = string(ledger.Ready), joinMessages("valid (dry run: nothing sent)", rowWarnings(row))
+		amount = pay.Amount.StringFixed(2)
+	}
+	if d, err := decimal.NewFromString(amount); err == nil {
+		out.Amount = d
+	} else {
+		out.AmountText = amount
+	}
+	return out
+}

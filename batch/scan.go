@@ -1,0 +1,220 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/ledger"
+)
+
+// DefaultChunkRows is how many rows a run checks against the ledger, records and hands to its
+// workers at a time: what it holds of a file of any size.
+const DefaultChunkRows = 2000
+
+// fileRow is one input row, validated: its payment, or why it is rejected.
+type fileRow struct {
+	raw     read.Row
+	payment read.Payment
+	errs    []*read.RowError
+}
+
+func (r *fileRow) valid() bool { return len(r.errs) == 0 }
+
+// fileScan reads a file a chunk at a time. Every pass over a file is one: the survey that
+// decides whether it may be paid, the pass that records and sends it, a dry run's reports.
+type fileScan struct {
+	path  string
+	ropts read.Options
+	vopts read.ValidateOptions
+	db    *ledger.DB // nil: rows are not checked against a ledger
+	chunk int
+	// dups rejects, by line, the rows of references the file has more than once: found at the
+	// end of a pass, they are known to the passes after it.
+	dups map[int]*read.RowError
+	seed maphash.Seed
+}
+
+// scanned is what a pass learned of the whole file.
+type scanned struct {
+	found read.Findings
+	sheet string
+}
+
+// each calls fn with the file's rows a chunk at a time, in line order, with the ledger's payouts of
+// the chunk's valid references. A valid row whose reference the ledger holds with other details
+// is rejected here (ErrLedgerConflict). fn may keep nothing of rows past its return.
+func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing map[string]ledger.Payout) error) (scanned, error) {
+	rd, err := read.OpenFile(s.path, s.ropts)
+	if err != nil {
+		return scanned{}, err
+	}
+	defer rd.Close()
+	v := read.NewValidator(s.vopts)
+	rows := make([]fileRow, 0, s.chunk)
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		existing, err := s.checkLedger(ctx, rows)
+		if err != nil {
+			return err
+		}
+		err = fn(rows, existing)
+		rows = rows[:0]
+		return err
+	}
+	for {
+		raw, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return scanned{}, err
+		}
+		payment, errs := v.Check(raw)
+		if dup, ok := s.dups[raw.Line]; ok {
+			// A duplicate's error goes first, where the reference's own would.
+			d := *dup
+			d.Value = raw.Ref
+			errs = append([]*read.RowError{&d}, errs...)
+		}
+		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs})
+		if len(rows) == s.chunk {
+			if err := flush(); err != nil {
+				return scanned{}, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return scanned{}, err
+	}
+	return scanned{found: v.Finish(), sheet: rd.Sheet()}, nil
+}
+
+// checkLedger looks the chunk's valid references up in the ledger and rejects the rows it holds
+// with other details: paying them would pay twice, or pay the wrong account or amount.
+func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]ledger.Payout, error) {
+	if s.db == nil {
+		return nil, nil
+	}
+	refs := make([]string, 0, len(rows))
+	for i := range rows {
+		if rows[i].valid() {
+			refs = append(refs, rows[i].payment.Ref)
+		}
+	}
+	existing, err := s.db.Lookup(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		row := &rows[i]
+		if !row.valid() {
+			continue
+		}
+		old, ok := existing[row.payment.Ref]
+		if !ok || old.SameDetails(toLedgerPayout(row.payment, "")) {
+			continue
+		}
+		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColRef, Value: row.payment.Ref,
+			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
+				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
+	}
+	return existing, nil
+}
+
+// withDuplicates returns a scan that rejects the duplicates a pass found, and whether there are any.
+func (s fileScan) withDuplicates(found read.Findings) (fileScan, bool) {
+	if len(found.Duplicates) == 0 {
+		return s, false
+	}
+	s.dups = make(map[int]*read.RowError, len(found.Duplicates))
+	for _, d := range found.Duplicates {
+		s.dups[d.Line] = d
+	}
+	return s, true
+}
+
+// digest sums up a chunk's rows as read, so that a later pass can tell that the file changed
+// under it before it records or sends anything of a changed chunk.
+func (s *fileScan) digest(rows []fileRow) uint64 {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	for i := range rows {
+		r := &rows[i].raw
+		h.WriteString(strconv.Itoa(r.Line))
+		for _, f := range []string{r.Ref, r.Recipient, r.Bank, r.ServiceID, r.Account, r.Amount, r.Description} {
+			h.WriteString(strconv.Itoa(len(f)))
+			h.WriteByte(':')
+			h.WriteString(f)
+		}
+		h.WriteString(strconv.Itoa(len(rows[i].errs)))
+	}
+	return h.Sum64()
+}
+
+// ErrFileChanged stops a run whose input changed between the passes that read it.
+var ErrFileChanged = errors.New("the input file changed while the run read it")
+
+// source names the input a run read, for ledger.Run.Source: its bytes, and the sheet of a workbook.
+func source(sum string, sc scanned) string {
+	if sc.sheet == "" {
+		return sum
+	}
+	return sum + "#sheet=" + sc.sheet
+}
+
+func toLedgerPayout(p read.Payment, runID string) ledger.Payout {
+	return ledger.Payout{Ref: p.Ref, RunID: runID, Line: p.Line, Recipient: p.Recipient, ProviderID: p.ProviderID,
+		Bank: p.Bank, Account: p.Account, Amount: p.Amount, Description: p.Description, State: ledger.Ready}
+}
+
+func joinRowErrors(errs []*read.RowError) string {
+	msg := ""
+	for i, e := range errs {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += e.Column + ": " + e.Err.Error()
+		if e.Value != "" {
+			msg += fmt.Sprintf(" (value %q)", e.Value)
+		}
+	}
+	return msg
+}
+
+// FileError is a file rejected as a whole (no rows, total over --max-total, ...).
+type FileError struct {
+	Path string
+	Errs []*read.RowError
+}
+
+func (e *FileError) Error() string {
+	msg := filepath.Base(e.Path) + ": "
+	for i, err := range e.Errs {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += err.Error()
+	}
+	return msg
+}
+
+// Unwrap gives the reasons, for errors.Is.
+func (e *FileError) Unwrap() []error {
+	errs := make([]error, len(e.Errs))
+	for i, err := range e.Errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// ErrLedgerConflict rejects a row whose reference the ledger already holds with other details:
+// paying it would either pay twice or pay the wrong account or amount.
+var ErrLedgerConflict = errors.New("reference already in the ledger with other details")

@@ -1,0 +1,93 @@
+package batch
+
+import (
+	"context"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/ledger"
+)
+
+// survey is what a run learns of a file before it records or sends anything: whether it may be
+// paid, and what paying it would do. It holds no rows.
+type survey struct {
+	scan     fileScan
+	sheet    string
+	rows     int
+	rejected int
+	// problems and warnings are the first MaxProblems of each, in line order.
+	problems, warnings []Problem
+	// digests sum up each chunk as read (fileScan.digest).
+	digests []uint64
+	// toPay counts the valid rows and valid their total; fresh and freshTotal the valid rows the
+	// ledger does not hold yet: the payouts a run would create.
+	toPay, fresh           int
+	validTotal, freshTotal decimal.Decimal
+}
+
+// surveyFile reads the whole file once, or twice when it has duplicate references (the second
+// pass rejects every row of them where it meets them). File-level problems (no rows, too many,
+// total over --max-total) are returned as a *FileError.
+func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
+	sv, found, err := surveyPass(ctx, scan)
+	if err != nil {
+		return nil, err
+	}
+	if again, ok := scan.withDuplicates(found); ok {
+		if sv, _, err = surveyPass(ctx, again); err != nil {
+			return nil, err
+		}
+	}
+	if len(found.File) > 0 {
+		return nil, &FileError{Path: scan.path, Errs: found.File}
+	}
+	return sv, nil
+}
+
+func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, error) {
+	sv := &survey{scan: scan, validTotal: decimal.Zero, freshTotal: decimal.Zero}
+	sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
+		sv.digests = append(sv.digests, scan.digest(rows))
+		for i := range rows {
+			sv.add(&rows[i], existing)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, read.Findings{}, err
+	}
+	sv.sheet = sc.sheet
+	return sv, sc.found, nil
+}
+
+func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
+	sv.rows++
+	if !row.valid() {
+		sv.rejected++
+		for _, e := range row.errs {
+			if len(sv.problems) < MaxProblems {
+				sv.problems = append(sv.problems, Problem{Line: e.Line, Column: e.Column, Value: e.Value, Reason: e.Err.Error()})
+			}
+		}
+		return
+	}
+	for _, w := range row.raw.Warnings {
+		if len(sv.warnings) < MaxProblems {
+			sv.warnings = append(sv.warnings, Problem{Line: row.raw.Line, Column: read.ColAccount, Value: row.raw.Account, Reason: w})
+		}
+	}
+	sv.toPay++
+	sv.validTotal = sv.validTotal.Add(row.payment.Amount)
+	if _, ok := existing[row.payment.Ref]; !ok {
+		sv.fresh++
+		sv.freshTotal = sv.freshTotal.Add(row.payment.Amount)
+	}
+}
+
+// rowWarnings is what a valid row's report says of its warnings (an account stored as a number,
+// say): the row is paid, but whoever reads the report should check it.
+func rowWarnings(row *fileRow) string {
+	return strings.Join(row.raw.Warnings, "; ")
+}

@@ -1,0 +1,109 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, exit_code, source, rows`
+
+// AddRun records the start of a run.
+func (db *DB) AddRun(ctx context.Context, r Run) error {
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode, r.Source, r.Rows)
+	if err != nil {
+		return fmt.Errorf("add run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// FinishRun records how a run ended. It returns ErrNotFound for an unknown run.
+func (db *DB) FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error {
+	res, err := db.sql.ExecContext(ctx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
+		status, exitCode, fmtTime(ended), id)
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("finish run %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("finish run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// GetRun returns one run, or ErrNotFound.
+func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
+	runs, err := db.queryRuns(ctx, `WHERE id = ?`, id)
+	if err != nil {
+		return Run{}, fmt.Errorf("get run %s: %w", id, err)
+	}
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("get run %s: %w", id, ErrNotFound)
+	}
+	return runs[0], nil
+}
+
+// RunningRuns returns the runs still marked running, oldest first.
+func (db *DB) RunningRuns(ctx context.Context) ([]Run, error) {
+	runs, err := db.queryRuns(ctx, `WHERE status = 'running'`)
+	if err != nil {
+		return nil, fmt.Errorf("list running runs: %w", err)
+	}
+	return runs, nil
+}
+
+// RunsOfSource returns the ids of the runs of one source (see Run.Source); none for "".
+func (db *DB) RunsOfSource(ctx context.Context, source string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	if source == "" {
+		return out, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM runs WHERE source = ?`, source)
+	if err != nil {
+		return nil, fmt.Errorf("runs of %s: %w", source, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("runs of %s: %w", source, err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// Runs returns every run, oldest first.
+func (db *DB) Runs(ctx context.Context) ([]Run, error) {
+	runs, err := db.queryRuns(ctx, ``)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return runs, nil
+}
+
+func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+runColumns+` FROM runs `+where+` ORDER BY started_at, rowid`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		var r Run
+		var started, ended string
+		if err := rows.Scan(&r.ID, &r.Kind, &r.File, &r.FileSHA256, &started, &ended, &r.Status, &r.ExitCode, &r.Source, &r.Rows); err != nil {
+			return nil, err
+		}
+		if r.StartedAt, err = parseTime(started); err != nil {
+			return nil, err
+		}
+		if r.EndedAt, err = parseTime(ended); err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
