@@ -1,8 +1,17 @@
 package callbacks_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch/callbacks"
 	"github.com/payout/payout/ledger"
 )
@@ -109,5 +118,98 @@ func TestCheckName(t *testing.T) {
 		if got, why := callbacks.CheckName(c.recipient, c.display); got != c.check || why == "" && got != ledger.NameMatch {
 			t.Errorf("CheckName(%q, %q) = %q (%s), want %q", c.recipient, c.display, got, why, c.check)
 		}
+	}
+}
+
+// End to end through the sandbox: its bank holds another name for one account. The signed
+// callbacks settle both payouts as usual; the one whose name differs is flagged, its state the
+// same as the other's, and a second delivery of its callback changes nothing more.
+func TestCallbackNameMismatchFromTheSandbox(t *testing.T) {
+	r := newCBRig(t)
+	const token = "names-auth-token-0123456789"
+	sb := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 7,
+		SendCallbacks: true, SettleInterval: -1, DisplayNames: map[string]string{"NAME-2": "LIM WEI JIE"}})
+	svc := httptest.NewServer(sb)
+	t.Cleanup(func() {
+		svc.Close()
+		sb.Close()
+	})
+	client, err := api.NewClient(api.Config{BaseURL: svc.URL, AuthToken: token, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	recipients := map[string]string{"NAME-1": "Siti Nurhaliza binti Tarudin", "NAME-2": "Tan Mei Ling"}
+	for _, ref := range []string{"NAME-1", "NAME-2"} {
+		r.payoutTo(ref, recipients[ref], "", "250.00", ledger.Submitting)
+		res, err := client.CreatePayout(ctx, api.CreatePayoutRequest{
+			VirtualPoolReference: "POOL-1", PayoutServiceID: sandbox.DefaultProviders()[0].ID, Amount: decimal.RequireFromString("250.00"),
+			ClientRedirectURL: "http://127.0.0.1:1/return", ClientCallbackURL: r.srv.URL + callbacks.Path,
+			ThirdPartyAccountNo: "1234567890", RecipientReference: recipients[ref], PaymentDescription: "salary", ExternalInvoiceRef: ref,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.db.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Submitted,
+			InvoiceNo: res.InvoiceNo, Detail: "accepted"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb.Settle()
+	deadline := time.Now().Add(10 * time.Second)
+	for sb.Stats().Callbacks+sb.Stats().CallbackFailures < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := sb.Stats(); st.Callbacks != 2 || st.CallbackFailures != 0 {
+		t.Fatalf("sandbox callbacks: %d delivered, %d failed; want 2, 0", st.Callbacks, st.CallbackFailures)
+	}
+
+	checks, err := r.db.NameChecks(ctx, []string{"NAME-1", "NAME-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]ledger.NameCheck{
+		"NAME-1": {Ref: "NAME-1", Recipient: recipients["NAME-1"], DisplayName: "SITI NURHALIZA BINTI TARUDIN", Check: ledger.NameMatch},
+		"NAME-2": {Ref: "NAME-2", Recipient: recipients["NAME-2"], DisplayName: "LIM WEI JIE", Check: ledger.NameMismatch},
+	}
+	for ref, w := range want {
+		if checks[ref] != w {
+			t.Errorf("name check of %s: %+v, want %+v", ref, checks[ref], w)
+		}
+		if p := r.get(ref); p.State != ledger.Succeeded {
+			t.Errorf("%s is %s after its callback, want SUCCEEDED whatever the name", ref, p.State)
+		}
+	}
+	mismatches, err := r.db.NameMismatches(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mismatches) != 1 || mismatches[0].Ref != "NAME-2" {
+		t.Fatalf("name mismatches %+v, want NAME-2 alone", mismatches)
+	}
+	evs := r.events("NAME-2")
+	if last := evs[len(evs)-1]; last.To != ledger.Succeeded || !strings.Contains(last.Detail, "the bank's name for the account differs") {
+		t.Fatalf("last event of NAME-2 %+v, want SUCCEEDED saying the name differs", last)
+	}
+	if strings.Contains(r.logs.String(), "LIM WEI JIE") || strings.Contains(r.logs.String(), "Tan Mei Ling") {
+		t.Errorf("a name reached the log:\n%s", r.logs.String())
+	}
+
+	// The service delivers the same callback again: a replay, still flagged, still SUCCEEDED.
+	var rec sandbox.Record
+	for _, x := range sb.Payouts() {
+		if x.ExternalInvoiceRef == "NAME-2" {
+			rec = x
+		}
+	}
+	status, answer := r.post(cbSign(t, sb.CallbackPayload(rec), cbHashKey))
+	if status != http.StatusOK || answer["message"] != callbacks.VerdictReplay {
+		t.Fatalf("replay answered %d %v", status, answer)
+	}
+	if p := r.get("NAME-2"); p.State != ledger.Succeeded || len(r.events("NAME-2")) != len(evs) {
+		t.Fatalf("replay moved NAME-2: %s, %d events (was %d)", p.State, len(r.events("NAME-2")), len(evs))
+	}
+	if got, _ := r.db.NameMismatches(ctx); len(got) != 1 {
+		t.Fatalf("after the replay: %+v", got)
 	}
 }
