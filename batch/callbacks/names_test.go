@@ -60,24 +60,40 @@ func TestNamesMatch(t *testing.T) {
 		{"Priya a/p Subramaniam", "PRIYA D/O SUBRAMANIAM", true},
 		{"Ravi s/o Shanmugam", "RAVI A/L SHANMUGAM", true},
 		{"Ramasamy", "RAMASAMY", true},
+		{"Kumar", "KUMAR A/L RAJU", true},
+		{"Muthu a/l Krishnan", "MUTHU", true},
+		{"Kumar a/l Raju", "RAJU A/L KUMAR", false},
 		// Iban names: anak.
 		{"Jimbun anak Lanyau", "JIMBUN AK LANYAU", true},
 		// Initials.
 		{"M. Ali bin Abu", "MUHAMMAD ALI BIN ABU", true},
 		{"Muhammad Ali bin Abu", "M ALI ABU", true},
 		{"K. Kavitha a/p Ramasamy", "KAVITHA RAMASAMY", true},
+		{"Lim B.K.", "LIM BOON KIAT", true},
+		{"Syed Ahmad Al-Hadi", "SYED AHMAD AL HADI", true},
+		{"Syed Amir bin Syed Ali", "SYED AMIR SYED ALI", true},
+		{"Syed Amir bin Syed Ali", "SYED AMIR BIN SYED A", true},
 		// A name cut at the bank's length limit, even inside a word.
 		{"Siti Nurhaliza binti Tarudin", "SITI NURHALIZA BINTI TARU", true},
 		{"Ahmad Faizal bin Ismail", "AHMAD FAIZAL BIN IS", true},
 		{"Tan Mei Ling", "TAN MEI LIN", true},
 		{"Ahmad Faizal bin Ismail", "AHMAD FAIZAL BI", true},
-		{"Muthu a/l Krishnan", "MUTHU A/", false},
+		{"Muthu a/l Krishnan", "MUTHU A/", true},
+		{"Siti Nurhaliza binti Tarudin", "SITI NURHALIZA BINTI T", true},
 		{"Kavitha Ramasamy", "KAVITHA RAMAS", true},
+		{"Siti Nurhaliza binti Tarudin", "SITI NURHA", true},
 		// Another person.
 		{"Tan Mei Ling", "LIM WEI JIE", false},
 		{"Tan Mei Ling", "TAN MEI HUA", false},
 		{"Muthu a/l Krishnan", "RAVI A/L KRISHNAN", false},
 		{"Muhammad Ali bin Abu", "MUHAMMAD ALI BIN AHMAD", false},
+		{"Ahmad bin Ali", "ALI BIN AHMAD", false},
+		{"Ali bin Ahmad", "AHMAD", false},
+		{"Muhammad Ali bin Abu", "ALI", false},
+		{"Syed Amir bin Syed Ali", "SYED ALI", false},
+		{"Siti Nurhaliza binti Tarudin", "SITI NURHALIZA AMINAH", false},
+		{"Aisyah", "NURUL AISYAH BINTI RAHMAN", false},
+		{"Nor Azlina binti Ahmad", "NUR AZLINA BINTI AHMAD", false},
 		{"Siti Nurhaliza binti Tarudin", "SITI AMINAH BINTI TARUDIN", false},
 		{"Nurul Aisyah binti Rahman", "Maybank", false},
 		// Too little in common to tell.
@@ -90,8 +106,14 @@ func TestNamesMatch(t *testing.T) {
 		{"Toh Kok Leong", "LIM KOK LEONG", false},
 		{"Lim En Hui", "LIM HUI", true},
 		{"Lim En Hui", "LIM HUI MIN", false},
-		// Unicode case folding.
+		// Unicode: case folding, compatibility forms, accents on Latin letters; other scripts as written.
 		{"KELVIN TAN", "\u212aelvin Tan", true},
+		{"Tan Mei Ling", "\uff34\uff21\uff2e MEI LING", true},
+		{"José Tan", "JOSE TAN", true},
+		{"Zoë Lim", "ZOE LIM", true},
+		{"陈美玲", "陈美玲", true},
+		{"陈美玲", "TAN MEI LING", false},
+		{"முத்து கிருஷ்ணன்", "முத்து கிருஷ்ணன்", true},
 	}
 	for _, c := range cases {
 		got, why := callbacks.NamesMatch(c.recipient, c.display)

@@ -53,7 +53,9 @@ func TestSandboxDisplayNameFlagsAMismatch(t *testing.T) {
 	u := newUser(t, newSandbox(t))
 	secrets := []string{"PAYOUT_AUTH_TOKEN=names-token", "PAYOUT_HASH_KEY=names-hash-key-0123456789"}
 	receiver := startServer(t, u, secrets, "callbacks", "--listen", "127.0.0.1:0")
-	service := startServer(t, u, secrets, "sandbox", "--listen", "127.0.0.1:0", "--settle-after", "0",
+	// The payouts stay PENDING long enough for the run to record their invoice numbers: a
+	// callback that comes first finds no payout and is only stored.
+	service := startServer(t, u, secrets, "sandbox", "--listen", "127.0.0.1:0", "--settle-after", "2s",
 		"--display-name", "NM-2=LIM WEI JIE", "--display-name", "5550001111=MUTHU KRISHNAN")
 	u.env = append(u.env, secrets...)
 	u.env = append(u.env, "PAYOUT_BASE_URL="+strings.TrimSuffix(service, "/"), "PAYOUT_CALLBACK_URL="+receiver)
