@@ -28,7 +28,7 @@ func sandboxCmd(ctx context.Context, e *env, args []string) error {
 	rejectDup := fs.Bool("reject-duplicates", false, "refuse a second create with the same external_invoice_ref (default: pay it again)")
 	callbacks := fs.Bool("callbacks", true, "send signed callbacks for successful payouts")
 	displayNames := displayNamesFlag{}
-	fs.Var(displayNames, "display-name", "`REF=NAME`: the callback of the payout with this external_invoice_ref (or account number) carries NAME as display_name, the name its bank holds (repeatable; default: the recipient in capitals)")
+	fs.Var(displayNames, "display-name", "`REF=NAME`: the callback of the payout whose external_invoice_ref (or account number) is REF carries NAME as display_name, the name its bank holds (repeatable; default: the recipient in capitals)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
