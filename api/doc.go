@@ -62,9 +62,10 @@
 //     and refuses every other (none, asymmetric ones) before checking the signature. The payload
 //     may be the token's claims or an object under "data" or "payload"; exp and nbf are enforced
 //     only when present. Only invoice_status SUCCESS (in any case) with invoice_status_id 2
-//     settles a payout; other values are kept, not applied. display_name and the orgn_ fields
-//     are decoded and kept as text, never compared with the file's rows, since their meaning is
-//     not stated.
+//     settles a payout; other values are kept, not applied. display_name is read as the name
+//     the bank holds for the account (the callback receiver compares it with the recipient);
+//     the orgn_ fields are decoded and kept as text, never compared with the file's rows, since
+//     their meaning is not stated.
 //
 // Texts from the service are cleaned before they reach an error or a log: the token redacted,
 // one line, at most 300 characters.

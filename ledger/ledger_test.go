@@ -83,8 +83,8 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := migrationCount(t); v != want {
-			t.Errorf("schema version %d, want %d", v, want)
+		if migrations, _ := filepath.Glob("migrations/*.sql"); v != len(migrations) {
+			t.Errorf("schema version %d, want %d (one per migration)", v, len(migrations))
 		}
 		if p := mustGet(t, db, ps[0].Ref); p.State != ledger.Submitting || p.Attempts != 1 {
 			t.Errorf("after reopen: state %s attempts %d, want SUBMITTING 1", p.State, p.Attempts)
@@ -691,14 +691,4 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 		}
 		t.Errorf("err %v, want a refusal of schema 99", err)
 	}
-}
-
-// migrationCount is the number of migrations the ledger embeds: the schema version it migrates to.
-func migrationCount(t *testing.T) int {
-	t.Helper()
-	names, err := filepath.Glob("migrations/*.sql")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("migrations: %v (%d found)", err, len(names))
-	}
-	return len(names)
 }

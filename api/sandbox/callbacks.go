@@ -39,19 +39,28 @@ func (s *Server) sendCallbacks(succeeded []Record) {
 
 // CallbackPayload returns the callback payload the sandbox sends for a succeeded payout.
 func (s *Server) CallbackPayload(rec Record) api.CallbackPayload {
-	name := ""
-	if p, ok := s.provByID[rec.ProviderID]; ok {
-		name = p.Name
-	}
 	return api.CallbackPayload{
 		InvoiceNo: rec.InvoiceNo, InvoiceStatusID: 2, InvoiceStatus: api.StatusSuccess,
 		Amount: rec.Amount, PaymentSwitchChargeRate: decimal.Zero, PayoutServiceID: rec.ProviderID,
 		ResponseCode: 2100, BankResponseSuccess: true, OrgnFromAccountCurrency: "MYR",
 		OrgnThirdPartyAccountNo: rec.Account, OrgnPaymentDescription: rec.Description,
-		BizMsgID: "BM" + strings.TrimPrefix(rec.InvoiceNo, "POI"), DisplayName: name,
+		BizMsgID: "BM" + strings.TrimPrefix(rec.InvoiceNo, "POI"), DisplayName: s.displayName(rec),
 		BankReferenceNo: rec.BankReferenceNo, OrgnTransactionAmount: rec.Amount.StringFixed(2),
 		FromAccountNo: rec.VirtualPool,
 	}
+}
+
+// displayName is the name the sandbox's bank holds for a payout's account: Options.DisplayNames
+// for its external_invoice_ref, else for its account, else its recipient_reference in capitals,
+// as banks keep names.
+func (s *Server) displayName(rec Record) string {
+	if name, ok := s.opts.DisplayNames[rec.ExternalInvoiceRef]; ok {
+		return name
+	}
+	if name, ok := s.opts.DisplayNames[rec.Account]; ok {
+		return name
+	}
+	return strings.ToUpper(rec.RecipientReference)
 }
 
 func (s *Server) deliver(rec Record) {

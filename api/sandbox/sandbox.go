@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -94,6 +95,10 @@ type Options struct {
 	SendCallbacks  bool
 	CallbackClient *http.Client // nil: a client with a 5 s timeout
 	CallbackTries  int          // 0: DefaultCallbackTries
+	// DisplayNames sets the display_name of a payout's callback, the name the bank holds for the
+	// account, by external_invoice_ref or by account number (the reference wins). Any other
+	// payout's callback carries its recipient_reference in capitals.
+	DisplayNames map[string]string
 	// SettleInterval is the tick of the background settle loop. 0: SettleAfter/4 bounded to
 	// [10ms, 1s]; negative: no loop (settle only on reads and Settle).
 	SettleInterval time.Duration
@@ -171,6 +176,7 @@ func New(opts Options) *Server {
 		s.cbClient = &http.Client{Timeout: 5 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
+	s.opts.DisplayNames = maps.Clone(opts.DisplayNames)
 	s.fails = opts.FailAccounts
 	if s.fails == nil {
 		suffixes := slices.Clone(opts.FailSuffixes)

@@ -172,6 +172,12 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.Ref != "" {
 		log = log.With("ref", p.Ref)
+		if err := h.recordName(ctx, log, p, cb.Payload.DisplayName); err != nil {
+			// The state change is kept; the service's next delivery records the name.
+			log.Error("callback: name check", "err", err)
+			answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")
+			return
+		}
 	}
 	stored := ledger.StoredCallback{ReceivedAt: h.cfg.Now().UTC(), InvoiceNo: cb.Payload.InvoiceNo, Verdict: verdict, Payload: string(cb.RawPayload)}
 	if err := h.cfg.Ledger.StoreCallback(ctx, stored); err != nil {
@@ -229,6 +235,7 @@ func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.P
 			return "", ledger.Payout{}, fmt.Errorf("find invoice: %w", err)
 		}
 		verdict, changes := decide(cb, p)
+		noteNameMismatch(changes, p, cb.Payload.DisplayName)
 		if len(changes) == 0 {
 			return verdict, p, nil
 		}

@@ -79,12 +79,18 @@ func newCBRig(tb testing.TB) *cbRig {
 // number is set on the way into SUBMITTED.
 func (r *cbRig) payout(ref, invoice, amount string, states ...ledger.State) {
 	r.tb.Helper()
+	r.payoutTo(ref, "Employee "+ref, invoice, amount, states...)
+}
+
+// payoutTo is payout to a named recipient.
+func (r *cbRig) payoutTo(ref, recipient, invoice, amount string, states ...ledger.State) {
+	r.tb.Helper()
 	ctx := context.Background()
 	runID := "run-" + ref
 	if err := r.db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: ref + ".csv", StartedAt: time.Now(), Status: "running"}); err != nil {
 		r.tb.Fatal(err)
 	}
-	p := ledger.Payout{Ref: ref, RunID: runID, Line: 2, Recipient: "Employee " + ref, ProviderID: 1, Bank: "Maybank",
+	p := ledger.Payout{Ref: ref, RunID: runID, Line: 2, Recipient: recipient, ProviderID: 1, Bank: "Maybank",
 		Account: "1234567890", Amount: decimal.RequireFromString(amount), State: ledger.Ready}
 	row := ledger.RunRow{RunID: runID, Line: 2, Ref: ref, Recipient: p.Recipient, ProviderID: 1, Bank: "Maybank", Account: p.Account, Amount: amount}
 	if err := r.db.Record(ctx, runID, []ledger.RunRow{row}, []ledger.Payout{p}); err != nil {

@@ -23,6 +23,13 @@ const (
 	MismatchUnknown      = "unknown to the service"
 )
 
+// Values of ReconRow.NameCheck: how the name the bank holds for the account compares with the
+// recipient. Empty: not compared.
+const (
+	NameMatch    = "match"
+	NameMismatch = "mismatch"
+)
+
 // ReconRow is one payout as the ledger has it against what the service says.
 type ReconRow struct {
 	Ref            string
@@ -38,6 +45,8 @@ type ReconRow struct {
 	InvoiceNo      string
 	Mismatches     []string
 	Message        string
+	NameAtBank     string // the name the bank holds for the account, from the callback
+	NameCheck      string // "", NameMatch or NameMismatch: never a reason to change a state
 }
 
 // ReconSummary heads a reconciliation report. Rows, ByState (by ledger state), Total, Mismatches
@@ -52,6 +61,8 @@ type ReconSummary struct {
 	Total      decimal.Decimal
 	Mismatches int // rows with at least one mismatch
 	NotFinal   int // rows whose ledger state is not SUCCEEDED, FAILED or REJECTED
+	// NameMismatches counts rows whose bank holds another name for the account than the recipient.
+	NameMismatches int
 }
 
 // SummarizeReconciliation returns meta with its counts and totals computed from rows; Total is
@@ -63,8 +74,11 @@ func SummarizeReconciliation(meta ReconSummary, rows []ReconRow) ReconSummary {
 	}
 	s := t.summary(Summary{})
 	meta.Rows, meta.ByState, meta.Total = s.Rows, s.ByState, s.Total
-	meta.Mismatches, meta.NotFinal = 0, 0
+	meta.Mismatches, meta.NotFinal, meta.NameMismatches = 0, 0, 0
 	for _, r := range rows {
+		if r.NameCheck == NameMismatch {
+			meta.NameMismatches++
+		}
 		if len(r.Mismatches) > 0 {
 			meta.Mismatches++
 		}
@@ -82,7 +96,7 @@ func final(state string) bool {
 // ReconHeader is the header of a reconciliation CSV and of its XLSX sheet "Rows".
 var ReconHeader = []string{"external_invoice_ref", "line", "run_id", "recipient_reference", "third_party_account_no",
 	"ledger_state", "ledger_amount", "service_status", "service_amount", "service_account", "payout_invoice_no",
-	"mismatches", "message"}
+	"mismatches", "message", "name_at_bank", "name_check"}
 
 // WriteReconciliation writes `reconcile.<id>.csv`, `.xlsx` and `.html` into dir, atomically, like
 // WriteRun. Mismatches are joined with "; " in the CSV and XLSX.
@@ -99,7 +113,7 @@ func WriteReconciliation(dir string, s ReconSummary, rows []ReconRow) (Paths, er
 func reconTable(rows []ReconRow) table {
 	return table{
 		header: ReconHeader,
-		widths: []float64{22, 7, 20, 28, 20, 12, 14, 12, 14, 20, 20, 30, 50},
+		widths: []float64{22, 7, 20, 28, 20, 12, 14, 12, 14, 20, 20, 30, 50, 28, 12},
 		n:      len(rows),
 		row: func(i int, buf []cell) []cell {
 			r := rows[i]
@@ -109,7 +123,7 @@ func reconTable(rows []ReconRow) table {
 			}
 			return append(buf[:0], code(r.Ref), integer(r.Line), code(r.RunID), text(r.Recipient), code(r.Account),
 				text(r.LedgerState), amount(r.LedgerAmount), text(r.ServiceStatus), svc, code(r.ServiceAccount),
-				code(r.InvoiceNo), text(strings.Join(r.Mismatches, "; ")), text(r.Message))
+				code(r.InvoiceNo), text(strings.Join(r.Mismatches, "; ")), text(r.Message), text(r.NameAtBank), text(r.NameCheck))
 		},
 	}
 }
@@ -123,6 +137,7 @@ func reconSummaryCells(s ReconSummary) [][]cell {
 		{text("Payouts"), integer(s.Rows)},
 		{text("With mismatches"), integer(s.Mismatches)},
 		{text("Not final"), integer(s.NotFinal)},
+		{text("Name mismatches"), integer(s.NameMismatches)},
 		{},
 		{text("Ledger state"), text("Payouts"), text("Amount (MYR)")},
 	}
@@ -167,8 +182,9 @@ func groupRecon(totals []StateTotal) reconGroups {
 type reconRowView struct {
 	Ref, Line, RunID, Recipient, Account, LedgerState, Class, LedgerAmount string
 	ServiceStatus, ServiceAmount, ServiceAccount, InvoiceNo, Message       string
+	NameAtBank                                                             string
 	Mismatches                                                             []string
-	Attention                                                              bool
+	Attention, NameMismatch                                                bool
 }
 
 type groupView struct {
@@ -184,12 +200,15 @@ type reconPage struct {
 	Rows      []reconRowView
 	Attention int
 	Omitted   int
+	// NameMismatches counts the payouts whose bank holds another name than the recipient.
+	NameMismatches int
 }
 
-// reconRank puts mismatches first, then what is not final, then failures, then successes.
+// reconRank puts mismatches (a name included) first, then what is not final, then failures,
+// then successes.
 func reconRank(r ReconRow) int {
 	switch {
-	case len(r.Mismatches) > 0:
+	case len(r.Mismatches) > 0 || r.NameCheck == NameMismatch:
 		return 0
 	case !final(r.LedgerState):
 		return 1
@@ -213,7 +232,8 @@ func renderRecon(w io.Writer, s ReconSummary, rows []ReconRow) error {
 			{"pending", FormatMYR(g.pending.Amount), g.pending.Count},
 			{"rejected", FormatMYR(g.rejected.Amount), g.rejected.Count},
 		},
-		GroupSum: FormatMYR(groupSum),
+		GroupSum:       FormatMYR(groupSum),
+		NameMismatches: s.NameMismatches,
 	}
 	page.Summary.TiesOut = page.Summary.TiesOut && groupSum.Equal(s.Total)
 	order := make([]int, len(rows))
@@ -249,7 +269,8 @@ func renderRecon(w io.Writer, s ReconSummary, rows []ReconRow) error {
 		page.Rows = append(page.Rows, reconRowView{Ref: r.Ref, Line: line, RunID: r.RunID, Recipient: r.Recipient,
 			Account: r.Account, LedgerState: r.LedgerState, Class: stateClass(r.LedgerState), LedgerAmount: FormatMYR(r.LedgerAmount),
 			ServiceStatus: r.ServiceStatus, ServiceAmount: svc, ServiceAccount: r.ServiceAccount, InvoiceNo: r.InvoiceNo,
-			Message: r.Message, Mismatches: r.Mismatches, Attention: attention})
+			Message: r.Message, Mismatches: r.Mismatches, Attention: attention,
+			NameAtBank: r.NameAtBank, NameMismatch: r.NameCheck == NameMismatch})
 	}
 	return templates.Reconcile().Execute(w, page)
 }

@@ -101,7 +101,7 @@ type demoService struct {
 func startDemoService(log *slog.Logger) (*demoService, error) {
 	d := &demoService{token: randomSecret(), hashKey: randomSecret()}
 	d.sb = sandbox.New(sandbox.Options{AuthToken: d.token, HashKey: []byte(d.hashKey), SettleAfter: demoSettle,
-		SendCallbacks: true, Logger: log})
+		SendCallbacks: true, DisplayNames: demoDisplayNames, Logger: log})
 	mux := http.NewServeMux()
 	mux.Handle("/", d.sb)
 	mux.HandleFunc(callbacks.Path, func(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +177,9 @@ func (d *demoService) reconcile(ctx context.Context, e *env, s *session, o *runO
 			rec.RunID, rec.Succeeded, rec.Failed, rec.Pending, rec.Mismatches, rec.TotalAmount.StringFixed(2))
 		for _, p := range rec.Reports {
 			fmt.Fprintf(e.stdout, "  report: %s\n", p)
+		}
+		if err := printDemoNames(ctx, e.stdout, s.db); err != nil {
+			return &exitError{code: exitAborted, err: err}
 		}
 	}
 	if rec.ExitCode != exitOK {

@@ -53,6 +53,10 @@ func (m *metricsWriter) write(res batch.Result, db *ledger.DB) error {
 				fmt.Fprintf(&b, "payout_ledger_amount_myr{state=%q} %s\n", k, c.Amount.StringFixed(2))
 			}
 		}
+		if mismatches, err := db.NameMismatches(context.Background()); err == nil {
+			gauge("payout_ledger_name_mismatches", "Payouts whose bank holds another name for the account than the recipient.")
+			fmt.Fprintf(&b, "payout_ledger_name_mismatches %d\n", len(mismatches))
+		}
 	}
 	gauge("payout_run_duration_seconds", "How long the last run took.")
 	fmt.Fprintf(&b, "payout_run_duration_seconds %.3f\n", res.EndedAt.Sub(res.StartedAt).Seconds())

@@ -116,6 +116,9 @@ func printReconcileSummary(w io.Writer, res reconcile.Result) {
 	if res.Mismatches > 0 {
 		fmt.Fprintf(w, "  %d payouts need attention for a mismatch (%d not checked): see the report\n", res.Mismatches, res.NotChecked)
 	}
+	if res.NameMismatches > 0 {
+		fmt.Fprintf(w, "  %d payouts went to an account whose bank holds another name than the recipient: see the report's name_check\n", res.NameMismatches)
+	}
 	if res.ToResend > 0 {
 		fmt.Fprintf(w, "  %d payouts were never created: they are READY, and the next run of their file sends them\n", res.ToResend)
 	}

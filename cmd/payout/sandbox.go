@@ -27,6 +27,8 @@ func sandboxCmd(ctx context.Context, e *env, args []string) error {
 	failSuffix := fs.String("fail-suffix", "000", "accounts ending in this fail (comma-separated list; empty: none)")
 	rejectDup := fs.Bool("reject-duplicates", false, "refuse a second create with the same external_invoice_ref (default: pay it again)")
 	callbacks := fs.Bool("callbacks", true, "send signed callbacks for successful payouts")
+	displayNames := displayNamesFlag{}
+	fs.Var(displayNames, "display-name", "`REF=NAME`: the callback of the payout whose external_invoice_ref (or account number) is REF carries NAME as display_name, the name its bank holds (repeatable; default: the recipient in capitals)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +45,7 @@ func sandboxCmd(ctx context.Context, e *env, args []string) error {
 	}
 	opts := sandbox.Options{
 		AuthToken: cfg.AuthToken, HashKey: []byte(cfg.HashKey), Seed: *seed, SettleAfter: *settle,
-		FailSuffixes: splitList(*failSuffix), SendCallbacks: *callbacks, Logger: log,
+		FailSuffixes: splitList(*failSuffix), SendCallbacks: *callbacks, DisplayNames: displayNames, Logger: log,
 		Faults: sandbox.Faults{Latency: *latency, ErrorRate: *errorRate, LostResponseRate: *lostRate, RateLimit: *rateLimit},
 	}
 	if *rejectDup {

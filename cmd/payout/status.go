@@ -82,6 +82,9 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 	if attention := counts[ledger.Unknown].Count + counts[ledger.Submitting].Count; attention > 0 {
 		fmt.Fprintf(e.stdout, "\n%d payouts have an unknown outcome: run `payout reconcile`.\n", attention)
 	}
+	if err := showNameMismatches(ctx, e.stdout, db); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
 	return nil
 }
 
@@ -95,15 +98,19 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
+	names, err := db.NameChecks(ctx, []string{ref})
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	for _, f := range [][2]string{
+	for _, f := range withNameCheck([][2]string{
 		{"external_invoice_ref", p.Ref}, {"state", string(p.State)}, {"amount (MYR)", p.Amount.StringFixed(2)},
 		{"recipient", p.Recipient}, {"bank", fmt.Sprintf("%s (%d)", p.Bank, p.ProviderID)},
 		{"account", batch.MaskAccount(p.Account)}, {"payout_invoice_no", p.InvoiceNo},
 		{"transaction_status", p.TransactionStatus}, {"bank_reference_no", p.BankReferenceNo},
 		{"attempts", fmt.Sprint(p.Attempts)}, {"first run", fmt.Sprintf("%s line %d", p.RunID, p.Line)},
 		{"last error", p.LastError},
-	} {
+	}, names[ref]) {
 		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 	}
 	if err := tw.Flush(); err != nil {
