@@ -49,7 +49,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	ended := r.cfg.Now()
 	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
+		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted, ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt}
 	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
 	status := RunFinished
@@ -269,6 +269,9 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
+	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
+		return report.Paths{}, err
+	}
 	if name == "" {
 		name = filepath.Base(run.File)
 	}
