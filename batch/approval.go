@@ -331,3 +331,20 @@ func runApprover(ctx context.Context, db *ledger.DB, runID string) (string, time
 	}
 	return a.Actor, a.At, nil
 }
+
+// NoteAwaitingAt records that the file of a run refused for want of an approval now waits at
+// path (folder mode moves it there), so that `payout status` names the file to approve.
+func (r *Runner) NoteAwaitingAt(ctx context.Context, runID, sha, path string) error {
+	list, err := r.cfg.Ledger.Approvals(ctx, sha)
+	if err != nil {
+		return err
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		if a := list[i]; a.RunID == runID && a.Decision == ledger.ApprovalRequested {
+			a.File = path
+			_, err := r.cfg.Ledger.AddApproval(ctx, a)
+			return err
+		}
+	}
+	return nil
+}
