@@ -222,7 +222,6 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
-
 	providers, err := r.providers(ctx)
 	if err != nil {
 		// The service's errors name their call ("list providers: ..."); the others do not.
@@ -233,7 +232,6 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	}
 	vopts := cfg.Validate
 	vopts.Providers = providers
-
 	parsed, err := readAndValidate(path, cfg.Read, vopts)
 	if err != nil {
 		return res, err
@@ -249,7 +247,6 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	for _, w := range res.Warnings {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
 	}
-
 	if stop, err := r.checkApproval(ctx, &res, parsed.plan(sum, providers)); stop || err != nil {
 		return res, err
 	}

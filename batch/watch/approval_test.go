@@ -117,4 +117,3 @@ func mustRuns(t *testing.T, db *ledger.DB) []ledger.Run {
 	}
 	return runs
 }
-

@@ -21,12 +21,14 @@ const envRequireApproval = "PAYOUT_REQUIRE_APPROVAL"
 
 // approvalOptions are the flags of the two-person rule, shared by run, watch, approve and reject.
 type approvalOptions struct {
-	require optionalBool
-	over    string
-	expiry  time.Duration
+	registered bool // commands that never pay leave the flags out
+	require    optionalBool
+	over       string
+	expiry     time.Duration
 }
 
 func (o *approvalOptions) register(fs *flag.FlagSet) {
+	o.registered = true
 	fs.Var(&o.require, "require-approval", "pay a file only once a second person (another account than the file's owner) ran `payout approve FILE` (default $"+envRequireApproval+")")
 	fs.StringVar(&o.over, "approval-over", "", "require an approval only of files whose new payouts total more than `MYR` (turns --require-approval on)")
 	fs.DurationVar(&o.expiry, "approval-expiry", batch.DefaultApprovalExpiry, "how long an approval holds")
@@ -45,7 +47,7 @@ func (o *approvalOptions) policy(getenv func(string) string) (batch.ApprovalPoli
 			p.Require = on
 		}
 	}
-	if o.expiry <= 0 {
+	if o.registered && o.expiry <= 0 {
 		return p, usageError("--approval-expiry %s: want more than 0", o.expiry)
 	}
 	if o.over != "" {
@@ -178,7 +180,7 @@ func showAwaiting(ctx context.Context, e *env, db *ledger.DB) error {
 	if err != nil || len(waiting) == 0 {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nawaiting approval (%d files; nothing of them was paid):\n", len(waiting))
+	fmt.Fprintf(e.stdout, "\nfiles awaiting approval, not paid: %d\n", len(waiting))
 	for _, a := range waiting {
 		fmt.Fprintf(e.stdout, "  %s\n    %d new payouts, MYR %s (%d rows, MYR %s), SHA-256 %s\n    owner %s; run %s at %s: %s\n    approve: %s\n",
 			a.File, a.NewPayouts, a.NewTotal.StringFixed(2), a.Rows, a.Total.StringFixed(2), a.FileSHA256,
