@@ -24,6 +24,14 @@ func TestCommandRequireApproval(t *testing.T) {
 		t.Fatalf("unapproved run: exit %d, want 5 naming the command\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	env := u.env
+	u.env = append(append([]string(nil), env...), "PAYOUT_REQUIRE_APPROVAL=maybe")
+	if _, errOut, code := u.run("run", "payroll.csv"); code != 2 || !strings.Contains(errOut, `PAYOUT_REQUIRE_APPROVAL="maybe"`) {
+		t.Errorf("PAYOUT_REQUIRE_APPROVAL=maybe: exit %d, want 2 naming it: %s", code, errOut)
+	}
+	u.env = env
+	if _, errOut, code := u.run("run", "--approval-expiry", "-1h", "payroll.csv"); code != 2 || !strings.Contains(errOut, "--approval-expiry") {
+		t.Errorf("--approval-expiry -1h: exit %d, want 2: %s", code, errOut)
+	}
 	u.env = append(append([]string(nil), env...), "PAYOUT_REQUIRE_APPROVAL=1")
 	out, _, code = u.run("run", "--json", "payroll.csv")
 	var res map[string]any
