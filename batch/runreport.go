@@ -49,7 +49,8 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	ended := r.cfg.Now()
 	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted, ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt}
+		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted,
+		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt}
 	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
 	status := RunFinished

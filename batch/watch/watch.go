@@ -214,8 +214,8 @@ func (w *Watcher) Loop(ctx context.Context) error {
 }
 
 // Poll makes one pass: it resumes the files in processing, pays the files of awaiting-approval
-// approved since the last pass, then claims and pays each inbox file
-// that has held still for the settle time since an earlier poll (or at once with no settle time).
+// approved since, then claims and pays each inbox file that has held still for the settle time
+// since an earlier poll (or at once with no settle time).
 // Once and Loop are built on it; tests drive it with an injected clock.
 func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	worst := batch.ExitOK

@@ -38,6 +38,9 @@ func (o *approvalOptions) register(fs *flag.FlagSet) {
 // operating system's, never a flag's or a variable's.
 func (o *approvalOptions) policy(getenv func(string) string) (batch.ApprovalPolicy, error) {
 	p := batch.ApprovalPolicy{Require: o.require.value, Expiry: o.expiry}
+	if !o.registered {
+		return p, nil
+	}
 	if !o.require.set {
 		if v := getenv(envRequireApproval); v != "" {
 			on, err := strconv.ParseBool(v)
@@ -47,7 +50,7 @@ func (o *approvalOptions) policy(getenv func(string) string) (batch.ApprovalPoli
 			p.Require = on
 		}
 	}
-	if o.registered && o.expiry <= 0 {
+	if o.expiry <= 0 {
 		return p, usageError("--approval-expiry %s: want more than 0", o.expiry)
 	}
 	if o.over != "" {
