@@ -25,7 +25,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
 			Started: res.StartedAt, DryRun: true}
 		paths, summary, err := report.WriteRunStream(r.cfg.ReportDir, filepath.Base(res.File), meta, func(add func(report.Row) error) error {
-			sv = &survey{scan: scan, validTotal: decimal.Zero, freshTotal: decimal.Zero}
+			sv = newSurvey(scan)
 			sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
 				for i := range rows {
 					sv.add(&rows[i], existing)
@@ -63,7 +63,9 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		}
 		res.EndedAt = r.cfg.Now()
 		res.Reports = paths.List()
-		return res, nil
+		// A dry run shows the plan an approval binds (and never needs one itself).
+		_, err = r.checkApproval(ctx, &res, sv.plan(res.SHA256, scan.vopts.Providers))
+		return res, err
 	}
 }
 

@@ -14,6 +14,8 @@ const (
 	ExitUsage     = 2 // usage or configuration error: nothing was done
 	ExitRejected  = 3 // the input was rejected: nothing of it was submitted
 	ExitAttention = 4 // the run finished, but some rows need attention
+	// ExitAwaitingApproval: nothing was paid, the file awaits a second person's approval.
+	ExitAwaitingApproval = 5
 )
 
 // ErrorExit is the exit code of a run that returned err instead of a Result. The input is at
@@ -31,20 +33,23 @@ func ErrorExit(err error) int {
 	return ExitAborted
 }
 
-// WorseExit picks the exit code that matters more: aborted, then usage, rejected, attention, ok.
+// WorseExit picks the exit code that matters more: aborted, then usage, rejected, attention,
+// awaiting approval, ok.
 func WorseExit(a, b int) int {
 	rank := func(code int) int {
 		switch code {
 		case ExitOK:
 			return 0
-		case ExitAttention:
+		case ExitAwaitingApproval:
 			return 1
-		case ExitRejected:
+		case ExitAttention:
 			return 2
-		case ExitUsage:
+		case ExitRejected:
 			return 3
+		case ExitUsage:
+			return 4
 		}
-		return 4 // aborted, or a code nobody expected
+		return 5 // aborted, or a code nobody expected
 	}
 	if rank(b) > rank(a) {
 		return b

@@ -73,6 +73,9 @@ type Config struct {
 	// still reported, but do not make the exit code 4.
 	AllowPaidElsewhere bool
 
+	// Approval says when a file needs a second person's approval before it is paid.
+	Approval ApprovalPolicy
+
 	Read     read.Options
 	Validate read.ValidateOptions // Providers is filled from the service at the start of each run
 
@@ -189,6 +192,13 @@ type Result struct {
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
 	Problems []Problem `json:"problems,omitempty"`
+	// Plan is what the file would pay, as an approval binds it; AwaitingApproval says why a run
+	// paid nothing for want of one (exit 5); ApprovedBy and ApprovedAt name the approval it went
+	// ahead on.
+	Plan             *Plan     `json:"plan,omitempty"`
+	AwaitingApproval string    `json:"awaiting_approval,omitempty"`
+	ApprovedBy       string    `json:"approved_by,omitempty"`
+	ApprovedAt       time.Time `json:"approved_at,omitzero"`
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
 	// as a number); they are paid as read.
 	Warnings []Problem `json:"warnings,omitempty"`
@@ -219,7 +229,6 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
-
 	providers, err := r.providers(ctx)
 	if err != nil {
 		// The service's errors name their call ("list providers: ..."); the others do not.
@@ -245,6 +254,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	res.Problems, res.Warnings = sv.problems, sv.warnings
 	for _, w := range res.Warnings {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
+	}
+	if stop, err := r.checkApproval(ctx, &res, sv.plan(sum, providers)); stop || err != nil {
+		return res, err
 	}
 	return r.pay(ctx, log, res, sv)
 }

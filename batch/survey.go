@@ -25,6 +25,12 @@ type survey struct {
 	// ledger does not hold yet: the payouts a run would create.
 	toPay, fresh           int
 	validTotal, freshTotal decimal.Decimal
+	// rejectedTotal is what the rejected rows whose amount reads as one add up to.
+	rejectedTotal decimal.Decimal
+}
+
+func newSurvey(scan fileScan) *survey {
+	return &survey{scan: scan, validTotal: decimal.Zero, freshTotal: decimal.Zero, rejectedTotal: decimal.Zero}
 }
 
 // surveyFile reads the whole file once, or twice when it has duplicate references (the second
@@ -47,7 +53,7 @@ func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
 }
 
 func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, error) {
-	sv := &survey{scan: scan, validTotal: decimal.Zero, freshTotal: decimal.Zero}
+	sv := newSurvey(scan)
 	sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
 		sv.digests = append(sv.digests, scan.digest(rows))
 		for i := range rows {
@@ -66,6 +72,9 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	sv.rows++
 	if !row.valid() {
 		sv.rejected++
+		if amount, err := read.ParseAmount(row.raw.Amount); err == nil {
+			sv.rejectedTotal = sv.rejectedTotal.Add(amount)
+		}
 		for _, e := range row.errs {
 			if len(sv.problems) < MaxProblems {
 				sv.problems = append(sv.problems, Problem{Line: e.Line, Column: e.Column, Value: e.Value, Reason: e.Err.Error()})

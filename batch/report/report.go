@@ -86,6 +86,10 @@ type Summary struct {
 	// Regenerated is when the report was written again from the ledger (`payout report`); zero
 	// for the report written at the end of the run.
 	Regenerated time.Time
+	// ApprovedBy and ApprovedAt name the second person whose approval the run went ahead on;
+	// empty when it needed none.
+	ApprovedBy string
+	ApprovedAt time.Time
 }
 
 // AbortedText is what the reports of an aborted run say about it.
@@ -132,6 +136,14 @@ func (s Summary) RegeneratedText() string {
 		return ""
 	}
 	return "Regenerated at " + formatTime(s.Regenerated) + " from the ledger: states are as of that time, not as the run left them"
+}
+
+// ApprovalText names who approved the run's file, and when; empty when it needed no approval.
+func (s Summary) ApprovalText() string {
+	if s.ApprovedBy == "" {
+		return ""
+	}
+	return s.ApprovedBy + " at " + formatTime(s.ApprovedAt)
 }
 
 // Summarize returns meta with Rows, ByState and Total computed from rows. Total is the sum of the

@@ -105,6 +105,7 @@ func runSummaryCells(s Summary) [][]cell {
 		{text("Dry run"), text(strconv.FormatBool(s.DryRun))},
 		{text("File"), text(s.File)},
 		{text("File SHA-256"), code(s.FileSHA256)},
+		{text("Approved by"), text(s.ApprovalText())},
 		{text("Started"), text(formatTime(s.Started))},
 		{text("Ended"), text(formatTime(s.Ended))},
 		{text("Rows"), integer(s.Rows)},

@@ -51,6 +51,9 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		return out.Exit, &abortError{file: name, cause: err}
 	}
 	out.Exit = res.ExitCode
+	if res.ExitCode == batch.ExitAwaitingApproval {
+		return w.await(ctx, log, &out)
+	}
 	// A file changed under its run goes to failed even when the run stopped for it: resuming
 	// would pay rows nobody validated with the rest.
 	if changed, exit, err := w.failIfChanged(ctx, log, &out, claimed); changed || err != nil {

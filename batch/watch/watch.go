@@ -93,6 +93,7 @@ type Watcher struct {
 	log    *slog.Logger
 	seen   map[string]observation // inbox files not yet claimed
 	warned map[string]bool        // inbox files already warned about
+	tried  map[string]int64       // awaiting files' SHA-256: the approval last tried on them
 }
 
 // observation is an inbox file as last seen. since is when it was first seen with this size and time.
@@ -135,7 +136,7 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.ReportDir == "" {
 		cfg.ReportDir = filepath.Join(cfg.Dir, ReportsDir)
 	}
-	for _, sub := range []string{InboxDir, ProcessingDir, DoneDir, FailedDir} {
+	for _, sub := range []string{InboxDir, ProcessingDir, DoneDir, FailedDir, AwaitingDir} {
 		if err := os.MkdirAll(filepath.Join(cfg.Dir, sub), 0o750); err != nil {
 			return nil, fmt.Errorf("watch: create folder: %w", err)
 		}
@@ -153,7 +154,7 @@ func New(cfg Config) (*Watcher, error) {
 	}
 	return &Watcher{
 		cfg: cfg, runner: cfg.Runner.WithReportDir(cfg.ReportDir), db: cfg.Ledger, lock: lock,
-		log: cfg.Logger, seen: make(map[string]observation), warned: make(map[string]bool),
+		log: cfg.Logger, seen: make(map[string]observation), warned: make(map[string]bool), tried: make(map[string]int64),
 	}, nil
 }
 
@@ -212,8 +213,9 @@ func (w *Watcher) Loop(ctx context.Context) error {
 	}
 }
 
-// Poll makes one pass: it resumes the files in processing, then claims and pays each inbox file
-// that has held still for the settle time since an earlier poll (or at once with no settle time).
+// Poll makes one pass: it resumes the files in processing, pays the files of awaiting-approval
+// approved since, then claims and pays each inbox file that has held still for the settle time
+// since an earlier poll (or at once with no settle time).
 // Once and Loop are built on it; tests drive it with an injected clock.
 func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	worst := batch.ExitOK
@@ -228,6 +230,11 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 		if err != nil {
 			return worst, err
 		}
+	}
+	exit, err := w.recheckAwaiting(ctx)
+	worst = batch.WorseExit(worst, exit)
+	if err != nil {
+		return worst, err
 	}
 	due, err := w.scanInbox()
 	if err != nil {
@@ -416,7 +423,7 @@ func (w *Watcher) claim(c candidate) (string, bool, error) {
 		w.seen[c.name] = observation{size: info.Size(), mod: info.ModTime(), since: w.cfg.Now()}
 		return "", false, nil
 	}
-	target := w.freeName(c.name, ProcessingDir, DoneDir, FailedDir)
+	target := w.freeName(c.name, ProcessingDir, DoneDir, FailedDir, AwaitingDir)
 	if err := os.Rename(src, filepath.Join(w.dir(ProcessingDir), target)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			delete(w.seen, c.name)

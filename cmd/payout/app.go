@@ -64,6 +64,8 @@ func commands() []command {
 		{"watch", "folder mode: pay files dropped into DIR/inbox", watchCmd},
 		{"reconcile", "look up every payout not yet final and write a reconciliation report", reconcileCmd},
 		{"report", "write a run's reports again from the ledger", reportCmd},
+		{"approve", "record a second person's approval of a file's plan (--require-approval)", approveCmd},
+		{"reject", "record a refusal of a file: no run pays it until it is approved again", rejectCmd},
 		{"release", "make a stuck payout READY again once the service is known not to hold it", releaseCmd},
 		{"status", "the ledger at a glance, or one payout with its history", statusCmd},
 		{"providers", "list the service's payout providers", providersCmd},

@@ -45,6 +45,7 @@ type runOptions struct {
 	metricsFile     string
 	progress        bool
 	alwaysSummary   bool // print the summary even on success (the demo is for people)
+	approval        approvalOptions
 }
 
 func (o *runOptions) register(fs *flag.FlagSet) {
@@ -66,6 +67,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "write Prometheus metrics here at the end (node_exporter textfile collector)")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	o.approval.register(fs)
 }
 
 func runCmd(ctx context.Context, e *env, args []string) error {
@@ -216,6 +218,10 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 			return nil, err
 		}
 	}
+	approval, err := o.approval.policy(e.getenv)
+	if err != nil {
+		return nil, err
+	}
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
 	case modeDryRun:
@@ -233,7 +239,9 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if o.metricsFile != "" {
 		s.metrics = &metricsWriter{path: o.metricsFile}
 	}
-	s.runner = batch.NewRunner(s.runnerConfig(mode, vopts))
+	rcfg := s.runnerConfig(mode, vopts)
+	rcfg.Approval = approval
+	s.runner = batch.NewRunner(rcfg)
 	return s, nil
 }
 
@@ -348,7 +356,7 @@ func printSummary(w io.Writer, res batch.Result) {
 	fmt.Fprintf(w, "%s %s of %s: %d rows, MYR %s\n", kind, res.RunID, res.File, res.Rows, res.TotalAmount.StringFixed(2))
 	if res.DryRun {
 		fmt.Fprintf(w, "  valid %d, rejected %d (nothing was sent)\n", res.Rows-res.Rejected, res.Rejected)
-	} else {
+	} else if res.AwaitingApproval == "" {
 		fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d, skipped (earlier run) %d\n",
 			res.Succeeded, res.Pending, res.Failed, res.Unknown, res.NotSent, res.Rejected, res.Skipped)
 	}
@@ -374,6 +382,7 @@ func printSummary(w io.Writer, res batch.Result) {
 	for _, p := range res.Stuck {
 		fmt.Fprintf(w, "  %s: %s\n", p.Ref, batch.StuckMessage(p.Ref, p.Attempts))
 	}
+	printAwaiting(w, res)
 	if res.Aborted != "" {
 		fmt.Fprintf(w, "  stopped: %s: run the same command again to resume\n", res.Aborted)
 	}

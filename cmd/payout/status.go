@@ -76,6 +76,9 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 			return err
 		}
 	}
+	if err := showAwaiting(ctx, e, db); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
 	if rejected.Count > 0 {
 		fmt.Fprintf(e.stdout, "\nREJECTED counts %d input rows that validation refused and that were never paid (once per reference).\n", rejected.Count)
 	}
