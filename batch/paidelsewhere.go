@@ -39,6 +39,11 @@ func (r *Runner) notePaidElsewhere(ctx context.Context, log *slog.Logger, lines 
 		if sameInput(run, path, sum) {
 			continue
 		}
+		if same, err := r.sentBySameInput(ctx, rr.Ref, path, sum); err != nil {
+			return 0, err
+		} else if same {
+			continue
+		}
 		if count == 0 {
 			first = run
 		}

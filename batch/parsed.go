@@ -18,6 +18,7 @@ type parsedFile struct {
 	rows []parsedRow
 	// existing holds ledger payouts with the same refs, found before recording.
 	existing map[string]ledger.Payout
+	header   []string // the file's column names, in file order
 }
 
 type parsedRow struct {
@@ -76,7 +77,7 @@ func readAndValidate(path string, ropts read.Options, vopts read.ValidateOptions
 	}
 	defer rd.Close()
 	v := read.NewValidator(vopts)
-	parsed := &parsedFile{}
+	parsed := &parsedFile{header: read.Header(rd)}
 	for {
 		row, err := rd.Next()
 		if errors.Is(err, io.EOF) {

@@ -185,6 +185,10 @@ type Result struct {
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
 	// as a number); they are paid as read.
 	Warnings []Problem `json:"warnings,omitempty"`
+
+	// RetryFile is the run's retry file (CSV; its XLSX twin is among Reports): empty when every
+	// row is paid.
+	RetryFile string `json:"retry_file,omitempty"`
 }
 
 // MaxProblems bounds Result.Problems, so that a wrong file does not flood a terminal or a log.
@@ -232,6 +236,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		if err := parsed.checkLedger(ctx, cfg.Ledger); err != nil {
 			return res, err
 		}
+		if err := parsed.checkRetries(ctx, cfg.Ledger); err != nil {
+			return res, err
+		}
 	}
 	log.Info("file validated", "rows", len(parsed.rows), "rejected", parsed.rejectedCount())
 	res.Problems = parsed.problems(MaxProblems)
@@ -266,6 +273,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		fresh = parsed.freshPayouts(res.RunID)
 	}
 	if err := db.Record(ctx, res.RunID, lines, fresh); err != nil {
+		return res, err
+	}
+	if err := r.recordRetries(ctx, log, res.RunID, parsed.header, fresh); err != nil {
 		return res, err
 	}
 

@@ -52,6 +52,9 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
 	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
+	if reportErr == nil {
+		reportErr = r.addRetryFile(ctx, &res, !submitted)
+	}
 	status := RunFinished
 	if aborted != nil {
 		status = "aborted"

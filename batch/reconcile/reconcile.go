@@ -56,6 +56,9 @@ type Result struct {
 	Reports     []string        `json:"reports"`
 	ExitCode    int             `json:"exit_code"`
 	Aborted     string          `json:"aborted,omitempty"`
+
+	// RetryFiles are the retry files written again for the runs whose unpaid rows changed.
+	RetryFiles []string `json:"retry_files,omitempty"`
 }
 
 // Run looks up by external_invoice_ref every payout of its scope that can have changed at the
@@ -118,6 +121,10 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
 	}
 	res.Reports = paths.List()
+	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, before, after, ended); err != nil {
+		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
+	}
+	res.Reports = append(res.Reports, res.RetryFiles...)
 	status := "finished"
 	if res.ExitCode == batch.ExitAborted {
 		status = "aborted"
