@@ -265,3 +265,34 @@ func TestRetryRefStaysARef(t *testing.T) {
 		t.Errorf("two long roots alike at the start share the retry %q", a)
 	}
 }
+
+// A refused payout that a reconciliation later finds at the service is paid: its retry is
+// refused when its retry file is run, and a retry file written again leaves the row out.
+func TestRetryOfARefusalFoundLaterIsNotPaid(t *testing.T) {
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	ctx := context.Background()
+	rows := batchtest.Payroll(2, "FD")
+	path := batchtest.WritePayroll(t, h.Dir, "payroll.csv", rows)
+	svc := &scriptedService{Client: h.Client, refuse: map[string]bool{"FD-00002": true}}
+	res := h.Run(ctx, path, func(c *batch.Config) { c.Service = svc })
+	if res.Failed != 1 || res.RetryFile == "" {
+		t.Fatalf("run: failed %d, retry file %q", res.Failed, res.RetryFile)
+	}
+	// What a reconciliation records when the service holds a payout it refused.
+	if err := h.DB.Apply(ctx, ledger.Change{Ref: "FD-00002", From: ledger.Failed, To: ledger.Submitted, InvoiceNo: "POI-FOUND",
+		Detail: "found at the service after its refusal"}); err != nil {
+		t.Fatal(err)
+	}
+	again := h.Run(ctx, res.RetryFile, nil)
+	if again.Rejected != 1 || again.ExitCode != batch.ExitRejected || len(again.Problems) != 1 ||
+		!strings.Contains(again.Problems[0].Reason, batch.ErrRetryOfPaid.Error()) {
+		t.Fatalf("retry run: exit %d, rejected %d, problems %v", again.ExitCode, again.Rejected, again.Problems)
+	}
+	if n := h.Sandbox.CreateCounts()["FD-00002-R1"]; n != 0 {
+		t.Fatalf("the retry of a payout the service holds was created %d times", n)
+	}
+	written, err := batch.WriteRetryFile(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
+	if err != nil || written.CSV != "" {
+		t.Fatalf("retry file written again: %+v, %v; want none, every row is paid", written, err)
+	}
+}
