@@ -110,8 +110,9 @@ func WriteRetryFile(ctx context.Context, db *ledger.DB, runID, dir, name string,
 
 // retryRow is one unpaid row: its values by input column (read.Col names) and why it is there.
 type retryRow struct {
-	values map[string]string
-	why    string
+	values   map[string]string
+	why      string
+	rejected bool // values as read, not as recorded
 }
 
 // unpaidRows is every line of a run still unpaid, in line order.
@@ -162,12 +163,7 @@ func unpaidRows(ctx context.Context, db *ledger.DB, run ledger.Run, fileRejected
 
 // rejectedRetryRow is a rejected row with its values as read, to be corrected in the file.
 func rejectedRetryRow(rr ledger.RunRow) retryRow {
-	values := runRowValues(rr)
-	why := "rejected: " + rr.Reason + "; correct it here: nothing of it was paid"
-	if rr.ProviderID == 0 {
-		why += " (a " + read.ColServiceID + " as read is not kept for a rejected row: enter it again if the file has that column)"
-	}
-	return retryRow{values: values, why: why}
+	return retryRow{values: runRowValues(rr), why: "rejected: " + rr.Reason + "; correct it here: nothing of it was paid", rejected: true}
 }
 
 func runRowValues(rr ledger.RunRow) map[string]string {
@@ -213,6 +209,9 @@ func payoutRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.P
 		return retryRow{}, false, fmt.Errorf("payout %s: more than %d retries", p.Ref, maxRetries)
 	case ledger.Unknown, ledger.Submitting:
 		why := WhyUnknown + " (it keeps its reference: a run looks it up by that reference before sending anything)"
+		if Stuck(p) {
+			why += "; " + StuckMessage(p.Ref, p.Attempts)
+		}
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
 	case ledger.Ready:
 		return retryRow{values: payoutValues(p, p.Ref), why: "not sent: nothing was created at the service for it"}, true, nil

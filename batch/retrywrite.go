@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/xuri/excelize/v2"
 
@@ -56,6 +57,9 @@ func retryTableOf(columns []string, rows []retryRow) retryTable {
 			}
 		}
 		rec[whyAt] = row.why
+		if row.rejected && row.values[read.ColServiceID] == "" && slices.Contains(known, read.ColServiceID) {
+			rec[whyAt] += " (its " + read.ColServiceID + " as read is not kept: enter it again)"
+		}
 		t.records = append(t.records, rec)
 	}
 	return t
