@@ -164,7 +164,7 @@ func (p *parsedFile) checkLedger(ctx context.Context, db *ledger.DB) error {
 			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
 				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
 	}
-	return nil
+	return p.checkRetries(ctx, db)
 }
 
 func toLedgerPayout(p read.Payment, runID string) ledger.Payout {

@@ -47,10 +47,14 @@ func (p *parsedFile) checkRetries(ctx context.Context, db *ledger.DB) error {
 	return nil
 }
 
-// recordRetries keeps what a run's retry file needs: the input's header, and, for each payout
-// just recorded that pays a retry, its link to the payout it replaces.
-func (r *Runner) recordRetries(ctx context.Context, log *slog.Logger, runID string, header []string, fresh []ledger.Payout) error {
+// record records every line of the file and the payouts new to the ledger (ledger.Record), then
+// what the run's retry file needs: the input's header, and, for each new payout that pays a
+// retry, its link to the payout it replaces.
+func (r *Runner) record(ctx context.Context, log *slog.Logger, runID string, header []string, lines []ledger.RunRow, fresh []ledger.Payout) error {
 	db := r.cfg.Ledger
+	if err := db.Record(ctx, runID, lines, fresh); err != nil {
+		return err
+	}
 	if err := db.SetRunColumns(ctx, runID, header); err != nil {
 		return err
 	}

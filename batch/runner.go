@@ -236,9 +236,6 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		if err := parsed.checkLedger(ctx, cfg.Ledger); err != nil {
 			return res, err
 		}
-		if err := parsed.checkRetries(ctx, cfg.Ledger); err != nil {
-			return res, err
-		}
 	}
 	log.Info("file validated", "rows", len(parsed.rows), "rejected", parsed.rejectedCount())
 	res.Problems = parsed.problems(MaxProblems)
@@ -272,10 +269,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if submitAllowed {
 		fresh = parsed.freshPayouts(res.RunID)
 	}
-	if err := db.Record(ctx, res.RunID, lines, fresh); err != nil {
-		return res, err
-	}
-	if err := r.recordRetries(ctx, log, res.RunID, parsed.header, fresh); err != nil {
+	if err := r.record(ctx, log, res.RunID, parsed.header, lines, fresh); err != nil {
 		return res, err
 	}
 

@@ -124,7 +124,6 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, before, after, ended); err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
 	}
-	res.Reports = append(res.Reports, res.RetryFiles...)
 	status := "finished"
 	if res.ExitCode == batch.ExitAborted {
 		status = "aborted"

@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -30,8 +29,8 @@ func TestReconcileWritesTheRetryFileOfAFailedLaterRow(t *testing.T) {
 	}
 	path := res.RetryFiles[0]
 	if !strings.HasPrefix(filepath.Base(path), "payroll."+run.RunID+".reconciled-") || !strings.HasSuffix(path, ".retry.csv") ||
-		filepath.Dir(path) != dir || !slices.Contains(res.Reports, path) {
-		t.Fatalf("retry file %q (reports %q)", path, res.Reports)
+		filepath.Dir(path) != dir {
+		t.Fatalf("retry file %q", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
