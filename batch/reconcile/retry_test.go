@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"context"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/reconcile"
+	"github.com/payout/payout/ledger"
 )
 
 // A payout the service fails after accepting it is unpaid: the reconciliation that finds it
@@ -46,5 +48,36 @@ func TestReconcileWritesTheRetryFileOfAFailedLaterRow(t *testing.T) {
 	}
 	if again := b.reconcile(reconcile.Options{ReportDir: dir}); len(again.RetryFiles) != 0 {
 		t.Errorf("a reconciliation that changed nothing wrote %q", again.RetryFiles)
+	}
+}
+
+// A payout a callback made FAILED is in the retry file the next reconciliation writes, even when
+// that reconciliation itself changed nothing.
+func TestReconcileWritesTheRetryFileOfACallbackFailure(t *testing.T) {
+	b := newReconBench(t, sandbox.Faults{})
+	run := b.pay("vendors.csv", [][3]string{{"CB-1", "0123456781", "100.00"}, {"CB-2", "0123456782", "200.00"}}, nil)
+	if run.ExitCode != batch.ExitOK {
+		t.Fatalf("run: exit %d", run.ExitCode)
+	}
+	p, err := b.db.Get(context.Background(), "CB-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the callback receiver records for a payout the service reports FAILED.
+	if err := b.db.Apply(context.Background(), ledger.Change{Ref: "CB-2", From: ledger.Submitted, To: ledger.Failed,
+		InvoiceNo: p.InvoiceNo, Error: "the service reports FAILED", Detail: "callback: FAILED"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(b.dir, "recon")
+	res := b.reconcile(reconcile.Options{ReportDir: dir})
+	if len(res.RetryFiles) != 1 || !strings.Contains(filepath.Base(res.RetryFiles[0]), run.RunID) {
+		t.Fatalf("retry files %q, want the one of run %s", res.RetryFiles, run.RunID)
+	}
+	data, err := os.ReadFile(res.RetryFiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\nCB-2-R1,") || strings.Contains(string(data), "CB-1") {
+		t.Errorf("retry file:\n%s\nwant CB-2 under CB-2-R1, and not CB-1", data)
 	}
 }
