@@ -19,6 +19,7 @@ type recorder struct {
 	run    ledger.Run
 	pay    bool // false: the file was rejected as a whole, and every line is recorded, nothing paid
 	sub    *submission
+	log    *slog.Logger
 	feed   chan<- feedBatch
 	sameAs map[string]bool // runs of the same source, this one included
 	// paidElsewhere counts the skipped rows that a run of another input paid.
@@ -74,7 +75,7 @@ func (rc *recorder) chunk(ctx context.Context, rows []fileRow, existing map[stri
 		}
 		payouts = append(payouts, p)
 	}
-	if err := rc.r.cfg.Ledger.Record(ctx, rc.run.ID, lines, fresh); err != nil {
+	if err := rc.r.record(ctx, rc.log, rc.run.ID, lines, fresh); err != nil {
 		return err
 	}
 	if !rc.pay || len(payouts) == 0 {
@@ -150,6 +151,9 @@ func (pe *paidElsewhere) note(ctx context.Context, old ledger.Payout) (string, e
 	}
 	if sameInput(run, pe.path, pe.sum) {
 		return "", nil
+	}
+	if same, err := pe.r.sentBySameInput(ctx, old.Ref, pe.path, pe.sum); err != nil || same {
+		return "", err
 	}
 	if pe.count == 0 {
 		pe.first = run

@@ -202,6 +202,10 @@ type Result struct {
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
 	// as a number); they are paid as read.
 	Warnings []Problem `json:"warnings,omitempty"`
+
+	// RetryFile is the run's retry file (CSV; its XLSX twin is among Reports): empty when every
+	// row is paid.
+	RetryFile string `json:"retry_file,omitempty"`
 }
 
 // MaxProblems bounds Result.Problems, so that a wrong file does not flood a terminal or a log.
@@ -274,11 +278,15 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err := db.AddRun(ctx, run); err != nil {
 		return res, err
 	}
+	// The input's columns, for the run's retry file.
+	if err := db.SetRunColumns(ctx, run.ID, sv.header); err != nil {
+		return res, err
+	}
 	sameAs, err := db.RunsOfSource(ctx, run.Source)
 	if err != nil {
 		return res, err
 	}
-	rc := &recorder{r: r, sv: sv, run: run, pay: sv.rejected == 0 || r.cfg.AllowPartial, sameAs: sameAs,
+	rc := &recorder{r: r, log: log, sv: sv, run: run, pay: sv.rejected == 0 || r.cfg.AllowPartial, sameAs: sameAs,
 		paidElsewhere: &paidElsewhere{r: r, path: res.File, sum: res.SHA256, runs: make(map[string]ledger.Run)}}
 	var aborted error
 	if !rc.pay {

@@ -58,6 +58,9 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		res.ExitCode = ExitOK
 	}
 	res.Reports = paths.List()
+	if reportErr == nil {
+		reportErr = r.addRetryFile(ctx, &res, !submitted)
+	}
 	status := RunFinished
 	if aborted != nil {
 		status = "aborted"

@@ -42,8 +42,9 @@ type fileScan struct {
 
 // scanned is what a pass learned of the whole file.
 type scanned struct {
-	found read.Findings
-	sheet string
+	found  read.Findings
+	sheet  string
+	header []string // the file's column names, in file order
 }
 
 // each calls fn with the file's rows a chunk at a time, in line order, with the ledger's payouts of
@@ -94,7 +95,7 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 	if err := flush(); err != nil {
 		return scanned{}, err
 	}
-	return scanned{found: v.Finish(), sheet: rd.Sheet()}, nil
+	return scanned{found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
 }
 
 // checkLedger looks the chunk's valid references up in the ledger and rejects the rows it holds
@@ -126,7 +127,7 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
 				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
 	}
-	return existing, nil
+	return existing, checkRetries(ctx, s.db, rows, existing)
 }
 
 // withDuplicates returns a scan that rejects the duplicates a pass found, and whether there are any.

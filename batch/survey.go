@@ -15,6 +15,7 @@ import (
 type survey struct {
 	scan     fileScan
 	sheet    string
+	header   []string
 	rows     int
 	rejected int
 	// problems and warnings are the first MaxProblems of each, in line order.
@@ -64,7 +65,7 @@ func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, err
 	if err != nil {
 		return nil, read.Findings{}, err
 	}
-	sv.sheet = sc.sheet
+	sv.sheet, sv.header = sc.sheet, sc.header
 	return sv, sc.found, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -210,6 +211,7 @@ type headerMap struct {
 	ref, recipient, bank, serviceID, account, amount, description int
 	width                                                         int
 	named                                                         int // columns up to the last one with a name
+	names                                                         []string
 }
 
 // normalizeHeader makes "External Invoice-Ref" and "external_invoice_ref" alike.
@@ -225,7 +227,7 @@ func normalizeHeader(s string) string {
 }
 
 func parseHeader(path string, line int, fields []string) (headerMap, error) {
-	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields), 0}
+	h := headerMap{-1, -1, -1, -1, -1, -1, -1, len(fields), 0, slices.Clone(fields)}
 	slots := map[string]*int{ColRef: &h.ref, ColRecipient: &h.recipient, ColBank: &h.bank, ColServiceID: &h.serviceID,
 		ColAccount: &h.account, ColAmount: &h.amount, ColDescription: &h.description}
 	found := make([]string, 0, len(fields))

@@ -59,6 +59,9 @@ type Result struct {
 	// NameMismatches counts the payouts whose bank holds another name for the account than the
 	// recipient (from their callbacks): flagged in the report, never a reason to exit non-zero.
 	NameMismatches int `json:"name_mismatches"`
+
+	// RetryFiles are the retry files written again for the runs whose unpaid rows changed.
+	RetryFiles []string `json:"retry_files,omitempty"`
 }
 
 // Run looks up by external_invoice_ref every payout of its scope that can have changed at the
@@ -124,6 +127,9 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
 	}
 	res.Reports = paths.List()
+	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, before, after, ended); err != nil {
+		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
+	}
 	status := "finished"
 	if res.ExitCode == batch.ExitAborted {
 		status = "aborted"

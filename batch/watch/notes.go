@@ -90,6 +90,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 		b.WriteString("  Dropping this same file in again is safe: accepted rows are skipped, rows not sent are sent,\n" +
 			"  and unknown ones are looked up before anything is sent.\n")
 	}
+	writeRetryFile(&b, res)
 	writeReports(&b, res.Reports)
 	return b.String()
 }
@@ -121,6 +122,7 @@ func changedNote(name string, res batch.Result, claimed, now fingerprint) string
 	if res.Unknown > 0 {
 		b.WriteString("  Some rows have an unknown outcome: run `payout reconcile` first.\n")
 	}
+	writeRetryFile(&b, res)
 	writeReports(&b, res.Reports)
 	return b.String()
 }
@@ -155,4 +157,16 @@ func writeReports(b *strings.Builder, reports []string) {
 	for _, p := range reports {
 		fmt.Fprintf(b, "  %s\n", p)
 	}
+}
+
+// writeRetryFile names the run's retry file, when it wrote one, and says how to use it.
+func writeRetryFile(b *strings.Builder, res batch.Result) {
+	if res.RetryFile == "" {
+		return
+	}
+	fmt.Fprintf(b, "\nRetry file: %s\n", res.RetryFile)
+	b.WriteString("  It holds every row of this run still unpaid, in this file's columns, with a column " + batch.RetryColumn + "\n" +
+		"  saying why each is there. Correct the rejected rows in it, keep the others as they are, and drop it\n" +
+		"  into the inbox: exactly those rows are paid, never a row already paid. Rows whose outcome is unknown\n" +
+		"  keep their reference and are looked up before anything is sent; `payout reconcile` first is best.\n")
 }

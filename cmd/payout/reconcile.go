@@ -132,4 +132,7 @@ func printReconcileSummary(w io.Writer, res reconcile.Result) {
 	for _, p := range res.Reports {
 		fmt.Fprintf(w, "  report: %s\n", p)
 	}
+	for _, p := range res.RetryFiles {
+		fmt.Fprintf(w, "  retry file (what is left to pay of a run): %s\n", p)
+	}
 }

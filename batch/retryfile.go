@@ -1,0 +1,268 @@
+package batch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/ledger"
+)
+
+// A run's retry file holds the rows of its input still unpaid, in the input's own columns and
+// order, plus RetryColumn saying why each is there: fixed and run, it pays exactly those rows.
+// A row is unpaid unless its payout is SUCCEEDED or SUBMITTED (pending at the service); rows
+// skipped because an earlier run paid them are among the paid. Each row keeps its own reference,
+// so that the ledger's exactly-once rules make running it safe (a row whose outcome is unknown is
+// looked up before anything is sent), except a row the service refused with nothing created
+// (FAILED, confirmed): its reference is final, and the row is offered under a reference derived
+// from it (RetryRef), recorded in the ledger as a retry of it before the file is written. A
+// payout has at most one retry, so every retry file of a run offers the same derived reference,
+// and paying it twice is a rerun that pays nothing more.
+
+// RetryColumn is the column a retry file adds after the input's own: why each row is there. The
+// reader ignores it, as it ignores every column it does not know.
+const RetryColumn = "retry_reason"
+
+// WhyUnknown begins the reason of a row whose outcome is unknown.
+const WhyUnknown = "outcome unknown: run `payout reconcile` first; paying this row again before that could pay twice"
+
+// RetryRef is the n-th reference derived from root to pay again a payout refused under it:
+// root-Rn, or, when that is longer than a reference may be, root cut short with a hash of the
+// whole root before -Rn, so that two long roots alike at the start still differ.
+func RetryRef(root string, n int) string {
+	suffix := "-R" + strconv.Itoa(n)
+	if len(root)+len(suffix) <= read.MaxRefLength {
+		return root + suffix
+	}
+	sum := sha256.Sum256([]byte(root))
+	hash := hex.EncodeToString(sum[:5])
+	keep := read.MaxRefLength - len(suffix) - len(hash) - 1
+	return root[:keep] + "-" + hash + suffix
+}
+
+// RetryFile is a retry file written, and how many rows it holds.
+type RetryFile struct {
+	CSV, XLSX string // XLSX is empty unless the run's input was an XLSX
+	Rows      int
+}
+
+// List is the paths written.
+func (f RetryFile) List() []string {
+	var out []string
+	for _, p := range []string{f.CSV, f.XLSX} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WriteRetryFile writes the retry file of a run into dir: `<name without extension>.<run
+// id>.retry.csv`, and `.retry.xlsx` too when the run's input was an XLSX, with ".reconciled-<UTC
+// time of stamp>" before ".retry" when stamp is set (a reconciliation writes them again, beside
+// and never over the run's own, which its user may be editing). A run whose every row is paid
+// gets none: the zero RetryFile. fileRejected says that the run sent nothing because its file
+// was rejected as a whole.
+func WriteRetryFile(ctx context.Context, db *ledger.DB, runID, dir, name string, fileRejected bool, stamp time.Time) (RetryFile, error) {
+	run, err := db.GetRun(ctx, runID)
+	if err != nil {
+		return RetryFile{}, err
+	}
+	rows, err := unpaidRows(ctx, db, run, fileRejected)
+	if err != nil || len(rows) == 0 {
+		return RetryFile{}, err
+	}
+	columns, err := db.RunColumns(ctx, runID)
+	if err != nil {
+		return RetryFile{}, err
+	}
+	if name == "" {
+		name = filepath.Base(run.File)
+	}
+	base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	if base == "" || base == "." {
+		base = "payout"
+	}
+	stem := filepath.Join(dir, base+"."+runID)
+	if !stamp.IsZero() {
+		stem += ".reconciled-" + stamp.UTC().Format("20060102T150405Z")
+	}
+	table := retryTableOf(columns, rows)
+	f := RetryFile{CSV: stem + ".retry.csv", Rows: len(rows)}
+	if err := writeRetryCSV(dir, f.CSV, table); err != nil {
+		return RetryFile{}, err
+	}
+	if strings.EqualFold(filepath.Ext(run.File), ".xlsx") {
+		f.XLSX = stem + ".retry.xlsx"
+		if err := writeRetryXLSX(f.XLSX, table); err != nil {
+			return RetryFile{}, err
+		}
+	}
+	return f, nil
+}
+
+// retryRow is one unpaid row: its values by input column (read.Col names) and why it is there.
+type retryRow struct {
+	values   map[string]string
+	why      string
+	rejected bool // values as read, not as recorded
+}
+
+// unpaidRows is every line of a run still unpaid, in line order.
+func unpaidRows(ctx context.Context, db *ledger.DB, run ledger.Run, fileRejected bool) ([]retryRow, error) {
+	// Only the lines not yet paid are kept: a paid run of any size holds next to nothing here.
+	var lines []ledger.ReportLine
+	err := db.EachRunLine(ctx, run.ID, func(l ledger.ReportLine) error {
+		if l.Row.Rejected || l.Payout == nil || (l.Payout.State != ledger.Succeeded && l.Payout.State != ledger.Submitted) {
+			lines = append(lines, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rejectedRefs []string
+	for _, l := range lines {
+		if l.Row.Rejected && l.Row.Ref != "" {
+			rejectedRefs = append(rejectedRefs, l.Row.Ref)
+		}
+	}
+	later, err := db.Lookup(ctx, rejectedRefs)
+	if err != nil {
+		return nil, err
+	}
+	var out []retryRow
+	for _, l := range lines {
+		rr := l.Row
+		var row retryRow
+		var unpaid bool
+		switch p, ok := later[rr.Ref]; {
+		case rr.Rejected && ok && p.RunID != run.ID && p.CreatedAt.After(run.StartedAt):
+			// A later run recorded this reference: the row as corrected, paid from a retry file.
+			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, p)
+		case rr.Rejected:
+			row, unpaid = rejectedRetryRow(rr), true
+		case l.Payout != nil:
+			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, *l.Payout)
+		default:
+			why := "not sent: the run stopped before this row, and nothing was created for it"
+			if fileRejected {
+				why = "not sent: the file was rejected as a whole, so nothing of it was paid"
+			}
+			row, unpaid = retryRow{values: runRowValues(rr), why: why}, true
+		}
+		if err != nil {
+			return nil, err
+		}
+		if unpaid {
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// rejectedRetryRow is a rejected row with its values as read, to be corrected in the file.
+func rejectedRetryRow(rr ledger.RunRow) retryRow {
+	return retryRow{values: runRowValues(rr), why: "rejected: " + rr.Reason + "; correct it here: nothing of it was paid", rejected: true}
+}
+
+func runRowValues(rr ledger.RunRow) map[string]string {
+	v := map[string]string{read.ColRef: rr.Ref, read.ColRecipient: rr.Recipient, read.ColBank: rr.Bank,
+		read.ColAccount: rr.Account, read.ColAmount: rr.Amount, read.ColDescription: rr.Description}
+	if rr.ProviderID != 0 {
+		v[read.ColServiceID] = strconv.FormatInt(rr.ProviderID, 10)
+	}
+	return v
+}
+
+func payoutValues(p ledger.Payout, ref string) map[string]string {
+	return map[string]string{read.ColRef: ref, read.ColRecipient: p.Recipient, read.ColBank: p.Bank,
+		read.ColServiceID: strconv.FormatInt(p.ProviderID, 10), read.ColAccount: p.Account,
+		read.ColAmount: p.Amount.StringFixed(2), read.ColDescription: p.Description}
+}
+
+// payoutRetryRow is the row of a recorded payout, or unpaid false when it is paid. A refused
+// payout is followed through its retries to the newest: the row is paid when that one is.
+func payoutRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.Payout) (retryRow, bool, error) {
+	for range maxRetries {
+		if p.State != ledger.Failed {
+			break
+		}
+		retry, ok, err := db.RetryFor(ctx, p.Ref)
+		if err != nil || !ok {
+			return failedRetryRow(ctx, db, runID, p, err)
+		}
+		next, err := db.Get(ctx, retry.New)
+		if errors.Is(err, ledger.ErrNotFound) {
+			// Offered by an earlier retry file and not paid yet: the same reference again.
+			return retryRow{values: payoutValues(p, retry.New), why: failedWhy(p, retry.New)}, true, nil
+		}
+		if err != nil {
+			return retryRow{}, false, err
+		}
+		p = next
+	}
+	switch p.State {
+	case ledger.Succeeded, ledger.Submitted:
+		return retryRow{}, false, nil
+	case ledger.Failed:
+		return retryRow{}, false, fmt.Errorf("payout %s: more than %d retries", p.Ref, maxRetries)
+	case ledger.Unknown, ledger.Submitting:
+		why := WhyUnknown + " (it keeps its reference: a run looks it up by that reference before sending anything)"
+		if Stuck(p) {
+			why += "; " + StuckMessage(p.Ref, p.Attempts)
+		}
+		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
+	case ledger.Ready:
+		return retryRow{values: payoutValues(p, p.Ref), why: "not sent: nothing was created at the service for it"}, true, nil
+	}
+	why := string(p.State)
+	if msg := payoutMessage(p, ledger.RunRow{}); msg != "" {
+		why += ": " + msg
+	} else if p.LastError != "" {
+		why += ": " + p.LastError
+	}
+	return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
+}
+
+// maxRetries bounds how many retries of one row are followed.
+const maxRetries = 100
+
+// failedRetryRow is the row of a FAILED payout with no retry yet (err is a failed look for one).
+// A refusal known to have created nothing is offered under a new reference, recorded first; any
+// other FAILED row keeps its reference, which is never sent again, until reconcile confirms it.
+func failedRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.Payout, err error) (retryRow, bool, error) {
+	if err != nil {
+		return retryRow{}, false, err
+	}
+	if !FailureConfirmed(p.InvoiceNo, p.LastError) {
+		why := "failed, but not yet known to have created nothing: run `payout reconcile` first; " +
+			"it keeps its reference, which is never sent again, and the retry file reconcile writes offers it under a new one once confirmed"
+		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
+	}
+	root, err := db.RetryRoot(ctx, p.Ref)
+	if err != nil {
+		return retryRow{}, false, err
+	}
+	retry, err := db.ClaimRetry(ctx, p.Ref, runID, time.Now(), func(n int) string { return RetryRef(root, n) })
+	if err != nil {
+		return retryRow{}, false, err
+	}
+	return retryRow{values: payoutValues(p, retry.New), why: failedWhy(p, retry.New)}, true, nil
+}
+
+func failedWhy(p ledger.Payout, newRef string) string {
+	reason := p.LastError
+	if reason == "" {
+		reason = "the service reports FAILED"
+	}
+	return fmt.Sprintf("failed: %s; nothing was paid under %s, so it is offered again under the new reference %s, recorded as a retry of it",
+		reason, p.Ref, newRef)
+}

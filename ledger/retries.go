@@ -1,0 +1,224 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SetRunColumns records the header of a run's input file, names in file order: its retry file
+// is written in the same columns.
+func (db *DB) SetRunColumns(ctx context.Context, runID string, columns []string) error {
+	data, err := json.Marshal(columns)
+	if err != nil {
+		return fmt.Errorf("columns of run %s: %w", runID, err)
+	}
+	res, err := db.sql.ExecContext(ctx, `UPDATE runs SET columns = ? WHERE id = ?`, string(data), runID)
+	if err != nil {
+		return fmt.Errorf("columns of run %s: %w", runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("columns of run %s: %w", runID, err)
+	} else if n == 0 {
+		return fmt.Errorf("columns of run %s: %w", runID, ErrNotFound)
+	}
+	return nil
+}
+
+// RunColumns is the header SetRunColumns recorded for a run; nil when none was.
+func (db *DB) RunColumns(ctx context.Context, runID string) ([]string, error) {
+	var text string
+	err := db.sql.QueryRowContext(ctx, `SELECT columns FROM runs WHERE id = ?`, runID).Scan(&text)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("columns of run %s: %w", runID, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("columns of run %s: %w", runID, err)
+	case text == "":
+		return nil, nil
+	}
+	var columns []string
+	if err := json.Unmarshal([]byte(text), &columns); err != nil {
+		return nil, fmt.Errorf("columns of run %s: %w", runID, err)
+	}
+	return columns, nil
+}
+
+// Retry is a reference derived to pay again a payout the service refused: New pays what Old
+// would have paid.
+type Retry struct {
+	New, Old string
+	RunID    string // the run whose retry file first offered New
+}
+
+// RetryFor returns the retry recorded for the payout old, if there is one.
+func (db *DB) RetryFor(ctx context.Context, old string) (Retry, bool, error) {
+	r := Retry{Old: old}
+	err := db.sql.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = ?`, old).Scan(&r.New, &r.RunID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Retry{}, false, nil
+	case err != nil:
+		return Retry{}, false, fmt.Errorf("retry of %s: %w", old, err)
+	}
+	return r, true, nil
+}
+
+// maxRetryChain bounds how far RetryRoot follows retries back: far beyond any real chain, it
+// only stops a damaged table from looping.
+const maxRetryChain = 1000
+
+// RetryRoot is the reference that ref is, through any number of retries, a retry of: ref itself
+// when it is no retry.
+func (db *DB) RetryRoot(ctx context.Context, ref string) (string, error) {
+	for range maxRetryChain {
+		var old string
+		err := db.sql.QueryRowContext(ctx, `SELECT old_ref FROM retries WHERE new_ref = ?`, ref).Scan(&old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ref, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("retries of %s: %w", ref, err)
+		}
+		ref = old
+	}
+	return "", fmt.Errorf("retries of %s: a chain longer than %d", ref, maxRetryChain)
+}
+
+// ClaimRetry returns the retry of old, recording one when there is none: the first of
+// candidate(1), candidate(2), ... that no payout and no other retry holds. A payout has at most
+// one retry, so every caller asking for the same payout gets the same reference.
+func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+	}
+	defer tx.Rollback()
+	r := Retry{Old: old}
+	err = tx.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = ?`, old).Scan(&r.New, &r.RunID)
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+	}
+	for n := 1; n <= maxRetryChain; n++ {
+		ref := candidate(n)
+		var taken bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM payouts WHERE ref = ?)
+			OR EXISTS (SELECT 1 FROM retries WHERE new_ref = ?)`, ref, ref).Scan(&taken); err != nil {
+			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+		}
+		if taken {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO retries (new_ref, old_ref, run_id, created_at) VALUES (?, ?, ?, ?)`,
+			ref, old, runID, fmtTime(now)); err != nil {
+			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+		}
+		return Retry{New: ref, Old: old, RunID: runID}, nil
+	}
+	return Retry{}, fmt.Errorf("retry of %s: no free reference among %d candidates", old, maxRetryChain)
+}
+
+// Retries returns the retries among refs (by their new reference), keyed by new reference.
+func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, error) {
+	out := make(map[string]Retry)
+	for start := 0; start < len(refs); start += lookupChunk {
+		chunk := refs[start:min(start+lookupChunk, len(refs))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r
+		}
+		rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries
+			WHERE new_ref IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("retries: %w", err)
+		}
+		for rows.Next() {
+			var r Retry
+			if err := rows.Scan(&r.New, &r.Old, &r.RunID); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("retries: %w", err)
+			}
+			out[r.New] = r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("retries: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// LinkRetry records the payout r.New, just recorded by run runID, as a retry of r.Old: its
+// retry_of column, and an event in its trail naming the payout it replaces.
+func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
+	res, err := db.sql.ExecContext(ctx, `UPDATE payouts SET retry_of = ? WHERE ref = ? AND retry_of = ''`, r.Old, r.New)
+	if err != nil {
+		return fmt.Errorf("link retry %s: %w", r.New, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("link retry %s: %w", r.New, err)
+	}
+	if n == 0 {
+		return nil // linked already, by an earlier run of the same row
+	}
+	return db.Apply(ctx, Change{Ref: r.New, From: Ready, To: Ready, RunID: runID,
+		Detail: fmt.Sprintf("a retry of %s, which the service refused with nothing created (offered by the retry file of run %s)", r.Old, r.RunID)})
+}
+
+// RetryOf is the reference the payout ref was recorded as a retry of; empty when it is none.
+func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) {
+	var old string
+	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = ?`, ref).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("payout %s: %w", ref, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("payout %s: %w", ref, err)
+	}
+	return old, nil
+}
+
+// RunsListing returns the runs (of files, not reconciliations) whose input lists one of refs as
+// a valid row, oldest first.
+func (db *DB) RunsListing(ctx context.Context, refs []string) ([]string, error) {
+	seen := make(map[string]bool)
+	var runs []Run
+	for start := 0; start < len(refs); start += lookupChunk {
+		chunk := refs[start:min(start+lookupChunk, len(refs))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r
+		}
+		in := `(?` + strings.Repeat(",?", len(chunk)-1) + `)`
+		// A run lists a payout in its own lines, or as the line a run of its source recorded.
+		found, err := db.queryRuns(ctx, `WHERE kind <> 'reconcile' AND (id IN (SELECT run_id FROM run_rows
+			WHERE NOT rejected AND ref IN `+in+`) OR id IN (SELECT o.id FROM payouts p JOIN runs s ON s.id = p.run_id
+			JOIN runs o ON o.source = s.source WHERE s.source <> '' AND o.started_at >= s.started_at AND p.ref IN `+in+`))`,
+			append(args, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("runs listing payouts: %w", err)
+		}
+		for _, r := range found {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+	ids := make([]string, 0, len(runs))
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	return ids, nil
+}

@@ -1,0 +1,49 @@
+package ledger_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A payout has one retry whoever asks, under the first candidate no payout or retry holds; a
+// retry of a retry leads back to the first payout.
+func TestClaimRetryIsOnePerPayoutAndSkipsTakenReferences(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	ps := seed(t, db, "r1", 2)
+	old, taken := ps[0].Ref, ps[1].Ref
+	candidate := func(n int) string { return []string{"", taken, "NEW-2", "NEW-3"}[n] }
+	first, err := db.ClaimRetry(ctx, old, "r1", time.Now(), candidate)
+	if err != nil || first.New != "NEW-2" || first.Old != old {
+		t.Fatalf("claim: %+v, %v; want NEW-2 (candidate 1 is a payout's reference)", first, err)
+	}
+	again, err := db.ClaimRetry(ctx, old, "r2", time.Now(), func(n int) string { return "OTHER" })
+	if err != nil || again != first {
+		t.Fatalf("claimed again: %+v, %v; want %+v", again, err, first)
+	}
+	second, err := db.ClaimRetry(ctx, "NEW-2", "r1", time.Now(), candidate)
+	if err != nil || second.New != "NEW-3" {
+		t.Fatalf("retry of the retry: %+v, %v; want NEW-3", second, err)
+	}
+	if root, err := db.RetryRoot(ctx, "NEW-3"); err != nil || root != old {
+		t.Errorf("root of NEW-3: %q, %v; want %s", root, err, old)
+	}
+	if got, ok, err := db.RetryFor(ctx, old); err != nil || !ok || got != first {
+		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)
+	}
+	found, err := db.Retries(ctx, []string{"NEW-2", "NEW-3", taken})
+	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
+		t.Errorf("retries: %+v, %v", found, err)
+	}
+	if err := db.SetRunColumns(ctx, "r1", []string{"Amount", "ref", "retry_reason"}); err != nil {
+		t.Fatal(err)
+	}
+	if cols, err := db.RunColumns(ctx, "r1"); err != nil || !slices.Equal(cols, []string{"Amount", "ref", "retry_reason"}) {
+		t.Errorf("columns %q, %v", cols, err)
+	}
+	if _, err := db.RunColumns(ctx, "nope"); err == nil {
+		t.Error("columns of an unknown run: no error")
+	}
+}
