@@ -74,17 +74,15 @@ func dryRunRow(row *fileRow) report.Row {
 	raw := row.raw
 	out := report.Row{Line: raw.Line, Ref: raw.Ref, Recipient: raw.Recipient, Bank: raw.Bank, Account: raw.Account,
 		State: string(ledger.Rejected), Message: joinRowErrors(row.errs)}
-	amount := raw.Amount
 	if row.valid() {
 		pay := row.payment
 		out.Ref, out.Recipient, out.ProviderID, out.Bank, out.Account = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank, pay.Account
 		out.State, out.Message = string(ledger.Ready), joinMessages("valid (dry run: nothing sent)", rowWarnings(row))
-		amount = pay.Amount.StringFixed(2)
-	}
-	if d, err := decimal.NewFromString(amount); err == nil {
+		out.Amount = pay.Amount
+	} else if d, err := decimal.NewFromString(raw.Amount); err == nil {
 		out.Amount = d
 	} else {
-		out.AmountText = amount
+		out.AmountText = raw.Amount
 	}
 	return out
 }

@@ -15,13 +15,26 @@ import (
 // which is given mode, synced, renamed over path, and the directory is synced so that the new
 // name survives a power cut. On any error path is untouched and the temporary file is gone.
 func Write(path string, mode fs.FileMode, write func(io.Writer) error) error {
-	tmp, err := writeTemp(path, mode, write)
+	return replace(path, mode, true, write)
+}
+
+// WriteUnsynced is Write without the syncs: a reader still never sees part of the file, but a
+// power cut may lose it. For files that are cheap to make again, such as a dry run's reports.
+func WriteUnsynced(path string, mode fs.FileMode, write func(io.Writer) error) error {
+	return replace(path, mode, false, write)
+}
+
+func replace(path string, mode fs.FileMode, sync bool, write func(io.Writer) error) error {
+	tmp, err := writeTemp(path, mode, sync, write)
 	if err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	return SyncDir(filepath.Dir(path))
 }
@@ -32,7 +45,7 @@ func WriteNew(path string, mode fs.FileMode, write func(io.Writer) error) error 
 	if _, err := os.Lstat(path); err == nil {
 		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
 	}
-	tmp, err := writeTemp(path, mode, write)
+	tmp, err := writeTemp(path, mode, true, write)
 	if err != nil {
 		return err
 	}
@@ -52,8 +65,8 @@ func WriteBytes(path string, mode fs.FileMode, data []byte) error {
 	})
 }
 
-// writeTemp writes a synced temporary file beside path and returns its name.
-func writeTemp(path string, mode fs.FileMode, write func(io.Writer) error) (name string, err error) {
+// writeTemp writes a temporary file beside path, synced when sync is set, and returns its name.
+func writeTemp(path string, mode fs.FileMode, sync bool, write func(io.Writer) error) (name string, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return "", err
@@ -75,8 +88,10 @@ func writeTemp(path string, mode fs.FileMode, write func(io.Writer) error) (name
 	if err = bw.Flush(); err != nil {
 		return "", err
 	}
-	if err = f.Sync(); err != nil {
-		return "", err
+	if sync {
+		if err = f.Sync(); err != nil {
+			return "", err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return "", err

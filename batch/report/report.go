@@ -8,6 +8,7 @@
 package report
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,10 +257,42 @@ func Neutralize(s string) string {
 // amountString is the plain machine form of an amount: at least two decimals, never rounded (a
 // rejected row may carry 1.234, and the report must show what the file said).
 func amountString(d decimal.Decimal) string {
-	if d.Exponent() >= -2 {
-		return d.StringFixed(2)
+	if d.Exponent() < -2 {
+		return d.String()
 	}
-	return d.String()
+	if s, ok := fixed2(d); ok {
+		return s
+	}
+	return d.StringFixed(2)
+}
+
+// fixed2 is d.StringFixed(2) for the amounts of a payout file (a coefficient that fits an int64
+// in sen), without the big integer that StringFixed formats through.
+func fixed2(d decimal.Decimal) (string, bool) {
+	if !d.Coefficient().IsInt64() {
+		return "", false
+	}
+	c := d.CoefficientInt64()
+	for e := d.Exponent(); e > -2; e-- {
+		if c > math.MaxInt64/10 || c < math.MinInt64/10 {
+			return "", false
+		}
+		c *= 10
+	}
+	neg := c < 0
+	if neg {
+		if c == math.MinInt64 {
+			return "", false
+		}
+		c = -c
+	}
+	var buf [24]byte
+	b := strconv.AppendInt(buf[:0], c/100, 10)
+	b = append(b, '.', byte('0'+c%100/10), byte('0'+c%10))
+	if neg {
+		return "-" + string(b), true
+	}
+	return string(b), true
 }
 
 // rowAmount is what the amount column of a row shows, and whether it is a number.
