@@ -37,7 +37,7 @@ type config struct {
 	RedirectURL    string
 	Ledger         string
 	Rate           float64
-	Workers        int
+	Workers        int // 0: the pool sizes itself from the rate and the service's latency
 }
 
 // ConfigError names the setting that is wrong. It never carries a secret's value.
@@ -110,7 +110,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedirectURL:    strings.TrimSpace(getenv(envRedirectURL)),
 		Ledger:         getenv(envLedger),
 		Rate:           batch.DefaultRate,
-		Workers:        batch.DefaultWorkers,
 	}
 	if c.Ledger == "" {
 		c.Ledger = defaultLedger
