@@ -64,9 +64,14 @@ func (s *sizer) observe(took time.Duration) int {
 		return 0
 	}
 	s.answers++
-	if s.answers == 1 {
+	switch {
+	case s.answers == 1:
 		s.latency = took
-	} else {
+	case s.answers <= sizeAfterAnswers:
+		// The quickest of the first answers: one that set up a connection says little of the
+		// others, and a pool sized short still grows later.
+		s.latency = min(s.latency, took)
+	default:
 		s.latency += time.Duration(latencyWeight * float64(took-s.latency))
 	}
 	if s.explicit {

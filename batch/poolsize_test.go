@@ -44,6 +44,17 @@ func TestSizerGrowsToTheRateTimesTheLatency(t *testing.T) {
 	}
 }
 
+// TestSizerSlowFirstAnswerDoesNotSizeThePool: a first request that took 2 s (a connection set up)
+// and then answers in 50 ms: at 100/s the pool needs 8 workers, not 250.
+func TestSizerSlowFirstAnswerDoesNotSizeThePool(t *testing.T) {
+	s := sizerFor(100, 0)
+	s.observe(2 * time.Second)
+	observeN(s, sizeAfterAnswers-1, 50*time.Millisecond)
+	if s.workers != 8 {
+		t.Errorf("%d workers after a slow first answer, want 8 (100/s × 50 ms × 1.25, and one)", s.workers)
+	}
+}
+
 // TestSizerBounds: a slow service grows the pool to AutoMaxWorkers at most; at rate inf, where
 // no need can be computed, to AutoUnlimitedWorkers; an explicit number is never grown.
 func TestSizerBounds(t *testing.T) {
