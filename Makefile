@@ -18,6 +18,8 @@ demo:
 
 # Throughput, rate and memory goals: README "Performance" quotes these numbers. BenchmarkRunRate50
 # pays 2,000 rows at --rate 50 (about 80 s with its bare loop); PAYOUT_BENCH_ROWS=200 is a quick look.
+# BenchmarkPoolSizing pays 500 rows at --rate 100 against a service answering in 200 ms, with the
+# pool sized by itself and with 4 workers (about 30 s).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/ ./batch/read/ ./batch/reconcile/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
