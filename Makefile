@@ -4,7 +4,7 @@ BIN := bin/payout
 # The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: build test demo bench lint crashtest fuzz clean
+.PHONY: build test demo bench perf lint crashtest fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
@@ -18,9 +18,19 @@ demo:
 
 # Throughput, rate and memory goals: README "Performance" quotes these numbers. BenchmarkRunRate50
 # pays 2,000 rows at --rate 50 (about 80 s with its bare loop); PAYOUT_BENCH_ROWS=200 is a quick look.
+# BenchmarkPoolSizing pays 500 rows at --rate 100 against a service answering in 200 ms, with the
+# pool sized by itself and with 4 workers (about 30 s).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/ ./batch/read/ ./batch/reconcile/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
+
+# Process-level figures: the built binary against a sandbox process on generated files, beside raw
+# encoding/csv and excelize readers, each the median of PAYOUT_PERF_REPEAT (3) runs in one sitting.
+# Sizes: PAYOUT_PERF_DRYRUN_ROWS (1000000), PAYOUT_PERF_ROWS (100000: run, rerun, reconcile),
+# PAYOUT_PERF_XLSX_ROWS (100000), PAYOUT_PERF_LEDGER_PAYOUTS (2000000, generated once per schema
+# into $$TMPDIR/payout-perf-ledger), PAYOUT_PERF_LEDGER_RUN_ROWS (1000).
+perf:
+	$(GO) test -run '^$$' -bench Perf -benchtime 1x -count 1 -timeout 0 ./cmd/payout/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

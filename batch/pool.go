@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -23,10 +22,11 @@ const (
 // ErrThrottled stops a pool whose service answers nothing but 429.
 var ErrThrottled = errors.New("the service is throttling (HTTP 429)")
 
-// pool runs tasks through Config.Workers workers at Config.Limiter's rate, each due at its time:
-// a 429's Retry-After holds every request back, lookups of unknown outcomes (initial tasks) go
-// before any send, BreakerThreshold failures in a row stop it, and so does the context (a
-// signal). The run and reconcile each give it their handler.
+// pool runs tasks through Config.Workers workers (0: as many as the rate needs, see sizer) at
+// Config.Limiter's rate, each due at its time: a 429's Retry-After holds every request back,
+// lookups of unknown outcomes (initial tasks) go before any send, BreakerThreshold failures in a
+// row stop it, and so does the context (a signal). The run and reconcile each give it their
+// handler.
 type pool struct {
 	cfg Config
 	log *slog.Logger
@@ -44,7 +44,10 @@ func (p *pool) do(ctx context.Context, t task) outcome {
 	if err := p.cfg.Limiter.Wait(ctx); err != nil || ctx.Err() != nil {
 		return outcome{task: t}
 	}
-	return p.handle(context.WithoutCancel(ctx), t)
+	start := time.Now()
+	o := p.handle(context.WithoutCancel(ctx), t)
+	o.took = time.Since(start)
+	return o
 }
 
 type taskKind int
@@ -73,13 +76,14 @@ type task struct {
 // outcome is what a worker reports back to the pool after one task.
 type outcome struct {
 	task      task
-	next      *task     // a follow-up for the same row, if any
-	serviceOK bool      // the service answered something
-	failure   bool      // the service did not answer: counts towards the circuit breaker
-	throttled bool      // the service answered 429
-	pause     time.Time // 429: nothing is sent or looked up before this
-	fatal     error     // stop the run
-	rowDone   bool      // nothing more will happen to this row in this run
+	next      *task         // a follow-up for the same row, if any
+	serviceOK bool          // the service answered something
+	failure   bool          // the service did not answer: counts towards the circuit breaker
+	throttled bool          // the service answered 429
+	pause     time.Time     // 429: nothing is sent or looked up before this
+	fatal     error         // stop the run
+	rowDone   bool          // nothing more will happen to this row in this run
+	took      time.Duration // the time the task took, its request and recording (0: nothing was sent)
 }
 
 // run hands due tasks to the workers until none is left and feed, when not nil, is closed; or
@@ -88,11 +92,12 @@ type outcome struct {
 // before it starts. More tasks come from feed while the queue runs low, so that a file of any
 // size is held a chunk or two at a time.
 func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-chan feedBatch) error {
-	st := &poolState{p: p, done: done, total: total}
+	st := &poolState{p: p, done: done, total: total, size: newSizer(p.cfg, p.log)}
 	st.push(tasks)
 	work := make(chan task)
 	results := make(chan outcome)
-	defer p.startWorkers(ctx, work, results)()
+	workers := p.startWorkers(ctx, work, results, st.size.workers)
+	defer workers.stop()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	ctxDone := ctx.Done()
@@ -113,7 +118,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 		// The next chunk is taken while the queue still has work for every worker; the pass that
 		// feeds it has recorded it already, and records one more while this one is sent.
 		var more <-chan feedBatch
-		if feed != nil && !st.stopping && st.queue.Len() < 2*p.cfg.Workers {
+		if feed != nil && !st.stopping && st.queue.Len() < 2*max(st.size.workers, st.size.max) {
 			more = feed
 		}
 		var (
@@ -144,6 +149,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 			}
 		case o := <-results:
 			st.settle(o)
+			workers.add(st.size.observe(o.took))
 		case b, ok := <-more:
 			switch {
 			case !ok:
@@ -160,6 +166,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 			st.stop(context.Cause(ctx)) // the signal that stopped the command, if one did
 		}
 	}
+	st.size.report()
 	if st.stopReason != nil {
 		p.log.Warn("run stopped; rerun to resume", "reason", st.stopReason.Error())
 		return fmt.Errorf("%w: %w", ErrAborted, st.stopReason)
@@ -167,23 +174,11 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 	return nil
 }
 
-// startWorkers starts Config.Workers workers that do the tasks of work and send their outcomes to
-// results. The returned function closes work and waits for the workers to finish.
-func (p *pool) startWorkers(ctx context.Context, work chan task, results chan<- outcome) func() {
-	var wg sync.WaitGroup
-	for i := 0; i < p.cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range work {
-				results <- p.do(ctx, t)
-			}
-		}()
-	}
-	return func() {
-		close(work)
-		wg.Wait()
-	}
+// startWorkers starts n workers that do the tasks of work and send their outcomes to results.
+func (p *pool) startWorkers(ctx context.Context, work chan task, results chan<- outcome, n int) *workerGroup {
+	g := &workerGroup{p: p, ctx: ctx, work: work, results: results}
+	g.add(n)
+	return g
 }
 
 // poolState is what one pool.run keeps between events.
@@ -198,6 +193,7 @@ type poolState struct {
 	pauseUntil  time.Time // a 429's Retry-After
 	stopReason  error
 	stopping    bool
+	size        *sizer
 }
 
 // due says whether the queue's first task may go now, and otherwise how long until it may (zero:

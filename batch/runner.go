@@ -33,7 +33,6 @@ type Service interface {
 
 // Defaults of the run's tunables.
 const (
-	DefaultWorkers          = 4
 	DefaultRate             = 10
 	DefaultUnknownGrace     = 2 * time.Minute
 	DefaultNotFoundLookups  = 3
@@ -58,6 +57,8 @@ type Config struct {
 	Now     func() time.Time
 	Limiter *rate.Limiter
 
+	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
+	// service's observed latency (AutoStartWorkers up to AutoMaxWorkers).
 	Workers        int
 	VirtualPoolRef string
 	CallbackURL    string
@@ -113,9 +114,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = DefaultWorkers
-	}
+	cfg.Workers = max(cfg.Workers, 0)
 	if cfg.Limiter == nil {
 		cfg.Limiter = rate.NewLimiter(rate.Limit(DefaultRate), 1)
 	}

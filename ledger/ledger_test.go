@@ -692,4 +692,3 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 		t.Errorf("err %v, want a refusal of schema 99", err)
 	}
 }
-

@@ -21,6 +21,9 @@ type Stats struct {
 	// MaxInAnySecond is the most API requests that arrived within one second, wherever that
 	// second starts: the bound a client's rate limit must keep.
 	MaxInAnySecond int `json:"max_in_any_second"`
+	// MaxInFlight is the most API requests being served at the same moment: the concurrency a
+	// client reached.
+	MaxInFlight int `json:"max_in_flight"`
 }
 
 // serveInspection answers the inspection endpoints and reports whether r asked for one of them.

@@ -152,6 +152,7 @@ type Server struct {
 	window   int64 // unix second of the current rate window
 	inWindow int
 	recent   []time.Time // arrivals of the last second, oldest first
+	inFlight int         // API requests being served
 }
 
 // New returns a running Server; Close stops its goroutines.
@@ -263,6 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveInspection(w, r) {
 		return
 	}
+	defer s.enter()()
 	endpoint := endpointOf(r.URL.Path)
 	uuid := s.uuid()
 	if s.answerFault(w, r, uuid, s.drawFaults(endpoint)) {
@@ -276,6 +278,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.route(w, r, uuid)
+}
+
+// enter counts an API request in flight, and the most ever at once; the returned function
+// counts it out.
+func (s *Server) enter() func() {
+	s.mu.Lock()
+	s.inFlight++
+	s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}
 }
 
 // route hands an authorized API request to its endpoint, checking the method each one takes.

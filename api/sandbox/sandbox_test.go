@@ -727,6 +727,33 @@ func TestLatency(t *testing.T) {
 	}
 }
 
+// TestMaxInFlight: requests served one after the other count one at a time; requests sent
+// together while each is held by the latency count together.
+func TestMaxInFlight(t *testing.T) {
+	r := newRig(t, sandbox.Options{})
+	for range 3 {
+		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
+	}
+	if got := r.sb.Stats().MaxInFlight; got != 1 {
+		t.Fatalf("sequential requests: max in flight %d, want 1", got)
+	}
+	r.sb.SetFaults(sandbox.Faults{Latency: 500 * time.Millisecond})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := r.do(http.MethodPost, sandbox.PathProviders, token, "", ""); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := r.sb.Stats().MaxInFlight; got != 3 {
+		t.Errorf("3 requests held together: max in flight %d, want 3", got)
+	}
+}
+
 func TestRateLimit(t *testing.T) {
 	r := newRig(t, sandbox.Options{Faults: sandbox.Faults{RateLimit: 5}})
 	var statuses []int

@@ -38,7 +38,7 @@ type config struct {
 	RedirectURL    string
 	Ledger         string
 	Rate           float64
-	Workers        int
+	Workers        int // 0: the pool sizes itself from the rate and the service's latency
 	// ChunkRows is how many rows a run records and hands to its workers at a time.
 	ChunkRows int
 }
@@ -113,7 +113,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedirectURL:    strings.TrimSpace(getenv(envRedirectURL)),
 		Ledger:         getenv(envLedger),
 		Rate:           batch.DefaultRate,
-		Workers:        batch.DefaultWorkers,
 	}
 	if c.Ledger == "" {
 		c.Ledger = defaultLedger

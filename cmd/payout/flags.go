@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"strconv"
+
+	"github.com/payout/payout/batch"
 )
 
 // rateFlag is a --rate: requests per second above 0, or inf for no limit. Left unset, the
@@ -65,7 +68,17 @@ func parseBurst(v string) (int, error) {
 func (o *runOptions) registerLimits(fs *flag.FlagSet) {
 	o.burst = countFlag{value: 1, parse: parseBurst}
 	o.workers = countFlag{parse: parseWorkers}
-	fs.Var(&o.rate, "rate", "requests per second to the service: a number `N` above 0, or inf for no limit (default $"+envRate+" or 10)")
-	fs.Var(&o.burst, "burst", "requests allowed at once above the rate: `N`, 1 or more")
-	fs.Var(&o.workers, "workers", "concurrent requests: `N` from 1 to 256 (default $"+envWorkers+" or 4)")
+	fs.Var(&o.rate, "rate", "requests per second to the service: a number `N` above 0, or inf to lift the limit (default $"+envRate+" or 10)")
+	fs.Var(&o.burst, "burst", "requests that may go at once after a pause, the average staying at --rate: `N`, 1 or more")
+	fs.Var(&o.workers, "workers", fmt.Sprintf("concurrent requests: `N` from 1 to %d (default $%s, or sized from --rate and the service's observed latency: %d to %d, %d at rate inf)",
+		maxWorkers, envWorkers, batch.AutoStartWorkers, batch.AutoMaxWorkers, batch.AutoUnlimitedWorkers))
+}
+
+// maxConns is the connections the client keeps for workers: as many as the pool may grow to when
+// it sizes itself.
+func maxConns(workers int) int {
+	if workers == 0 {
+		return batch.AutoMaxWorkers
+	}
+	return workers
 }

@@ -19,6 +19,9 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	if code, ok := rawReaderMain(); ok {
+		os.Exit(code)
+	}
 	dir, err := os.MkdirTemp("", "payout-bin-")
 	if err != nil {
 		panic(err)

@@ -207,7 +207,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if vopts.MaxTotal, err = optionalAmount("--max-total", o.maxTotal); err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: cfg.Workers})
+	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: maxConns(cfg.Workers)})
 	if err != nil {
 		return nil, configError(err)
 	}
