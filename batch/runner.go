@@ -285,15 +285,13 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
 func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.Runs(ctx)
+	runs, err := db.RunsWithStatus(ctx, "running")
 	if err != nil {
 		return err
 	}
 	for _, run := range runs {
-		if run.Status == "running" {
-			if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
-				return err
-			}
+		if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 )
 
 // SQLOf exposes the connection pool to the tests, which check pragmas on pooled connections
@@ -17,4 +18,10 @@ func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
 		rows[i] = l.Row
 	}
 	return rows, err
+}
+
+// Migrations is how many migrations this build knows: the schema version of a ledger it made.
+func Migrations() int {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	return len(names)
 }
