@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"io/fs"
 )
 
@@ -24,4 +26,15 @@ func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
 func Migrations() int {
 	names, _ := fs.Glob(migrations, "migrations/*.sql")
 	return len(names)
+}
+
+// SchemaDigest names the schema this build makes: a digest of its migrations.
+func SchemaDigest() string {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	h := sha256.New()
+	for _, name := range names {
+		body, _ := migrations.ReadFile(name)
+		h.Write(body)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }

@@ -20,7 +20,7 @@ import (
 
 // The benchmarks here compare the ledger's hot paths on an empty ledger and on one holding many
 // payouts written the way runs write them. The big ledger is made once and kept in the system's
-// temporary folder, by schema version and size; PAYOUT_BENCH_PAYOUTS sets its size (default
+// temporary folder, by schema and size; PAYOUT_BENCH_PAYOUTS sets its size (default
 // 100000; 1000000 or 2000000 for the figures of a ledger after years). Past organicPayouts, the
 // ledger is made of copies of the first organicPayouts under other references, added by SQL:
 // writing millions of payouts through the API takes hours on a small machine.
@@ -52,7 +52,7 @@ var quiet = ledger.Options{Logger: slog.New(slog.DiscardHandler)}
 // cachedLedger returns the path of a closed ledger of n payouts, made on first use.
 func cachedLedger(tb testing.TB, n int) string {
 	tb.Helper()
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("payout-bench-ledger-s%d-g%d-%d.db", ledger.Migrations(), generatorVersion, n))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("payout-bench-ledger-%s-g%d-%d.db", ledger.SchemaDigest(), generatorVersion, n))
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
@@ -390,5 +390,40 @@ func reportSides(b *testing.B, what string, onEmpty, onBig time.Duration) {
 	b.ReportMetric(per(onBig), what+"-big-us")
 	if onEmpty > 0 {
 		b.ReportMetric(float64(onBig)/float64(onEmpty), what+"-big/empty")
+	}
+}
+
+// BenchmarkOpenForPaying: opening a ledger as a run does (Verify), on an empty ledger and on a
+// big one.
+func BenchmarkOpenForPaying(b *testing.B) {
+	n := benchPayouts(b)
+	_, emptyPath := mustOpen(b)
+	bigPath := cachedLedger(b, n)
+	var sides [2]time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for side, path := range []string{emptyPath, bigPath} {
+			start := time.Now()
+			db, err := ledger.Open(context.Background(), path, ledger.Options{Logger: quiet.Logger, Verify: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				b.Fatal(err)
+			}
+			sides[side] += time.Since(start)
+		}
+	}
+	reportSides(b, "Open", sides[0], sides[1])
+}
+
+// BenchmarkQuickCheck: the full check of the big ledger, which reads every page.
+func BenchmarkQuickCheck(b *testing.B) {
+	db := openQuiet(b, cachedLedger(b, benchPayouts(b)))
+	b.ResetTimer()
+	for range b.N {
+		if err := db.QuickCheck(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

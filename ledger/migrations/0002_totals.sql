@@ -53,3 +53,6 @@ CREATE INDEX runs_by_status ON runs(status, started_at);
 -- The payouts whose create the service refused (FAILED with no invoice number), by when they
 -- last changed: reconcile looks the recent ones up again. Only those rows are in the index.
 CREATE INDEX payouts_refused ON payouts(updated_at) WHERE state = 'FAILED' AND invoice_no = '';
+
+-- The input rows that validation rejected, which `payout status` counts: only they are in it.
+CREATE INDEX run_rows_rejected ON run_rows(run_id, line) WHERE rejected = 1;
