@@ -222,9 +222,9 @@ func refusal(err error) (int, string) {
 
 // settle decides what a verified callback does to the ledger and does it. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout
-// again and decides once more. inEvent reports that an event of the payout now holds the
+// again and decides once more. Its bool reports that an event of the payout now holds the
 // callback's payload: every change decide makes carries it, or follows one that does.
-func (h *Handler) settle(ctx context.Context, cb api.Callback) (verdict string, p ledger.Payout, inEvent bool, err error) {
+func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, bool, error) {
 	for attempt := 0; ; attempt++ {
 		p, err := h.cfg.Ledger.GetByInvoice(ctx, cb.Payload.InvoiceNo)
 		if errors.Is(err, ledger.ErrNotFound) {
