@@ -255,6 +255,15 @@ func TestRunStopsOnDamageItReads(t *testing.T) {
 	if _, errOut, code := u.run("reconcile"); code != 1 || !strings.Contains(errOut, "reconcile stopped: the ledger "+ledgerPath+" is damaged") {
 		t.Errorf("reconcile of the damaged payouts: exit %d, stderr %q", code, errOut)
 	}
+	drop := filepath.Join(u.dir, "drop")
+	if err := os.MkdirAll(filepath.Join(drop, "inbox"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, samplePath(t), filepath.Join(drop, "inbox", "again.csv"))
+	if _, errOut, code := u.run("watch", "--once", drop); code != 1 || !strings.Contains(errOut, "is damaged") ||
+		!strings.Contains(errOut, "running again cannot fix it") {
+		t.Errorf("folder mode on a ledger damaged where it reads: exit %d, stderr %q", code, errOut)
+	}
 	if n := sb.Stats().Creates; n != 50 {
 		t.Errorf("service saw %d creates, want only the first run's 50", n)
 	}
