@@ -162,12 +162,12 @@ func (s *lookups) proveLookups(ctx context.Context) bool {
 	candidates := append([]string(nil), s.known...)
 	s.mu.Unlock()
 	if len(candidates) == 0 {
-		existing, err := s.r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
+		existing, err := s.r.cfg.Ledger.LatestInStates(ctx, 3, ledger.Submitted, ledger.Succeeded)
 		if err != nil {
 			return false
 		}
-		for i := len(existing) - 1; i >= 0 && len(candidates) < 3; i-- {
-			candidates = append(candidates, existing[i].Ref)
+		for _, p := range existing {
+			candidates = append(candidates, p.Ref)
 		}
 	}
 	for _, ref := range candidates {

@@ -349,7 +349,7 @@ var errPoolStopped = errors.New("the run stopped sending")
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
 func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.RunningRuns(ctx)
+	runs, err := db.RunsWithStatus(ctx, "running")
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ type StoredCallback struct {
 	ReceivedAt time.Time
 	InvoiceNo  string
 	Verdict    string // "applied", "replay", "unknown-invoice", "amount-mismatch", ...
-	Payload    string
+	Payload    string // empty when the event the callback made holds it
 }
 
 var _ interface {

@@ -28,19 +28,20 @@ const busyTimeoutMS = 10000
 type Options struct {
 	Now    func() time.Time // clock for created/updated/event times; time.Now when nil
 	Logger *slog.Logger     // slog.Default() when nil
-	// Verify runs PRAGMA quick_check before the ledger is used and refuses a damaged file
-	// (ErrDamaged). Commands that pay set it; it reads the whole file, so commands that only
-	// read leave it off.
+	// Verify checks the file before the ledger is used and refuses a damaged one (ErrDamaged):
+	// its SQLite header, and its length against the pages the header counts. The checks cost the
+	// same at any size; QuickCheck reads the whole file. Commands that pay set it.
 	Verify bool
 }
 
 // DB is the ledger: a SQLite file in WAL mode with synchronous=FULL. It is safe for concurrent
 // use; Apply calls from many goroutines are merged into shared durable transactions.
 type DB struct {
-	sql *sql.DB
-	now func() time.Time
-	log *slog.Logger
-	w   *writer
+	sql  *sql.DB
+	path string
+	now  func() time.Time
+	log  *slog.Logger
+	w    *writer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -50,13 +51,13 @@ type DB struct {
 // which is why the settings live here and not in one-off PRAGMA statements.
 func dsn(path string) string {
 	return path + "?_pragma=" + fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS) +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cell_size_check(1)&_txlock=immediate"
 }
 
 // Open opens the existing ledger at path and migrates an older schema. It never creates one
 // (Create does): a missing, empty or foreign file is refused with an *OpenError, since a ledger
-// that does not know what was paid would pay it all again. With opts.Verify it also runs PRAGMA
-// quick_check and refuses a damaged file (ErrDamaged).
+// that does not know what was paid would pay it all again. With opts.Verify it also checks the
+// file's header and length, and refuses a damaged file (ErrDamaged).
 //
 // It fails when the connection does not report WAL and synchronous=FULL: a misspelt DSN option
 // is silently ignored by SQLite, and the ledger's promises rest on those two.
@@ -68,6 +69,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	warnIfShared(path, opts.Logger)
+	if opts.Verify {
+		if err := checkFile(path); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkSchema(ctx, path); err != nil {
 		return nil, wrapOpen(path, err)
 	}
@@ -87,7 +93,7 @@ func wrapOpen(path string, err error) error {
 	return fmt.Errorf("open ledger %s: %w", path, err)
 }
 
-// open connects to the SQLite file at path, checks it (opts.Verify) and migrates its schema.
+// open connects to the SQLite file at path and migrates its schema.
 func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -99,11 +105,8 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{sql: sdb, now: opts.Now, log: opts.Logger}
+	db := &DB{sql: sdb, path: path, now: opts.Now, log: opts.Logger}
 	err = db.checkPragmas(ctx)
-	if err == nil && opts.Verify {
-		err = db.quickCheck(ctx, path)
-	}
 	if err == nil {
 		err = db.migrate(ctx)
 	}
@@ -131,6 +134,13 @@ func (db *DB) checkPragmas(ctx context.Context) error {
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("PRAGMA journal_mode is %q, want wal", mode)
+	}
+	var cells int
+	if err := db.sql.QueryRowContext(ctx, "PRAGMA cell_size_check").Scan(&cells); err != nil {
+		return err
+	}
+	if cells != 1 {
+		return fmt.Errorf("PRAGMA cell_size_check is %d, want 1", cells)
 	}
 	return nil
 }

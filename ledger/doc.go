@@ -5,7 +5,8 @@
 // A ledger is made once, by Create, and opened afterwards by Open, which never makes one: a
 // missing, empty or foreign file is refused (ErrNoLedger, ErrEmptyLedger, ErrNotLedger), since a
 // ledger that does not know the payouts already made would make them again. Options.Verify adds
-// PRAGMA quick_check, and a damaged file is refused (ErrDamaged) rather than paid on.
+// checks that cost the same at any size (check.go says which), and a damaged file is refused
+// (ErrDamaged) rather than paid on; QuickCheck reads the whole file.
 //
 // The file is in WAL mode with synchronous=FULL, readable by its owner only (mode 0600, which
 // SQLite copies to the -wal and -shm files). Open migrates an older schema to the current one

@@ -2,7 +2,10 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"io/fs"
 )
 
 // SQLOf exposes the connection pool to the tests, which check pragmas on pooled connections
@@ -17,4 +20,21 @@ func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
 		rows[i] = l.Row
 	}
 	return rows, err
+}
+
+// Migrations is how many migrations this build knows: the schema version of a ledger it made.
+func Migrations() int {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	return len(names)
+}
+
+// SchemaDigest names the schema this build makes: a digest of its migrations.
+func SchemaDigest() string {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	h := sha256.New()
+	for _, name := range names {
+		body, _ := migrations.ReadFile(name)
+		h.Write(body)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }

@@ -30,7 +30,7 @@ func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
 		conns = append(conns, c)
 	}
 	for i, c := range conns {
-		var sync, fk, busy int
+		var sync, fk, busy, cells int
 		var mode string
 		if err := c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
 			t.Fatal(err)
@@ -44,8 +44,11 @@ func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
 		if err := c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
 			t.Fatal(err)
 		}
-		if sync != 2 || mode != "wal" || fk != 1 || busy <= 0 {
-			t.Errorf("connection %d: synchronous=%d journal_mode=%s foreign_keys=%d busy_timeout=%d", i, sync, mode, fk, busy)
+		if err := c.QueryRowContext(ctx, "PRAGMA cell_size_check").Scan(&cells); err != nil {
+			t.Fatal(err)
+		}
+		if sync != 2 || mode != "wal" || fk != 1 || busy <= 0 || cells != 1 {
+			t.Errorf("connection %d: synchronous=%d journal_mode=%s foreign_keys=%d busy_timeout=%d cell_size_check=%d", i, sync, mode, fk, busy, cells)
 		}
 		c.Close()
 	}
@@ -83,8 +86,8 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if migrations, _ := filepath.Glob("migrations/*.sql"); v != len(migrations) {
-			t.Errorf("schema version %d, want %d (one per migration)", v, len(migrations))
+		if v != ledger.Migrations() {
+			t.Errorf("schema version %d, want %d", v, ledger.Migrations())
 		}
 		if p := mustGet(t, db, ps[0].Ref); p.State != ledger.Submitting || p.Attempts != 1 {
 			t.Errorf("after reopen: state %s attempts %d, want SUBMITTING 1", p.State, p.Attempts)

@@ -190,33 +190,6 @@ func checkSchema(ctx context.Context, path string) error {
 	return nil
 }
 
-// quickCheck runs PRAGMA quick_check: every page of every table and index is read and its
-// structure checked (not that indexes match their tables, which integrity_check adds at many
-// times the cost). A damaged ledger may hide payouts that were made, and paying on it could pay
-// them again.
-func (db *DB) quickCheck(ctx context.Context, path string) error {
-	rows, err := db.sql.QueryContext(ctx, "PRAGMA quick_check(5)")
-	if err != nil {
-		return classify(path, err)
-	}
-	defer rows.Close()
-	var findings []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return classify(path, err)
-		}
-		findings = append(findings, s)
-	}
-	if err := rows.Err(); err != nil {
-		return classify(path, err)
-	}
-	if len(findings) == 1 && findings[0] == "ok" {
-		return nil
-	}
-	return refuse(path, ErrDamaged, "quick_check: "+strings.Join(findings, "; "))
-}
-
 // classify turns SQLite's "database disk image is malformed" and "file is not a database" into
 // the ledger's refusals; other errors pass unchanged.
 func classify(path string, err error) error {

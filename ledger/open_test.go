@@ -146,26 +146,27 @@ func TestOpenRefusesAFileThatIsNotALedger(t *testing.T) {
 	}
 }
 
-func TestOpenVerifyRefusesADamagedLedger(t *testing.T) {
+// TestQuickCheckFindsDamageAnywhere: damage in the middle of the file, on pages that opening
+// for paying does not read, is found by the full check.
+func TestQuickCheckFindsDamageAnywhere(t *testing.T) {
 	ctx := context.Background()
 	db, path := mustOpen(t)
 	seed(t, db, "r1", 2000)
+	if err := db.QuickCheck(ctx); err != nil {
+		t.Fatalf("QuickCheck refused a sound ledger: %v", err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// A clean ledger passes the check.
+	damagePages(t, path)
 	db, err := ledger.Open(ctx, path, ledger.Options{Verify: true})
 	if err != nil {
-		t.Fatalf("Verify refused a sound ledger: %v", err)
+		t.Fatalf("opening for paying reads no page in the middle, yet: %v", err)
 	}
-	db.Close()
-	damagePages(t, path)
-	db, err = ledger.Open(ctx, path, ledger.Options{Verify: true})
-	if err == nil {
-		db.Close()
-	}
-	if !errors.Is(err, ledger.ErrDamaged) || !strings.Contains(err.Error(), path) {
-		t.Errorf("Open(Verify) of a damaged ledger: %v, want ErrDamaged naming %s", err, path)
+	defer db.Close()
+	err = db.QuickCheck(ctx)
+	if !errors.Is(err, ledger.ErrDamaged) || !ledger.Damaged(err) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "quick_check") {
+		t.Errorf("QuickCheck of a damaged ledger: %v, want ErrDamaged naming %s and quick_check's findings", err, path)
 	}
 }
 

@@ -166,41 +166,6 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 	return out, nil
 }
 
-// CountAmount is how many payouts are in a state and what they add up to (MYR, exact).
-type CountAmount struct {
-	Count  int
-	Amount decimal.Decimal
-}
-
-// Counts returns the number of payouts and their exact total per state. The amounts are added
-// in Go as decimals: SQLite's SUM would go through binary floating point.
-func (db *DB) Counts(ctx context.Context) (map[State]CountAmount, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT state, amount FROM payouts`)
-	if err != nil {
-		return nil, fmt.Errorf("count payouts: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[State]CountAmount)
-	for rows.Next() {
-		var state, amount string
-		if err := rows.Scan(&state, &amount); err != nil {
-			return nil, fmt.Errorf("count payouts: %w", err)
-		}
-		d, err := decimal.NewFromString(amount)
-		if err != nil {
-			return nil, fmt.Errorf("count payouts: amount %q: %w", amount, err)
-		}
-		c := out[State(state)]
-		c.Count++
-		c.Amount = c.Amount.Add(d)
-		out[State(state)] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count payouts: %w", err)
-	}
-	return out, nil
-}
-
 // Record stores, in one transaction, every input row of a run and the payouts seen for the
 // first time (in state READY unless they carry another, each with a "recorded" event). A fresh
 // payout whose reference is already recorded with the same details is left as it is; with

@@ -45,15 +45,6 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
 	return runs[0], nil
 }
 
-// RunningRuns returns the runs still marked running, oldest first.
-func (db *DB) RunningRuns(ctx context.Context) ([]Run, error) {
-	runs, err := db.queryRuns(ctx, `WHERE status = 'running'`)
-	if err != nil {
-		return nil, fmt.Errorf("list running runs: %w", err)
-	}
-	return runs, nil
-}
-
 // RunsOfSource returns the ids of the runs of one source (see Run.Source); none for "".
 func (db *DB) RunsOfSource(ctx context.Context, source string) (map[string]bool, error) {
 	out := make(map[string]bool)

@@ -163,7 +163,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackLedgerTimeout)
 	defer cancel()
-	verdict, p, err := h.settle(ctx, cb)
+	verdict, p, inEvent, err := h.settle(ctx, cb)
 	if err != nil {
 		// Nothing was decided: a non-2xx answer asks the service to send it again.
 		log.Error("callback: ledger", "err", err)
@@ -179,7 +179,11 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	stored := ledger.StoredCallback{ReceivedAt: h.cfg.Now().UTC(), InvoiceNo: cb.Payload.InvoiceNo, Verdict: verdict, Payload: string(cb.RawPayload)}
+	stored := ledger.StoredCallback{ReceivedAt: h.cfg.Now().UTC(), InvoiceNo: cb.Payload.InvoiceNo, Verdict: verdict}
+	if !inEvent {
+		// A payload that a payout's event holds, in the audit trail, is not kept twice.
+		stored.Payload = string(cb.RawPayload)
+	}
 	if err := h.cfg.Ledger.StoreCallback(ctx, stored); err != nil {
 		if verdict == VerdictUnknownInvoice {
 			// The stored copy is the only trace of it: let the service retry.
@@ -224,27 +228,28 @@ func refusal(err error) (int, string) {
 
 // settle decides what a verified callback does to the ledger and does it. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout
-// again and decides once more.
-func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, error) {
+// again and decides once more. Its bool reports that an event of the payout now holds the
+// callback's payload: every change decide makes carries it, or follows one that does.
+func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, bool, error) {
 	for attempt := 0; ; attempt++ {
 		p, err := h.cfg.Ledger.GetByInvoice(ctx, cb.Payload.InvoiceNo)
 		if errors.Is(err, ledger.ErrNotFound) {
-			return VerdictUnknownInvoice, ledger.Payout{}, nil
+			return VerdictUnknownInvoice, ledger.Payout{}, false, nil
 		}
 		if err != nil {
-			return "", ledger.Payout{}, fmt.Errorf("find invoice: %w", err)
+			return "", ledger.Payout{}, false, fmt.Errorf("find invoice: %w", err)
 		}
 		verdict, changes := decide(cb, p)
 		noteNameMismatch(changes, p, cb.Payload.DisplayName)
 		if len(changes) == 0 {
-			return verdict, p, nil
+			return verdict, p, false, nil
 		}
 		err = h.cfg.Ledger.Apply(ctx, changes...)
 		if err == nil {
-			return verdict, p, nil
+			return verdict, p, true, nil
 		}
 		if !errors.Is(err, ledger.ErrStateConflict) || attempt > 0 {
-			return "", p, fmt.Errorf("apply callback to %s: %w", p.Ref, err)
+			return "", p, false, fmt.Errorf("apply callback to %s: %w", p.Ref, err)
 		}
 	}
 }

@@ -54,14 +54,14 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 		}
 		return scope, entries, nil
 	case !opts.Since.IsZero():
-		runs, err := db.Runs(ctx)
+		runs, err := db.RunsSince(ctx, opts.Since)
 		if err != nil {
 			return "", nil, err
 		}
 		var entries []reconEntry
 		seen := make(map[string]bool)
 		for _, run := range runs {
-			if run.StartedAt.Before(opts.Since) || run.Kind == "reconcile" || run.Kind == "dry-run" {
+			if run.Kind == "reconcile" || run.Kind == "dry-run" {
 				continue
 			}
 			more, _, err := runEntries(ctx, db, run.ID, seen)
@@ -109,18 +109,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 // recentRefusals is the FAILED rows the service never held as payouts (no invoice number: their
 // create was refused) that failed within the last while.
 func (rc *reconciler) recentRefusals(ctx context.Context, within time.Duration) ([]ledger.Payout, error) {
-	failed, err := rc.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}})
-	if err != nil {
-		return nil, err
-	}
-	cutoff := rc.cfg.Now().Add(-within)
-	var out []ledger.Payout
-	for _, p := range failed {
-		if batch.RefusedCreate(p) && !p.UpdatedAt.Before(cutoff) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return rc.cfg.Ledger.RefusedSince(ctx, rc.cfg.Now().Add(-within))
 }
 
 func days(d time.Duration) string {

@@ -210,13 +210,13 @@ func (w *Watcher) moveTo(name, sub string) (string, error) {
 // that needed nothing (exit 0), the first that sent something; a later drop of the same file is
 // such a run too, but sent nothing.
 func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, error) {
-	runs, err := w.db.Runs(ctx)
+	runs, err := w.db.RunsOfFile(ctx, sum)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, err
 	}
 	var same []ledger.Run
 	for _, r := range runs {
-		if r.FileSHA256 == sum && r.Kind == "run" && r.Status == "finished" && r.ExitCode == batch.ExitOK {
+		if r.Kind == "run" && r.Status == "finished" && r.ExitCode == batch.ExitOK {
 			same = append(same, r)
 		}
 	}

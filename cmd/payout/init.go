@@ -89,8 +89,8 @@ func ledgerError(err error) error {
 		return usageError("%s is not a payout ledger (%s): point --ledger/%s at the ledger; if this is it, restore it from a backup",
 			p, oe.Detail, envLedger)
 	case errors.Is(err, ledger.ErrDamaged):
-		return usageError("the ledger %s is damaged (%s); nothing was done, and running again cannot fix it. Restore the last backup of the ledger, or salvage what is readable with `sqlite3 %s .recover | sqlite3 recovered.db` and point --ledger at recovered.db; then run `payout reconcile` before paying again",
-			p, oe.Detail, p)
+		return usageError("the ledger %s is damaged (%s); nothing was done, and running again cannot fix it. %s",
+			p, oe.Detail, restoreAdvice(p))
 	}
 	return usageError("ledger: %v", err)
 }

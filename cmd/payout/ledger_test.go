@@ -197,7 +197,14 @@ func TestCommandsRefuseADamagedLedger(t *testing.T) {
 		t.Fatalf("first run exit %d: %s", code, errOut)
 	}
 	ledgerPath := filepath.Join(u.dir, "payout-ledger.db")
-	damageEvents(t, ledgerPath)
+	// A copy cut short: the pages it lost could hold any payout, so nothing is paid on it.
+	fi, err := os.Stat(ledgerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(ledgerPath, fi.Size()/4096*4096-4096); err != nil {
+		t.Fatal(err)
+	}
 	// A file of references the ledger has never seen: the damage hides nothing the run could
 	// notice on its own.
 	var b strings.Builder
@@ -210,7 +217,7 @@ func TestCommandsRefuseADamagedLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := u.run("run", input)
-	if code != 2 || !strings.Contains(errOut, "is damaged") || !strings.Contains(errOut, "Restore the last backup") ||
+	if code != 2 || !strings.Contains(errOut, "is damaged") || !strings.Contains(errOut, "cut short") || !strings.Contains(errOut, "Restore the last backup") ||
 		!strings.Contains(errOut, ".recover") || !strings.Contains(errOut, "payout reconcile") {
 		t.Errorf("run on a damaged ledger: exit %d, stderr %q", code, errOut)
 	}
@@ -229,17 +236,49 @@ func TestCommandsRefuseADamagedLedger(t *testing.T) {
 	}
 }
 
-// damageEvents writes garbage over a page in the middle of the events table of a closed ledger,
-// as a bad disk block would: the page of an old payout's history, which paying a new file
-// neither reads nor writes, so that only a check of the whole file notices it.
-func damageEvents(tb testing.TB, path string) {
+// TestRunStopsOnDamageItReads: a bad block on a page of payouts is not seen when the ledger
+// opens, but a run that looks those payouts up stops before sending anything, saying that the
+// ledger is damaged, not that the payouts are new.
+func TestRunStopsOnDamageItReads(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("first run exit %d: %s", code, errOut)
+	}
+	ledgerPath := filepath.Join(u.dir, "payout-ledger.db")
+	damageLeaf(t, ledgerPath, "payouts")
+	_, errOut, code := u.run("run", samplePath(t))
+	if code != 1 || !strings.Contains(errOut, "is damaged") || !strings.Contains(errOut, "running again cannot fix it") ||
+		!strings.Contains(errOut, "Restore the last backup") {
+		t.Errorf("rerun on a ledger damaged where it reads: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := u.run("reconcile"); code != 1 || !strings.Contains(errOut, "reconcile stopped: the ledger "+ledgerPath+" is damaged") {
+		t.Errorf("reconcile of the damaged payouts: exit %d, stderr %q", code, errOut)
+	}
+	drop := filepath.Join(u.dir, "drop")
+	if err := os.MkdirAll(filepath.Join(drop, "inbox"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, samplePath(t), filepath.Join(drop, "inbox", "again.csv"))
+	if _, errOut, code := u.run("watch", "--once", drop); code != 1 || !strings.Contains(errOut, "is damaged") ||
+		!strings.Contains(errOut, "running again cannot fix it") {
+		t.Errorf("folder mode on a ledger damaged where it reads: exit %d, stderr %q", code, errOut)
+	}
+	if n := sb.Stats().Creates; n != 50 {
+		t.Errorf("service saw %d creates, want only the first run's 50", n)
+	}
+}
+
+// damageLeaf writes garbage over a leaf page in the middle of table name of a closed ledger, as a
+// bad disk block would.
+func damageLeaf(tb testing.TB, path, name string) {
 	tb.Helper()
 	sdb, err := sql.Open("sqlite", path+"?_pragma=query_only(1)")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var pages []int64
-	rows, err := sdb.Query("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno")
+	rows, err := sdb.Query("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno", name)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -254,8 +293,8 @@ func damageEvents(tb testing.TB, path string) {
 	if err := errors.Join(rows.Err(), sdb.QueryRow("PRAGMA page_size").Scan(&pageSize), sdb.Close()); err != nil {
 		tb.Fatal(err)
 	}
-	if len(pages) < 4 {
-		tb.Fatalf("the events table has %d leaf pages: too few to damage one in the middle", len(pages))
+	if len(pages) < 3 {
+		tb.Fatalf("%s has %d leaf pages: too few to damage one in the middle", name, len(pages))
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {

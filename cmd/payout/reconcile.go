@@ -71,6 +71,8 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 			return usageError("reconcile: %v (see `payout status` for the runs)", err)
 		case errors.Is(err, reconcile.ErrScope):
 			return usageError("%v", err)
+		case ledger.Damaged(err):
+			return damagedStop("reconcile", s.cfg.Ledger, err)
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
 	}

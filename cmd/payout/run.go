@@ -326,6 +326,8 @@ func (s *session) runError(path string, err error) error {
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: stopped before anything was sent; run again", path)}
 	case s.o.dryRun:
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (dry run: nothing was sent)", path, err)}
+	case ledger.Damaged(err):
+		return damagedStop("the run of "+path, s.cfg.Ledger, err)
 	}
 	return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (nothing is lost: run again to resume)", path, err)}
 }

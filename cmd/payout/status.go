@@ -60,7 +60,7 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	runs, err := db.Runs(ctx)
+	runs, err := db.RecentRuns(ctx, 10)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
@@ -68,7 +68,7 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 		fmt.Fprintln(e.stdout, "\nlatest runs:")
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "RUN\tKIND\tSTATUS\tEXIT\tSTARTED\tFILE")
-		for i := len(runs) - 1; i >= 0 && i >= len(runs)-10; i-- {
+		for i := len(runs) - 1; i >= 0; i-- {
 			r := runs[i]
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Kind, r.Status, r.ExitCode, r.StartedAt.Format(time.RFC3339), r.File)
 		}

@@ -64,6 +64,9 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 
 	if *once {
 		worst, err := w.Once(ctx)
+		if stop := damagedStop("folder mode", s.cfg.Ledger, err); stop != nil {
+			return stop
+		}
 		if err != nil || worst != exitOK {
 			return &exitError{code: worst, err: err}
 		}
@@ -71,6 +74,9 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	}
 	s.log.Info("watching", "dir", dir, "interval", interval.String(), "settle", settle.String())
 	if err := w.Loop(ctx); err != nil {
+		if stop := damagedStop("folder mode", s.cfg.Ledger, err); stop != nil {
+			return stop
+		}
 		return &exitError{code: exitAborted, err: err}
 	}
 	return nil

@@ -6,4 +6,3 @@ ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 -- The input rows a run read before it recorded any (0 when not known).
 ALTER TABLE runs ADD COLUMN rows INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_by_source ON runs(source, started_at) WHERE source <> '';
-CREATE INDEX runs_by_status ON runs(status) WHERE status = 'running';

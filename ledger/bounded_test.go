@@ -1,0 +1,113 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/ledger"
+)
+
+func runIDs(runs []ledger.Run) []string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+func TestBoundedRunQueries(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Added out of order: the queries order by start.
+	for _, i := range []int{3, 0, 4, 1, 2, 5} {
+		status, sha := "finished", "sha-a"
+		if i%2 == 1 {
+			status, sha = "running", "sha-b"
+		}
+		if err := db.AddRun(ctx, ledger.Run{ID: fmt.Sprintf("run-%d", i), Kind: "run", FileSHA256: sha,
+			StartedAt: t0.Add(time.Duration(i) * time.Hour), Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, runs []ledger.Run, err error, want ...string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := runIDs(runs); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	}
+	runs, err := db.RecentRuns(ctx, 2)
+	check("RecentRuns(2)", runs, err, "run-4", "run-5")
+	runs, err = db.RecentRuns(ctx, 10)
+	check("RecentRuns(10)", runs, err, "run-0", "run-1", "run-2", "run-3", "run-4", "run-5")
+	runs, err = db.RunsWithStatus(ctx, "running")
+	check("RunsWithStatus(running)", runs, err, "run-1", "run-3", "run-5")
+	runs, err = db.RunsOfFile(ctx, "sha-a")
+	check("RunsOfFile(sha-a)", runs, err, "run-0", "run-2", "run-4")
+	runs, err = db.RunsSince(ctx, t0.Add(4*time.Hour))
+	check("RunsSince(+4h)", runs, err, "run-4", "run-5")
+}
+
+func TestLatestInStates(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	seed(t, db, "old", 5)
+	seed(t, db, "new", 5)
+	for _, ref := range []string{"old-ref-1", "old-ref-3", "new-ref-0", "new-ref-2"} {
+		for _, c := range [][2]ledger.State{{ledger.Ready, ledger.Submitting}, {ledger.Submitting, ledger.Submitted}} {
+			if err := db.Apply(ctx, ledger.Change{Ref: ref, From: c[0], To: c[1]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.Apply(ctx, ledger.Change{Ref: "new-ref-2", From: ledger.Submitted, To: ledger.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := db.LatestInStates(ctx, 3, ledger.Submitted, ledger.Succeeded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Ref)
+	}
+	if want := []string{"new-ref-2", "new-ref-0", "old-ref-3"}; !slices.Equal(got, want) {
+		t.Errorf("LatestInStates: %v, want %v (latest run first, then by line from the last)", got, want)
+	}
+}
+
+func TestRefusedSince(t *testing.T) {
+	db, _ := mustOpen(t) // its clock moves a millisecond a reading
+	ctx := context.Background()
+	seed(t, db, "r1", 4)
+	fail := func(ref, invoice string) {
+		t.Helper()
+		changes := []ledger.Change{{Ref: ref, From: ledger.Ready, To: ledger.Submitting}}
+		if invoice != "" {
+			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: invoice},
+				ledger.Change{Ref: ref, From: ledger.Submitted, To: ledger.Failed})
+		} else {
+			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Failed, Error: "refused"})
+		}
+		if err := db.Apply(ctx, changes...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail("r1-ref-0", "")
+	cut := mustGet(t, db, "r1-ref-0").UpdatedAt.Add(time.Nanosecond)
+	fail("r1-ref-1", "")
+	fail("r1-ref-2", "POI-2") // failed at the service: it has an invoice number
+	ps, err := db.RefusedSince(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].Ref != "r1-ref-1" {
+		t.Errorf("RefusedSince: %+v, want only r1-ref-1 (r1-ref-0 is older, r1-ref-2 has an invoice)", ps)
+	}
+}

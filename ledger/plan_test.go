@@ -1,0 +1,99 @@
+package ledger
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHotQueriesUseAnIndex asks SQLite how it would run each query of the run, reconcile and
+// status paths, and fails on a plan that reads a whole table: such a query costs more with every
+// payout ever made. A dropped or changed index, or a query rewritten so that its index no longer
+// fits, shows here.
+func TestHotQueriesUseAnIndex(t *testing.T) {
+	ctx := context.Background()
+	db, err := Create(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runsSQL := func(where string) string {
+		return `SELECT ` + runColumns + ` FROM runs ` + where + ` ORDER BY started_at, rowid`
+	}
+	// A LIMIT saves reading only when no sort of everything read comes before it. (RecentRuns
+	// sorts only the n runs its subquery picked, in index order.)
+	limited := map[string]bool{"LatestInStates": true}
+	for _, q := range []struct {
+		name  string
+		sql   string
+		args  []any
+		using []string // each must appear in the plan
+	}{
+		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
+		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
+		{"Lookup", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN (?,?,?)`, []any{"a", "b", "c"},
+			[]string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
+		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
+			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
+		{"pending list", `SELECT ` + payoutColumns + ` FROM payouts WHERE state IN (?,?,?,?)
+			ORDER BY (SELECT started_at FROM runs WHERE runs.id = payouts.run_id), run_id, line, ref`,
+			[]any{"SUBMITTED", "UNKNOWN", "SUBMITTING", "READY"}, []string{"USING INDEX payouts_by_state (state=?)"}},
+		{"RefusedSince", refusedSinceSQL, []any{"2026"}, []string{"USING INDEX payouts_refused (updated_at>?)"}},
+		{"LatestInStates", latestInStatesSQL(2), []any{"SUBMITTED", "SUCCEEDED", 3},
+			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
+		{"Events", `SELECT id FROM events WHERE ref = ? ORDER BY id`, []any{"r"}, []string{"USING COVERING INDEX events_by_ref (ref=?)"}},
+		{"RunReport", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+			WHERE r.run_id = ? ORDER BY r.line`, []any{"run"},
+			[]string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"RejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
+			WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
+			ORDER BY r.run_id, r.line`, nil, []string{"USING INDEX run_rows_rejected", "SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"GetRun", runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},
+		{"RecentRuns", runsSQL(recentRunsWhere), []any{10}, []string{"USING COVERING INDEX runs_by_start"}},
+		{"RunsWithStatus", runsSQL(`WHERE status = ?`), []any{"running"}, []string{"USING INDEX runs_by_status (status=?)"}},
+		{"RunsOfFile", runsSQL(`WHERE file_sha256 = ?`), []any{"sha"}, []string{"USING INDEX runs_by_file (file_sha256=?)"}},
+		{"RunsSince", runsSQL(`WHERE started_at >= ?`), []any{"2026"}, []string{"USING INDEX runs_by_start (started_at>?)"}},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			plan := queryPlan(t, db, q.sql, q.args...)
+			for _, step := range plan {
+				if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, " USING ") && !strings.HasPrefix(step, "SCAN state_totals") {
+					t.Errorf("reads a whole table: %q\nplan: %s", step, strings.Join(plan, " | "))
+				}
+			}
+			joined := strings.Join(plan, " | ")
+			if limited[q.name] && strings.Contains(joined, "TEMP B-TREE") {
+				t.Errorf("sorts everything it reads before its LIMIT: %s", joined)
+			}
+			for _, want := range q.using {
+				if !strings.Contains(joined, want) {
+					t.Errorf("plan %q lacks %q", joined, want)
+				}
+			}
+		})
+	}
+}
+
+// queryPlan is EXPLAIN QUERY PLAN's steps for query.
+func queryPlan(t *testing.T, db *DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.sql.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
