@@ -32,6 +32,9 @@ type Options struct {
 	// (ErrDamaged). Commands that pay set it; it reads the whole file, so commands that only
 	// read leave it off.
 	Verify bool
+	// Actor and Version stamp every event this process appends: who ran it ("user@host", or
+	// "service callback") and the program's version. Empty ones are recorded as "unknown".
+	Actor, Version string
 }
 
 // DB is the ledger: a SQLite file in WAL mode with synchronous=FULL. It is safe for concurrent
@@ -41,6 +44,8 @@ type DB struct {
 	now func() time.Time
 	log *slog.Logger
 	w   *writer
+
+	actor, version string // stamped on every event appended through this DB
 
 	closeOnce sync.Once
 	closeErr  error
@@ -99,7 +104,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{sql: sdb, now: opts.Now, log: opts.Logger}
+	db := &DB{sql: sdb, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
 	err = db.checkPragmas(ctx)
 	if err == nil && opts.Verify {
 		err = db.quickCheck(ctx, path)
@@ -161,6 +166,9 @@ func (db *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: %w", names[i], err)
+		}
+		if err := db.afterMigration(ctx, tx, names[i]); err != nil {
 			return fmt.Errorf("migrate %s: %w", names[i], err)
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {

@@ -83,8 +83,8 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v != 1 {
-			t.Errorf("schema version %d, want 1", v)
+		if want := migrationCount(t); v != want {
+			t.Errorf("schema version %d, want %d (one per migration)", v, want)
 		}
 		if p := mustGet(t, db, ps[0].Ref); p.State != ledger.Submitting || p.Attempts != 1 {
 			t.Errorf("after reopen: state %s attempts %d, want SUBMITTING 1", p.State, p.Attempts)
