@@ -317,3 +317,22 @@ func TestMigrationSealsTheEventsOfAnOlderLedger(t *testing.T) {
 		t.Errorf("findings %v", rep.Findings)
 	}
 }
+
+// The ledger holds names and account numbers: its file and SQLite's files beside it are its
+// owner's only, whatever the umask, while it is open and written.
+func TestLedgerFilesAreReadableByTheirOwnerOnly(t *testing.T) {
+	db, path := mustOpen(t)
+	seed(t, db, "r1", 3)
+	lock, err := ledger.Lock(path)
+	must(t, err)
+	defer lock.Unlock()
+	for _, name := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %04o, want 0600", filepath.Base(name), fi.Mode().Perm())
+		}
+	}
+}

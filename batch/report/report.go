@@ -79,6 +79,9 @@ type Summary struct {
 	// Regenerated is when the report was written again from the ledger (`payout report`); zero
 	// for the report written at the end of the run.
 	Regenerated time.Time
+	// ChainHead is the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written;
+	// empty for a dry run, which records nothing.
+	ChainHead string
 }
 
 // AbortedText is what the reports of an aborted run say about it.

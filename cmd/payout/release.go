@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"strings"
 	"time"
 
@@ -41,7 +39,7 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	ref := fs.Arg(0)
-	p, err := s.runner.Release(ctx, ref, reason, actor())
+	p, err := s.runner.Release(ctx, ref, reason, batch.Actor())
 	switch {
 	case errors.Is(err, batch.ErrReleaseRefused):
 		return usageError("release: %v", err)
@@ -50,17 +48,4 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "released %s: READY; the next run of its file sends it (first recorded by run %s, line %d)\n", ref, p.RunID, p.Line)
 	return nil
-}
-
-// actor names who ran the command, for the audit trail: the OS user and the host.
-func actor() string {
-	name := "unknown user"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown host"
-	}
-	return name + "@" + host
 }
