@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -66,7 +67,7 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 	defer conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
 	var rep ChainReport
 	if err := quickCheckFindings(ctx, conn, &rep); err != nil {
-		return rep, err
+		return damaged(rep, err)
 	}
 	salts := map[string]string{}
 	pairs, err := scanAll(ctx, conn, `SELECT ref, salt FROM payout_salts`, func(s scanner) ([2]string, error) {
@@ -81,11 +82,21 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 	}
 	replays, err := walkChain(ctx, conn, salts, &rep)
 	if err != nil {
-		return rep, fmt.Errorf("verify: events: %w", err)
+		return damaged(rep, fmt.Errorf("verify: events: %w", err))
 	}
 	if err := checkRows(ctx, conn, salts, replays, &rep); err != nil {
-		return rep, fmt.Errorf("verify: payouts: %w", err)
+		return damaged(rep, fmt.Errorf("verify: payouts: %w", err))
 	}
+	return rep, nil
+}
+
+// damaged turns an error that SQLite gives for a damaged file into a finding: the check ends
+// there, and what it found is that the file is damaged. Other errors pass unchanged.
+func damaged(rep ChainReport, err error) (ChainReport, error) {
+	if !errors.Is(classify("", err), ErrDamaged) {
+		return rep, err
+	}
+	rep.Findings = append(rep.Findings, Finding{Problem: "the file is damaged, the check stopped: " + err.Error()})
 	return rep, nil
 }
 

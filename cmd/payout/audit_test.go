@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	osuser "os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -57,6 +58,24 @@ func sqlOn(t *testing.T, u *user, stmts ...string) {
 	}
 }
 
+// wantLastActor checks who the last event of a payout says recorded it, and that it names the
+// program's version.
+func wantLastActor(t *testing.T, ledgerPath, ref, want string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", ledgerPath+"?_pragma=query_only(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var actor, version string
+	if err := db.QueryRow(`SELECT actor, version FROM events WHERE ref = ? ORDER BY id DESC LIMIT 1`, ref).Scan(&actor, &version); err != nil {
+		t.Fatal(err)
+	}
+	if actor != want || version == "" || version == "unknown" {
+		t.Errorf("last event of %s: actor %q, version %q; want actor %q and a version", ref, actor, version, want)
+	}
+}
+
 var chainHeadLine = regexp.MustCompile(`chain head (\d+:[0-9a-f]{64})`)
 
 func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
@@ -73,6 +92,13 @@ func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
 		t.Errorf("report %s does not print chain head %s", reports[len(reports)-1], m[1])
 	}
 
+	me, err := osuser.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	wantLastActor(t, filepath.Join(u.dir, "payout-ledger.db"), "PAY-2026-11-007", me.Username+"@"+host)
+
 	sqlOn(t, u, `UPDATE payouts SET amount = '1.00' WHERE ref = 'PAY-2026-11-007'`)
 	out, errOut, code = u.run("audit", "verify")
 	if code != 4 || !strings.Contains(out, `payout PAY-2026-11-007: amount in the payouts table is "1.00"`) || !strings.Contains(errOut, "chain head") {
@@ -82,6 +108,16 @@ func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
 	out, _, code = u.run("audit", "verify")
 	if code != 4 || !strings.Contains(out, "event 60: ") || !strings.Contains(out, "does not match its hash") {
 		t.Errorf("after an event edited by hand: exit %d: %s", code, out)
+	}
+}
+
+func TestAuditVerifyRunsTheFileCheck(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	paidRun(t, u, samplePath(t))
+	damageEvents(t, filepath.Join(u.dir, "payout-ledger.db"))
+	out, errOut, code := u.run("audit", "verify")
+	if code == 0 || !strings.Contains(out+errOut, "damaged") {
+		t.Errorf("audit verify of a damaged ledger: exit %d: %s %s", code, out, errOut)
 	}
 }
 
