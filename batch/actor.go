@@ -24,9 +24,9 @@ func Actor() string {
 	return name + "@" + host
 }
 
-// chainHeadText is the ledger's chain head as a report prints it, read when the report is
+// ChainHeadText is the ledger's chain head as a report prints it, read when the report is
 // written: a report held by an auditor then pins the trail up to that event.
-func chainHeadText(ctx context.Context, db *ledger.DB) string {
+func ChainHeadText(ctx context.Context, db *ledger.DB) string {
 	head, err := db.ChainHead(ctx)
 	if err != nil {
 		return "unavailable: " + err.Error()

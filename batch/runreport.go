@@ -50,7 +50,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	res.EndedAt = ended
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Skipped: res.Skipped, Aborted: res.Aborted}
-	meta.ChainHead = chainHeadText(ctx, db)
+	meta.ChainHead = ChainHeadText(ctx, db)
 	paths, reportErr := report.WriteRun(r.cfg.ReportDir, r.reportInput(res.File), report.Summarize(meta, rows), rows)
 	res.Reports = paths.List()
 	status := RunFinished
@@ -270,7 +270,7 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Skipped: len(skipped), Aborted: stoppedReason(run), Regenerated: now}
-	meta.ChainHead = chainHeadText(ctx, db)
+	meta.ChainHead = ChainHeadText(ctx, db)
 	if name == "" {
 		name = filepath.Base(run.File)
 	}

@@ -299,6 +299,10 @@ func TestPurgeMasksOldFinalPayoutsAndLeavesPendingOnes(t *testing.T) {
 	if out, errOut, code := u.run("reconcile"); code != 0 {
 		t.Fatalf("reconcile exit %d: %s %s", code, out, errOut)
 	}
+	if recon, _ := filepath.Glob(filepath.Join(u.dir, "reports", "reconcile.*.html")); len(recon) != 1 ||
+		!regexp.MustCompile(`id="chain-head">\d+:[0-9a-f]{64}<`).MatchString(readFile(t, recon[0])) {
+		t.Errorf("the reconciliation report %v prints no chain head", recon)
+	}
 	paidRun(t, u, fresh) // PENDING at the service: SUBMITTED, not final
 	statusBefore, _, _ := u.run("status")
 	// Purge counts from when a payout last changed; the ledger's clock is the real one.
