@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 )
 
@@ -111,22 +112,59 @@ func newSalt() string {
 	return hex.EncodeToString(b)
 }
 
-// factsJSON encodes what an event set: JSON with sorted keys (encoding/json sorts a map's keys),
-// empty values left out, "" when nothing is left.
+// factsJSON encodes what an event set as a JSON object: keys sorted, empty values left out, ""
+// when nothing is left. The chain covers the text as stored, so readers only parse it.
 func factsJSON(m map[string]string) string {
+	keys := make([]string, 0, len(m))
 	for k, v := range m {
-		if v == "" {
-			delete(m, k)
+		if v != "" {
+			keys = append(keys, k)
 		}
 	}
-	if len(m) == 0 {
+	sort.Strings(keys)
+	kv := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		kv = append(kv, k, m[k])
+	}
+	return factsText(kv...)
+}
+
+// factsText encodes key, value pairs, given in key order, as factsJSON does. It is the cheap
+// path of the writers, which know their keys.
+func factsText(kv ...string) string {
+	buf := make([]byte, 0, 160)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		if len(buf) == 0 {
+			buf = append(buf, '{')
+		} else {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(append(appendJSONString(buf, kv[i]), ':'), kv[i+1])
+	}
+	if len(buf) == 0 {
 		return ""
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err) // a map of strings always encodes
+	return string(append(buf, '}'))
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control characters escaped.
+func appendJSONString(buf []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			buf = append(buf, '\\', c)
+		case c < 0x20:
+			buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			buf = append(buf, c)
+		}
 	}
-	return string(b)
+	return append(buf, '"')
 }
 
 // changeFacts are the fields of a Change that the payout's row keeps.
@@ -134,15 +172,13 @@ func changeFacts(c Change) string {
 	if c.InvoiceNo == "" && c.TransactionStatus == "" && c.BankReferenceNo == "" {
 		return ""
 	}
-	return factsJSON(map[string]string{"invoice_no": c.InvoiceNo, "transaction_status": c.TransactionStatus,
-		"bank_reference_no": c.BankReferenceNo})
+	return factsText("bank_reference_no", c.BankReferenceNo, "invoice_no", c.InvoiceNo, "transaction_status", c.TransactionStatus)
 }
 
 // recordedFacts are the details a payout is recorded with, but for its personal data.
 func recordedFacts(p Payout, runID string) string {
-	return factsJSON(map[string]string{"run_id": runID, "line": strconv.Itoa(p.Line),
-		"provider_id": strconv.FormatInt(p.ProviderID, 10), "bank": p.Bank, "amount": amountText(p.Amount),
-		"description": p.Description})
+	return factsText("amount", amountText(p.Amount), "bank", p.Bank, "description", p.Description,
+		"line", strconv.Itoa(p.Line), "provider_id", strconv.FormatInt(p.ProviderID, 10), "run_id", runID)
 }
 
 // querier is a transaction or a connection.
@@ -199,13 +235,12 @@ func eventArgs(args []any, e *ChainEvent) []any {
 		e.Facts, e.Personal, e.PrevHash, e.Hash)
 }
 
-// saltOf returns a payout's salt, making one when it has none (a callback about a purged payout).
+// saltOf returns a payout's salt; "" when it has none, which is when it was purged.
 func saltOf(ctx context.Context, q querier, ref string) (string, error) {
 	var salt string
 	err := q.QueryRowContext(ctx, `SELECT salt FROM payout_salts WHERE ref = ?`, ref).Scan(&salt)
 	if errors.Is(err, sql.ErrNoRows) {
-		salt = newSalt()
-		_, err = q.ExecContext(ctx, `INSERT INTO payout_salts (ref, salt) VALUES (?, ?)`, ref, salt)
+		return "", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("salt of %s: %w", ref, err)
@@ -214,7 +249,8 @@ func saltOf(ctx context.Context, q querier, ref string) (string, error) {
 }
 
 // changeEvent is the event of one applied Change. Only a change with a payload (a callback's)
-// costs a query: its digest needs the payout's salt.
+// costs a query: its digest needs the payout's salt. A purged payout has none, and its payload
+// is not kept: purge promised that the ledger holds no personal data of it.
 func (c *chainer) changeEvent(ctx context.Context, q querier, now string, ch Change) (*ChainEvent, error) {
 	e := &ChainEvent{Ref: ch.Ref, RunID: ch.RunID, At: now, From: string(ch.From), To: string(ch.To),
 		Detail: ch.Detail, Facts: changeFacts(ch), Payload: ch.Payload}
@@ -223,7 +259,11 @@ func (c *chainer) changeEvent(ctx context.Context, q querier, now string, ch Cha
 		if err != nil {
 			return nil, err
 		}
-		e.Personal = personalDigest(salt, "payload", ch.Payload)
+		if salt == "" {
+			e.Payload = PurgedPayload
+		} else {
+			e.Personal = personalDigest(salt, "payload", ch.Payload)
+		}
 	}
 	c.link(e)
 	return e, nil

@@ -226,6 +226,30 @@ func TestPurgeMasksFinalPayoutsAndKeepsTheChain(t *testing.T) {
 	}
 }
 
+// A callback that comes after its payout was purged keeps no personal data either.
+func TestCallbackAfterPurgeKeepsNoPersonalData(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	ps := seed(t, db, "r1", 4)
+	settle(t, db, ps)
+	purge := ledger.PurgeRequest{Before: time.Now().AddDate(10, 0, 0), MaskName: maskName, MaskAccount: maskAccount, Detail: "purged"}
+	_, err := db.Purge(ctx, purge)
+	must(t, err)
+	late := `{"invoice_no":"INV-0","orgn_third_party_account_no":"0123456789"}`
+	must(t, db.Apply(ctx, ledger.Change{Ref: ps[0].Ref, From: ledger.Succeeded, To: ledger.Succeeded, Detail: "callback: replay", Payload: late}))
+	must(t, db.StoreCallback(ctx, ledger.StoredCallback{InvoiceNo: "INV-0", Verdict: "replay", Payload: late}))
+	evs := mustEvents(t, db, ps[0].Ref)
+	if got := evs[len(evs)-1].Payload; got != ledger.PurgedPayload {
+		t.Errorf("payload of a callback after purge: %q", got)
+	}
+	wantIntact(t, verify(t, db))
+	res, err := db.Purge(ctx, purge)
+	must(t, err)
+	if res.Callbacks != 1 || len(res.Purged) != 0 {
+		t.Errorf("second purge: %+v, want the late callback masked and no payout purged again", res)
+	}
+}
+
 func TestVerifyNamesAPurgedPayoutEditedByHand(t *testing.T) {
 	db, path := mustOpen(t)
 	ps := seed(t, db, "r1", 4)

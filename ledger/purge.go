@@ -62,33 +62,32 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 			res.Left = append(res.Left, p)
 			continue
 		}
-		n, err := purgePayout(ctx, tx, chain, req, p, now)
-		if err != nil {
+		if err := purgePayout(ctx, tx, chain, req, p, now); err != nil {
 			return PurgeResult{}, fmt.Errorf("purge %s: %w", p.Ref, err)
 		}
-		res.Callbacks += n
 		res.Purged = append(res.Purged, p.Ref)
 	}
 	if res.RejectedRows, err = purgeRejectedRows(ctx, tx, req); err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: rejected rows: %w", err)
 	}
-	// Callbacks about no payout of the ledger: those of purged payouts went with them.
-	n, err := execCount(ctx, tx, `UPDATE callbacks SET payload = ? WHERE payload <> ? AND received_at < ?
-		AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> '')`,
+	// The callbacks about purged payouts (now or earlier: one may come after its payout was
+	// purged), and those received before the cut-off about no payout of the ledger.
+	n, err := execCount(ctx, tx, `UPDATE callbacks SET payload = ? WHERE payload <> ? AND (invoice_no IN
+			(SELECT invoice_no FROM payouts p WHERE invoice_no <> '' AND NOT EXISTS (SELECT 1 FROM payout_salts s WHERE s.ref = p.ref))
+		OR received_at < ? AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> ''))`,
 		PurgedPayload, PurgedPayload, cutoff)
 	if err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)
 	}
-	res.Callbacks += n
+	res.Callbacks = n
 	if err := tx.Commit(); err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: %w", err)
 	}
 	return res, nil
 }
 
-// purgePayout masks one final payout and appends its purge event. It returns how many stored
-// callbacks about it it masked.
-func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeRequest, p Payout, now string) (int, error) {
+// purgePayout masks one final payout and appends its purge event.
+func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeRequest, p Payout, now string) error {
 	name, account := req.MaskName(p.Recipient), req.MaskAccount(p.Account)
 	for _, st := range []struct {
 		query string
@@ -100,22 +99,14 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 		{`DELETE FROM payout_salts WHERE ref = ?`, []any{p.Ref}},
 	} {
 		if _, err := tx.ExecContext(ctx, st.query, st.args...); err != nil {
-			return 0, err
+			return err
 		}
-	}
-	callbacks := 0
-	if p.InvoiceNo != "" {
-		n, err := execCount(ctx, tx, `UPDATE callbacks SET payload = ? WHERE invoice_no = ? AND payload <> ?`, PurgedPayload, p.InvoiceNo, PurgedPayload)
-		if err != nil {
-			return 0, err
-		}
-		callbacks = n
 	}
 	e := &ChainEvent{Ref: p.Ref, At: now, From: string(p.State), To: string(p.State), Detail: req.Detail,
 		Facts: factsJSON(map[string]string{purgeFact: req.Before.UTC().Format(time.DateOnly), "recipient": name, "account": account})}
 	chain.link(e)
 	_, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(nil, e)...)
-	return callbacks, err
+	return err
 }
 
 func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
