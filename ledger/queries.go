@@ -214,7 +214,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
 
 // Events returns a payout's audit trail, oldest first (empty for an unknown reference).
 func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload, actor
 		FROM events WHERE ref = ? ORDER BY id`, ref)
 	if err != nil {
 		return nil, fmt.Errorf("events of %s: %w", ref, err)
@@ -224,7 +224,7 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 	for rows.Next() {
 		var e Event
 		var at, from, to string
-		if err := rows.Scan(&e.ID, &e.Ref, &e.RunID, &at, &from, &to, &e.Detail, &e.Payload); err != nil {
+		if err := rows.Scan(&e.ID, &e.Ref, &e.RunID, &at, &from, &to, &e.Detail, &e.Payload, &e.Actor); err != nil {
 			return nil, fmt.Errorf("events of %s: %w", ref, err)
 		}
 		if e.At, err = parseTime(at); err != nil {
