@@ -360,3 +360,19 @@ func TestLedgerFilesAreReadableByTheirOwnerOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyNamesPayoutRowsDeletedOrInsertedByHand(t *testing.T) {
+	db, path := mustOpen(t)
+	ps := seed(t, db, "r1", 4)
+	settle(t, db, ps)
+	db = handEdit(t, db, path, `PRAGMA foreign_keys = OFF`,
+		fmt.Sprintf(`DELETE FROM payouts WHERE ref = '%s'`, ps[3].Ref),
+		fmt.Sprintf(`INSERT INTO payouts SELECT 'zz-forged', run_id, line, recipient, provider_id, bank, account, amount, description, state,
+			invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at, last_error, created_at, updated_at
+			FROM payouts WHERE ref = '%s'`, ps[0].Ref))
+	rep := verify(t, db)
+	if len(rep.Findings) != 2 || !findingAt(rep, 4, "payout "+ps[3].Ref+": it has events but no row in the payouts table") ||
+		!findingAt(rep, 0, "payout zz-forged: it has no events") {
+		t.Errorf("findings %v", rep.Findings)
+	}
+}

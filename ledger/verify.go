@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -46,8 +45,7 @@ type replay struct {
 	personal  string            // the first event's digest of name and account number
 	latest    map[string]string // the last value each later fact was set to
 	purge     map[string]string // the facts of its purge event; nil when it was not purged
-	purgeID   int64
-	maskedIDs []int64 // events whose payload purge replaced
+	maskedIDs []int64           // events whose payload purge replaced
 }
 
 // VerifyChain checks the whole ledger in one consistent read: PRAGMA quick_check; every event's
@@ -69,22 +67,10 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 	if err := quickCheckFindings(ctx, conn, &rep); err != nil {
 		return damaged(rep, err)
 	}
-	salts := map[string]string{}
-	pairs, err := scanAll(ctx, conn, `SELECT ref, salt FROM payout_salts`, func(s scanner) ([2]string, error) {
-		var p [2]string
-		return p, s.Scan(&p[0], &p[1])
-	})
-	if err != nil {
-		return rep, fmt.Errorf("verify: salts: %w", err)
-	}
-	for _, p := range pairs {
-		salts[p[0]] = p[1]
-	}
-	replays, err := walkChain(ctx, conn, salts, &rep)
-	if err != nil {
+	if err := walkChain(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: events: %w", err))
 	}
-	if err := checkRows(ctx, conn, salts, replays, &rep); err != nil {
+	if err := replayPayouts(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: payouts: %w", err))
 	}
 	return rep, nil
@@ -126,19 +112,19 @@ func scanChainEvent(s scanner) (ChainEvent, error) {
 	return e, err
 }
 
-// walkChain checks every event in id order and replays each payout's events.
-func walkChain(ctx context.Context, conn *sql.Conn, salts map[string]string, rep *ChainReport) (map[string]*replay, error) {
+// walkChain checks every event in id order: ids without gaps, each prev_hash the hash before it,
+// each hash its content's.
+func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 	rows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events ORDER BY id`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	replays := map[string]*replay{}
 	var prev ChainHead
 	for rows.Next() {
 		e, err := scanChainEvent(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var problems []string
 		if e.ID != prev.ID+1 {
@@ -150,16 +136,6 @@ func walkChain(ctx context.Context, conn *sql.Conn, salts map[string]string, rep
 		if HashEvent(e) != e.Hash {
 			problems = append(problems, "its content does not match its hash (edited, or inserted by hand)")
 		}
-		r := replays[e.Ref]
-		if r == nil {
-			// The first event's facts are the recorded details, and in a sealed ledger they may
-			// also carry the invoice number and statuses.
-			r = &replay{firstID: e.ID, recorded: decodeFacts(e.Facts), personal: e.Personal, latest: decodeFacts(e.Facts)}
-			replays[e.Ref] = r
-		} else {
-			problems = append(problems, r.apply(e, salts[e.Ref])...)
-		}
-		r.state = e.To
 		if len(problems) > 0 {
 			rep.Findings = append(rep.Findings, Finding{EventID: e.ID, Ref: e.Ref, Problem: strings.Join(problems, "; ")})
 		}
@@ -167,15 +143,15 @@ func walkChain(ctx context.Context, conn *sql.Conn, salts map[string]string, rep
 		rep.Events++
 	}
 	rep.Head = prev
-	return replays, rows.Err()
+	return rows.Err()
 }
 
 // apply replays one event after a payout's first, and checks its payload against its digest.
-func (r *replay) apply(e ChainEvent, salt string) []string {
+func (r *replay) apply(e ChainEvent, salt string) string {
 	facts := decodeFacts(e.Facts)
 	if facts[purgeFact] != "" {
-		r.purge, r.purgeID = facts, e.ID
-		return nil
+		r.purge = facts
+		return ""
 	}
 	for k, v := range facts {
 		r.latest[k] = v
@@ -184,54 +160,117 @@ func (r *replay) apply(e ChainEvent, salt string) []string {
 	case e.Payload == PurgedPayload:
 		r.maskedIDs = append(r.maskedIDs, e.ID)
 	case e.Payload == "" && e.Personal != "":
-		return []string{"its payload was removed"}
+		return "its payload was removed"
 	case e.Payload != "" && salt == "":
-		return []string{"its payload is kept but the payout's salt is gone, so it cannot be checked"}
+		return "its payload is kept but the payout's salt is gone, so it cannot be checked"
 	case e.Payload != "" && personalDigest(salt, "payload", e.Payload) != e.Personal:
-		return []string{"its payload does not match its digest (edited)"}
+		return "its payload does not match its digest (edited)"
+	}
+	return ""
+}
+
+// payoutRow is a payouts row with its stored amount text and its salt ("" once purged).
+type payoutRow struct {
+	p            Payout
+	amount, salt string
+}
+
+// replayPayouts replays each payout's events against its row. It reads the events by reference
+// and the payouts by reference side by side, so it holds one payout's events at a time whatever
+// the size of the ledger.
+func replayPayouts(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
+	evRows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events ORDER BY ref, id`)
+	if err != nil {
+		return err
+	}
+	defer evRows.Close()
+	pRows, err := conn.QueryContext(ctx, `SELECT COALESCE((SELECT salt FROM payout_salts s WHERE s.ref = payouts.ref), ''), amount, `+
+		payoutColumns+` FROM payouts ORDER BY ref`)
+	if err != nil {
+		return err
+	}
+	defer pRows.Close()
+	events := &stream[ChainEvent]{rows: evRows, scan: scanChainEvent}
+	payouts := &stream[payoutRow]{rows: pRows, scan: func(s scanner) (payoutRow, error) {
+		var r payoutRow
+		p, err := scanPayout(headScanner{rows: pRows, head: []any{&r.salt, &r.amount}})
+		r.p = p
+		return r, err
+	}}
+	events.advance()
+	payouts.advance()
+	for events.next != nil || payouts.next != nil {
+		switch {
+		case payouts.next == nil || events.next != nil && events.next.Ref < payouts.next.p.Ref:
+			g := events.group(func(e *ChainEvent) string { return e.Ref })
+			rep.Findings = append(rep.Findings, Finding{EventID: g[0].ID, Ref: g[0].Ref, Problem: "it has events but no row in the payouts table (deleted)"})
+		case events.next == nil || payouts.next.p.Ref < events.next.Ref:
+			rep.Findings = append(rep.Findings, Finding{Ref: payouts.next.p.Ref, Problem: "it has no events (inserted by hand)"})
+			rep.Payouts++
+			payouts.advance()
+		default:
+			row := *payouts.next
+			r := replayOf(events.group(func(e *ChainEvent) string { return e.Ref }), row.salt, rep)
+			for _, problem := range r.compare(row.p, row.amount, row.salt) {
+				rep.Findings = append(rep.Findings, Finding{Ref: row.p.Ref, Problem: problem})
+			}
+			rep.Payouts++
+			payouts.advance()
+		}
+		if events.err != nil || payouts.err != nil {
+			return errors.Join(events.err, payouts.err)
+		}
 	}
 	return nil
 }
 
-// checkRows compares every payout's row with its replay, and names replays without a row.
-func checkRows(ctx context.Context, conn *sql.Conn, salts map[string]string, replays map[string]*replay, rep *ChainReport) error {
-	rows, err := conn.QueryContext(ctx, `SELECT amount, `+payoutColumns+` FROM payouts ORDER BY ref`)
+// stream reads rows one ahead.
+type stream[T any] struct {
+	rows *sql.Rows
+	scan func(scanner) (T, error)
+	next *T
+	err  error
+}
+
+func (s *stream[T]) advance() {
+	s.next = nil
+	if !s.rows.Next() {
+		s.err = s.rows.Err()
+		return
+	}
+	v, err := s.scan(s.rows)
 	if err != nil {
-		return err
+		s.err = err
+		return
 	}
-	defer rows.Close()
-	seen := map[string]bool{}
-	for rows.Next() {
-		var amount string
-		p, err := scanPayout(headScanner{rows: rows, head: []any{&amount}})
-		if err != nil {
-			return err
+	s.next = &v
+}
+
+// group reads the rows that share the next row's key.
+func (s *stream[T]) group(key func(*T) string) []T {
+	k := key(s.next)
+	var g []T
+	for s.next != nil && key(s.next) == k {
+		g = append(g, *s.next)
+		s.advance()
+	}
+	return g
+}
+
+// replayOf replays one payout's events, oldest first, and adds a finding for each payload that
+// does not match its digest.
+func replayOf(events []ChainEvent, salt string, rep *ChainReport) *replay {
+	first := events[0]
+	// The first event's facts are the recorded details, and in a sealed ledger they may also
+	// carry the invoice number and statuses.
+	r := &replay{firstID: first.ID, state: first.To, recorded: decodeFacts(first.Facts), personal: first.Personal, latest: decodeFacts(first.Facts)}
+	for _, e := range events[1:] {
+		if problem := r.apply(e, salt); problem != "" {
+			rep.Findings = append(rep.Findings, Finding{EventID: e.ID, Ref: e.Ref, Problem: problem})
 		}
-		rep.Payouts++
-		seen[p.Ref] = true
-		r := replays[p.Ref]
-		if r == nil {
-			rep.Findings = append(rep.Findings, Finding{Ref: p.Ref, Problem: "it has no events (inserted by hand)"})
-			continue
-		}
-		for _, problem := range r.compare(p, amount, salts[p.Ref]) {
-			rep.Findings = append(rep.Findings, Finding{Ref: p.Ref, Problem: problem})
-		}
+		r.state = e.To
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var missing []string
-	for ref := range replays {
-		if !seen[ref] {
-			missing = append(missing, ref)
-		}
-	}
-	sort.Strings(missing)
-	for _, ref := range missing {
-		rep.Findings = append(rep.Findings, Finding{EventID: replays[ref].firstID, Ref: ref, Problem: "it has events but no row in the payouts table (deleted)"})
-	}
-	return nil
+	return r
 }
 
 // compare lists where p's row differs from what its events say.
