@@ -29,12 +29,16 @@ func stamped(o ledger.Options) ledger.Options {
 
 // auditCmd is `payout audit verify [--pack FILE]` and `payout audit export --run RUN --out FILE`.
 func auditCmd(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || isHelpFlag(args[0]) {
-		fmt.Fprintln(e.stdout, "usage: payout audit verify [--pack FILE] [--ledger FILE]\n       payout audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE]")
-		if len(args) == 0 {
-			return usageError("audit: name verify or export")
-		}
+	const usage = "usage: payout audit verify [--pack FILE] [--ledger FILE]\n" +
+		"       payout audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE]\n" +
+		"(payout audit verify -h and payout audit export -h list their flags)"
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		fmt.Fprintln(e.stdout, usage)
 		return nil
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, usage)
+		return usageError("audit: name verify or export")
 	}
 	switch args[0] {
 	case "verify":
