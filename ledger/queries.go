@@ -422,7 +422,6 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 		if err := collectRefs(ctx, st, args, inserted); err != nil {
 			return fmt.Errorf("payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
 		}
-		args = args[:0]
 		for _, p := range chunk {
 			if !inserted[p.Ref] {
 				if err := sameAsStored(ctx, tx, p); err != nil {
