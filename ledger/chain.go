@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // ChainHead is the last event of the chain: its id and hash. The zero value is an empty chain.
@@ -30,21 +31,12 @@ func (h ChainHead) String() string { return strconv.FormatInt(h.ID, 10) + ":" + 
 
 // ParseChainHead reads what ChainHead.String wrote.
 func ParseChainHead(s string) (ChainHead, error) {
-	id, hash, ok := cutLast(s, ':')
-	n, err := strconv.ParseInt(id, 10, 64)
-	if !ok || err != nil || n < 0 {
+	i := strings.LastIndexByte(s, ':')
+	n, err := strconv.ParseInt(s[:max(i, 0)], 10, 64)
+	if i < 0 || err != nil || n < 0 {
 		return ChainHead{}, fmt.Errorf("chain head %q: want EVENT_ID:SHA256", s)
 	}
-	return ChainHead{ID: n, Hash: hash}, nil
-}
-
-func cutLast(s string, sep byte) (string, string, bool) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
+	return ChainHead{ID: n, Hash: s[i+1:]}, nil
 }
 
 // ChainEvent is an event as the chain covers it: every field that its hash covers, as stored
