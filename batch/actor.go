@@ -1,13 +1,19 @@
 package batch
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/payout/payout/ledger"
 )
+
+// CallbackActor is the actor of the events the callback receiver records: the service speaks.
+const CallbackActor = "service callback"
 
 // Actor names who runs the command, for the audit trail: the operating-system account (what
 // cron, sudo and file ownership already establish) and the host, as "user@host".
@@ -58,4 +64,14 @@ func accountName(actor string) string {
 		return actor[:i]
 	}
 	return actor
+}
+
+// ChainHeadText is the ledger's chain head as a report prints it, read when the report is
+// written: a report held by an auditor then pins the trail up to that event.
+func ChainHeadText(ctx context.Context, db *ledger.DB) string {
+	head, err := db.ChainHead(ctx)
+	if err != nil {
+		return "unavailable: " + err.Error()
+	}
+	return head.String()
 }

@@ -151,14 +151,8 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 			st.settle(o)
 			workers.add(st.size.observe(o.took))
 		case b, ok := <-more:
-			switch {
-			case !ok:
+			if !st.take(b, ok) {
 				feed = nil
-			case b.err != nil:
-				st.stop(b.err)
-			default:
-				st.push(b.tasks)
-				st.settleDone(b.done)
 			}
 		case <-wake:
 		case <-ctxDone:
@@ -216,6 +210,20 @@ func (st *poolState) due(now time.Time) (task, time.Duration, bool) {
 		return task{}, at.Sub(now), false
 	}
 	return head, 0, true
+}
+
+// take takes a chunk from the feed, and reports false when the feed is closed.
+func (st *poolState) take(b feedBatch, ok bool) bool {
+	switch {
+	case !ok:
+		return false
+	case b.err != nil:
+		st.stop(b.err)
+	default:
+		st.push(b.tasks)
+		st.settleDone(b.done)
+	}
+	return true
 }
 
 func (st *poolState) push(tasks []task) {

@@ -74,6 +74,10 @@ type Config struct {
 	// still reported, but do not make the exit code 4.
 	AllowPaidElsewhere bool
 
+	// Repeats says which rows are held as possible repeats of payouts to the same account, bank
+	// and amount under other references.
+	Repeats RepeatPolicy
+
 	// Approval says when a file needs a second person's approval before it is paid.
 	Approval ApprovalPolicy
 
@@ -242,7 +246,8 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	}
 	vopts := cfg.Validate
 	vopts.Providers = providers
-	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed()}
+	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed(),
+		rules: cfg.Repeats, now: cfg.Now}
 	if cfg.DryRun {
 		return r.dryRun(ctx, log, res, scan)
 	}

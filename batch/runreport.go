@@ -35,7 +35,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
-		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt}
+		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db)}
 	var readErr error
 	paths, summary, reportErr := report.WriteRunStream(r.cfg.ReportDir, r.reportInput(res.File), meta, func(add func(report.Row) error) error {
 		readErr = EachReportRow(ctx, db, res.RunID, !submitted, add)
@@ -229,7 +229,8 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
-		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows}
+		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows,
+		ChainHead: ChainHeadText(ctx, db)}
 	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
 		return report.Paths{}, err
 	}

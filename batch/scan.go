@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
@@ -37,7 +38,12 @@ type fileScan struct {
 	// dups rejects, by line, the rows of references the file has more than once: found at the
 	// end of a pass, they are known to the passes after it.
 	dups map[int]*read.RowError
-	seed maphash.Seed
+	// repeats holds, by line, the rows that repeat an earlier row of the file (see read.Findings).
+	repeats map[int]*read.RowError
+	seed    maphash.Seed
+	rules   RepeatPolicy
+	now     func() time.Time
+	runs    map[string]ledger.Run // runs named by the holds, read once
 }
 
 // scanned is what a pass learned of the whole file.
@@ -84,6 +90,11 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 			d := *dup
 			d.Value = raw.Ref
 			errs = append([]*read.RowError{&d}, errs...)
+		} else if rep, ok := s.repeats[raw.Line]; ok && len(errs) == 0 && !s.rules.allows(payment.Ref) {
+			d := *rep
+			d.Value = raw.Account
+			d.Err = fmt.Errorf("%w; %s", rep.Err, s.rules.hint(payment.Ref))
+			errs = append(errs, &d)
 		}
 		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs})
 		if len(rows) == s.chunk {
@@ -127,22 +138,35 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
 				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
 	}
-	return existing, checkRetries(ctx, s.db, rows, existing)
+	if err := checkRetries(ctx, s.db, rows, existing); err != nil {
+		return nil, err
+	}
+	return existing, s.holdRepeats(ctx, rows, existing)
 }
 
-// withDuplicates returns a scan that rejects the duplicates a pass found, and whether there are any.
+// withDuplicates returns a scan that rejects the duplicates, and holds the repeats, that a pass
+// found, and whether there are any.
 func (s fileScan) withDuplicates(found read.Findings) (fileScan, bool) {
-	if len(found.Duplicates) == 0 {
+	repeats := found.Repeats
+	if s.rules.AllowAll {
+		repeats = nil
+	}
+	if len(found.Duplicates) == 0 && len(repeats) == 0 {
 		return s, false
 	}
 	s.dups = make(map[int]*read.RowError, len(found.Duplicates))
 	for _, d := range found.Duplicates {
 		s.dups[d.Line] = d
 	}
+	s.repeats = make(map[int]*read.RowError, len(repeats))
+	for _, d := range repeats {
+		s.repeats[d.Line] = d
+	}
 	return s, true
 }
 
-// digest sums up a chunk's rows as read, so that a later pass can tell that the file changed
+// digest sums up a chunk's rows as read (not the ledger's verdicts, which a callback may change
+// between passes), so that a later pass can tell that the file changed
 // under it before it records or sends anything of a changed chunk.
 func (s *fileScan) digest(rows []fileRow) uint64 {
 	var h maphash.Hash
@@ -155,7 +179,6 @@ func (s *fileScan) digest(rows []fileRow) uint64 {
 			h.WriteByte(':')
 			h.WriteString(f)
 		}
-		h.WriteString(strconv.Itoa(len(rows[i].errs)))
 	}
 	return h.Sum64()
 }

@@ -123,6 +123,7 @@ type Event struct {
 	To      State
 	Detail  string
 	Payload string
+	Actor   string // who recorded it: "user@host", or "service callback"
 }
 
 // Filter selects payouts. Zero fields select everything.

@@ -50,6 +50,7 @@ type writer struct {
 	// update and insertEvent are prepared once: every change runs both, and parsing their SQL
 	// again for each change would cost the writer about as much as running them.
 	update, insertEvent *sql.Stmt
+	chain               *chainer       // the transaction's chain, read when it begins
 	reqs                chan *applyReq // unbuffered: a send that succeeds means the writer has taken the call
 	quit                chan struct{}
 	finished            chan struct{}
@@ -88,8 +89,6 @@ func notFoundMode(c Change) int {
 	}
 	return notFoundKeep
 }
-
-const insertEventSQL = `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 func newWriter(ctx context.Context, db *DB) (*writer, error) {
 	conn, err := db.sql.Conn(ctx)
@@ -174,6 +173,12 @@ func (w *writer) applyBatch(ctx context.Context, batch []*applyReq) ([]error, er
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return nil, err
 	}
+	head, err := readChainHead(ctx, w.conn)
+	if err != nil {
+		w.conn.ExecContext(ctx, "ROLLBACK")
+		return nil, err
+	}
+	w.chain = w.db.newChainer(head)
 	results := make([]error, len(batch))
 	now := fmtTime(w.db.now())
 	for i, r := range batch {
@@ -202,8 +207,10 @@ func (w *writer) applyCall(ctx context.Context, now string, changes []Change) er
 	if _, err := w.conn.ExecContext(ctx, "SAVEPOINT apply"); err != nil {
 		return err
 	}
+	head := w.chain.head
 	for _, c := range changes {
 		if err := w.applyChange(ctx, now, c); err != nil {
+			w.chain.head = head // the events rolled back below leave the chain
 			if _, uerr := w.conn.ExecContext(ctx, "ROLLBACK TO apply"); uerr != nil {
 				return uerr
 			}
@@ -239,7 +246,11 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		}
 		return &ConflictError{Ref: c.Ref, Want: c.From, Have: State(have)}
 	}
-	if _, err := w.insertEvent.ExecContext(ctx, c.Ref, c.RunID, now, string(c.From), string(c.To), c.Detail, c.Payload); err != nil {
+	e, err := w.chain.changeEvent(ctx, w.conn, now, c)
+	if err != nil {
+		return err
+	}
+	if _, err := w.insertEvent.ExecContext(ctx, eventArgs(make([]any, 0, 14), e)...); err != nil {
 		return fmt.Errorf("event of %s: %w", c.Ref, err)
 	}
 	return nil

@@ -32,6 +32,9 @@ type Options struct {
 	// its SQLite header, and its length against the pages the header counts. The checks cost the
 	// same at any size; QuickCheck reads the whole file. Commands that pay set it.
 	Verify bool
+	// Actor and Version stamp every event this process appends: who ran it ("user@host", or
+	// "service callback") and the program's version. Empty ones are recorded as "unknown".
+	Actor, Version string
 }
 
 // DB is the ledger: a SQLite file in WAL mode with synchronous=FULL. It is safe for concurrent
@@ -42,6 +45,8 @@ type DB struct {
 	now  func() time.Time
 	log  *slog.Logger
 	w    *writer
+
+	actor, version string // stamped on every event appended through this DB
 
 	closeOnce sync.Once
 	closeErr  error
@@ -105,7 +110,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{sql: sdb, path: path, now: opts.Now, log: opts.Logger}
+	db := &DB{sql: sdb, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
 	err = db.checkPragmas(ctx)
 	if err == nil {
 		err = db.migrate(ctx)
@@ -171,6 +176,9 @@ func (db *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: %w", names[i], err)
+		}
+		if err := db.afterMigration(ctx, tx, names[i]); err != nil {
 			return fmt.Errorf("migrate %s: %w", names[i], err)
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {

@@ -18,6 +18,15 @@
 // run, for its own reports at its end, for `payout report` later, for folder mode's notes and
 // for reconciling one run.
 //
+// Every event is in a hash chain: its hash (HashEvent: SHA-256 over a length-prefixed encoding
+// of its id, reference, run, time, states, text, actor, program version, facts, personal digest
+// and the previous event's hash) is computed from the head read inside the transaction that
+// appends it, so two processes writing one ledger (a run and the callback receiver) extend one
+// chain. Personal data is covered only through a digest salted per payout (payout_salts), so
+// Purge can mask it, and delete the salt, without breaking the chain. VerifyChain walks the
+// chain, replays each payout's events against its row and runs PRAGMA quick_check. Events of a
+// ledger made before the chain are sealed into it when the migration adds it.
+//
 // A payout's states:
 //
 //	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED

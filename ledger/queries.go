@@ -141,7 +141,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
 
 // Events returns a payout's audit trail, oldest first (empty for an unknown reference).
 func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload, actor
 		FROM events WHERE ref = ? ORDER BY id`, ref)
 	if err != nil {
 		return nil, fmt.Errorf("events of %s: %w", ref, err)
@@ -151,7 +151,7 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 	for rows.Next() {
 		var e Event
 		var at, from, to string
-		if err := rows.Scan(&e.ID, &e.Ref, &e.RunID, &at, &from, &to, &e.Detail, &e.Payload); err != nil {
+		if err := rows.Scan(&e.ID, &e.Ref, &e.RunID, &at, &from, &to, &e.Detail, &e.Payload, &e.Actor); err != nil {
 			return nil, fmt.Errorf("events of %s: %w", ref, err)
 		}
 		if e.At, err = parseTime(at); err != nil {
@@ -186,7 +186,12 @@ func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []P
 	if err := recordRows(ctx, tx, runID, rows); err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
-	if err := recordPayouts(ctx, tx, runID, file, fmtTime(db.now()), fresh); err != nil {
+	chain, err := db.startRecordedChain(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	defer chain.close()
+	if err := recordPayouts(ctx, tx, runID, file, fmtTime(db.now()), fresh, chain); err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -282,15 +287,13 @@ func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) er
 
 // recordPayouts inserts the fresh payouts a chunk at a time; RETURNING names those that were new,
 // and only they get a "recorded" event. A reference already stored is compared with its row.
-func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fresh []Payout) error {
+func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fresh []Payout, ev *recordedChain) error {
 	ins := &multiRowInsert{prep: tx, width: 12,
 		head: `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank, account, amount,
 		description, state, created_at, updated_at) VALUES `,
 		row:  `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		tail: ` ON CONFLICT (ref) DO NOTHING RETURNING ref`}
 	defer ins.close()
-	ev := &multiRowInsert{prep: tx, width: 5, head: `INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload) VALUES `, row: `(?, ?, ?, '', ?, ?, '')`}
-	defer ev.close()
 	args := make([]any, 0, insertChunk*ins.width)
 	inserted := make(map[string]bool, insertChunk)
 	for chunk := range slices.Chunk(fresh, insertChunk) {
@@ -311,7 +314,6 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 		if err := collectRefs(ctx, st, args, inserted); err != nil {
 			return fmt.Errorf("payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
 		}
-		args = args[:0]
 		for _, p := range chunk {
 			if !inserted[p.Ref] {
 				if err := sameAsStored(ctx, tx, p); err != nil {
@@ -321,9 +323,9 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 			}
 			// A ref twice in the chunk was inserted once: its second row is compared above.
 			delete(inserted, p.Ref)
-			args = append(args, p.Ref, runID, now, string(recordedState(p)), RecordedDetail(file, p.Line))
+			ev.add(p, runID, now, RecordedDetail(file, p.Line))
 		}
-		if err := ev.exec(ctx, args); err != nil {
+		if err := ev.flush(ctx); err != nil {
 			return fmt.Errorf("events of payouts %s to %s: %w", chunk[0].Ref, chunk[len(chunk)-1].Ref, err)
 		}
 	}

@@ -33,6 +33,10 @@ var (
 	ErrRecipientFormat  = errors.New("recipient_reference too long or holds control characters")
 	ErrDescription      = errors.New("payment_description too long or holds control characters")
 	ErrNoRows           = errors.New("no data rows: the file has a header and nothing to pay")
+	// ErrPossibleRepeat holds a row that pays the same account at the same bank the same amount
+	// as another row, under another reference: the same invoice entered twice, or a file
+	// exported twice, looks exactly like this.
+	ErrPossibleRepeat = errors.New("held as a possible repeat: same account, bank and amount")
 )
 
 // Payment is a validated row, ready to pay.
@@ -88,13 +92,15 @@ type ValidateOptions struct {
 // Validator checks rows one by one and never stops at an error. Every reference is remembered
 // with its first line, so that Finish can reject each row of a reference the file has twice.
 type Validator struct {
-	opts  ValidateOptions
-	idx   *providerIndex
-	refs  dupFinder
-	banks map[string]bankResult
-	total decimal.Decimal // plus cents, kept apart so the hot path adds int64s
-	cents int64
-	rows  int
+	opts ValidateOptions
+	idx  *providerIndex
+	refs dupFinder
+	// payees finds rows that pay the same account, bank and amount (see ErrPossibleRepeat).
+	payees dupFinder
+	banks  map[string]bankResult
+	total  decimal.Decimal // plus cents, kept apart so the hot path adds int64s
+	cents  int64
+	rows   int
 	// removed is what the rows of duplicated references had added to the total, known at Finish.
 	removed decimal.Decimal
 }
@@ -182,6 +188,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	if len(errs) > 0 {
 		return Payment{}, errs
 	}
+	v.payees.add(p.Account+"\x00"+strconv.FormatInt(p.ProviderID, 10)+"\x00"+p.Amount.String(), r.Line, 0)
 	return p, nil
 }
 
@@ -240,6 +247,9 @@ type Findings struct {
 	// file (ErrRefDuplicate, naming another line that has it). Value is left to the caller, which
 	// has the cell as the file wrote it. These rows are out of Total.
 	Duplicates []*RowError
+	// Repeats holds, in line order, every valid row that pays the account, bank and amount of an
+	// earlier row of the file (ErrPossibleRepeat, naming the first such line).
+	Repeats []*RowError
 	// File is what is wrong with the file as a whole (ErrNoRows, ErrTooManyRows,
 	// ErrTotalTooLarge), with Line 0.
 	File []*RowError
@@ -254,6 +264,13 @@ func (v *Validator) Finish() Findings {
 	for _, d := range dups {
 		f.Duplicates = append(f.Duplicates, &RowError{Line: d.line, Column: ColRef,
 			Err: fmt.Errorf("%w: lines %d and %d", ErrRefDuplicate, min(d.line, d.other), max(d.line, d.other))})
+	}
+	repeats, _ := v.payees.find()
+	for _, d := range repeats {
+		if d.line > d.other {
+			f.Repeats = append(f.Repeats, &RowError{Line: d.line, Column: ColAccount,
+				Err: fmt.Errorf("%w as line %d, under another reference", ErrPossibleRepeat, d.other)})
+		}
 	}
 	f.File = v.fileErrors()
 	return f

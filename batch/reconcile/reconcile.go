@@ -122,7 +122,8 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	}
 
 	ended := rc.cfg.Now()
-	paths, err := report.WriteReconciliation(opts.ReportDir, report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope}, rows)
+	paths, err := report.WriteReconciliation(opts.ReportDir, report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,
+		ChainHead: batch.ChainHeadText(bg, db)}, rows)
 	if err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
 	}

@@ -40,10 +40,10 @@ type summaryView struct {
 }
 
 type headView struct {
-	Title, Kind, ID, File, SHA256, Started, Ended, Duration, Scope string
-	Approved                                                       string
-	Rows, Skipped, Mismatches, NotFinal                            int
-	DryRun                                                         bool
+	Title, Kind, ID, File, SHA256, Started, Ended, Duration, Scope, ChainHead string
+	Approved                                                                  string
+	Rows, Skipped, Mismatches, NotFinal                                       int
+	DryRun                                                                    bool
 	// Aborted, NotSent and Regenerated are the lines of Summary's AbortedText, NotSentText and
 	// RegeneratedText; empty when they do not apply.
 	Aborted, NotSent, Regenerated string
@@ -231,7 +231,8 @@ func (h *htmlRows) render(w io.Writer, s Summary) error {
 		Head: headView{Title: "Payout run " + s.RunID, Kind: s.Kind, ID: s.RunID, File: s.File, SHA256: s.FileSHA256,
 			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun,
-			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText(), Approved: s.ApprovalText()},
+			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText(), Approved: s.ApprovalText(),
+			ChainHead: s.ChainHead},
 		Summary:          summarize(s.ByState, s.Total, s.DryRun),
 		Attention:        len(h.attention) + h.omittedAttention,
 		OmittedAttention: h.omittedAttention,

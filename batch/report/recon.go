@@ -59,8 +59,9 @@ type ReconSummary struct {
 	Rows       int
 	ByState    []StateTotal
 	Total      decimal.Decimal
-	Mismatches int // rows with at least one mismatch
-	NotFinal   int // rows whose ledger state is not SUCCEEDED, FAILED or REJECTED
+	Mismatches int    // rows with at least one mismatch
+	NotFinal   int    // rows whose ledger state is not SUCCEEDED, FAILED or REJECTED
+	ChainHead  string // the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written
 	// NameMismatches counts rows whose bank holds another name for the account than the recipient.
 	NameMismatches int
 }
@@ -132,6 +133,7 @@ func reconSummaryCells(s ReconSummary) [][]cell {
 	rows := [][]cell{
 		{text("Reconciliation"), code(s.ID)},
 		{text("Scope"), text(s.Scope)},
+		{text("Audit chain head"), code(s.ChainHead)},
 		{text("Started"), text(formatTime(s.Started))},
 		{text("Ended"), text(formatTime(s.Ended))},
 		{text("Payouts"), integer(s.Rows)},
@@ -222,7 +224,7 @@ func renderRecon(w io.Writer, s ReconSummary, rows []ReconRow) error {
 	g := groupRecon(s.ByState)
 	groupSum := g.succeeded.Amount.Add(g.failed.Amount).Add(g.pending.Amount).Add(g.rejected.Amount)
 	page := reconPage{
-		Head: headView{Title: "Reconciliation " + s.ID, Kind: "reconciliation", ID: s.ID, Scope: s.Scope,
+		Head: headView{Title: "Reconciliation " + s.ID, Kind: "reconciliation", ID: s.ID, Scope: s.Scope, ChainHead: s.ChainHead,
 			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Mismatches: s.Mismatches, NotFinal: s.NotFinal},
 		Summary: summarize(s.ByState, s.Total, false),

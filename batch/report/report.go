@@ -91,6 +91,9 @@ type Summary struct {
 	// empty when it needed none.
 	ApprovedBy string
 	ApprovedAt time.Time
+	// ChainHead is the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written;
+	// empty for a dry run, which records nothing.
+	ChainHead string
 }
 
 // AbortedText is what the reports of an aborted run say about it.

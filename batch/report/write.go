@@ -110,6 +110,7 @@ func runSummaryCells(s Summary) [][]cell {
 		{text("Ended"), text(formatTime(s.Ended))},
 		{text("Rows"), integer(s.Rows)},
 		{text("Skipped (done in an earlier run)"), integer(s.Skipped)},
+		{text("Audit chain head"), code(s.ChainHead)},
 		{},
 		{text("State"), text("Rows"), text("Amount (MYR)")},
 	}...)

@@ -73,6 +73,8 @@ func commands() []command {
 		{"sandbox", "run the simulator of the payout service", sandboxCmd},
 		{"demo", "pay the sample file through a sandbox on loopback", demoCmd},
 		{"template", "write an empty input file with the expected header", templateCmd},
+		{"audit", "check the hash-chained trail (verify), or write a run's evidence pack (export)", auditCmd},
+		{"purge", "mask names and account numbers of old final payouts, keeping the money trail", purgeCmd},
 		{"version", "print the build's version", versionCmd},
 		{"help", "print this list, or a command's help: help COMMAND", helpCmd},
 	}

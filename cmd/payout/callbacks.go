@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/callbacks"
 	"github.com/payout/payout/ledger"
 )
@@ -50,7 +51,7 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	if *ledgerPath != "" {
 		cfg.Ledger = *ledgerPath
 	}
-	db, err := ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log, Verify: true})
+	db, err := ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log, Verify: true, Actor: batch.CallbackActor}))
 	if err != nil {
 		return ledgerError(err)
 	}

@@ -133,7 +133,7 @@ func (d *demoService) close() {
 // a real service.
 func (d *demoService) session(ctx context.Context, e *env, o *runOptions, demoLedger string, log *slog.Logger) (*session, error) {
 	if err := ledger.Probe(demoLedger); errors.Is(err, ledger.ErrNoLedger) {
-		db, err := ledger.Create(ctx, demoLedger, ledger.Options{Logger: log})
+		db, err := ledger.Create(ctx, demoLedger, stamped(ledger.Options{Logger: log}))
 		if err != nil {
 			return nil, createError(err)
 		}

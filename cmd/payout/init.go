@@ -23,7 +23,7 @@ func initCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("init: unexpected argument %q (use --ledger FILE)", fs.Arg(0))
 	}
 	path := ledgerPath(e, *ledgerFlag)
-	db, err := ledger.Create(ctx, path, ledger.Options{})
+	db, err := ledger.Create(ctx, path, stamped(ledger.Options{}))
 	if err != nil {
 		return createError(err)
 	}

@@ -134,6 +134,7 @@ func TestCommandCallbacks(t *testing.T) {
 	if err != nil || got.State != ledger.Succeeded || got.BankReferenceNo != "BR-123" {
 		t.Errorf("after the callback: %+v, %v", got, err)
 	}
+	wantLastActor(t, ledgerPath, p.Ref, "service callback")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 // openLedgerReadOnly opens an existing ledger without taking the run lock: reads are safe beside
 // a running process (WAL). A missing ledger is a usage error, not a new empty file.
 func openLedgerReadOnly(ctx context.Context, e *env, path string) (*ledger.DB, error) {
-	db, err := ledger.Open(ctx, ledgerPath(e, path), ledger.Options{})
+	db, err := ledger.Open(ctx, ledgerPath(e, path), stamped(ledger.Options{}))
 	if err != nil {
 		return nil, ledgerError(err)
 	}

@@ -227,7 +227,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	case modeDryRun:
 		// A dry run writes nothing and needs no ledger; it checks references against one if there is one.
 		if err := ledger.Probe(cfg.Ledger); !errors.Is(err, ledger.ErrNoLedger) {
-			if s.db, err = ledger.Open(ctx, cfg.Ledger, ledger.Options{Logger: log}); err != nil {
+			if s.db, err = ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log})); err != nil {
 				return nil, ledgerError(err)
 			}
 		}
@@ -297,7 +297,7 @@ func (s *session) openLedger(ctx context.Context) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	db, err := ledger.Open(ctx, s.cfg.Ledger, ledger.Options{Logger: s.log, Verify: true})
+	db, err := ledger.Open(ctx, s.cfg.Ledger, stamped(ledger.Options{Logger: s.log, Verify: true}))
 	if err != nil {
 		_ = lock.Unlock()
 		return ledgerError(err)

@@ -133,7 +133,7 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
 		if from == "" {
 			from = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s -> %s\t%s\t%s\n", ev.At.Format(time.RFC3339Nano), from, ev.To, ev.RunID, ev.Detail)
+		fmt.Fprintf(tw, "%s\t%s -> %s\t%s\t%s\t%s\n", ev.At.Format(time.RFC3339Nano), from, ev.To, ev.RunID, ev.Actor, ev.Detail)
 	}
 	return tw.Flush()
 }

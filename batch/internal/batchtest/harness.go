@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"hash/fnv"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -176,13 +177,17 @@ type PayrollRow struct {
 // Payroll is n rows with references prefix-00001 and up, over five banks.
 func Payroll(n int, prefix string) []PayrollRow {
 	banks := []string{"Maybank", "CIMB Bank Berhad", "Public Bank", "RHB Bank", "Hong Leong Bank"}
+	// Each prefix pays its own accounts: two payrolls of one test are not repeats of each other.
+	h := fnv.New32a()
+	h.Write([]byte(prefix))
+	accounts := h.Sum32() % 1000
 	rows := make([]PayrollRow, n)
 	for i := range rows {
 		rows[i] = PayrollRow{
 			Ref:     fmt.Sprintf("%s-%05d", prefix, i+1),
 			Name:    fmt.Sprintf("Employee %d", i+1),
 			Bank:    banks[i%len(banks)],
-			Account: fmt.Sprintf("0%09d1", 1000+i),
+			Account: fmt.Sprintf("%03d%08d1", accounts, 1000+i),
 			Amount:  fmt.Sprintf("%d.%02d", 1000+i, i%100),
 		}
 	}

@@ -1,0 +1,215 @@
+// Package audit writes and checks the evidence pack of a run, and purges old personal data from
+// the ledger while keeping its hash-chained trail valid.
+//
+// An evidence pack is a zip file holding:
+//
+//	run.json         the run's record, its input file's SHA-256, the chain head the pack was cut at
+//	events.jsonl     the run's events (those it recorded and every event of its payouts), one JSON
+//	                 object a line, oldest first, each with the fields its hash covers, its hash
+//	                 and prev_hash, its payload and its payout's salt
+//	approvals.jsonl  the recorded decisions on the run's file, one JSON object a line
+//	reports/...      the run's reports, written from the ledger when the pack was made
+//	input/NAME       the input file itself, with --with-input
+//	SHA256SUMS       the SHA-256 of every other member, in the format of sha256sum
+package audit
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/ledger"
+)
+
+// PackFormat names the layout of an evidence pack in its run.json.
+const PackFormat = "payout-evidence-pack-v1"
+
+// Member names of a pack.
+const (
+	runMember       = "run.json"
+	eventsMember    = "events.jsonl"
+	approvalsMember = "approvals.jsonl"
+	sumsMember      = "SHA256SUMS"
+	reportsDir      = "reports/"
+	inputDir        = "input/"
+)
+
+// ErrInputChanged says that the input file offered for a pack is not the one the run read.
+var ErrInputChanged = errors.New("the input file is not the one the run read")
+
+// ExportOptions says which run to pack, and where.
+type ExportOptions struct {
+	RunID string
+	Out   string // the pack's path; written atomically, mode 0600
+	Input string // the input file to include, or "" for none
+	Actor string // who makes the pack
+	Now   time.Time
+}
+
+// PackInfo is a pack's run.json.
+type PackInfo struct {
+	Format      string `json:"format"`
+	RunID       string `json:"run_id"`
+	Kind        string `json:"kind"`
+	File        string `json:"file"`
+	InputSHA256 string `json:"input_sha256"`
+	StartedAt   string `json:"started_at"`
+	EndedAt     string `json:"ended_at"`
+	Status      string `json:"status"`
+	ExitCode    int    `json:"exit_code"`
+	ChainHead   string `json:"chain_head"`
+	ExportedAt  string `json:"exported_at"`
+	ExportedBy  string `json:"exported_by"`
+	Events      int    `json:"events"`
+}
+
+// Export writes the evidence pack of a run. It returns what the pack's run.json says.
+func Export(ctx context.Context, db *ledger.DB, o ExportOptions) (PackInfo, error) {
+	run, err := db.GetRun(ctx, o.RunID)
+	if err != nil {
+		return PackInfo{}, err
+	}
+	members := map[string][]byte{}
+	if o.Input != "" {
+		sum, err := batch.FileSHA256(o.Input)
+		if err != nil {
+			return PackInfo{}, err
+		}
+		if sum != run.FileSHA256 {
+			return PackInfo{}, fmt.Errorf("%s: %w (SHA-256 %s, the run read %s)", o.Input, ErrInputChanged, sum, run.FileSHA256)
+		}
+		if members[inputDir+filepath.Base(o.Input)], err = os.ReadFile(o.Input); err != nil {
+			return PackInfo{}, err
+		}
+	}
+	head, err := addReports(ctx, db, run, o.Now, members)
+	if err != nil {
+		return PackInfo{}, err
+	}
+	events, err := db.RunEvents(ctx, run.ID, head)
+	if err != nil {
+		return PackInfo{}, err
+	}
+	if members[eventsMember], err = jsonLines(events); err != nil {
+		return PackInfo{}, err
+	}
+	approvals, err := db.Approvals(ctx, run.FileSHA256)
+	if err != nil {
+		return PackInfo{}, err
+	}
+	if members[approvalsMember], err = jsonLines(approvals); err != nil {
+		return PackInfo{}, err
+	}
+	info := PackInfo{Format: PackFormat, RunID: run.ID, Kind: run.Kind, File: run.File, InputSHA256: run.FileSHA256,
+		StartedAt: fmtTime(run.StartedAt), EndedAt: fmtTime(run.EndedAt), Status: run.Status, ExitCode: run.ExitCode,
+		ChainHead: head.String(), ExportedAt: fmtTime(o.Now), ExportedBy: o.Actor, Events: len(events)}
+	if members[runMember], err = json.MarshalIndent(info, "", "  "); err != nil {
+		return PackInfo{}, err
+	}
+	if err := atomicfile.Write(o.Out, 0o600, func(w io.Writer) error { return writeZip(w, members) }); err != nil {
+		return PackInfo{}, fmt.Errorf("write evidence pack: %w", err)
+	}
+	return info, nil
+}
+
+// maxReportTries bounds how often Export writes the reports again while other processes append
+// events: the reports must print the head the pack is cut at.
+const maxReportTries = 5
+
+// addReports writes the run's reports into a private temporary folder and adds them to members.
+// It returns the chain head the reports print: it was the head before and after they were written.
+func addReports(ctx context.Context, db *ledger.DB, run ledger.Run, now time.Time, members map[string][]byte) (ledger.ChainHead, error) {
+	dir, err := os.MkdirTemp("", "payout-pack-")
+	if err != nil {
+		return ledger.ChainHead{}, err
+	}
+	defer os.RemoveAll(dir)
+	for try := 0; try < maxReportTries; try++ {
+		before, err := db.ChainHead(ctx)
+		if err != nil {
+			return ledger.ChainHead{}, err
+		}
+		paths, err := batch.WriteReports(ctx, db, run.ID, dir, "", now)
+		if err != nil {
+			return ledger.ChainHead{}, err
+		}
+		after, err := db.ChainHead(ctx)
+		if err != nil {
+			return ledger.ChainHead{}, err
+		}
+		if before == after {
+			for _, p := range paths.List() {
+				if members[reportsDir+filepath.Base(p)], err = os.ReadFile(p); err != nil {
+					return ledger.ChainHead{}, err
+				}
+			}
+			return after, nil
+		}
+		for _, p := range paths.List() {
+			_ = os.Remove(p) // written again on the next try
+		}
+	}
+	return ledger.ChainHead{}, fmt.Errorf("the ledger changed while the run's reports were written %d times: try again when it is quieter", maxReportTries)
+}
+
+func jsonLines[T any](items []T) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return nil, err
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// writeZip writes members in name order, then SHA256SUMS over them.
+func writeZip(w io.Writer, members map[string][]byte) error {
+	names := make([]string, 0, len(members))
+	for n := range members {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var sums strings.Builder
+	zw := zip.NewWriter(w)
+	for _, n := range names {
+		if err := addMember(zw, n, members[n]); err != nil {
+			return err
+		}
+		sum := sha256.Sum256(members[n])
+		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), n)
+	}
+	if err := addMember(zw, sumsMember, []byte(sums.String())); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+func addMember(zw *zip.Writer, name string, data []byte) error {
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return err
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/audit"
+	"github.com/payout/payout/ledger"
+)
+
+// exitBroken is the exit code of `payout audit verify` when the trail or the pack does not check
+// out: the check finished, and what it found needs attention.
+const exitBroken = exitAttention
+
+// stamped gives o the actor and version every event this process appends carries: the OS user
+// and host unless o names another actor, and the build's version.
+func stamped(o ledger.Options) ledger.Options {
+	if o.Actor == "" {
+		o.Actor = batch.Actor()
+	}
+	o.Version = buildVersion()
+	return o
+}
+
+// auditCmd is `payout audit verify [--pack FILE]` and `payout audit export --run RUN --out FILE`.
+func auditCmd(ctx context.Context, e *env, args []string) error {
+	const usage = "usage: payout audit verify [--pack FILE] [--ledger FILE]\n" +
+		"       payout audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE]\n" +
+		"(payout audit verify -h and payout audit export -h list their flags)"
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		fmt.Fprintln(e.stdout, usage)
+		return nil
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, usage)
+		return usageError("audit: name verify or export")
+	}
+	switch args[0] {
+	case "verify":
+		return auditVerifyCmd(ctx, e, args[1:])
+	case "export":
+		return auditExportCmd(ctx, e, args[1:])
+	}
+	return usageError("audit: unknown subcommand %q: name verify or export", args[0])
+}
+
+// auditVerifyCmd checks the ledger's trail, or with --pack an evidence pack without the ledger.
+// Exit 0: intact; 4: something does not match (each finding on stdout); 1: the check could not
+// run; 2: usage.
+func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "audit verify", "audit verify [--pack FILE] [--ledger FILE]")
+	pack := fs.String("pack", "", "check this evidence pack instead of the ledger (no ledger needed)")
+	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("audit verify: unexpected argument %q", fs.Arg(0))
+	}
+	if *pack != "" {
+		return verifyPack(e, *pack)
+	}
+	db, err := openLedgerReadOnly(ctx, e, *ledgerFlag)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := db.VerifyChain(ctx)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintln(e.stdout, f)
+	}
+	if len(rep.Findings) > 0 {
+		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the trail does not check out: %d finding(s) in %d events and %d payouts; chain head %s",
+			len(rep.Findings), rep.Events, rep.Payouts, rep.Head)}
+	}
+	fmt.Fprintf(e.stdout, "intact: %d events, %d payouts, file check ok; chain head %s\n", rep.Events, rep.Payouts, rep.Head)
+	return nil
+}
+
+func verifyPack(e *env, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return usageError("audit verify: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	rep, err := audit.VerifyPack(f, fi.Size())
+	if err != nil {
+		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s: %w", path, err)}
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintln(e.stdout, f)
+	}
+	if len(rep.Findings) > 0 {
+		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: pack %s does not check out: %d finding(s)", path, len(rep.Findings))}
+	}
+	fmt.Fprintf(e.stdout, "intact: pack of run %s, %d members, %d events; chain head %s\n", rep.Info.RunID, rep.Members, rep.Events, rep.Info.ChainHead)
+	return nil
+}
+
+// auditExportCmd writes a run's evidence pack.
+func auditExportCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "audit export", "audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE]")
+	runID := fs.String("run", "", "the run to pack (see `payout status`)")
+	out := fs.String("out", "", "the pack to write (a zip file, readable by you only)")
+	withInput := fs.Bool("with-input", false, "include the input file; refused unless its SHA-256 is still the run's")
+	input := fs.String("input", "", "where the input file is now (default: the name the run was given); implies --with-input")
+	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		fs.Usage()
+		return usageError("audit export: unexpected argument %q", fs.Arg(0))
+	case *runID == "" || *out == "":
+		fs.Usage()
+		return usageError("audit export: --run and --out are required")
+	}
+	db, err := openLedgerReadOnly(ctx, e, *ledgerFlag)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := db.GetRun(ctx, *runID)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return usageError("audit export: no run %q in the ledger (see `payout status`)", *runID)
+	} else if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now()}
+	if *withInput || *input != "" {
+		o.Input = *input
+		if o.Input == "" {
+			o.Input = run.File
+		}
+	}
+	info, err := audit.Export(ctx, db, o)
+	switch {
+	case errors.Is(err, audit.ErrInputChanged) || errors.Is(err, os.ErrNotExist):
+		return usageError("audit export: %v (name where the run's file is now with --input FILE); no pack written", err)
+	case err != nil:
+		return &exitError{code: exitAborted, err: fmt.Errorf("audit export: %w; no pack written", err)}
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: run %s, %d events; chain head %s\n", *out, info.RunID, info.Events, info.ChainHead)
+	return nil
+}
+
+// purgeCmd masks the names and account numbers of old final payouts. Exit 0: done; 4: done, but
+// payouts last changed before DATE that are not final were left (named on stderr); 2: usage;
+// 1: the ledger failed, nothing changed.
+func purgeCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "purge", "purge --before YYYY-MM-DD [--ledger FILE]")
+	beforeFlag := fs.String("before", "", "mask final payouts last changed before this day (00:00 UTC), at the latest today")
+	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("purge: unexpected argument %q", fs.Arg(0))
+	}
+	before, err := time.Parse(time.DateOnly, strings.TrimSpace(*beforeFlag))
+	if err != nil {
+		return usageError("purge: --before %q: want a day as YYYY-MM-DD (UTC)", *beforeFlag)
+	}
+	if today := time.Now().UTC().Truncate(24 * time.Hour); before.After(today) {
+		return usageError("purge: --before %s is after today (%s, UTC): nothing changed", before.Format(time.DateOnly), today.Format(time.DateOnly))
+	}
+	db, err := openLedgerReadOnly(ctx, e, *ledgerFlag)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := audit.Purge(ctx, db, before)
+	if err != nil {
+		return &exitError{code: exitAborted, err: fmt.Errorf("%w: nothing changed", err)}
+	}
+	fmt.Fprintf(e.stdout, "purged %d payout(s) last changed before %s (UTC): names and account numbers masked, each with a purge event; also %d rejected input row(s) and %d stored callback(s)\n",
+		len(res.Purged), before.Format(time.DateOnly), res.RejectedRows, res.Callbacks)
+	for _, p := range res.Left {
+		fmt.Fprintf(e.stderr, "left %s: %s is not final; `payout reconcile` settles it, a later purge masks it\n", p.Ref, p.State)
+	}
+	if len(res.Left) > 0 {
+		return &exitError{code: exitAttention, err: fmt.Errorf("purge: %d payout(s) last changed before %s are not final and were left as they are", len(res.Left), before.Format(time.DateOnly))}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+)
+
+// PayloadDigest is the digest the chain covers for an event's payload, salted with its payout's
+// salt.
+func PayloadDigest(salt, payload string) string { return personalDigest(salt, "payload", payload) }
+
+// EvidenceEvent is an event as an evidence pack holds it: what the chain covers, and the payload
+// with its payout's salt (empty once purged), so that the payload can be checked against its
+// digest away from the ledger.
+type EvidenceEvent struct {
+	ChainEvent
+	Payload string `json:"payload"`
+	Salt    string `json:"salt"`
+}
+
+// RunEvents returns, oldest first, the events of a run up to the chain head upTo: those recorded
+// by the run, and every event of the payouts its input rows named.
+func (db *DB) RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]EvidenceEvent, error) {
+	out, err := scanAll(ctx, db.sql, `SELECT e.id, e.ref, e.run_id, e.at, e.from_state, e.to_state, e.detail, e.payload, e.actor, e.version,
+		e.facts, e.personal, e.prev_hash, e.hash, COALESCE(s.salt, '') FROM events e
+		LEFT JOIN payout_salts s ON s.ref = e.ref
+		WHERE e.id <= ? AND (e.run_id = ? OR e.ref IN (SELECT ref FROM run_rows WHERE run_id = ? AND NOT rejected))
+		ORDER BY e.id`, func(s scanner) (EvidenceEvent, error) {
+		var e EvidenceEvent
+		c := &e.ChainEvent
+		err := s.Scan(&c.ID, &c.Ref, &c.RunID, &c.At, &c.From, &c.To, &c.Detail, &c.Payload, &c.Actor, &c.Version,
+			&c.Facts, &c.Personal, &c.PrevHash, &c.Hash, &e.Salt)
+		e.Payload = c.Payload
+		return e, err
+	}, upTo.ID, runID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %s: %w", runID, err)
+	}
+	return out, nil
+}

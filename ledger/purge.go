@@ -1,0 +1,151 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// PurgedPayload replaces an event's or a callback's payload when purge masks it.
+const PurgedPayload = "(purged)"
+
+// purgeFact is the key of a purge event's facts that marks it: its value is the purge's cut-off.
+const purgeFact = "purged"
+
+// PurgeRequest says which payouts Purge masks and how.
+type PurgeRequest struct {
+	Before      time.Time           // payouts last changed before it
+	MaskName    func(string) string // the masked form of a recipient_reference
+	MaskAccount func(string) string // the masked form of an account number
+	Detail      string              // the text of each purge event
+}
+
+// PurgeResult says what Purge did.
+type PurgeResult struct {
+	Purged       []string // references of the payouts masked now
+	Left         []Payout // payouts last changed before the cut-off that are not final: left as they are
+	RejectedRows int      // rejected input rows (never payouts) masked
+	Callbacks    int      // stored callbacks whose payload was replaced
+}
+
+// Purge masks, in one transaction, the names and account numbers of the final payouts last
+// changed before req.Before that are not purged yet: their payouts row and input rows get the
+// masked forms, the payloads of their events and callbacks become PurgedPayload, and their salt
+// is deleted, so that the digests in the chain can no longer be tried against guesses. Each gets a
+// purge event, in the chain, that records the masked forms. References, amounts, states,
+// invoice numbers, times and events are kept, and the chain still verifies. Rejected input rows
+// of runs started before the cut-off, and callbacks received before it that belong to no kept
+// payout, are masked too. Payouts that are not final are left and listed.
+func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) {
+	var res PurgeResult
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("purge: %w", err)
+	}
+	defer tx.Rollback()
+	cutoff := fmtTime(req.Before)
+	candidates, err := scanAll(ctx, tx, `SELECT `+payoutColumns+` FROM payouts p WHERE updated_at < ?
+		AND NOT EXISTS (SELECT 1 FROM events e WHERE e.ref = p.ref AND e.facts LIKE '%"`+purgeFact+`":%')
+		ORDER BY ref`, scanPayout, cutoff)
+	if err != nil {
+		return res, fmt.Errorf("purge: %w", err)
+	}
+	head, err := readChainHead(ctx, tx)
+	if err != nil {
+		return res, fmt.Errorf("purge: %w", err)
+	}
+	chain := db.newChainer(head)
+	now := fmtTime(db.now())
+	for _, p := range candidates {
+		if !p.State.Final() {
+			res.Left = append(res.Left, p)
+			continue
+		}
+		if err := purgePayout(ctx, tx, chain, req, p, now); err != nil {
+			return PurgeResult{}, fmt.Errorf("purge %s: %w", p.Ref, err)
+		}
+		res.Purged = append(res.Purged, p.Ref)
+	}
+	if res.RejectedRows, err = purgeRejectedRows(ctx, tx, req); err != nil {
+		return PurgeResult{}, fmt.Errorf("purge: rejected rows: %w", err)
+	}
+	// The callbacks about purged payouts (now or earlier: one may come after its payout was
+	// purged), and those received before the cut-off about no payout of the ledger.
+	n, err := execCount(ctx, tx, `UPDATE callbacks SET payload = ? WHERE payload <> ? AND (invoice_no IN
+			(SELECT invoice_no FROM payouts p WHERE invoice_no <> '' AND NOT EXISTS (SELECT 1 FROM payout_salts s WHERE s.ref = p.ref))
+		OR received_at < ? AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> ''))`,
+		PurgedPayload, PurgedPayload, cutoff)
+	if err != nil {
+		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)
+	}
+	res.Callbacks = n
+	if err := tx.Commit(); err != nil {
+		return PurgeResult{}, fmt.Errorf("purge: %w", err)
+	}
+	return res, nil
+}
+
+// purgePayout masks one final payout and appends its purge event.
+func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeRequest, p Payout, now string) error {
+	name, account := req.MaskName(p.Recipient), req.MaskAccount(p.Account)
+	for _, st := range []struct {
+		query string
+		args  []any
+	}{
+		{`UPDATE payouts SET recipient = ?, account = ? WHERE ref = ?`, []any{name, account, p.Ref}},
+		{`UPDATE run_rows SET recipient = ?, account = ? WHERE ref = ?`, []any{name, account, p.Ref}},
+		{`UPDATE events SET payload = ? WHERE ref = ? AND payload <> ''`, []any{PurgedPayload, p.Ref}},
+		{`DELETE FROM payout_salts WHERE ref = ?`, []any{p.Ref}},
+	} {
+		if _, err := tx.ExecContext(ctx, st.query, st.args...); err != nil {
+			return err
+		}
+	}
+	e := &ChainEvent{Ref: p.Ref, At: now, From: string(p.State), To: string(p.State), Detail: req.Detail,
+		Facts: factsJSON(map[string]string{purgeFact: req.Before.UTC().Format(time.DateOnly), "recipient": name, "account": account})}
+	chain.link(e)
+	_, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(nil, e)...)
+	return err
+}
+
+func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+	r, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.RowsAffected()
+	return int(n), err
+}
+
+// purgeRejectedRows masks the input rows that validation rejected in runs started before the
+// cut-off: they were never payouts, and hold names and account numbers as typed.
+func purgeRejectedRows(ctx context.Context, tx *sql.Tx, req PurgeRequest) (int, error) {
+	type row struct {
+		runID              string
+		line               int
+		recipient, account string
+	}
+	rows, err := scanAll(ctx, tx, `SELECT r.run_id, r.line, r.recipient, r.account FROM run_rows r JOIN runs ON runs.id = r.run_id
+		WHERE r.rejected AND runs.started_at < ?`,
+		func(s scanner) (row, error) {
+			var r row
+			return r, s.Scan(&r.runID, &r.line, &r.recipient, &r.account)
+		}, fmtTime(req.Before))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		name, account := req.MaskName(r.recipient), req.MaskAccount(r.account)
+		if name == r.recipient && account == r.account {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE run_rows SET recipient = ?, account = ? WHERE run_id = ? AND line = ?`,
+			name, account, r.runID, r.line); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
+}
