@@ -30,6 +30,10 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		args  []any
 		using []string // each must appear in the plan
 	}{
+		{"RecentPayouts", recentPayoutsSQL(2), []any{"a", "1", 1, "1.00", "b", "2", 2, "2.00", "2026"},
+			[]string{"USING INDEX payouts_by_payee (account=? AND provider_id=? AND amount=? AND created_at>?)"}},
+		{"RunLines", runLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
+			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN (?,?,?)`, []any{"a", "b", "c"},
@@ -58,7 +62,9 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			plan := queryPlan(t, db, q.sql, q.args...)
 			for _, step := range plan {
-				if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, " USING ") && !strings.HasPrefix(step, "SCAN state_totals") {
+				// A list of constant rows (the payees a query is given) is the query's own input.
+				constant := strings.HasSuffix(step, "CONSTANT ROWS") || step == "SCAN c"
+				if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, " USING ") && !strings.HasPrefix(step, "SCAN state_totals") && !constant {
 					t.Errorf("reads a whole table: %q\nplan: %s", step, strings.Join(plan, " | "))
 				}
 			}

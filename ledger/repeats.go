@@ -31,12 +31,7 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 			args = append(args, p.Ref, p.Account, p.ProviderID, amountText(p.Amount))
 		}
 		args = append(args, fmtTime(since))
-		rows, err := db.sql.QueryContext(ctx, `WITH c(ref, account, provider_id, amount) AS (VALUES (?, ?, ?, ?)`+
-			strings.Repeat(", (?, ?, ?, ?)", len(chunk)-1)+`)
-			SELECT c.ref, `+plainPayoutColumns+` FROM c JOIN payouts p INDEXED BY payouts_by_payee
-			ON p.account = c.account AND p.provider_id = c.provider_id AND p.amount = c.amount
-			WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
-			ORDER BY p.created_at`, args...)
+		rows, err := db.sql.QueryContext(ctx, recentPayoutsSQL(len(chunk)), args...)
 		if err != nil {
 			return nil, fmt.Errorf("look for repeats: %w", err)
 		}
@@ -58,4 +53,14 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 		}
 	}
 	return out, nil
+}
+
+// recentPayoutsSQL finds the payouts to n payees: parameters ref, account, provider id and
+// amount for each, then the earliest creation time.
+func recentPayoutsSQL(n int) string {
+	return `WITH c(ref, account, provider_id, amount) AS (VALUES (?, ?, ?, ?)` + strings.Repeat(", (?, ?, ?, ?)", n-1) + `)
+		SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p INDEXED BY payouts_by_payee
+		ON p.account = c.account AND p.provider_id = c.provider_id AND p.amount = c.amount
+		WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
+		ORDER BY p.created_at`
 }

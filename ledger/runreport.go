@@ -33,17 +33,7 @@ func (db *DB) RunReport(ctx context.Context, runID string) ([]ReportLine, error)
 // up itself). It is one query, so one consistent read even while callbacks change payouts; only
 // one line is held at a time. An unknown run has no lines.
 func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
-		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, `+
-		joinedPayoutColumns+` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
-		WHERE r.run_id = ?1
-		UNION ALL
-		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
-		0, '', p.run_id <> ?1, `+plainPayoutColumns+` FROM runs s JOIN runs o ON o.source = s.source
-		JOIN payouts p ON p.run_id = o.id
-		WHERE s.id = ?1 AND s.source <> '' AND o.started_at <= s.started_at
-		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
-		ORDER BY 3`, runID)
+	rows, err := db.sql.QueryContext(ctx, runLinesSQL, runID)
 	if err != nil {
 		return fmt.Errorf("report of run %s: %w", runID, err)
 	}
@@ -80,6 +70,21 @@ type headScanner struct {
 func (s headScanner) Scan(dest ...any) error {
 	return s.rows.Scan(append(s.head, dest...)...)
 }
+
+// runLinesSQL reads a run's lines (EachRunLine): its own rows, and the payouts of the runs of its
+// source, each run's found through its index (the joins are in the order written, so that a big
+// ledger is never scanned for them).
+var runLinesSQL = `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
+		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, ` +
+	joinedPayoutColumns + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+		WHERE r.run_id = ?1
+		UNION ALL
+		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
+		0, '', p.run_id <> ?1, ` + plainPayoutColumns + ` FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
+		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
+		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at
+		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
+		ORDER BY 3`
 
 // plainPayoutColumns reads payoutColumns of "p".
 var plainPayoutColumns = func() string {

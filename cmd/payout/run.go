@@ -46,6 +46,7 @@ type runOptions struct {
 	progress        bool
 	alwaysSummary   bool // print the summary even on success (the demo is for people)
 	approval        approvalOptions
+	repeats         repeatOptions
 }
 
 func (o *runOptions) register(fs *flag.FlagSet) {
@@ -68,6 +69,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "write Prometheus metrics here at the end (node_exporter textfile collector)")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
 	o.approval.register(fs)
+	o.repeats.register(fs)
 }
 
 func runCmd(ctx context.Context, e *env, args []string) error {
@@ -222,6 +224,10 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if err != nil {
 		return nil, err
 	}
+	repeats, err := o.repeats.policy()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
 	case modeDryRun:
@@ -240,7 +246,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 		s.metrics = &metricsWriter{path: o.metricsFile}
 	}
 	rcfg := s.runnerConfig(mode, vopts)
-	rcfg.Approval = approval
+	rcfg.Approval, rcfg.Repeats = approval, repeats
 	s.runner = batch.NewRunner(rcfg)
 	return s, nil
 }

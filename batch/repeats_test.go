@@ -1,0 +1,108 @@
+package batch_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/read"
+)
+
+// exportedAgain is rows under new references, as last week's payroll exported again would be.
+func exportedAgain(rows []batchtest.PayrollRow, prefix string) []batchtest.PayrollRow {
+	again := make([]batchtest.PayrollRow, len(rows))
+	for i, r := range rows {
+		r.Ref = prefix + strings.TrimPrefix(r.Ref, strings.SplitN(r.Ref, "-", 2)[0])
+		again[i] = r
+	}
+	return again
+}
+
+func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	first := batchtest.Payroll(6, "WEEK1")
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "week1.csv", first), nil); res.ExitCode != batch.ExitOK {
+		t.Fatalf("first file: %+v", res)
+	}
+	again := exportedAgain(first, "WEEK1B")
+	path := batchtest.WritePayroll(t, h.Dir, "week1-again.csv", again)
+
+	res := h.Run(ctx, path, nil)
+	if res.ExitCode != batch.ExitRejected || res.Rejected != len(again) || res.Submitted != 0 {
+		t.Fatalf("the same payroll under new references: %+v, want every row held and nothing sent (exit 3)", res)
+	}
+	p := res.Problems[0]
+	if !strings.Contains(p.Reason, read.ErrPossibleRepeat.Error()) || !strings.Contains(p.Reason, first[0].Ref) ||
+		!strings.Contains(p.Reason, "week1.csv") || !strings.Contains(p.Reason, "--allow-repeat "+again[0].Ref) {
+		t.Errorf("hold reason %q: want the earlier reference, its file, and how to pay it all the same", p.Reason)
+	}
+	for _, r := range again {
+		if n := h.Sandbox.CreateCounts()[r.Ref]; n != 0 {
+			t.Errorf("%s sent %d times while held", r.Ref, n)
+		}
+	}
+
+	// One reference let through pays only that row, with --allow-partial.
+	res = h.Run(ctx, path, func(c *batch.Config) {
+		c.AllowPartial = true
+		c.Repeats = batch.RepeatPolicy{Allow: map[string]bool{again[2].Ref: true}}
+	})
+	if res.ExitCode != batch.ExitAttention || res.Submitted != 1 || h.Sandbox.CreateCounts()[again[2].Ref] != 1 {
+		t.Fatalf("one reference allowed: %+v, want that row paid and the rest held", res)
+	}
+	// --allow-repeats pays the rest, each once.
+	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = batch.RepeatPolicy{AllowAll: true} })
+	if res.ExitCode != batch.ExitOK {
+		t.Fatalf("--allow-repeats: %+v", res)
+	}
+	h.AssertExactlyOnce(append(first, again...), res)
+}
+
+func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	first := batchtest.Payroll(3, "OLD")
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "old.csv", first), nil); res.ExitCode != batch.ExitOK {
+		t.Fatalf("first file: %+v", res)
+	}
+	again := exportedAgain(first, "NEXT")
+	path := batchtest.WritePayroll(t, h.Dir, "next.csv", again)
+	week := time.Now().Add(7 * 24 * time.Hour)
+	res := h.Run(ctx, path, func(c *batch.Config) { c.Now = func() time.Time { return week } })
+	if res.ExitCode != batch.ExitOK || res.Submitted != len(again) {
+		t.Fatalf("the same payees a week later: %+v, want them paid (outside the 6-day window)", res)
+	}
+	// Within a window stretched to eight days, the same payees would have been held.
+	again2 := exportedAgain(first, "LATE")
+	res = h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "late.csv", again2), func(c *batch.Config) {
+		c.Now = func() time.Time { return week }
+		c.Repeats = batch.RepeatPolicy{Window: 8 * 24 * time.Hour}
+	})
+	if res.ExitCode != batch.ExitRejected {
+		t.Fatalf("within an 8-day window: %+v, want held", res)
+	}
+}
+
+func TestRepeatInsideTheFileIsHeld(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(4, "INV")
+	rows[3].Account, rows[3].Amount, rows[3].Bank = rows[1].Account, rows[1].Amount, rows[1].Bank // the same invoice entered twice
+	path := batchtest.WritePayroll(t, h.Dir, "vendors.csv", rows)
+
+	res := h.Run(ctx, path, nil)
+	if res.ExitCode != batch.ExitRejected || res.Rejected != 1 || res.Problems[0].Line != 5 ||
+		!strings.Contains(res.Problems[0].Reason, "as line 3") {
+		t.Fatalf("a repeat inside the file: %+v, want line 5 held as a repeat of line 3, nothing paid", res)
+	}
+	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = batch.RepeatPolicy{Allow: map[string]bool{rows[3].Ref: true}} })
+	if res.ExitCode != batch.ExitOK {
+		t.Fatalf("the repeat allowed by reference: %+v", res)
+	}
+	h.AssertExactlyOnce(rows, res)
+}
