@@ -23,6 +23,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"os/exec"
@@ -234,9 +235,12 @@ func perfBanks() []string {
 // perfRow is the i-th row of a generated payroll: a unique reference under prefix, a provider
 // the sandbox lists, an account of digits that never fails, and an amount with cents.
 func perfRow(prefix string, i int, banks []string) [6]string {
+	// Each prefix pays its own accounts: files of one sitting are not repeats of each other.
+	h := fnv.New32a()
+	h.Write([]byte(prefix))
 	return [6]string{
 		fmt.Sprintf("%s-%08d", prefix, i+1), fmt.Sprintf("Employee %d", i+1), banks[i%len(banks)],
-		fmt.Sprintf("1%011d", i), fmt.Sprintf("%d.%02d", 100+i%5000, i%100), "Salary November",
+		fmt.Sprintf("1%03d%08d", h.Sum32()%1000, i), fmt.Sprintf("%d.%02d", 100+i%5000, i%100), "Salary November",
 	}
 }
 

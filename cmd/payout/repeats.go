@@ -23,7 +23,12 @@ func (o *repeatOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.allow, "allow-repeat", "pay this row held as a possible repeat: its external_invoice_ref (`REF`; repeat the flag or separate with commas)")
 }
 
+// policy is the flags' repeat rules; commands that do not take the flags (reconcile, release)
+// have the defaults.
 func (o *repeatOptions) policy() (batch.RepeatPolicy, error) {
+	if o.windowDays == 0 {
+		return batch.RepeatPolicy{}, nil
+	}
 	if o.windowDays < 1 || o.windowDays > 366 {
 		return batch.RepeatPolicy{}, fmt.Errorf("--repeat-window %d: want a number of days from 1 to 366", o.windowDays)
 	}
