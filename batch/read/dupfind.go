@@ -2,6 +2,7 @@ package read
 
 import (
 	"cmp"
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 
@@ -36,14 +37,24 @@ const refBlock = 1 << 15
 // add records that line carries ref and added cents to the total (0 when the row was rejected
 // for another reason).
 func (d *dupFinder) add(ref string, line int, cents int64) {
-	if d.blocks == nil {
+	d.init()
+	d.addHash(maphash.String(d.seed, ref), line, cents)
+}
+
+func (d *dupFinder) init() {
+	if d.blocks == nil && d.n == 0 {
 		d.seed = maphash.MakeSeed()
+		d.blocks = make([][]refUse, 0, 8)
 	}
+}
+
+// addHash records a row by a hash of its key made with the finder's seed.
+func (d *dupFinder) addHash(hash uint64, line int, cents int64) {
 	if d.n%refBlock == 0 {
 		d.blocks = append(d.blocks, make([]refUse, 0, refBlock))
 	}
 	last := len(d.blocks) - 1
-	d.blocks[last] = append(d.blocks[last], refUse{hash: maphash.String(d.seed, ref), cents: cents, line: line})
+	d.blocks[last] = append(d.blocks[last], refUse{hash: hash, cents: cents, line: line})
 	d.n++
 }
 
@@ -80,4 +91,17 @@ func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
 	}
 	slices.SortFunc(out, func(a, b duplicateLine) int { return a.line - b.line })
 	return out, removed
+}
+
+// addPayee records that line pays account at provider the amount sen (in sen), for the repeat check.
+func (d *dupFinder) addPayee(account string, provider, sen int64, line int) {
+	d.init()
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	h.WriteString(account)
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(provider))
+	binary.LittleEndian.PutUint64(b[8:], uint64(sen))
+	h.Write(b[:])
+	d.addHash(h.Sum64(), line, 0)
 }

@@ -181,6 +181,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	var cents int64
 	if len(errs) == 0 {
 		cents = v.addTotal(p.Amount)
+		v.payees.addPayee(p.Account, p.ProviderID, cents, r.Line)
 	}
 	if p.Ref != "" && validRef(p.Ref) {
 		v.refs.add(p.Ref, r.Line, cents)
@@ -188,7 +189,6 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	if len(errs) > 0 {
 		return Payment{}, errs
 	}
-	v.payees.add(p.Account+"\x00"+strconv.FormatInt(p.ProviderID, 10)+"\x00"+p.Amount.String(), r.Line, 0)
 	return p, nil
 }
 
