@@ -14,10 +14,10 @@ import (
 	"github.com/payout/payout/batch/atomicfile"
 )
 
-// DryRunListLimit is how many rows a dry run's XLSX lists in full: a dry run of a longer file
-// lists there only the rows that need attention (writing a million rows to a workbook takes far
-// longer than checking them). Its CSV always lists every row.
-const DryRunListLimit = 10_000
+// XLSXListLimit is how many rows an XLSX report lists in full: the report of a longer file lists
+// there only the rows that need attention (writing a million rows to a workbook takes far longer
+// than checking or resuming them, and no one reads them there). The CSV always lists every row.
+const XLSXListLimit = 10_000
 
 // batchRows is how many rows travel together from the caller to the three writers.
 const batchRows = 512
@@ -139,14 +139,14 @@ func writeCSVStream(w io.Writer, rows <-chan []Row) error {
 }
 
 // writeRunXLSX writes the Rows sheets as rows arrive, then the Summary sheet. A dry run of more
-// than DryRunListLimit rows lists only the rows that need attention.
+// than XLSXListLimit rows lists only the rows that need attention.
 func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Summary) error {
 	x, err := newXLSXStream(runTable(nil))
 	if err != nil {
 		return err
 	}
 	defer x.close()
-	var held []Row // a dry run's first rows, until it is known whether they are all listed
+	var held []Row // the first rows, until it is known whether they are all listed
 	seen, listed := 0, 0
 	var buf []cell
 	put := func(r Row) error {
@@ -158,13 +158,11 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 		for _, r := range batch {
 			seen++
 			switch {
-			case !dryRun:
-				err = put(r)
-			case seen <= DryRunListLimit:
+			case seen <= XLSXListLimit:
 				held = append(held, r)
-			case seen == DryRunListLimit+1:
+			case seen == XLSXListLimit+1:
 				for _, h := range held {
-					if attentionRank(h.State, true) <= attentionMax {
+					if attentionRank(h.State, dryRun) <= attentionMax {
 						if err = put(h); err != nil {
 							break
 						}
@@ -173,7 +171,7 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 				held = nil
 				fallthrough
 			default:
-				if err == nil && attentionRank(r.State, true) <= attentionMax {
+				if err == nil && attentionRank(r.State, dryRun) <= attentionMax {
 					err = put(r)
 				}
 			}
@@ -189,8 +187,8 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 	}
 	cells := runSummaryCells(summary())
 	if listed < seen {
-		cells = append([][]cell{{text(fmt.Sprintf("The sheet %q lists the %d of %d rows that need attention: a dry run of more than %d rows lists no others here. The .result.csv lists every row.",
-			SheetRows, listed, seen, DryRunListLimit))}, {}}, cells...)
+		cells = append([][]cell{{text(fmt.Sprintf("The sheet %q lists the %d of %d rows that need attention: a report of more than %d rows lists no others here. The .result.csv lists every row.",
+			SheetRows, listed, seen, XLSXListLimit))}, {}}, cells...)
 	}
 	return x.finish(w, cells)
 }

@@ -1,0 +1,62 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/xuri/excelize/v2"
+
+	"github.com/payout/payout/batch/report"
+)
+
+// TestLongReportListsOnlyAttentionInXLSX: past XLSXListLimit rows the XLSX keeps the rows that
+// need attention and says so, while the CSV keeps every row and the totals cover them all.
+func TestLongReportListsOnlyAttentionInXLSX(t *testing.T) {
+	n := report.XLSXListLimit + 1
+	meta := report.Summary{RunID: "20261124T010000Z-abcd", Kind: "run", File: "big.csv", Started: time.Now(), Ended: time.Now()}
+	paths, sum, err := report.WriteRunStream(t.TempDir(), "big.csv", meta, func(add func(report.Row) error) error {
+		for i := range n {
+			r := report.Row{Line: i + 2, Ref: "R", Recipient: "A", Bank: "Maybank", Account: "0123456789",
+				Amount: decimal.New(100, 0), State: report.StateSucceeded}
+			if i == 7 {
+				r.State, r.Message = report.StateFailed, "refused"
+			}
+			if err := add(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rows != n || !sum.Total.Equal(decimal.New(int64(100*n), 0)) {
+		t.Errorf("summary %d rows, total %s; want %d rows, all of them totalled", sum.Rows, sum.Total, n)
+	}
+	csvData, err := os.ReadFile(paths.CSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Count(csvData, []byte("\n")); got != n+1 {
+		t.Errorf("CSV has %d lines, want the header and %d rows", got, n)
+	}
+	f, err := excelize.OpenFile(paths.XLSX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows(report.SheetRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1][0] != "9" {
+		t.Errorf("XLSX Rows sheet has %d rows (%v), want the header and the one FAILED row, line 9", len(rows), rows[min(1, len(rows)-1)])
+	}
+	note, err := f.GetCellValue(report.SheetSummary, "A1")
+	if err != nil || !bytes.Contains([]byte(note), []byte("lists the 1 of 10001 rows that need attention")) {
+		t.Errorf("summary note %q, %v: want it to say the sheet lists only the rows needing attention", note, err)
+	}
+}
