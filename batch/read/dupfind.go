@@ -67,9 +67,8 @@ func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
 		uses = append(uses, b...)
 	}
 	d.blocks = nil
-	slices.SortFunc(uses, func(a, b refUse) int {
-		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.line, b.line))
-	})
+	// By hash only: the few rows of one hash are put in line order below.
+	slices.SortFunc(uses, func(a, b refUse) int { return cmp.Compare(a.hash, b.hash) })
 	var out []duplicateLine
 	removed := decimal.Zero
 	for i := 0; i < len(uses); {
@@ -78,6 +77,7 @@ func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
 			j++
 		}
 		if j-i > 1 {
+			slices.SortFunc(uses[i:j], func(a, b refUse) int { return a.line - b.line })
 			for k := i; k < j; k++ {
 				other := uses[i].line
 				if k == i {
