@@ -78,6 +78,9 @@ func (r *Runner) record(ctx context.Context, log *slog.Logger, runID string, lin
 
 // addRetryFile writes the run's retry file beside its reports and lists it in res.
 func (r *Runner) addRetryFile(ctx context.Context, res *Result, fileRejected bool) error {
+	if res.Rejected+res.Failed+res.Unknown+res.NotSent == 0 {
+		return nil // every row is paid or pending: nothing to read back for a retry file
+	}
 	f, err := WriteRetryFile(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{})
 	if err != nil {
 		return err
