@@ -60,3 +60,26 @@ func TestLongReportListsOnlyAttentionInXLSX(t *testing.T) {
 		t.Errorf("summary note %q, %v: want it to say the sheet lists only the rows needing attention", note, err)
 	}
 }
+
+// TestReconciliationPageShowsAtMostTheLimitOfPending: a reconciliation of many pending payouts
+// lists HTMLRowLimit of them on its page and says how many more the CSV and XLSX have.
+func TestReconciliationPageShowsAtMostTheLimitOfPending(t *testing.T) {
+	rows := make([]report.ReconRow, report.HTMLRowLimit+2)
+	for i := range rows {
+		rows[i] = report.ReconRow{Ref: "P", Line: i + 2, RunID: "run", LedgerState: report.StateSubmitted, LedgerAmount: decimal.New(1, 0)}
+	}
+	paths, err := report.WriteReconciliation(t.TempDir(), report.ReconSummary{ID: "20261124T010000Z-abcd"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(paths.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("2 more of them are not shown here")) {
+		t.Errorf("the page does not say that 2 pending payouts are left to the CSV and XLSX")
+	}
+	if n := bytes.Count(page, []byte(`<td class="code">P</td>`)); n != report.HTMLRowLimit {
+		t.Errorf("the page lists %d payouts, want %d", n, report.HTMLRowLimit)
+	}
+}

@@ -201,7 +201,10 @@ type reconPage struct {
 	GroupSum  string
 	Rows      []reconRowView
 	Attention int
-	Omitted   int
+	// OmittedAttention and Omitted count the payouts listed first, and the others, that the page
+	// does not show for their number.
+	OmittedAttention int
+	Omitted          int
 	// NameMismatches counts the payouts whose bank holds another name than the recipient.
 	NameMismatches int
 }
@@ -247,12 +250,17 @@ func renderRecon(w io.Writer, s ReconSummary, rows []ReconRow) error {
 		return cmp.Or(cmp.Compare(reconRank(ra), reconRank(rb)), strings.Compare(ra.RunID, rb.RunID),
 			cmp.Compare(ra.Line, rb.Line), strings.Compare(ra.Ref, rb.Ref))
 	})
-	others := 0
+	shown, others := 0, 0
 	for _, i := range order {
 		r := rows[i]
 		attention := reconRank(r) < 3
 		if attention {
 			page.Attention++
+			if shown >= HTMLRowLimit {
+				page.OmittedAttention++
+				continue
+			}
+			shown++
 		} else {
 			if others >= HTMLRowLimit {
 				page.Omitted++
