@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -115,7 +114,7 @@ func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
 func TestAuditVerifyRunsTheFileCheck(t *testing.T) {
 	u := newUser(t, newSandbox(t))
 	paidRun(t, u, samplePath(t))
-	damageEvents(t, filepath.Join(u.dir, "payout-ledger.db"))
+	damageLeaf(t, filepath.Join(u.dir, "payout-ledger.db"), "events") // old history, which paying a new file never reads
 	out, errOut, code := u.run("audit", "verify")
 	if code == 0 || !strings.Contains(out+errOut, "damaged") {
 		t.Errorf("audit verify of a damaged ledger: exit %d: %s %s", code, out, errOut)
@@ -352,43 +351,4 @@ func TestLedgerLockReportsAndPacksAreReadableByTheirOwnerOnly(t *testing.T) {
 		t.Fatalf("export exit %d: %s %s", code, out, errOut)
 	}
 	wantMode(t, pack, 0o600)
-}
-
-// damageEvents writes garbage over a page in the middle of the events table of a closed ledger,
-// as a bad disk block would: the page of an old payout's history, which paying a new file
-// neither reads nor writes, so that only a check of the whole file notices it.
-func damageEvents(tb testing.TB, path string) {
-	tb.Helper()
-	sdb, err := sql.Open("sqlite", path+"?_pragma=query_only(1)")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var pages []int64
-	rows, err := sdb.Query("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			tb.Fatal(err)
-		}
-		pages = append(pages, n)
-	}
-	var pageSize int64
-	if err := errors.Join(rows.Err(), sdb.QueryRow("PRAGMA page_size").Scan(&pageSize), sdb.Close()); err != nil {
-		tb.Fatal(err)
-	}
-	if len(pages) < 4 {
-		tb.Fatalf("the events table has %d leaf pages: too few to damage one in the middle", len(pages))
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	garbage := bytes.Repeat([]byte{0xA5, 0x5A, 0xFF, 0x00}, int(pageSize/4))
-	if _, err := f.WriteAt(garbage, (pages[len(pages)/3]-1)*pageSize); err != nil {
-		tb.Fatal(err)
-	}
 }
