@@ -642,17 +642,8 @@ func TestNewHandlerRefusesBadConfig(t *testing.T) {
 func TestCallbackFromTheSandbox(t *testing.T) {
 	r := newCBRig(t)
 	const token = "e2e-auth-token-0123456789"
-	sb := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 5,
+	sb, client := newCallbackService(t, sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 5,
 		SendCallbacks: true, SettleInterval: -1})
-	svc := httptest.NewServer(sb)
-	t.Cleanup(func() {
-		svc.Close()
-		sb.Close()
-	})
-	client, err := api.NewClient(api.Config{BaseURL: svc.URL, AuthToken: token, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	provider := sandbox.DefaultProviders()[0]
 
@@ -705,4 +696,20 @@ func TestCallbackFromTheSandbox(t *testing.T) {
 	if cbs := r.stored(); len(cbs) != 1 || cbs[0].Verdict != callbacks.VerdictApplied {
 		t.Fatalf("stored %+v", cbs)
 	}
+}
+
+// newCallbackService is a sandbox over HTTP that sends signed callbacks, and a client of it.
+func newCallbackService(t *testing.T, opts sandbox.Options) (*sandbox.Server, *api.Client) {
+	t.Helper()
+	sb := sandbox.New(opts)
+	svc := httptest.NewServer(sb)
+	t.Cleanup(func() {
+		svc.Close()
+		sb.Close()
+	})
+	client, err := api.NewClient(api.Config{BaseURL: svc.URL, AuthToken: opts.AuthToken, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb, client
 }

@@ -3,7 +3,6 @@ package callbacks_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -149,17 +148,8 @@ func TestCheckName(t *testing.T) {
 func TestCallbackNameMismatchFromTheSandbox(t *testing.T) {
 	r := newCBRig(t)
 	const token = "names-auth-token-0123456789"
-	sb := sandbox.New(sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 7,
+	sb, client := newCallbackService(t, sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 7,
 		SendCallbacks: true, SettleInterval: -1, DisplayNames: map[string]string{"NAME-2": "LIM WEI JIE"}})
-	svc := httptest.NewServer(sb)
-	t.Cleanup(func() {
-		svc.Close()
-		sb.Close()
-	})
-	client, err := api.NewClient(api.Config{BaseURL: svc.URL, AuthToken: token, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	recipients := map[string]string{"NAME-1": "Siti Nurhaliza binti Tarudin", "NAME-2": "Tan Mei Ling"}
 	for _, ref := range []string{"NAME-1", "NAME-2"} {
