@@ -120,7 +120,7 @@ func unpaidRows(ctx context.Context, db *ledger.DB, run ledger.Run, fileRejected
 	// Only the lines not yet paid are kept: a paid run of any size holds next to nothing here.
 	var lines []ledger.ReportLine
 	err := db.EachRunLine(ctx, run.ID, func(l ledger.ReportLine) error {
-		if l.Row.Rejected || l.Payout == nil || (l.Payout.State != ledger.Succeeded && l.Payout.State != ledger.Submitted) {
+		if l.Row.Rejected || l.Payout == nil || !acceptedEarlier(l.Payout.State) {
 			lines = append(lines, l)
 		}
 		return nil

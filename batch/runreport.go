@@ -93,20 +93,23 @@ type StateCounts struct {
 
 // Add counts one payout in state s: SUBMITTED is pending at the service, SUBMITTING is unknown
 // (its request may have reached the service), and READY was not sent.
-func (c *StateCounts) Add(s ledger.State) {
+func (c *StateCounts) Add(s ledger.State) { c.AddN(s, 1) }
+
+// AddN counts n payouts in state s, as Add does.
+func (c *StateCounts) AddN(s ledger.State, n int) {
 	switch s {
 	case ledger.Rejected:
-		c.Rejected++
+		c.Rejected += n
 	case ledger.Succeeded:
-		c.Succeeded++
+		c.Succeeded += n
 	case ledger.Submitted:
-		c.Pending++
+		c.Pending += n
 	case ledger.Failed:
-		c.Failed++
+		c.Failed += n
 	case ledger.Unknown, ledger.Submitting:
-		c.Unknown++
+		c.Unknown += n
 	default:
-		c.NotSent++
+		c.NotSent += n
 	}
 }
 
@@ -116,9 +119,7 @@ func tally(res Result, s report.Summary) Result {
 	res.Rows, res.TotalAmount, res.Skipped = s.Rows, s.Total, s.Skipped
 	var counts StateCounts
 	for _, t := range s.ByState {
-		for range t.Count {
-			counts.Add(ledger.State(t.State))
-		}
+		counts.AddN(ledger.State(t.State), t.Count)
 	}
 	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
 	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
