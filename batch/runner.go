@@ -278,7 +278,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 		return res, err
 	}
 	run := ledger.Run{ID: res.RunID, Kind: "run", File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
-		Status: "running", Source: source(res.SHA256, scanned{sheet: sv.sheet}), Rows: sv.rows}
+		Status: "running", Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
 	if err := db.AddRun(ctx, run); err != nil {
 		return res, err
 	}

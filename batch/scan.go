@@ -187,11 +187,11 @@ func (s *fileScan) digest(rows []fileRow) uint64 {
 var ErrFileChanged = errors.New("the input file changed while the run read it")
 
 // source names the input a run read, for ledger.Run.Source: its bytes, and the sheet of a workbook.
-func source(sum string, sc scanned) string {
-	if sc.sheet == "" {
+func source(sum, sheet string) string {
+	if sheet == "" {
 		return sum
 	}
-	return sum + "#sheet=" + sc.sheet
+	return sum + "#sheet=" + sheet
 }
 
 func toLedgerPayout(p read.Payment, runID string) ledger.Payout {
