@@ -37,7 +37,9 @@ type feedBatch struct {
 // record runs the pass; a run's pool takes what it feeds until it closes the feed.
 func (rc *recorder) record(ctx context.Context) error {
 	chunk := 0
-	_, err := rc.sv.scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
+	scan := rc.sv.scan
+	scan.sends = true
+	_, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
 		if chunk >= len(rc.sv.digests) || rc.sv.scan.digest(rows) != rc.sv.digests[chunk] {
 			return fmt.Errorf("%w: lines %d to %d differ from what was validated; nothing of them was recorded or sent: run it again",
 				ErrFileChanged, rows[0].raw.Line, rows[len(rows)-1].raw.Line)

@@ -34,6 +34,9 @@ type fileScan struct {
 	ropts read.Options
 	vopts read.ValidateOptions
 	db    *ledger.DB // nil: rows are not checked against a ledger
+	// sends says that the pass hands the chunk's payouts on to be sent or looked up, so it reads
+	// them whole; the other passes read only what checking a row needs (ledger.LookupDetails).
+	sends bool
 	chunk int
 	// dups rejects, by line, the rows of references the file has more than once: found at the
 	// end of a pass, they are known to the passes after it.
@@ -121,7 +124,11 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 			refs = append(refs, rows[i].payment.Ref)
 		}
 	}
-	existing, err := s.db.Lookup(ctx, refs)
+	lookup := s.db.LookupDetails
+	if s.sends {
+		lookup = s.db.Lookup
+	}
+	existing, err := lookup(ctx, refs)
 	if err != nil {
 		return nil, err
 	}

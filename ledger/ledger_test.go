@@ -320,6 +320,19 @@ func TestRecordLargeFile(t *testing.T) {
 	if p, ok := got[ps[n-1].Ref]; !ok || p.Line != n+1 {
 		t.Errorf("last payout %+v", p)
 	}
+	details, err := db.LookupDetails(context.Background(), refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(details) != n {
+		t.Errorf("details found %d of %d", len(details), n)
+	}
+	for ref, p := range got {
+		d := details[ref]
+		if d.Ref != p.Ref || d.RunID != p.RunID || d.Line != p.Line || !d.SameDetails(p) || d.State != p.State {
+			t.Fatalf("details of %s: %+v, want those of %+v", ref, d, p)
+		}
+	}
 }
 
 func TestApplyStateMachine(t *testing.T) {

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // Values of NameCheck.Check: how the name the bank holds for the account compares with the
@@ -43,19 +42,15 @@ func (db *DB) SetNameCheck(ctx context.Context, ref, displayName, check string) 
 // by reference.
 func (db *DB) NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error) {
 	out := make(map[string]NameCheck)
-	for start := 0; start < len(refs); start += lookupChunk {
-		chunk := refs[start:min(start+lookupChunk, len(refs))]
-		args := make([]any, len(chunk))
-		for i, ref := range chunk {
-			args[i] = ref
-		}
-		found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("name checks: %w", err)
-		}
-		for _, c := range found {
-			out[c.Ref] = c
-		}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN `+inJSONList, jsonList(refs))
+	if err != nil {
+		return nil, fmt.Errorf("name checks: %w", err)
+	}
+	for _, c := range found {
+		out[c.Ref] = c
 	}
 	return out, nil
 }

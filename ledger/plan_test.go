@@ -30,14 +30,15 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		args  []any
 		using []string // each must appear in the plan
 	}{
-		{"RecentPayouts", recentPayoutsSQL(2), []any{"a", "1", 1, "1.00", "b", "2", 2, "2.00", "2026"},
+		{"RecentPayouts", recentPayoutsSQL, []any{`[["a", "1", 1, "1.00"], ["b", "2", 2, "2.00"]]`, "2026"},
 			[]string{"USING INDEX payouts_by_payee (account=? AND provider_id=? AND amount=? AND created_at>?)"}},
 		{"RunLines", runLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
 			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
-		{"Lookup", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN (?,?,?)`, []any{"a", "b", "c"},
+		{"Lookup", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN ` + inJSONList, []any{`["a", "b", "c"]`},
 			[]string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
+		{"LookupDetails", lookupDetailsSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
 			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"pending list", `SELECT ` + payoutColumns + ` FROM payouts WHERE state IN (?,?,?,?)
@@ -62,8 +63,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			plan := queryPlan(t, db, q.sql, q.args...)
 			for _, step := range plan {
-				// A list of constant rows (the payees a query is given) is the query's own input.
-				constant := strings.HasSuffix(step, "CONSTANT ROWS") || step == "SCAN c"
+				// The list a query is given (a JSON array parameter) is the query's own input.
+				constant := strings.HasPrefix(step, "SCAN json_each VIRTUAL TABLE") || strings.HasPrefix(step, "SCAN jsonb_each VIRTUAL TABLE")
 				if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, " USING ") && !strings.HasPrefix(step, "SCAN state_totals") && !constant {
 					t.Errorf("reads a whole table: %q\nplan: %s", step, strings.Join(plan, " | "))
 				}

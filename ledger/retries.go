@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -131,29 +130,23 @@ func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, 
 // Retries returns the retries among refs (by their new reference), keyed by new reference.
 func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, error) {
 	out := make(map[string]Retry)
-	for start := 0; start < len(refs); start += lookupChunk {
-		chunk := refs[start:min(start+lookupChunk, len(refs))]
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r
-		}
-		rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries
-			WHERE new_ref IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
-		if err != nil {
+	if len(refs) == 0 {
+		return out, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE new_ref IN `+inJSONList, jsonList(refs))
+	if err != nil {
+		return nil, fmt.Errorf("retries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Retry
+		if err := rows.Scan(&r.New, &r.Old, &r.RunID); err != nil {
 			return nil, fmt.Errorf("retries: %w", err)
 		}
-		for rows.Next() {
-			var r Retry
-			if err := rows.Scan(&r.New, &r.Old, &r.RunID); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("retries: %w", err)
-			}
-			out[r.New] = r
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("retries: %w", err)
-		}
+		out[r.New] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("retries: %w", err)
 	}
 	return out, nil
 }
@@ -192,29 +185,17 @@ func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) {
 // RunsListing returns the runs (of files, not reconciliations) whose input lists one of refs as
 // a valid row, oldest first.
 func (db *DB) RunsListing(ctx context.Context, refs []string) ([]string, error) {
-	seen := make(map[string]bool)
-	var runs []Run
-	for start := 0; start < len(refs); start += lookupChunk {
-		chunk := refs[start:min(start+lookupChunk, len(refs))]
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r
-		}
-		in := `(?` + strings.Repeat(",?", len(chunk)-1) + `)`
-		// A run lists a payout in its own lines, or as the line a run of its source recorded.
-		found, err := db.queryRuns(ctx, `WHERE kind <> 'reconcile' AND (id IN (SELECT run_id FROM run_rows
-			WHERE NOT rejected AND ref IN `+in+`) OR id IN (SELECT o.id FROM payouts p JOIN runs s ON s.id = p.run_id
-			JOIN runs o ON o.source = s.source WHERE s.source <> '' AND o.started_at >= s.started_at AND p.ref IN `+in+`))`,
-			append(args, args...)...)
-		if err != nil {
-			return nil, fmt.Errorf("runs listing payouts: %w", err)
-		}
-		for _, r := range found {
-			if !seen[r.ID] {
-				seen[r.ID] = true
-				runs = append(runs, r)
-			}
-		}
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	list := jsonList(refs)
+	// A run lists a payout in its own lines, or as the line a run of its source recorded.
+	runs, err := db.queryRuns(ctx, `WHERE kind <> 'reconcile' AND (id IN (SELECT run_id FROM run_rows
+		WHERE NOT rejected AND ref IN `+inJSONList+`) OR id IN (SELECT o.id FROM payouts p JOIN runs s ON s.id = p.run_id
+		JOIN runs o ON o.source = s.source WHERE s.source <> '' AND o.started_at >= s.started_at AND p.ref IN `+inJSONList+`))`,
+		list, list)
+	if err != nil {
+		return nil, fmt.Errorf("runs listing payouts: %w", err)
 	}
 	ids := make([]string, 0, len(runs))
 	for _, r := range runs {
