@@ -47,6 +47,21 @@ func RetryRef(root string, n int) string {
 	return root[:keep] + "-" + hash + suffix
 }
 
+// mayBeRetryRef reports whether ref has the shape of a RetryRef (it ends in -R and a number):
+// no other reference can be a retry's, so a check of a file's rows asks the ledger only of these.
+func mayBeRetryRef(ref string) bool {
+	i := strings.LastIndex(ref, "-R")
+	if i < 0 || i+2 == len(ref) {
+		return false
+	}
+	for _, c := range ref[i+2:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // RetryFile is a retry file written, and how many rows it holds.
 type RetryFile struct {
 	CSV, XLSX string // XLSX is empty unless the run's input was an XLSX

@@ -30,7 +30,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		args  []any
 		using []string // each must appear in the plan
 	}{
-		{"RecentPayouts", recentPayoutsSQL, []any{`[["a", "1", 1, "1.00"], ["b", "2", 2, "2.00"]]`, "2026"},
+		{"RecentPayouts", recentPayoutsSQL, []any{`[["a", "1", "1", "1.00"], ["b", "2", "2", "2.00"]]`, "2026"},
 			[]string{"USING INDEX payouts_by_payee (account=? AND provider_id=? AND amount=? AND created_at>?)"}},
 		{"RunLines", runLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
 			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},

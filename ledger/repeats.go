@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -25,9 +26,9 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 	if len(payees) == 0 {
 		return out, nil
 	}
-	list := make([][4]any, len(payees))
+	list := make([][4]string, len(payees))
 	for i, p := range payees {
-		list[i] = [4]any{p.Ref, p.Account, p.ProviderID, amountText(p.Amount)}
+		list[i] = [4]string{p.Ref, p.Account, strconv.FormatInt(p.ProviderID, 10), amountText(p.Amount)}
 	}
 	rows, err := db.sql.QueryContext(ctx, recentPayoutsSQL, jsonList(list), fmtTime(since))
 	if err != nil {
@@ -49,9 +50,9 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 }
 
 // recentPayoutsSQL finds the payouts to the payees of its first parameter, a JSON array of
-// [ref, account, provider id, amount], recorded at or after its second. jsonb_each hands each
+// [ref, account, provider id, amount] strings, recorded at or after its second. jsonb_each hands each
 // payee over already parsed, so its four fields are not parsed again for each.
-var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?))
+var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER), value ->> 3 FROM jsonb_each(?))
 	SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p INDEXED BY payouts_by_payee
 	ON p.account = c.account AND p.provider_id = c.provider_id AND p.amount = c.amount
 	WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
