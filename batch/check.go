@@ -56,14 +56,7 @@ type Checked struct {
 // overwritten, and a service that now says otherwise is flagged. As for a run, the caller holds
 // the ledger's lock.
 func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID string, asked []Lookup) Checked {
-	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: runID}, views: make(map[string]ServiceView)}
-	tasks := make([]task, 0, len(asked))
-	for _, l := range asked {
-		tasks = append(tasks, task{ref: l.Ref, kind: taskLookup, at: l.At})
-	}
-	p := &pool{cfg: r.cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
-	stopped := p.run(ctx, tasks, 0, len(tasks), nil)
-	return Checked{Views: rc.views, Throttled: int(rc.throttledRows.Load()), Stopped: stopped}
+	return r.NewChecker(log, runID, len(asked)).Check(ctx, asked)
 }
 
 // RefusedCreate reports a FAILED payout whose create the service refused: it never gave an
@@ -72,7 +65,7 @@ func RefusedCreate(p ledger.Payout) bool {
 	return p.State == ledger.Failed && p.InvoiceNo == ""
 }
 
-// reconciliation is the state of one CheckPayouts, shared by its workers.
+// reconciliation is the state of one Checker, shared by its workers.
 type reconciliation struct {
 	*lookups
 	viewsMu sync.Mutex
