@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,14 +20,14 @@ const (
 	MismatchNotChecked = "not checked"
 )
 
-// Lookup asks CheckPayouts to look one payout up, not before At: payouts the service accepted go
+// Lookup asks Checker.Check to look one payout up, not before At: payouts the service accepted go
 // first, so that "not found" is trusted only once lookups are shown to work.
 type Lookup struct {
 	Ref string
 	At  time.Time
 }
 
-// ServiceView is what the service said of one payout that CheckPayouts looked up, and what was
+// ServiceView is what the service said of one payout that Checker.Check looked up, and what was
 // made of it.
 type ServiceView struct {
 	Found      bool
@@ -39,7 +38,7 @@ type ServiceView struct {
 	Note       string
 }
 
-// Checked is what CheckPayouts found.
+// Checked is what Checker.Check found.
 type Checked struct {
 	Views map[string]ServiceView // by reference; a payout not looked up has none
 	// Throttled counts the payouts left not checked because every lookup of them was a 429.
@@ -47,16 +46,6 @@ type Checked struct {
 	// Stopped, when not nil, is why the lookups stopped before every payout was looked up. It
 	// wraps ErrThrottled when the service answered nothing but 429.
 	Stopped error
-}
-
-// CheckPayouts looks each payout up by external_invoice_ref, through Config.Limiter and
-// Config.Workers with the run's retry policy and circuit breaker, and records in the ledger, under
-// runID, what the service holds. It never sends a payout: an UNKNOWN payout proven never created
-// goes back to READY for the next run of its file; a final state of the ledger is never
-// overwritten, and a service that now says otherwise is flagged. As for a run, the caller holds
-// the ledger's lock.
-func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID string, asked []Lookup) Checked {
-	return r.NewChecker(log, runID, len(asked)).Check(ctx, asked)
 }
 
 // RefusedCreate reports a FAILED payout whose create the service refused: it never gave an

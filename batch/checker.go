@@ -23,7 +23,12 @@ func (r *Runner) NewChecker(log *slog.Logger, runID string, total int) *Checker 
 	return &Checker{r: r, rc: &reconciliation{lookups: &lookups{r: r, log: log, runID: runID}}, total: total}
 }
 
-// Check is CheckPayouts of one chunk: its Views are the chunk's only.
+// Check looks each payout of a chunk up by external_invoice_ref, through Config.Limiter and
+// Config.Workers with the run's retry policy and circuit breaker, and records in the ledger, under
+// the reconciliation's run, what the service holds. It never sends a payout: an UNKNOWN payout
+// proven never created goes back to READY for the next run of its file; a final state of the
+// ledger is never overwritten, and a service that now says otherwise is flagged. As for a run,
+// the caller holds the ledger's lock. The Views are the chunk's only.
 func (c *Checker) Check(ctx context.Context, asked []Lookup) Checked {
 	c.rc.views = make(map[string]ServiceView, len(asked))
 	c.rc.throttledRows.Store(0)
