@@ -98,7 +98,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if err := batch.RecoverInterrupted(bg, db, res.RunID); err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
-	scope, rows, expected, err := rc.scope(bg, opts, scopeRun)
+	scope, scopeRows, expected, err := rc.scope(bg, opts, scopeRun)
 	if err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
@@ -108,7 +108,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 		scoped: opts.RunID != "" || !opts.Since.IsZero(), runs: make(map[string]bool)}
 	var ended time.Time
 	paths, _, err := report.WriteReconciliationStream(opts.ReportDir, res.RunID, func(add func(report.ReconRow)) (report.ReconSummary, error) {
-		pass.err = pass.walk(ctx, rows, add)
+		pass.err = pass.walk(ctx, scopeRows, add)
 		pass.checker.Finish()
 		ended = rc.cfg.Now()
 		return report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,

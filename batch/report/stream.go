@@ -1,6 +1,7 @@
 package report
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
 	"io"
@@ -314,7 +315,8 @@ func (x *xlsxStream) add(cells []cell) error {
 
 // finish flushes the last Rows sheet, adds the Summary sheet and writes the workbook. The Rows
 // sheet stays the active one: NewSheet does not change it, and SetActiveSheet would parse the
-// whole streamed sheet back.
+// whole streamed sheet back. The archive goes straight to w: excelize would otherwise build the
+// whole file in memory first, as large as the rows listed.
 func (x *xlsxStream) finish(w io.Writer, summary [][]cell) error {
 	if err := x.sw.Flush(); err != nil {
 		return err
@@ -322,5 +324,6 @@ func (x *xlsxStream) finish(w io.Writer, summary [][]cell) error {
 	if err := writeSummarySheet(x.f, x.st, summary); err != nil {
 		return err
 	}
+	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(w) })
 	return x.f.Write(w)
 }
