@@ -45,7 +45,7 @@ func (c *Checker) Check(ctx context.Context, asked []Lookup) Checked {
 
 // Finish shows the progress as complete: the count expected may have been more than were looked up.
 func (c *Checker) Finish() {
-	if c.r.cfg.Progress != nil && c.done < c.total {
+	if c.r.cfg.Progress != nil && c.done > 0 && c.done < c.total {
 		c.r.cfg.Progress(c.done, c.done)
 	}
 }
