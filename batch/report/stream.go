@@ -142,7 +142,7 @@ func runPaths(dir, inputName string, s Summary) (Paths, error) {
 }
 
 func writeCSVStream(w io.Writer, rows <-chan []Row) error {
-	t := runTable(nil)
+	t := runTable()
 	return t.writeCSVFrom(w, func(emit func([]cell) error) error {
 		var buf []cell
 		for batch := range rows {
@@ -160,7 +160,7 @@ func writeCSVStream(w io.Writer, rows <-chan []Row) error {
 // writeRunXLSX writes the Rows sheets as rows arrive, then the Summary sheet. A report of more
 // than XLSXListLimit rows lists only the rows that need attention.
 func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Summary) error {
-	return writeListXLSX(w, runTable(nil), rows, listing[Row]{
+	return writeListXLSX(w, runTable(), rows, listing[Row]{
 		cells:     runCells,
 		attention: func(r Row) bool { return attentionRank(r.State, dryRun) <= attentionMax },
 		summary:   func() [][]cell { return runSummaryCells(summary()) },
