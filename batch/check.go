@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,14 +20,14 @@ const (
 	MismatchNotChecked = "not checked"
 )
 
-// Lookup asks CheckPayouts to look one payout up, not before At: payouts the service accepted go
+// Lookup asks Checker.Check to look one payout up, not before At: payouts the service accepted go
 // first, so that "not found" is trusted only once lookups are shown to work.
 type Lookup struct {
 	Ref string
 	At  time.Time
 }
 
-// ServiceView is what the service said of one payout that CheckPayouts looked up, and what was
+// ServiceView is what the service said of one payout that Checker.Check looked up, and what was
 // made of it.
 type ServiceView struct {
 	Found      bool
@@ -39,7 +38,7 @@ type ServiceView struct {
 	Note       string
 }
 
-// Checked is what CheckPayouts found.
+// Checked is what Checker.Check found.
 type Checked struct {
 	Views map[string]ServiceView // by reference; a payout not looked up has none
 	// Throttled counts the payouts left not checked because every lookup of them was a 429.
@@ -49,30 +48,13 @@ type Checked struct {
 	Stopped error
 }
 
-// CheckPayouts looks each payout up by external_invoice_ref, through Config.Limiter and
-// Config.Workers with the run's retry policy and circuit breaker, and records in the ledger, under
-// runID, what the service holds. It never sends a payout: an UNKNOWN payout proven never created
-// goes back to READY for the next run of its file; a final state of the ledger is never
-// overwritten, and a service that now says otherwise is flagged. As for a run, the caller holds
-// the ledger's lock.
-func (r *Runner) CheckPayouts(ctx context.Context, log *slog.Logger, runID string, asked []Lookup) Checked {
-	rc := &reconciliation{lookups: &lookups{r: r, log: log, runID: runID}, views: make(map[string]ServiceView)}
-	tasks := make([]task, 0, len(asked))
-	for _, l := range asked {
-		tasks = append(tasks, task{ref: l.Ref, kind: taskLookup, at: l.At})
-	}
-	p := &pool{cfg: r.cfg, log: log, handle: rc.check, throttleBreaker: maxThrottled}
-	stopped := p.run(ctx, tasks, 0, len(tasks), nil)
-	return Checked{Views: rc.views, Throttled: int(rc.throttledRows.Load()), Stopped: stopped}
-}
-
 // RefusedCreate reports a FAILED payout whose create the service refused: it never gave an
 // invoice number.
 func RefusedCreate(p ledger.Payout) bool {
 	return p.State == ledger.Failed && p.InvoiceNo == ""
 }
 
-// reconciliation is the state of one CheckPayouts, shared by its workers.
+// reconciliation is the state of one Checker, shared by its workers.
 type reconciliation struct {
 	*lookups
 	viewsMu sync.Mutex

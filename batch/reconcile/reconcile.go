@@ -69,11 +69,13 @@ type Result struct {
 // does not match, and writes a reconciliation report. It never sends a payout: an UNKNOWN row
 // proven never created goes back to READY for the next run of its file.
 //
-// Lookups go through the runner's Config.Limiter and Config.Workers, with the run's retry policy
-// and circuit breaker (Runner.CheckPayouts). The returned error is non-nil for a scope that makes
-// no sense (ErrScope, or ledger.ErrNotFound for an unknown run) and for infrastructure failures
-// (ledger, report files); a service that stops answering is not an error but ExitCode 1, with
-// everything found so far recorded and reported.
+// The scope is walked a chunk of Config.ChunkRows rows at a time: each chunk is looked up, and
+// its report rows written, before the next is read, so that a scope of any size is held a chunk
+// at a time. Lookups go through the runner's Config.Limiter and Config.Workers, with the run's
+// retry policy and circuit breaker (Runner.NewChecker). The returned error is non-nil for a scope
+// that makes no sense (ErrScope, or ledger.ErrNotFound for an unknown run) and for infrastructure
+// failures (ledger, report files); a service that stops answering is not an error but ExitCode 1,
+// with everything found so far recorded and reported, and the rest reported not checked.
 func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error) {
 	rc := &reconciler{runner: runner, cfg: runner.Config()}
 	db := rc.cfg.Ledger
@@ -96,39 +98,31 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if err := batch.RecoverInterrupted(bg, db, res.RunID); err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
-	scope, entries, err := rc.scope(bg, opts, scopeRun)
+	scope, scopeRows, expected, err := rc.scope(bg, opts, scopeRun)
 	if err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
 	res.Scope = scope
-	before, err := db.Lookup(bg, entryRefs(entries))
-	if err != nil {
-		return res, rc.abandon(bg, res, err)
+	log.Info("reconcile started", "scope", scope)
+	pass := &chunks{rc: rc, log: log, checker: runner.NewChecker(log, res.RunID, expected), total: decimal.Zero,
+		scoped: opts.RunID != "" || !opts.Since.IsZero(), runs: make(map[string]bool)}
+	var ended time.Time
+	paths, _, err := report.WriteReconciliationStream(opts.ReportDir, res.RunID, func(add func(report.ReconRow)) (report.ReconSummary, error) {
+		pass.err = pass.walk(ctx, scopeRows, add)
+		pass.checker.Finish()
+		ended = rc.cfg.Now()
+		return report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,
+			ChainHead: batch.ChainHeadText(bg, db)}, pass.err
+	})
+	res = exit(log, pass.result(res), batch.Checked{Stopped: pass.stopped, Throttled: pass.throttled}, pass.refused)
+	if pass.err != nil {
+		return res, rc.abandon(bg, res, pass.err)
 	}
-
-	lookups, looked := lookupsOf(entries, before, opts.RunID != "" || !opts.Since.IsZero(), rc.cfg.Now())
-	res.LookedUp = len(lookups)
-	log.Info("reconcile started", "scope", scope, "payouts", len(entries), "lookups", len(lookups))
-	checked := runner.CheckPayouts(ctx, log, res.RunID, lookups)
-
-	after, err := db.Lookup(bg, entryRefs(entries))
-	if err != nil {
-		return res, rc.abandon(bg, res, err)
-	}
-	rows := reportRows(entries, before, after, looked, checked)
-	res = exit(log, tally(res, rows, before, after), checked, stillRefused(entries, after))
-	if res.NameMismatches, err = addNameChecks(bg, db, rows); err != nil {
-		return res, rc.abandon(bg, res, err)
-	}
-
-	ended := rc.cfg.Now()
-	paths, err := report.WriteReconciliation(opts.ReportDir, report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,
-		ChainHead: batch.ChainHeadText(bg, db)}, rows)
 	if err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
 	}
 	res.Reports = paths.List()
-	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, before, after, ended); err != nil {
+	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, pass.runs, rc.cfg.ChunkRows, ended); err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
 	}
 	status := "finished"
@@ -138,8 +132,8 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if err := db.FinishRun(bg, res.RunID, status, res.ExitCode, ended); err != nil {
 		return res, err
 	}
-	log.Info("reconcile finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
-		"failed", res.Failed, "unknown", res.Unknown, "not_sent", res.NotSent, "mismatches", res.Mismatches, "changed", res.Changed)
+	log.Info("reconcile finished", "exit", res.ExitCode, "payouts", res.Payouts, "looked_up", res.LookedUp, "succeeded", res.Succeeded,
+		"pending", res.Pending, "failed", res.Failed, "unknown", res.Unknown, "not_sent", res.NotSent, "mismatches", res.Mismatches, "changed", res.Changed)
 	return res, nil
 }
 
@@ -193,53 +187,10 @@ func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Resu
 	return res
 }
 
-// stillRefused counts the re-checked refusals that are still FAILED.
-func stillRefused(entries []reconEntry, after map[string]ledger.Payout) int {
-	n := 0
-	for _, e := range entries {
-		if e.recheck && after[e.ref].State == ledger.Failed {
-			n++
-		}
-	}
-	return n
-}
-
 // abandon closes the reconcile run as aborted and returns err.
 func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
 	if ferr := rc.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", batch.ExitAborted, rc.cfg.Now()); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err
-}
-
-// tally counts report rows by ledger state into res.
-func tally(res Result, rows []report.ReconRow, before, after map[string]ledger.Payout) Result {
-	res.Payouts = len(rows)
-	total := decimal.Zero
-	var counts batch.StateCounts
-	for _, row := range rows {
-		total = total.Add(row.LedgerAmount)
-		counts.Add(ledger.State(row.LedgerState))
-		if len(row.Mismatches) > 0 {
-			res.Mismatches++
-		}
-		for _, m := range row.Mismatches {
-			if m == batch.MismatchNotChecked {
-				res.NotChecked++
-			}
-		}
-	}
-	for ref, p := range after {
-		was, ok := before[ref]
-		if ok && was.State != p.State {
-			res.Changed++
-			if was.State == ledger.Unknown && p.State == ledger.Ready {
-				res.ToResend++
-			}
-		}
-	}
-	res.TotalAmount = total
-	res.Rejected, res.Succeeded, res.Pending = counts.Rejected, counts.Succeeded, counts.Pending
-	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
-	return res
 }

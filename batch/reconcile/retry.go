@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/payout/payout/batch"
@@ -9,33 +11,30 @@ import (
 )
 
 // writeRetryFiles writes again, into dir, the retry file of every run whose unpaid rows may
-// have changed: the runs listing a payout this reconciliation moved, and those listing a payout
-// refused with nothing created that no retry file has offered yet (made FAILED by a callback,
-// say). Each is named `<input>.<run id>.reconciled-<now>.retry.csv`, so the newest retry file of a
-// run holds every row of it still unpaid; a run with none left gets none, and its older retry
-// files would pay nothing that is paid. It returns the files written.
-func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, before, after map[string]ledger.Payout, now time.Time) ([]string, error) {
-	var refs []string
-	for ref, p := range after {
-		if was, ok := before[ref]; ok && was.State != p.State {
-			refs = append(refs, ref)
-		}
-	}
-	offered, err := refusedNotOffered(ctx, db)
-	if err != nil {
+// have changed: the runs listing a payout this reconciliation moved (runs), and those listing a
+// payout refused with nothing created that no retry file has offered yet (made FAILED by a
+// callback, say). Each is named `<input>.<run id>.reconciled-<now>.retry.csv`, so the newest retry
+// file of a run holds every row of it still unpaid; a run with none left gets none, and its older
+// retry files would pay nothing that is paid. Runs are written oldest first. It returns the files
+// written.
+func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, runs map[string]bool, page int, now time.Time) ([]string, error) {
+	if err := refusedNotOffered(ctx, db, page, runs); err != nil {
 		return nil, err
 	}
-	runs, err := db.RunsListing(ctx, append(refs, offered...))
-	if err != nil {
-		return nil, err
-	}
-	var written []string
-	for _, id := range runs {
+	listed := make([]ledger.Run, 0, len(runs))
+	for id := range runs {
 		run, err := db.GetRun(ctx, id)
 		if err != nil {
-			return written, err
+			return nil, err
 		}
-		f, err := batch.WriteRetryFile(ctx, db, id, dir, "", run.ExitCode == batch.ExitRejected, now)
+		listed = append(listed, run)
+	}
+	slices.SortFunc(listed, func(a, b ledger.Run) int {
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), cmp.Compare(a.ID, b.ID))
+	})
+	var written []string
+	for _, run := range listed {
+		f, err := batch.WriteRetryFile(ctx, db, run.ID, dir, "", run.ExitCode == batch.ExitRejected, now)
 		if err != nil {
 			return written, err
 		}
@@ -44,22 +43,36 @@ func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, before, aft
 	return written, nil
 }
 
-// refusedNotOffered lists the FAILED payouts known to have created nothing that have no retry.
-func refusedNotOffered(ctx context.Context, db *ledger.DB) ([]string, error) {
-	failed, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}})
-	if err != nil {
-		return nil, err
-	}
+// refusedNotOffered adds to runs those listing a FAILED payout known to have created nothing
+// that has no retry, reading the FAILED payouts a page at a time.
+func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[string]bool) error {
 	var refs []string
-	for _, p := range failed {
-		if !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
-			continue
+	list := func() error {
+		found, err := db.RunsListing(ctx, refs)
+		for _, id := range found {
+			runs[id] = true
 		}
-		if _, ok, err := db.RetryFor(ctx, p.Ref); err != nil {
-			return nil, err
-		} else if !ok {
-			refs = append(refs, p.Ref)
-		}
+		refs = refs[:0]
+		return err
 	}
-	return refs, nil
+	err := eachPayout(ctx, db, ledger.PayoutSet{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
+		if !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
+			return nil
+		}
+		if _, ok, err := db.RetryFor(ctx, p.Ref); err != nil || ok {
+			return err
+		}
+		refs = append(refs, p.Ref)
+		if len(refs) < page {
+			return nil
+		}
+		return list()
+	})
+	if err != nil {
+		return err
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	return list()
 }

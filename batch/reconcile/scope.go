@@ -39,77 +39,115 @@ func payoutEntry(p ledger.Payout) reconEntry {
 	return reconEntry{runID: p.RunID, line: p.Line, ref: p.Ref, recipient: p.Recipient, account: p.Account, amount: p.Amount}
 }
 
-// scope lists the rows a reconciliation reports, in report order.
-func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (string, []reconEntry, error) {
-	db := rc.cfg.Ledger
+// walk calls emit with each row of a reconciliation's scope, in report order. It reads the
+// ledger a page at a time and holds no page while emit runs, so that emit may write to it.
+type walk func(ctx context.Context, emit func(reconEntry) error) error
+
+// notFinal is the payouts a reconciliation of no run and no date covers.
+var notFinal = []ledger.State{ledger.Submitted, ledger.Unknown, ledger.Submitting, ledger.Ready}
+
+// scope describes a reconciliation's scope and returns how to walk its rows, and about how many
+// payouts it looks up (for progress only).
+func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (string, walk, int, error) {
+	db, page := rc.cfg.Ledger, rc.cfg.ChunkRows
 	switch {
 	case opts.RunID != "":
-		entries, _, err := runEntries(ctx, db, run.ID, nil)
-		if err != nil {
-			return "", nil, err
-		}
 		scope := "run " + run.ID
 		if run.File != "" {
 			scope += " (" + run.File + ")"
 		}
-		return scope, entries, nil
+		return scope, func(ctx context.Context, emit func(reconEntry) error) error {
+			return runLines(ctx, db, run.ID, page, nil, emit)
+		}, run.Rows, nil
 	case !opts.Since.IsZero():
 		runs, err := db.RunsSince(ctx, opts.Since)
 		if err != nil {
-			return "", nil, err
+			return "", nil, 0, err
 		}
-		var entries []reconEntry
-		seen := make(map[string]bool)
-		for _, run := range runs {
-			if run.Kind == "reconcile" || run.Kind == "dry-run" {
-				continue
-			}
-			more, _, err := runEntries(ctx, db, run.ID, seen)
-			if err != nil {
-				return "", nil, err
-			}
-			entries = append(entries, more...)
+		expected := 0
+		for _, r := range runs {
+			expected += r.Rows
 		}
-		// Payouts recorded since the date by a run that began before it.
-		payouts, err := db.List(ctx, ledger.Filter{Since: opts.Since})
-		if err != nil {
-			return "", nil, err
-		}
-		for _, p := range payouts {
-			if !seen[p.Ref] {
-				seen[p.Ref] = true
-				entries = append(entries, payoutEntry(p))
-			}
-		}
-		return "since " + opts.Since.Format(time.RFC3339), entries, nil
+		return "since " + opts.Since.Format(time.RFC3339), func(ctx context.Context, emit func(reconEntry) error) error {
+			return sinceRows(ctx, db, page, runs, opts.Since, emit)
+		}, expected, nil
 	}
-	payouts, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Unknown, ledger.Submitting, ledger.Ready}})
+	counts, err := db.Counts(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
-	entries := make([]reconEntry, 0, len(payouts))
-	for _, p := range payouts {
-		entries = append(entries, payoutEntry(p))
+	expected := counts[ledger.Submitted].Count + counts[ledger.Unknown].Count + counts[ledger.Submitting].Count
+	scope := "every payout not yet final"
+	var refusedSince time.Time
+	if opts.FailedWithin > 0 {
+		scope = fmt.Sprintf("every payout not yet final, and those refused in the last %s", days(opts.FailedWithin))
+		refusedSince = rc.cfg.Now().Add(-opts.FailedWithin)
 	}
-	if opts.FailedWithin <= 0 {
-		return "every payout not yet final", entries, nil
-	}
-	refused, err := rc.recentRefusals(ctx, opts.FailedWithin)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, p := range refused {
-		e := payoutEntry(p)
-		e.recheck = true
-		entries = append(entries, e)
-	}
-	return fmt.Sprintf("every payout not yet final, and those refused in the last %s", days(opts.FailedWithin)), entries, nil
+	return scope, func(ctx context.Context, emit func(reconEntry) error) error {
+		err := eachPayout(ctx, db, ledger.PayoutSet{States: notFinal}, page, func(p ledger.Payout) error {
+			return emit(payoutEntry(p))
+		})
+		if err != nil || refusedSince.IsZero() {
+			return err
+		}
+		// The FAILED rows the service never held as payouts (no invoice number: their create was
+		// refused) that failed within the last while.
+		return eachPayout(ctx, db, ledger.PayoutSet{RefusedSince: refusedSince}, page, func(p ledger.Payout) error {
+			e := payoutEntry(p)
+			e.recheck = true
+			return emit(e)
+		})
+	}, expected, nil
 }
 
-// recentRefusals is the FAILED rows the service never held as payouts (no invoice number: their
-// create was refused) that failed within the last while.
-func (rc *reconciler) recentRefusals(ctx context.Context, within time.Duration) ([]ledger.Payout, error) {
-	return rc.cfg.Ledger.RefusedSince(ctx, rc.cfg.Now().Add(-within))
+// sinceRows walks the rows of the files run since a date, each payout once, then the payouts
+// recorded since the date by a run that began before it. The references of the payouts walked
+// are held to leave out a payout that a rerun of its file lists again: a scope of files held a
+// reference each, not its rows.
+func sinceRows(ctx context.Context, db *ledger.DB, page int, runs []ledger.Run, since time.Time, emit func(reconEntry) error) error {
+	seen := make(map[string]struct{})
+	for _, run := range runs {
+		if run.Kind == "reconcile" || run.Kind == "dry-run" {
+			continue
+		}
+		if err := runLines(ctx, db, run.ID, page, seen, emit); err != nil {
+			return err
+		}
+	}
+	return eachPayout(ctx, db, ledger.PayoutSet{CreatedSince: since}, page, func(p ledger.Payout) error {
+		if _, ok := seen[p.Ref]; ok {
+			return nil
+		}
+		seen[p.Ref] = struct{}{}
+		return emit(payoutEntry(p))
+	})
+}
+
+// eachPayout calls fn with each payout of the set, by run, then line, a page at a time.
+func eachPayout(ctx context.Context, db *ledger.DB, set ledger.PayoutSet, page int, fn func(ledger.Payout) error) error {
+	runs, err := db.RunsHolding(ctx, set)
+	if err != nil {
+		return err
+	}
+	for _, runID := range runs {
+		line, ref := 0, ""
+		for {
+			ps, err := db.RunPayoutsAfter(ctx, runID, set, line, ref, page)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if err := fn(p); err != nil {
+					return err
+				}
+			}
+			if len(ps) < page {
+				break
+			}
+			line, ref = ps[len(ps)-1].Line, ps[len(ps)-1].Ref
+		}
+	}
+	return nil
 }
 
 func days(d time.Duration) string {
@@ -122,34 +160,50 @@ func days(d time.Duration) string {
 	return d.String()
 }
 
-// runEntries is a run's input rows. A payout seen already (a rerun of the same file) is left out
-// when seen is not nil, so that no payout counts twice.
-func runEntries(ctx context.Context, db *ledger.DB, runID string, seen map[string]bool) ([]reconEntry, map[string]bool, error) {
-	lines, err := db.RunReport(ctx, runID)
+// runLines walks a run's input rows, a range of lines at a time. A payout seen already (a rerun
+// of the same file) is left out when seen is not nil, so that no payout counts twice.
+func runLines(ctx context.Context, db *ledger.DB, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
+	last, err := db.RunLastLine(ctx, runID)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	entries := make([]reconEntry, 0, len(lines))
-	for _, l := range lines {
-		rr := l.Row
-		e := reconEntry{runID: runID, line: rr.Line, ref: rr.Ref, recipient: rr.Recipient, account: rr.Account,
-			rejected: rr.Rejected, reason: rr.Reason}
-		if amount, err := decimal.NewFromString(rr.Amount); err == nil {
-			e.amount = amount
+	for from := 0; from <= last; from += page {
+		lines, err := db.RunLinesBetween(ctx, runID, from, from+page)
+		if err != nil {
+			return err
 		}
-		if !rr.Rejected {
-			if l.Payout == nil {
-				e.unrecorded = true
-			} else if seen != nil {
-				if seen[rr.Ref] {
-					continue
-				}
-				seen[rr.Ref] = true
+		for _, l := range lines {
+			e, ok := lineEntry(runID, l, seen)
+			if !ok {
+				continue
+			}
+			if err := emit(e); err != nil {
+				return err
 			}
 		}
-		entries = append(entries, e)
 	}
-	return entries, seen, nil
+	return nil
+}
+
+// lineEntry is the row of a run's line, and false for a payout seen already.
+func lineEntry(runID string, l ledger.ReportLine, seen map[string]struct{}) (reconEntry, bool) {
+	rr := l.Row
+	e := reconEntry{runID: runID, line: rr.Line, ref: rr.Ref, recipient: rr.Recipient, account: rr.Account,
+		rejected: rr.Rejected, reason: rr.Reason}
+	if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+		e.amount = amount
+	}
+	if !rr.Rejected {
+		if l.Payout == nil {
+			e.unrecorded = true
+		} else if seen != nil {
+			if _, ok := seen[rr.Ref]; ok {
+				return e, false
+			}
+			seen[rr.Ref] = struct{}{}
+		}
+	}
+	return e, true
 }
 
 // lookupsOf is a lookup per payout that can have changed at the service. Payouts the service

@@ -1,17 +1,12 @@
 package report
 
 import (
-	"cmp"
 	"io"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/payout/payout/templates"
 )
 
 // Mismatch texts of ReconRow.Mismatches that `payout reconcile` uses; other texts are shown as
@@ -69,24 +64,37 @@ type ReconSummary struct {
 // SummarizeReconciliation returns meta with its counts and totals computed from rows; Total is
 // the sum of the ByState amounts by construction.
 func SummarizeReconciliation(meta ReconSummary, rows []ReconRow) ReconSummary {
-	var t tally
+	var t reconTally
 	for _, r := range rows {
-		t.add(Row{State: r.LedgerState, Amount: r.LedgerAmount}, false)
+		t.add(r)
 	}
-	s := t.summary(Summary{})
+	return t.summary(meta)
+}
+
+// reconTally adds up a reconciliation's rows as they come.
+type reconTally struct {
+	t                                    tally
+	mismatches, notFinal, nameMismatches int
+}
+
+func (rt *reconTally) add(r ReconRow) {
+	rt.t.add(Row{State: r.LedgerState, Amount: r.LedgerAmount}, false)
+	if r.NameCheck == NameMismatch {
+		rt.nameMismatches++
+	}
+	if len(r.Mismatches) > 0 {
+		rt.mismatches++
+	}
+	if !final(r.LedgerState) {
+		rt.notFinal++
+	}
+}
+
+// summary is meta with the counts and totals of the rows added.
+func (rt *reconTally) summary(meta ReconSummary) ReconSummary {
+	s := rt.t.summary(Summary{})
 	meta.Rows, meta.ByState, meta.Total = s.Rows, s.ByState, s.Total
-	meta.Mismatches, meta.NotFinal, meta.NameMismatches = 0, 0, 0
-	for _, r := range rows {
-		if r.NameCheck == NameMismatch {
-			meta.NameMismatches++
-		}
-		if len(r.Mismatches) > 0 {
-			meta.Mismatches++
-		}
-		if !final(r.LedgerState) {
-			meta.NotFinal++
-		}
-	}
+	meta.Mismatches, meta.NotFinal, meta.NameMismatches = rt.mismatches, rt.notFinal, rt.nameMismatches
 	return meta
 }
 
@@ -102,31 +110,93 @@ var ReconHeader = []string{"external_invoice_ref", "line", "run_id", "recipient_
 // WriteReconciliation writes `reconcile.<id>.csv`, `.xlsx` and `.html` into dir, atomically, like
 // WriteRun. Mismatches are joined with "; " in the CSV and XLSX.
 func WriteReconciliation(dir string, s ReconSummary, rows []ReconRow) (Paths, error) {
-	if err := checkName(s.ID); err != nil {
-		return Paths{}, err
-	}
-	s = SummarizeReconciliation(s, rows)
-	stem := filepath.Join(dir, "reconcile."+s.ID)
-	p := Paths{CSV: stem + ".csv", XLSX: stem + ".xlsx", HTML: stem + ".html"}
-	return p, writeAll(dir, p, reconTable(rows), reconSummaryCells(s), func(w io.Writer) error { return renderRecon(w, s, rows) })
+	p, _, err := WriteReconciliationStream(dir, s.ID, func(add func(ReconRow)) (ReconSummary, error) {
+		for _, r := range rows {
+			add(r)
+		}
+		return s, nil
+	})
+	return p, err
 }
 
-func reconTable(rows []ReconRow) table {
+// WriteReconciliationStream writes the reports of the reconciliation id, as WriteReconciliation
+// does, from rows that each passes to add one at a time, in report order; each returns the
+// summary's head (times, scope, chain head) once every row is in, and the counts and totals are
+// computed from the rows. Only a bounded number of rows is held at any time: the CSV and the XLSX
+// are written as rows arrive (the XLSX lists at most XLSXListLimit rows, and beyond that only
+// those that need attention), and the HTML page keeps the rows it shows (see HTMLRowLimit). It
+// returns the summary written.
+func WriteReconciliationStream(dir, id string, each func(add func(ReconRow)) (ReconSummary, error)) (Paths, ReconSummary, error) {
+	if err := checkName(id); err != nil {
+		return Paths{}, ReconSummary{}, err
+	}
+	stem := filepath.Join(dir, "reconcile."+id)
+	p := Paths{CSV: stem + ".csv", XLSX: stem + ".xlsx", HTML: stem + ".html"}
+	var summary ReconSummary // set before the writers see the rows end, read by them after
+	writers := []rowWriter[ReconRow]{
+		{"csv", p.CSV, func(w io.Writer, rows <-chan []ReconRow) error {
+			return reconTable().writeCSVFrom(w, func(emit func([]cell) error) error {
+				var buf []cell
+				for batch := range rows {
+					for _, r := range batch {
+						buf = reconCells(r, buf)
+						if err := emit(buf); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+		}},
+		{"xlsx", p.XLSX, func(w io.Writer, rows <-chan []ReconRow) error {
+			return writeListXLSX(w, reconTable(), rows, listing[ReconRow]{
+				cells:     reconCells,
+				attention: func(r ReconRow) bool { return reconRank(r) < reconRankSucceeded },
+				summary:   func() [][]cell { return reconSummaryCells(summary) },
+				csvName:   "CSV report",
+			})
+		}},
+		{"html", p.HTML, func(w io.Writer, rows <-chan []ReconRow) error {
+			var kept reconKept
+			for batch := range rows {
+				for _, r := range batch {
+					kept.add(r)
+				}
+			}
+			return kept.render(w, summary)
+		}},
+	}
+	var t reconTally
+	err := streamRows(dir, p, false, writers, func(add func(ReconRow)) error {
+		meta, err := each(func(r ReconRow) {
+			t.add(r)
+			add(r)
+		})
+		summary = meta
+		return err
+	}, func() { summary = t.summary(summary) })
+	if err != nil {
+		return Paths{}, summary, err
+	}
+	return p, summary, nil
+}
+
+func reconTable() table {
 	return table{
 		header: ReconHeader,
 		widths: []float64{22, 7, 20, 28, 20, 12, 14, 12, 14, 20, 20, 30, 50, 28, 12},
-		n:      len(rows),
-		row: func(i int, buf []cell) []cell {
-			r := rows[i]
-			svc := cell{kind: kindAmount}
-			if r.ServiceAmount != nil {
-				svc = amount(*r.ServiceAmount)
-			}
-			return append(buf[:0], code(r.Ref), integer(r.Line), code(r.RunID), text(r.Recipient), code(r.Account),
-				text(r.LedgerState), amount(r.LedgerAmount), text(r.ServiceStatus), svc, code(r.ServiceAccount),
-				code(r.InvoiceNo), text(strings.Join(r.Mismatches, "; ")), text(r.Message), text(r.NameAtBank), text(r.NameCheck))
-		},
 	}
+}
+
+// reconCells is a reconciliation's report row as cells, in ReconHeader's order, in buf reused.
+func reconCells(r ReconRow, buf []cell) []cell {
+	svc := cell{kind: kindAmount}
+	if r.ServiceAmount != nil {
+		svc = amount(*r.ServiceAmount)
+	}
+	return append(buf[:0], code(r.Ref), integer(r.Line), code(r.RunID), text(r.Recipient), code(r.Account),
+		text(r.LedgerState), amount(r.LedgerAmount), text(r.ServiceStatus), svc, code(r.ServiceAccount),
+		code(r.InvoiceNo), text(strings.Join(r.Mismatches, "; ")), text(r.Message), text(r.NameAtBank), text(r.NameCheck))
 }
 
 func reconSummaryCells(s ReconSummary) [][]cell {
@@ -210,7 +280,7 @@ type reconPage struct {
 }
 
 // reconRank puts mismatches (a name included) first, then what is not final, then failures,
-// then successes.
+// then successes (reconRankSucceeded), which need no attention.
 func reconRank(r ReconRow) int {
 	switch {
 	case len(r.Mismatches) > 0 || r.NameCheck == NameMismatch:
@@ -220,67 +290,7 @@ func reconRank(r ReconRow) int {
 	case r.LedgerState != StateSucceeded:
 		return 2
 	}
-	return 3
+	return reconRankSucceeded
 }
 
-func renderRecon(w io.Writer, s ReconSummary, rows []ReconRow) error {
-	g := groupRecon(s.ByState)
-	groupSum := g.succeeded.Amount.Add(g.failed.Amount).Add(g.pending.Amount).Add(g.rejected.Amount)
-	page := reconPage{
-		Head: headView{Title: "Reconciliation " + s.ID, Kind: "reconciliation", ID: s.ID, Scope: s.Scope, ChainHead: s.ChainHead,
-			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
-			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Mismatches: s.Mismatches, NotFinal: s.NotFinal},
-		Summary: summarize(s.ByState, s.Total, false),
-		Groups: []groupView{
-			{"succeeded", FormatMYR(g.succeeded.Amount), g.succeeded.Count},
-			{"failed", FormatMYR(g.failed.Amount), g.failed.Count},
-			{"pending", FormatMYR(g.pending.Amount), g.pending.Count},
-			{"rejected", FormatMYR(g.rejected.Amount), g.rejected.Count},
-		},
-		GroupSum:       FormatMYR(groupSum),
-		NameMismatches: s.NameMismatches,
-	}
-	page.Summary.TiesOut = page.Summary.TiesOut && groupSum.Equal(s.Total)
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		ra, rb := rows[a], rows[b]
-		return cmp.Or(cmp.Compare(reconRank(ra), reconRank(rb)), strings.Compare(ra.RunID, rb.RunID),
-			cmp.Compare(ra.Line, rb.Line), strings.Compare(ra.Ref, rb.Ref))
-	})
-	shown, others := 0, 0
-	for _, i := range order {
-		r := rows[i]
-		attention := reconRank(r) < 3
-		if attention {
-			page.Attention++
-			if shown >= HTMLRowLimit {
-				page.OmittedAttention++
-				continue
-			}
-			shown++
-		} else {
-			if others >= HTMLRowLimit {
-				page.Omitted++
-				continue
-			}
-			others++
-		}
-		svc := ""
-		if r.ServiceAmount != nil {
-			svc = FormatMYR(*r.ServiceAmount)
-		}
-		line := ""
-		if r.Line != 0 {
-			line = strconv.Itoa(r.Line)
-		}
-		page.Rows = append(page.Rows, reconRowView{Ref: r.Ref, Line: line, RunID: r.RunID, Recipient: r.Recipient,
-			Account: r.Account, LedgerState: r.LedgerState, Class: stateClass(r.LedgerState), LedgerAmount: FormatMYR(r.LedgerAmount),
-			ServiceStatus: r.ServiceStatus, ServiceAmount: svc, ServiceAccount: r.ServiceAccount, InvoiceNo: r.InvoiceNo,
-			Message: r.Message, Mismatches: r.Mismatches, Attention: attention,
-			NameAtBank: r.NameAtBank, NameMismatch: r.NameCheck == NameMismatch})
-	}
-	return templates.Reconcile().Execute(w, page)
-}
+const reconRankSucceeded = 3

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
 	"io"
@@ -31,11 +32,8 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 	if err != nil {
 		return Paths{}, meta, err
 	}
-	var summary Summary // set before the channels close, read by the writers after
-	writers := []struct {
-		kind, path string
-		write      func(w io.Writer, rows <-chan []Row) error
-	}{
+	var summary Summary // set before the writers see the rows end, read by them after
+	writers := []rowWriter[Row]{
 		{"csv", p.CSV, writeCSVStream},
 		{"xlsx", p.XLSX, func(w io.Writer, rows <-chan []Row) error {
 			return writeRunXLSX(w, rows, meta.DryRun, func() Summary { return summary })
@@ -44,23 +42,47 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 			return writeRunHTML(w, rows, meta.DryRun, func() Summary { return summary })
 		}},
 	}
-	// Without the folder the rows are still read to the end: the summary is the run's result.
+	var t tally
+	// The three files are written side by side and each ends with its own fsync, but for a dry
+	// run's: nothing depends on them, and a dry run is run again at no cost.
+	err = streamRows(dir, p, meta.DryRun, writers, func(add func(Row)) error {
+		return each(func(r Row) error {
+			t.add(r, meta.Aborted != "")
+			add(r)
+			return nil
+		})
+	}, func() { summary = t.summary(meta) })
+	if err != nil {
+		return Paths{}, summary, err
+	}
+	return p, summary, nil
+}
+
+// rowWriter writes one report file from rows that come in batches until the channel closes.
+type rowWriter[R any] struct {
+	kind, path string
+	write      func(w io.Writer, rows <-chan []R) error
+}
+
+// streamRows hands the rows each adds, in batches, to every writer, each writing its file
+// through atomicfile as they come; ended is called once each has returned, before the writers
+// see the rows end. Without the folder the rows are still read to the end: what they add up to
+// is the caller's result. On any error every file of p is removed.
+func streamRows[R any](dir string, p Paths, unsynced bool, writers []rowWriter[R], each func(add func(R)) error, ended func()) error {
 	errs := make([]error, len(writers)+2)
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		errs[len(writers)+1] = fmt.Errorf("create report dir: %w", err)
 		writers = nil
 	}
-	chans := make([]chan []Row, len(writers))
+	chans := make([]chan []R, len(writers))
 	var wg sync.WaitGroup
 	for i, wr := range writers {
-		chans[i] = make(chan []Row, 4)
+		chans[i] = make(chan []R, 4)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// The three files are written side by side and each ends with its own fsync, but for a
-			// dry run's: nothing depends on them, and a dry run is run again at no cost.
 			write := atomicfile.Write
-			if meta.DryRun {
+			if unsynced {
 				write = atomicfile.WriteUnsynced
 			}
 			err := write(wr.path, fileMode, func(w io.Writer) error { return wr.write(w, chans[i]) })
@@ -72,26 +94,23 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 			}
 		}()
 	}
-	var t tally
-	batch := make([]Row, 0, batchRows)
+	batch := make([]R, 0, batchRows)
 	send := func() {
 		for _, ch := range chans {
 			ch <- batch
 		}
-		batch = make([]Row, 0, batchRows)
+		batch = make([]R, 0, batchRows)
 	}
-	errs[len(errs)-2] = each(func(r Row) error {
-		t.add(r, meta.Aborted != "")
+	errs[len(errs)-2] = each(func(r R) {
 		batch = append(batch, r)
 		if len(batch) == batchRows {
 			send()
 		}
-		return nil
 	})
 	if len(batch) > 0 {
 		send()
 	}
-	summary = t.summary(meta)
+	ended()
 	for _, ch := range chans {
 		close(ch)
 	}
@@ -100,9 +119,9 @@ func WriteRunStream(dir, inputName string, meta Summary, each func(add func(Row)
 		for _, path := range p.List() {
 			_ = os.Remove(path)
 		}
-		return Paths{}, summary, err
+		return err
 	}
-	return p, summary, nil
+	return nil
 }
 
 // runPaths names a run's three reports.
@@ -123,7 +142,7 @@ func runPaths(dir, inputName string, s Summary) (Paths, error) {
 }
 
 func writeCSVStream(w io.Writer, rows <-chan []Row) error {
-	t := runTable(nil)
+	t := runTable()
 	return t.writeCSVFrom(w, func(emit func([]cell) error) error {
 		var buf []cell
 		for batch := range rows {
@@ -138,20 +157,39 @@ func writeCSVStream(w io.Writer, rows <-chan []Row) error {
 	})
 }
 
-// writeRunXLSX writes the Rows sheets as rows arrive, then the Summary sheet. A dry run of more
+// writeRunXLSX writes the Rows sheets as rows arrive, then the Summary sheet. A report of more
 // than XLSXListLimit rows lists only the rows that need attention.
 func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Summary) error {
-	x, err := newXLSXStream(runTable(nil))
+	return writeListXLSX(w, runTable(), rows, listing[Row]{
+		cells:     runCells,
+		attention: func(r Row) bool { return attentionRank(r.State, dryRun) <= attentionMax },
+		summary:   func() [][]cell { return runSummaryCells(summary()) },
+		csvName:   ".result.csv",
+	})
+}
+
+// listing says how writeListXLSX lists a report's rows of type R.
+type listing[R any] struct {
+	cells     func(r R, buf []cell) []cell
+	attention func(r R) bool
+	summary   func() [][]cell // the Summary sheet, asked for once every row has arrived
+	csvName   string          // how the note names the CSV report, which lists every row
+}
+
+// writeListXLSX writes the Rows sheets of t as rows arrive, then the Summary sheet. A report of
+// more than XLSXListLimit rows lists there only the rows that need attention, and says so.
+func writeListXLSX[R any](w io.Writer, t table, rows <-chan []R, l listing[R]) error {
+	x, err := newXLSXStream(t)
 	if err != nil {
 		return err
 	}
 	defer x.close()
-	var held []Row // the first rows, until it is known whether they are all listed
+	var held []R // the first rows, until it is known whether they are all listed
 	seen, listed := 0, 0
 	var buf []cell
-	put := func(r Row) error {
+	put := func(r R) error {
 		listed++
-		buf = runCells(r, buf)
+		buf = l.cells(r, buf)
 		return x.add(buf)
 	}
 	for batch := range rows {
@@ -162,7 +200,7 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 				held = append(held, r)
 			case seen == XLSXListLimit+1:
 				for _, h := range held {
-					if attentionRank(h.State, dryRun) <= attentionMax {
+					if l.attention(h) {
 						if err = put(h); err != nil {
 							break
 						}
@@ -171,7 +209,7 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 				held = nil
 				fallthrough
 			default:
-				if err == nil && attentionRank(r.State, dryRun) <= attentionMax {
+				if err == nil && l.attention(r) {
 					err = put(r)
 				}
 			}
@@ -185,10 +223,10 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 			return err
 		}
 	}
-	cells := runSummaryCells(summary())
+	cells := l.summary()
 	if listed < seen {
-		cells = append([][]cell{{text(fmt.Sprintf("The sheet %q lists the %d of %d rows that need attention: a report of more than %d rows lists no others here. The .result.csv lists every row.",
-			SheetRows, listed, seen, XLSXListLimit))}, {}}, cells...)
+		cells = append([][]cell{{text(fmt.Sprintf("The sheet %q lists the %d of %d rows that need attention: a report of more than %d rows lists no others here. The %s lists every row.",
+			SheetRows, listed, seen, XLSXListLimit, l.csvName))}, {}}, cells...)
 	}
 	return x.finish(w, cells)
 }
@@ -277,7 +315,8 @@ func (x *xlsxStream) add(cells []cell) error {
 
 // finish flushes the last Rows sheet, adds the Summary sheet and writes the workbook. The Rows
 // sheet stays the active one: NewSheet does not change it, and SetActiveSheet would parse the
-// whole streamed sheet back.
+// whole streamed sheet back. The archive goes straight to w: excelize would otherwise build the
+// whole file in memory first, as large as the rows listed.
 func (x *xlsxStream) finish(w io.Writer, summary [][]cell) error {
 	if err := x.sw.Flush(); err != nil {
 		return err
@@ -285,5 +324,6 @@ func (x *xlsxStream) finish(w io.Writer, summary [][]cell) error {
 	if err := writeSummarySheet(x.f, x.st, summary); err != nil {
 		return err
 	}
+	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(w) })
 	return x.f.Write(w)
 }

@@ -28,20 +28,16 @@ func code(s string) cell            { return cell{Neutralize(s), kindCode} }
 func integer(n int) cell            { return cell{strconv.Itoa(n), kindInt} }
 func amount(d decimal.Decimal) cell { return cell{amountString(d), kindAmount} }
 
-// table is a header and a way to produce row i, so that large reports are streamed, not copied.
+// table is a report's header and its columns' widths in the XLSX.
 type table struct {
 	header []string
 	widths []float64
-	n      int
-	row    func(i int, buf []cell) []cell
 }
 
-func runTable(rows []Row) table {
+func runTable() table {
 	return table{
 		header: RunHeader,
 		widths: []float64{7, 22, 28, 10, 24, 20, 14, 12, 20, 12, 50},
-		n:      len(rows),
-		row:    func(i int, buf []cell) []cell { return runCells(rows[i], buf) },
 	}
 }
 
@@ -59,19 +55,6 @@ func runCells(r Row, buf []cell) []cell {
 	}
 	return append(buf[:0], integer(r.Line), code(r.Ref), text(r.Recipient), provider, text(r.Bank),
 		code(r.Account), amt, text(r.State), code(r.InvoiceNo), text(r.TransactionStatus), text(r.Message))
-}
-
-func (t table) writeCSV(w io.Writer) error {
-	return t.writeCSVFrom(w, func(emit func([]cell) error) error {
-		var buf []cell
-		for i := range t.n {
-			buf = t.row(i, buf)
-			if err := emit(buf); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // writeCSVFrom writes the table's header, then every row rows emits.

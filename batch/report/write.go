@@ -3,14 +3,9 @@ package report
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/payout/payout/batch/atomicfile"
 )
 
 // ErrBadName is returned when a run or reconciliation id, or an input name, cannot be part of a
@@ -49,35 +44,6 @@ func checkName(id string) error {
 		return fmt.Errorf("%w: %q", ErrBadName, id)
 	}
 	return nil
-}
-
-func writeAll(dir string, p Paths, t table, summary [][]cell, html func(io.Writer) error) error {
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return fmt.Errorf("create report dir: %w", err)
-	}
-	// The three files are independent, and each ends with its own fsync: written side by side they
-	// cost about the slowest one (the XLSX's compression), which is time at the end of every run.
-	writers := []struct {
-		kind, path string
-		write      func(io.Writer) error
-	}{
-		{"csv", p.CSV, t.writeCSV},
-		{"xlsx", p.XLSX, func(w io.Writer) error { return writeXLSX(w, t, summary) }},
-		{"html", p.HTML, html},
-	}
-	errs := make([]error, len(writers))
-	var wg sync.WaitGroup
-	for i, wr := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := atomicfile.Write(wr.path, fileMode, wr.write); err != nil {
-				errs[i] = fmt.Errorf("write %s report: %w", wr.kind, err)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 const timeLayout = "2006-01-02T15:04:05Z07:00"

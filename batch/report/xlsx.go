@@ -1,7 +1,6 @@
 package report
 
 import (
-	"io"
 	"strconv"
 	"unicode/utf16"
 
@@ -29,24 +28,6 @@ func newStyles(f *excelize.File) (styles, error) {
 	}
 	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4}) // "#,##0.00"
 	return s, err
-}
-
-// writeXLSX writes the workbook: the table's rows over as many "Rows" sheets as Excel's row
-// limit needs, then the Summary sheet.
-func writeXLSX(w io.Writer, t table, summary [][]cell) error {
-	x, err := newXLSXStream(t)
-	if err != nil {
-		return err
-	}
-	defer x.close()
-	var buf []cell
-	for i := range t.n {
-		buf = t.row(i, buf)
-		if err := x.add(buf); err != nil {
-			return err
-		}
-	}
-	return x.finish(w, summary)
 }
 
 // sheetRowsMax is the most data rows one sheet holds: Excel's 1,048,576 rows less the header. A

@@ -1,0 +1,147 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The queries here read a set of payouts, or a run's lines, a page at a time, in the order List
+// and RunReport give them (by run, then line), so that a caller walks a scope of any size holding
+// one page. Each page is its own short read: the caller may write between pages.
+
+// PayoutSet selects payouts by what they are now. Every field set narrows it.
+type PayoutSet struct {
+	States       []State   // in one of these states
+	CreatedSince time.Time // recorded at or after this time
+	// RefusedSince selects the payouts whose create the service refused (FAILED without an
+	// invoice number) that last changed at or after it.
+	RefusedSince time.Time
+}
+
+func (s PayoutSet) where() (string, []any) {
+	var where []string
+	var args []any
+	if len(s.States) > 0 {
+		where = append(where, `p.state IN (?`+strings.Repeat(",?", len(s.States)-1)+`)`)
+		for _, st := range s.States {
+			args = append(args, string(st))
+		}
+	}
+	if !s.CreatedSince.IsZero() {
+		where = append(where, `p.created_at >= ?`)
+		args = append(args, fmtTime(s.CreatedSince))
+	}
+	if !s.RefusedSince.IsZero() {
+		// The index's own WHERE, which SQLite needs to use it.
+		where = append(where, `p.state = 'FAILED' AND p.invoice_no = '' AND p.updated_at >= ?`)
+		args = append(args, fmtTime(s.RefusedSince))
+	}
+	if len(where) == 0 {
+		return "1", nil
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// RunsHolding returns the runs that recorded a payout of the set, in the order List gives their
+// payouts: by the run's start, then its id.
+func (db *DB) RunsHolding(ctx context.Context, set PayoutSet) ([]string, error) {
+	where, args := set.where()
+	index := ""
+	if !set.RefusedSince.IsZero() {
+		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
+		index = " INDEXED BY payouts_refused"
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT h.run_id FROM (SELECT DISTINCT p.run_id FROM payouts p`+index+` WHERE `+where+`) h
+		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("runs holding payouts: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("runs holding payouts: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("runs holding payouts: %w", err)
+	}
+	return ids, nil
+}
+
+// RunPayoutsAfter returns up to n payouts of the set that run recorded, after the position
+// (line, ref) in the order of line then ref: a page of List's order. The first page is after
+// (0, "").
+func (db *DB) RunPayoutsAfter(ctx context.Context, runID string, set PayoutSet, line int, ref string, n int) ([]Payout, error) {
+	where, args := set.where()
+	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p INDEXED BY payouts_by_run
+		WHERE p.run_id = ? AND (p.line, p.ref) > (?, ?) AND ` + where + ` ORDER BY p.line, p.ref LIMIT ?`
+	ps, err := db.queryPayouts(ctx, q, append(append([]any{runID, line, ref}, args...), n)...)
+	if err != nil {
+		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
+	}
+	return ps, nil
+}
+
+// RunLastLine returns the last line number a report of the run has (see EachRunLine); 0 when it
+// has none.
+func (db *DB) RunLastLine(ctx context.Context, runID string) (int, error) {
+	var last int
+	err := db.sql.QueryRowContext(ctx, `SELECT max(COALESCE((SELECT max(line) FROM run_rows WHERE run_id = ?1), 0),
+		COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
+		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
+		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0))`, runID).Scan(&last)
+	if err != nil {
+		return 0, fmt.Errorf("last line of run %s: %w", runID, err)
+	}
+	return last, nil
+}
+
+// RunLinesBetween returns the run's lines from line from up to, not including, line to, in line
+// order: what EachRunLine gives of them.
+func (db *DB) RunLinesBetween(ctx context.Context, runID string, from, to int) ([]ReportLine, error) {
+	rows, err := db.sql.QueryContext(ctx, runLinesBetweenSQL, runID, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("report of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []ReportLine
+	for rows.Next() {
+		var line ReportLine
+		var recorded bool
+		r := &line.Row
+		head := headScanner{rows: rows, head: []any{&recorded, &r.RunID, &r.Line, &r.Ref, &r.Recipient,
+			&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
+		p, err := scanPayout(head)
+		if err != nil {
+			return nil, fmt.Errorf("report of run %s: %w", runID, err)
+		}
+		if recorded {
+			line.Payout = &p
+		}
+		out = append(out, line)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("report of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// runLinesBetweenSQL is runLinesSQL over a range of lines, each part read through its index
+// from the range's first line.
+var runLinesBetweenSQL = `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
+		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, ` +
+	joinedPayoutColumns + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+		WHERE r.run_id = ?1 AND r.line >= ?2 AND r.line < ?3
+		UNION ALL
+		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
+		0, '', p.run_id <> ?1, ` + plainPayoutColumns + ` FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
+		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
+		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at
+		AND p.line >= ?2 AND p.line < ?3
+		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
+		ORDER BY 3`

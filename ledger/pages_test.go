@@ -1,0 +1,147 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/ledger"
+)
+
+// TestPagesGiveWhatOneQueryGives: a run's lines read a range at a time, and a set of payouts read
+// a page at a time run by run, are what RunReport and List give, in the same order, whatever the
+// page's size.
+func TestPagesGiveWhatOneQueryGives(t *testing.T) {
+	db, _ := mustOpen(t)
+	ctx := context.Background()
+	started := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	for i, id := range []string{"pg-1", "pg-2", "pg-3"} {
+		source := "src-a" // pg-1 and pg-2 are runs of one file; pg-3 of another
+		if id == "pg-3" {
+			source = "src-b"
+		}
+		if err := db.AddRun(ctx, ledger.Run{ID: id, Kind: "run", File: id + ".csv", Source: source,
+			StartedAt: started.Add(time.Duration(i) * time.Hour), Status: "running"}); err != nil {
+			t.Fatal(err)
+		}
+		var rows []ledger.RunRow
+		var fresh []ledger.Payout
+		for j := range 11 {
+			p := payout(fmt.Sprintf("%s-%02d", id, j), "2.50", j+2)
+			row := rowOf(p)
+			switch {
+			case j%4 == 1:
+				row.Rejected, row.Reason = true, "amount: not a number"
+			case id == "pg-2" && j < 6: // recorded by pg-1 at the same line
+				continue
+			default:
+				fresh = append(fresh, p)
+			}
+			rows = append(rows, row)
+		}
+		if err := db.Record(ctx, id, rows, fresh); err != nil {
+			t.Fatal(err)
+		}
+		for k, p := range fresh {
+			to := []ledger.State{ledger.Submitting, ledger.Submitted, ledger.Succeeded, ledger.Failed}[:k%5]
+			from := ledger.Ready
+			for _, s := range to {
+				if err := db.Apply(ctx, ledger.Change{Ref: p.Ref, RunID: id, From: from, To: s, CountAttempt: s == ledger.Submitting}); err != nil {
+					t.Fatal(err)
+				}
+				from = s
+			}
+		}
+	}
+	for _, page := range []int{1, 3, 50} {
+		for _, id := range []string{"pg-1", "pg-2", "pg-3"} {
+			want, err := db.RunReport(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := db.RunLastLine(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []ledger.ReportLine
+			for from := 0; from <= last; from += page {
+				lines, err := db.RunLinesBetween(ctx, id, from, from+page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, lines...)
+			}
+			if fmt.Sprint(lineKeys(got)) != fmt.Sprint(lineKeys(want)) || len(want) == 0 {
+				t.Errorf("run %s in ranges of %d: %v, want %v", id, page, lineKeys(got), lineKeys(want))
+			}
+		}
+		sets := []ledger.PayoutSet{
+			{States: []ledger.State{ledger.Submitted, ledger.Submitting, ledger.Ready}},
+			{CreatedSince: started},
+			{RefusedSince: started},
+		}
+		for _, set := range sets {
+			var want []ledger.Payout
+			var err error
+			if set.RefusedSince.IsZero() {
+				want, err = db.List(ctx, ledger.Filter{States: set.States, Since: set.CreatedSince})
+			} else {
+				want, err = db.RefusedSince(ctx, set.RefusedSince)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := pagedPayouts(t, db, set, page)
+			if !slices.Equal(got, refsOf(want)) || len(want) == 0 {
+				t.Errorf("%+v in pages of %d: %v, want %v", set, page, got, refsOf(want))
+			}
+		}
+	}
+}
+
+func lineKeys(lines []ledger.ReportLine) []string {
+	var out []string
+	for _, l := range lines {
+		k := fmt.Sprintf("%d:%s:%v", l.Row.Line, l.Row.Ref, l.Row.Rejected)
+		if l.Payout != nil {
+			k += ":" + string(l.Payout.State)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func refsOf(ps []ledger.Payout) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Ref)
+	}
+	return out
+}
+
+func pagedPayouts(tb testing.TB, db *ledger.DB, set ledger.PayoutSet, page int) []string {
+	tb.Helper()
+	ctx := context.Background()
+	runs, err := db.RunsHolding(ctx, set)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, id := range runs {
+		line, ref := 0, ""
+		for {
+			ps, err := db.RunPayoutsAfter(ctx, id, set, line, ref, page)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out = append(out, refsOf(ps)...)
+			if len(ps) < page {
+				break
+			}
+			line, ref = ps[len(ps)-1].Line, ps[len(ps)-1].Ref
+		}
+	}
+	return out
+}
