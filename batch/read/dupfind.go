@@ -2,6 +2,7 @@ package read
 
 import (
 	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"hash/maphash"
 	"slices"
@@ -60,37 +61,82 @@ func (d *dupFinder) addHash(hash uint64, line int, cents int64) {
 
 // find lists every row of every duplicated reference, in line order (the lowest line of a
 // reference names the next one; every other line names the lowest), and what those rows had
-// added to the total.
+// added to the total. Each block is sorted in place and the blocks are merged, so that the
+// hashes are never copied: a copy of them all would double what the finder holds at its peak.
 func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
-	uses := make([]refUse, 0, d.n)
+	merged := make(blockMerge, 0, len(d.blocks))
 	for _, b := range d.blocks {
-		uses = append(uses, b...)
+		// By hash only: the few rows of one hash are put in line order below.
+		slices.SortFunc(b, func(x, y refUse) int { return cmp.Compare(x.hash, y.hash) })
+		if len(b) > 0 {
+			merged = append(merged, b)
+		}
 	}
 	d.blocks = nil
-	// By hash only: the few rows of one hash are put in line order below.
-	slices.SortFunc(uses, func(a, b refUse) int { return cmp.Compare(a.hash, b.hash) })
+	heap.Init(&merged)
 	var out []duplicateLine
 	removed := decimal.Zero
-	for i := 0; i < len(uses); {
-		j := i + 1
-		for j < len(uses) && uses[j].hash == uses[i].hash {
-			j++
+	var same []refUse // the rows of one hash
+	for {
+		u, more := merged.next()
+		if len(same) > 0 && (!more || u.hash != same[0].hash) {
+			out, removed = appendDuplicates(out, removed, same)
+			same = same[:0]
 		}
-		if j-i > 1 {
-			slices.SortFunc(uses[i:j], func(a, b refUse) int { return a.line - b.line })
-			for k := i; k < j; k++ {
-				other := uses[i].line
-				if k == i {
-					other = uses[i+1].line
-				}
-				out = append(out, duplicateLine{line: uses[k].line, other: other})
-				removed = removed.Add(decimal.New(uses[k].cents, -2))
-			}
+		if !more {
+			break
 		}
-		i = j
+		same = append(same, u)
 	}
 	slices.SortFunc(out, func(a, b duplicateLine) int { return a.line - b.line })
 	return out, removed
+}
+
+// appendDuplicates adds the rows of one hash when there are more than one.
+func appendDuplicates(out []duplicateLine, removed decimal.Decimal, same []refUse) ([]duplicateLine, decimal.Decimal) {
+	if len(same) < 2 {
+		return out, removed
+	}
+	slices.SortFunc(same, func(a, b refUse) int { return a.line - b.line })
+	for k, u := range same {
+		other := same[0].line
+		if k == 0 {
+			other = same[1].line
+		}
+		out = append(out, duplicateLine{line: u.line, other: other})
+		removed = removed.Add(decimal.New(u.cents, -2))
+	}
+	return out, removed
+}
+
+// blockMerge yields the rows of blocks sorted by hash in hash order: a heap of the blocks' unread
+// rows, each non-empty, ordered by its first hash.
+type blockMerge [][]refUse
+
+func (m blockMerge) Len() int           { return len(m) }
+func (m blockMerge) Less(i, j int) bool { return m[i][0].hash < m[j][0].hash }
+func (m blockMerge) Swap(i, j int)      { m[i], m[j] = m[j], m[i] }
+func (m *blockMerge) Push(x any)        { *m = append(*m, x.([]refUse)) }
+func (m *blockMerge) Pop() any {
+	old := *m
+	last := old[len(old)-1]
+	*m = old[:len(old)-1]
+	return last
+}
+
+// next takes the row of the lowest hash left; false when none is.
+func (m *blockMerge) next() (refUse, bool) {
+	if len(*m) == 0 {
+		return refUse{}, false
+	}
+	top := (*m)[0]
+	if len(top) == 1 {
+		heap.Pop(m)
+	} else {
+		(*m)[0] = top[1:]
+		heap.Fix(m, 0)
+	}
+	return top[0], true
 }
 
 // addPayee records that line pays account at provider the amount sen (in sen), for the repeat check.
