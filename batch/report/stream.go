@@ -146,33 +146,35 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 		return err
 	}
 	defer x.close()
-	var held []Row // the first rows, until it is known whether they are all listed
+	var held heldRows // the first rows, until it is known whether they are all listed
 	seen, listed := 0, 0
 	var buf []cell
-	put := func(r Row) error {
+	put := func(cells []cell) error {
 		listed++
-		buf = runCells(r, buf)
-		return x.add(buf)
+		return x.add(cells)
+	}
+	putAttention := func(cells []cell, attention bool) error {
+		if !attention {
+			return nil
+		}
+		return put(cells)
 	}
 	for batch := range rows {
 		for _, r := range batch {
 			seen++
+			attention := attentionRank(r.State, dryRun) <= attentionMax
 			switch {
 			case seen <= XLSXListLimit:
-				held = append(held, r)
+				buf = runCells(r, buf)
+				held.add(buf, attention)
 			case seen == XLSXListLimit+1:
-				for _, h := range held {
-					if attentionRank(h.State, dryRun) <= attentionMax {
-						if err = put(h); err != nil {
-							break
-						}
-					}
-				}
-				held = nil
+				err = held.each(putAttention)
+				held = heldRows{}
 				fallthrough
 			default:
-				if err == nil && attentionRank(r.State, dryRun) <= attentionMax {
-					err = put(r)
+				if err == nil && attention {
+					buf = runCells(r, buf)
+					err = put(buf)
 				}
 			}
 			if err != nil {
@@ -180,10 +182,8 @@ func writeRunXLSX(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 			}
 		}
 	}
-	for _, h := range held {
-		if err := put(h); err != nil {
-			return err
-		}
+	if err := held.each(func(cells []cell, _ bool) error { return put(cells) }); err != nil {
+		return err
 	}
 	cells := runSummaryCells(summary())
 	if listed < seen {
