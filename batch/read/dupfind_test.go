@@ -2,6 +2,7 @@ package read
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -50,7 +51,7 @@ func dupFinderRows(d *dupFinder, n int) ([]duplicateLine, decimal.Decimal) {
 
 func TestDupFinderFindsDuplicatesWithinAndAcrossBlocks(t *testing.T) {
 	var d dupFinder
-	want, wantRemoved := dupFinderRows(&d, 3*refBlock+1234)
+	want, wantRemoved := dupFinderRows(&d, 12*refBlock+1234)
 	if len(want) < 100 {
 		t.Fatalf("the rows hold only %d duplicated lines: the test checks too little", len(want))
 	}
@@ -67,14 +68,32 @@ func TestDupFinderFindsDuplicatesWithinAndAcrossBlocks(t *testing.T) {
 // a large file, when the process holds the most.
 func TestDupFinderFindCopiesNoHashes(t *testing.T) {
 	var d dupFinder
-	const n = 8 * refBlock
+	const n = 32 * refBlock
 	dupFinderRows(&d, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	d.find()
 	runtime.ReadMemStats(&after)
-	held := uint64(n * 24) // bytes of a refUse
+	held := uint64(n * 20) // bytes of a reference: hash, line offset, amount
 	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > held/4 {
 		t.Errorf("find allocated %d bytes for %d rows' hashes (%d bytes): it copies them", allocated, n, held)
+	}
+}
+
+// Lines are kept as offsets from their block's first: a line beyond an offset's reach, or before
+// the block's first, starts a block of its own and is reported as it was added.
+func TestDupFinderKeepsLinesBeyondAnOffsetsReach(t *testing.T) {
+	var d dupFinder
+	far := 2 + math.MaxUint32 + 10
+	for _, r := range []struct {
+		ref  string
+		line int
+	}{{"A", 2}, {"B", 3}, {"B", far}, {"C", far + 1}, {"A", 5}} {
+		d.add(r.ref, r.line, 100)
+	}
+	got, removed := d.find()
+	want := []duplicateLine{{2, 5}, {3, far}, {5, 2}, {far, 3}}
+	if !slices.Equal(got, want) || !removed.Equal(decimal.New(4, 0)) {
+		t.Errorf("find reported %v and removed %s, want %v and 4", got, removed, want)
 	}
 }
