@@ -1,17 +1,20 @@
 package read
 
 import (
-	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"hash/maphash"
+	"math"
 	"slices"
+	"sort"
 
 	"github.com/shopspring/decimal"
 )
 
 // refUse is one row's reference, kept as a 64-bit hash so that a file of a million rows costs
-// 24 bytes a row and no string: two different references share a hash with a chance of about
-// one in 10^7 for a million rows, and the only effect would be rejecting both rows, never paying one.
+// 20 bytes a row and no string (12 for a payee, which keeps no amount): two different references
+// share a hash with a chance of about one in 10^7 for a million rows, and the only effect would be
+// rejecting both rows, never paying one.
 type refUse struct {
 	hash  uint64
 	cents int64 // what the row added to the file's total; 0 when it was rejected for another reason
@@ -28,69 +31,162 @@ type duplicateLine struct {
 // big file's are never copied as a growing slice would copy them.
 type dupFinder struct {
 	seed   maphash.Seed
-	blocks [][]refUse
+	blocks []*hashBlock
 	n      int
 }
 
-const refBlock = 1 << 15
+const refBlock = 1 << 13
+
+// hashBlock holds up to refBlock rows column by column, with no padding between a row's fields:
+// their hashes, their lines as offsets from the block's first, and, in a finder of references,
+// what each row added to the total.
+type hashBlock struct {
+	base   int
+	hashes []uint64
+	offs   []uint32
+	cents  []int64 // empty in a finder of payees
+}
+
+func (b *hashBlock) Len() int           { return len(b.hashes) }
+func (b *hashBlock) Less(i, j int) bool { return b.hashes[i] < b.hashes[j] }
+func (b *hashBlock) Swap(i, j int) {
+	b.hashes[i], b.hashes[j] = b.hashes[j], b.hashes[i]
+	b.offs[i], b.offs[j] = b.offs[j], b.offs[i]
+	if len(b.cents) > 0 {
+		b.cents[i], b.cents[j] = b.cents[j], b.cents[i]
+	}
+}
+
+func (b *hashBlock) use(i int) refUse {
+	u := refUse{hash: b.hashes[i], line: b.base + int(b.offs[i])}
+	if len(b.cents) > 0 {
+		u.cents = b.cents[i]
+	}
+	return u
+}
 
 // add records that line carries ref and added cents to the total (0 when the row was rejected
 // for another reason).
 func (d *dupFinder) add(ref string, line int, cents int64) {
 	d.init()
-	d.addHash(maphash.String(d.seed, ref), line, cents)
+	b := d.block(line, true)
+	b.cents = append(b.cents, cents)
+	d.addHash(b, maphash.String(d.seed, ref), line)
 }
 
 func (d *dupFinder) init() {
 	if d.blocks == nil && d.n == 0 {
 		d.seed = maphash.MakeSeed()
-		d.blocks = make([][]refUse, 0, 8)
 	}
 }
 
-// addHash records a row by a hash of its key made with the finder's seed.
-func (d *dupFinder) addHash(hash uint64, line int, cents int64) {
-	if d.n%refBlock == 0 {
-		d.blocks = append(d.blocks, make([]refUse, 0, refBlock))
+// block is the block that takes a row of line: the last one, or a new one when it is full or
+// line lies out of its offsets' reach.
+func (d *dupFinder) block(line int, amounts bool) *hashBlock {
+	if n := len(d.blocks); n > 0 {
+		b := d.blocks[n-1]
+		if len(b.hashes) < refBlock && line >= b.base && line-b.base <= math.MaxUint32 {
+			return b
+		}
 	}
-	last := len(d.blocks) - 1
-	d.blocks[last] = append(d.blocks[last], refUse{hash: hash, cents: cents, line: line})
+	b := &hashBlock{base: line, hashes: make([]uint64, 0, refBlock), offs: make([]uint32, 0, refBlock)}
+	if amounts {
+		b.cents = make([]int64, 0, refBlock)
+	}
+	d.blocks = append(d.blocks, b)
+	return b
+}
+
+// addHash records a row of b by a hash of its key made with the finder's seed.
+func (d *dupFinder) addHash(b *hashBlock, hash uint64, line int) {
+	b.hashes = append(b.hashes, hash)
+	b.offs = append(b.offs, uint32(line-b.base))
 	d.n++
 }
 
 // find lists every row of every duplicated reference, in line order (the lowest line of a
 // reference names the next one; every other line names the lowest), and what those rows had
-// added to the total.
+// added to the total. Each block is sorted in place and the blocks are merged, so that the
+// hashes are never copied: a copy of them all would double what the finder holds at its peak.
 func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
-	uses := make([]refUse, 0, d.n)
+	merged := make(blockMerge, 0, len(d.blocks))
 	for _, b := range d.blocks {
-		uses = append(uses, b...)
+		// By hash only: the few rows of one hash are put in line order below.
+		sort.Sort(b)
+		if b.Len() > 0 {
+			merged = append(merged, blockCursor{b, 0})
+		}
 	}
 	d.blocks = nil
-	// By hash only: the few rows of one hash are put in line order below.
-	slices.SortFunc(uses, func(a, b refUse) int { return cmp.Compare(a.hash, b.hash) })
+	heap.Init(&merged)
 	var out []duplicateLine
 	removed := decimal.Zero
-	for i := 0; i < len(uses); {
-		j := i + 1
-		for j < len(uses) && uses[j].hash == uses[i].hash {
-			j++
+	var same []refUse // the rows of one hash
+	for {
+		u, more := merged.next()
+		if len(same) > 0 && (!more || u.hash != same[0].hash) {
+			out, removed = appendDuplicates(out, removed, same)
+			same = same[:0]
 		}
-		if j-i > 1 {
-			slices.SortFunc(uses[i:j], func(a, b refUse) int { return a.line - b.line })
-			for k := i; k < j; k++ {
-				other := uses[i].line
-				if k == i {
-					other = uses[i+1].line
-				}
-				out = append(out, duplicateLine{line: uses[k].line, other: other})
-				removed = removed.Add(decimal.New(uses[k].cents, -2))
-			}
+		if !more {
+			break
 		}
-		i = j
+		same = append(same, u)
 	}
 	slices.SortFunc(out, func(a, b duplicateLine) int { return a.line - b.line })
 	return out, removed
+}
+
+// appendDuplicates adds the rows of one hash when there are more than one.
+func appendDuplicates(out []duplicateLine, removed decimal.Decimal, same []refUse) ([]duplicateLine, decimal.Decimal) {
+	if len(same) < 2 {
+		return out, removed
+	}
+	slices.SortFunc(same, func(a, b refUse) int { return a.line - b.line })
+	for k, u := range same {
+		other := same[0].line
+		if k == 0 {
+			other = same[1].line
+		}
+		out = append(out, duplicateLine{line: u.line, other: other})
+		removed = removed.Add(decimal.New(u.cents, -2))
+	}
+	return out, removed
+}
+
+// blockMerge yields the rows of blocks sorted by hash in hash order: a heap of the blocks' unread
+// rows, each block with one, ordered by its next hash.
+type blockMerge []blockCursor
+
+type blockCursor struct {
+	b *hashBlock
+	i int // the next row
+}
+
+func (m blockMerge) Len() int           { return len(m) }
+func (m blockMerge) Less(i, j int) bool { return m[i].b.hashes[m[i].i] < m[j].b.hashes[m[j].i] }
+func (m blockMerge) Swap(i, j int)      { m[i], m[j] = m[j], m[i] }
+func (m *blockMerge) Push(x any)        { *m = append(*m, x.(blockCursor)) }
+func (m *blockMerge) Pop() any {
+	old := *m
+	last := old[len(old)-1]
+	*m = old[:len(old)-1]
+	return last
+}
+
+// next takes the row of the lowest hash left; false when none is.
+func (m *blockMerge) next() (refUse, bool) {
+	if len(*m) == 0 {
+		return refUse{}, false
+	}
+	top := &(*m)[0]
+	u := top.b.use(top.i)
+	if top.i++; top.i == top.b.Len() {
+		heap.Pop(m)
+	} else {
+		heap.Fix(m, 0)
+	}
+	return u, true
 }
 
 // addPayee records that line pays account at provider the amount sen (in sen), for the repeat check.
@@ -103,5 +199,5 @@ func (d *dupFinder) addPayee(account string, provider, sen int64, line int) {
 	binary.LittleEndian.PutUint64(b[:8], uint64(provider))
 	binary.LittleEndian.PutUint64(b[8:], uint64(sen))
 	h.Write(b[:])
-	d.addHash(h.Sum64(), line, 0)
+	d.addHash(d.block(line, false), h.Sum64(), line)
 }

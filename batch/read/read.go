@@ -144,7 +144,7 @@ func OpenFile(path string, opts Options) (Reader, error) {
 		return nil, &InputError{Path: path, Err: err}
 	}
 	if ext == ".xlsx" {
-		rd, err := newXLSXReader(f, st.Size(), path, opts)
+		rd, err := newXLSXReader(f, st, path, opts)
 		if err != nil {
 			f.Close()
 			return nil, err

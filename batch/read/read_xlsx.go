@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -50,20 +51,17 @@ type xlsxReader struct {
 	line  int
 }
 
-func newXLSXReader(file *os.File, size int64, path string, opts Options) (*xlsxReader, error) {
-	zr, err := zip.NewReader(file, size)
+func newXLSXReader(file *os.File, opened os.FileInfo, path string, opts Options) (*xlsxReader, error) {
+	zr, err := zip.NewReader(file, opened.Size())
 	if err != nil {
 		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: not a readable XLSX workbook: %v", ErrMalformed, err)}
 	}
 	if err := checkSharedStrings(zr); err != nil {
 		return nil, &InputError{Path: path, Err: xlsxError(err)}
 	}
-	f, err := excelize.OpenReader(file, excelize.Options{UnzipSizeLimit: xlsxUnzipSizeLimit, UnzipXMLSizeLimit: xlsxUnzipXMLSizeLimit})
+	f, err := openWorkbook(path, opened)
 	if err != nil {
-		if strings.Contains(err.Error(), "unzip size") {
-			return nil, &InputError{Path: path, Err: ErrXLSXSizeLimit}
-		}
-		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: not a readable XLSX workbook: %v", ErrMalformed, err)}
+		return nil, err
 	}
 	x := &xlsxReader{path: path, f: f, file: file, opts: opts}
 	sheet, err := x.chooseSheet()
@@ -76,6 +74,38 @@ func newXLSXReader(file *os.File, size int64, path string, opts Options) (*xlsxR
 		return nil, err
 	}
 	return x, nil
+}
+
+// ErrChangedWhileOpened is a workbook replaced or rewritten while it was being opened.
+var ErrChangedWhileOpened = errors.New("the file changed while it was being opened: run again once nothing is writing to it")
+
+// openWorkbook opens the workbook at path for excelize, which reads it in place: given the open
+// file as a reader instead, excelize would first copy the whole file into memory. The path must
+// name the file that was opened and checked, unchanged, before excelize opens it (a FIFO put in
+// its place would block the open) and once excelize has read it.
+func openWorkbook(path string, opened os.FileInfo) (*excelize.File, error) {
+	changed := fmt.Errorf("%s: %w", filepath.Base(path), ErrChangedWhileOpened)
+	if !unchanged(path, opened) {
+		return nil, changed
+	}
+	f, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: xlsxUnzipSizeLimit, UnzipXMLSizeLimit: xlsxUnzipXMLSizeLimit})
+	if err != nil {
+		if strings.Contains(err.Error(), "unzip size") {
+			return nil, &InputError{Path: path, Err: ErrXLSXSizeLimit}
+		}
+		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: not a readable XLSX workbook: %v", ErrMalformed, err)}
+	}
+	if !unchanged(path, opened) {
+		f.Close()
+		return nil, changed
+	}
+	return f, nil
+}
+
+// unchanged tells whether path names the file opened, with its size and time of change then.
+func unchanged(path string, opened os.FileInfo) bool {
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(opened, now) && now.Size() == opened.Size() && now.ModTime().Equal(opened.ModTime())
 }
 
 // xlsxError names what was wrong with a workbook's XML.

@@ -184,33 +184,35 @@ func writeListXLSX[R any](w io.Writer, t table, rows <-chan []R, l listing[R]) e
 		return err
 	}
 	defer x.close()
-	var held []R // the first rows, until it is known whether they are all listed
+	var held heldRows // the first rows, until it is known whether they are all listed
 	seen, listed := 0, 0
 	var buf []cell
-	put := func(r R) error {
+	put := func(cells []cell) error {
 		listed++
-		buf = l.cells(r, buf)
-		return x.add(buf)
+		return x.add(cells)
+	}
+	putAttention := func(cells []cell, attention bool) error {
+		if !attention {
+			return nil
+		}
+		return put(cells)
 	}
 	for batch := range rows {
 		for _, r := range batch {
 			seen++
+			attention := l.attention(r)
 			switch {
 			case seen <= XLSXListLimit:
-				held = append(held, r)
+				buf = l.cells(r, buf)
+				held.add(buf, attention)
 			case seen == XLSXListLimit+1:
-				for _, h := range held {
-					if l.attention(h) {
-						if err = put(h); err != nil {
-							break
-						}
-					}
-				}
-				held = nil
+				err = held.each(putAttention)
+				held = heldRows{}
 				fallthrough
 			default:
-				if err == nil && l.attention(r) {
-					err = put(r)
+				if err == nil && attention {
+					buf = l.cells(r, buf)
+					err = put(buf)
 				}
 			}
 			if err != nil {
@@ -218,10 +220,8 @@ func writeListXLSX[R any](w io.Writer, t table, rows <-chan []R, l listing[R]) e
 			}
 		}
 	}
-	for _, h := range held {
-		if err := put(h); err != nil {
-			return err
-		}
+	if err := held.each(func(cells []cell, _ bool) error { return put(cells) }); err != nil {
+		return err
 	}
 	cells := l.summary()
 	if listed < seen {
