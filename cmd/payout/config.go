@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/time/rate"
+
 	"github.com/payout/payout/batch"
 )
 
@@ -156,6 +158,10 @@ func parseRate(v string) (float64, error) {
 	r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if err != nil || math.IsNaN(r) || r <= 0 {
 		return 0, errors.New("want a number of requests per second above 0, or inf for no limit")
+	}
+	if math.IsInf(r, 1) {
+		// The limiter, and the pool sizing from it, know "no limit" by this value alone.
+		return float64(rate.Inf), nil
 	}
 	return r, nil
 }
