@@ -9,7 +9,7 @@ import (
 // "inf" is the limiter's own "no limit", which the pool's sizing recognises; any other infinity
 // would be taken for a finite rate and size the pool from it.
 func TestRateInfIsNoLimit(t *testing.T) {
-	for _, v := range []string{"inf", "Inf", "+Inf", "1e999"} {
+	for _, v := range []string{"inf", "Inf", "+Inf"} {
 		r, err := parseRate(v)
 		if err != nil || rate.Limit(r) != rate.Inf {
 			t.Errorf("parseRate(%q) = %v, %v; want rate.Inf", v, r, err)
