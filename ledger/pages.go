@@ -111,17 +111,9 @@ func (db *DB) RunLinesBetween(ctx context.Context, runID string, from, to int) (
 	defer rows.Close()
 	var out []ReportLine
 	for rows.Next() {
-		var line ReportLine
-		var recorded bool
-		r := &line.Row
-		head := headScanner{rows: rows, head: []any{&recorded, &r.RunID, &r.Line, &r.Ref, &r.Recipient,
-			&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
-		p, err := scanPayout(head)
+		line, err := scanReportLine(rows)
 		if err != nil {
 			return nil, fmt.Errorf("report of run %s: %w", runID, err)
-		}
-		if recorded {
-			line.Payout = &p
 		}
 		out = append(out, line)
 	}

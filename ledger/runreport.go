@@ -39,17 +39,9 @@ func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var line ReportLine
-		var recorded bool
-		r := &line.Row
-		head := headScanner{rows: rows, head: []any{&recorded, &r.RunID, &r.Line, &r.Ref, &r.Recipient,
-			&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
-		p, err := scanPayout(head)
+		line, err := scanReportLine(rows)
 		if err != nil {
 			return fmt.Errorf("report of run %s: %w", runID, err)
-		}
-		if recorded {
-			line.Payout = &p
 		}
 		if err := fn(line); err != nil {
 			return err
@@ -59,6 +51,23 @@ func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine)
 		return fmt.Errorf("report of run %s: %w", runID, err)
 	}
 	return nil
+}
+
+// scanReportLine scans a row of runLinesSQL, or of a query with its columns.
+func scanReportLine(rows *sql.Rows) (ReportLine, error) {
+	var line ReportLine
+	var recorded bool
+	r := &line.Row
+	head := headScanner{rows: rows, head: []any{&recorded, &r.RunID, &r.Line, &r.Ref, &r.Recipient,
+		&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
+	p, err := scanPayout(head)
+	if err != nil {
+		return ReportLine{}, err
+	}
+	if recorded {
+		line.Payout = &p
+	}
+	return line, nil
 }
 
 // headScanner scans its head destinations, then the ones scanPayout asks for, from one row.

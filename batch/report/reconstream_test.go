@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/batch/report"
 )
@@ -37,29 +35,7 @@ func TestReconciliationStreamHoldsTheLimits(t *testing.T) {
 	if sum.Rows != n || !sum.Total.Equal(decimal.New(int64(2*n), 0)) || sum.Mismatches != 1 || sum.Scope != "test" {
 		t.Errorf("summary %+v, want %d rows totalling %d, one mismatch", sum, n, 2*n)
 	}
-	csvData, err := os.ReadFile(paths.CSV)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := bytes.Count(csvData, []byte("\n")); got != n+1 {
-		t.Errorf("CSV has %d lines, want the header and %d rows", got, n)
-	}
-	f, err := excelize.OpenFile(paths.XLSX)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := f.GetRows(report.SheetRows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 2 || rows[1][0] != "S-00007" {
-		t.Errorf("XLSX Rows sheet has %d rows, want the header and the one with a mismatch", len(rows))
-	}
-	note, err := f.GetCellValue(report.SheetSummary, "A1")
-	if err != nil || !strings.Contains(note, fmt.Sprintf("lists the 1 of %d rows that need attention", n)) {
-		t.Errorf("summary note %q, %v: want it to say the sheet lists only the rows needing attention", note, err)
-	}
+	checkListedOnlyAttention(t, paths, n, "S-00007")
 	page, err := os.ReadFile(paths.HTML)
 	if err != nil {
 		t.Fatal(err)
