@@ -143,7 +143,7 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected b
 // read a run this way. fileRejected says why a valid row may have no payout: the file was
 // rejected as a whole, or else the run stopped before it sent that row.
 func EachReportRow(ctx context.Context, db *ledger.DB, runID string, fileRejected bool, fn func(report.Row) error) error {
-	return db.EachRunLine(ctx, runID, func(l ledger.ReportLine) error {
+	return db.EachReportLine(ctx, runID, func(l ledger.ReportLine) error {
 		return fn(reportRow(l, fileRejected))
 	})
 }

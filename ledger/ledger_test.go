@@ -296,6 +296,23 @@ func TestRunReport(t *testing.T) {
 	if got, err := db.RunReport(ctx, "no-such-run"); err != nil || len(got) != 0 {
 		t.Errorf("unknown run: %d lines, %v", len(got), err)
 	}
+	// A report's read gives the same lines, with the payout's fields a report shows.
+	i := 0
+	err = db.EachReportLine(ctx, "big", func(l ledger.ReportLine) error {
+		want := got[i]
+		i++
+		if l.Row != want.Row || (l.Payout == nil) != (want.Payout == nil) {
+			return fmt.Errorf("line %d: %+v, want %+v", want.Row.Line, l, want)
+		}
+		if p, w := l.Payout, want.Payout; p != nil && (p.Ref != w.Ref || p.RunID != w.RunID || p.State != w.State || !p.Amount.Equal(w.Amount) ||
+			p.InvoiceNo != w.InvoiceNo || p.TransactionStatus != w.TransactionStatus || p.Attempts != w.Attempts || p.LastError != w.LastError) {
+			return fmt.Errorf("line %d: payout %+v, want %+v", want.Row.Line, *p, *w)
+		}
+		return nil
+	})
+	if err != nil || i != n {
+		t.Errorf("report lines: %d of %d, %v", i, n, err)
+	}
 }
 
 func TestRecordLargeFile(t *testing.T) {

@@ -111,7 +111,7 @@ func (db *DB) RunLinesBetween(ctx context.Context, runID string, from, to int) (
 	defer rows.Close()
 	var out []ReportLine
 	for rows.Next() {
-		line, err := scanReportLine(rows)
+		line, err := scanReportLine(rows, scanPayout)
 		if err != nil {
 			return nil, fmt.Errorf("report of run %s: %w", runID, err)
 		}
@@ -125,15 +125,4 @@ func (db *DB) RunLinesBetween(ctx context.Context, runID string, from, to int) (
 
 // runLinesBetweenSQL is runLinesSQL over a range of lines, each part read through its index
 // from the range's first line.
-var runLinesBetweenSQL = `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
-		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, ` +
-	joinedPayoutColumns + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
-		WHERE r.run_id = ?1 AND r.line >= ?2 AND r.line < ?3
-		UNION ALL
-		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
-		0, '', p.run_id <> ?1, ` + plainPayoutColumns + ` FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
-		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
-		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at
-		AND p.line >= ?2 AND p.line < ?3
-		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
-		ORDER BY 3`
+var runLinesBetweenSQL = runLinesQuery(payoutColumns, true)

@@ -34,6 +34,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 			[]string{"USING INDEX payouts_by_payee (account=? AND provider_id=? AND amount=? AND created_at>?)"}},
 		{"RunLines", runLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
 			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
+		{"ReportLines", reportLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
+			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN ` + inJSONList, []any{`["a", "b", "c"]`},

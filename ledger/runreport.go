@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 // ReportLine is one input line of a run as its report shows it: the row as the run recorded it
@@ -33,13 +35,24 @@ func (db *DB) RunReport(ctx context.Context, runID string) ([]ReportLine, error)
 // up itself). It is one query, so one consistent read even while callbacks change payouts; only
 // one line is held at a time. An unknown run has no lines.
 func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
-	rows, err := db.sql.QueryContext(ctx, runLinesSQL, runID)
+	return db.eachLine(ctx, runLinesSQL, scanPayout, runID, fn)
+}
+
+// EachReportLine is EachRunLine with, of each payout, only what a report shows of it: its Ref,
+// RunID, State, Amount, InvoiceNo, TransactionStatus, Attempts and LastError; its other fields are
+// zero. A report reads every line of a run back, and most of that read is the payout's columns.
+func (db *DB) EachReportLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
+	return db.eachLine(ctx, reportLinesSQL, scanReportPayout, runID, fn)
+}
+
+func (db *DB) eachLine(ctx context.Context, query string, scan func(scanner) (Payout, error), runID string, fn func(ReportLine) error) error {
+	rows, err := db.sql.QueryContext(ctx, query, runID)
 	if err != nil {
 		return fmt.Errorf("report of run %s: %w", runID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		line, err := scanReportLine(rows)
+		line, err := scanReportLine(rows, scan)
 		if err != nil {
 			return fmt.Errorf("report of run %s: %w", runID, err)
 		}
@@ -53,14 +66,14 @@ func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine)
 	return nil
 }
 
-// scanReportLine scans a row of runLinesSQL, or of a query with its columns.
-func scanReportLine(rows *sql.Rows) (ReportLine, error) {
+// scanReportLine scans a row of runLinesQuery, its payout's columns with scan.
+func scanReportLine(rows *sql.Rows, scan func(scanner) (Payout, error)) (ReportLine, error) {
 	var line ReportLine
 	var recorded bool
 	r := &line.Row
 	head := headScanner{rows: rows, head: []any{&recorded, &r.RunID, &r.Line, &r.Ref, &r.Recipient,
 		&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
-	p, err := scanPayout(head)
+	p, err := scan(head)
 	if err != nil {
 		return ReportLine{}, err
 	}
@@ -70,7 +83,25 @@ func scanReportLine(rows *sql.Rows) (ReportLine, error) {
 	return line, nil
 }
 
-// headScanner scans its head destinations, then the ones scanPayout asks for, from one row.
+// reportPayoutColumns are the columns of a payout that a report shows (EachReportLine).
+const reportPayoutColumns = `ref, run_id, state, amount, invoice_no, transaction_status, attempts, last_error`
+
+// scanReportPayout scans reportPayoutColumns.
+func scanReportPayout(s scanner) (Payout, error) {
+	var p Payout
+	var state, amount string
+	if err := s.Scan(&p.Ref, &p.RunID, &state, &amount, &p.InvoiceNo, &p.TransactionStatus, &p.Attempts, &p.LastError); err != nil {
+		return Payout{}, err
+	}
+	p.State = State(state)
+	var err error
+	if p.Amount, err = decimal.NewFromString(amount); err != nil {
+		return Payout{}, fmt.Errorf("payout %s: amount %q: %w", p.Ref, amount, err)
+	}
+	return p, nil
+}
+
+// headScanner scans its head destinations, then the ones a payout's scanner asks for, from one row.
 type headScanner struct {
 	rows *sql.Rows
 	head []any
@@ -80,35 +111,43 @@ func (s headScanner) Scan(dest ...any) error {
 	return s.rows.Scan(append(s.head, dest...)...)
 }
 
-// runLinesSQL reads a run's lines (EachRunLine): its own rows, and the payouts of the runs of its
-// source, each run's found through its index (the joins are in the order written, so that a big
-// ledger is never scanned for them).
-var runLinesSQL = `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
+// runLinesSQL reads a run's lines (EachRunLine); reportLinesSQL the same with what a report shows
+// of their payouts (EachReportLine).
+var (
+	runLinesSQL    = runLinesQuery(payoutColumns, false)
+	reportLinesSQL = runLinesQuery(reportPayoutColumns, false)
+)
+
+// runLinesQuery reads a run's lines, with the columns cols of their payouts: its own rows, and
+// the payouts of the runs of its source, each run's found through its index (the joins are in the
+// order written, so that a big ledger is never scanned for them). Its parameter ?1 is the run;
+// with lineRange, ?2 and ?3 bound the lines read (from ?2 up to, not including, ?3).
+func runLinesQuery(cols string, lineRange bool) string {
+	rowLines, payoutLines := "", ""
+	if lineRange {
+		rowLines, payoutLines = " AND r.line >= ?2 AND r.line < ?3", " AND p.line >= ?2 AND p.line < ?3"
+	}
+	return `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
 		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, ` +
-	joinedPayoutColumns + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
-		WHERE r.run_id = ?1
+		joinedColumns(cols) + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+		WHERE r.run_id = ?1` + rowLines + `
 		UNION ALL
 		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
-		0, '', p.run_id <> ?1, ` + plainPayoutColumns + ` FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
+		0, '', p.run_id <> ?1, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
 		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
-		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at
+		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at` + payoutLines + `
 		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
 		ORDER BY 3`
+}
 
 // plainPayoutColumns reads payoutColumns of "p".
-var plainPayoutColumns = func() string {
-	var cols []string
-	for _, c := range strings.Split(payoutColumns, ",") {
-		cols = append(cols, "p."+strings.TrimSpace(c))
-	}
-	return strings.Join(cols, ", ")
-}()
+var plainPayoutColumns = prefixed("p.", payoutColumns)
 
-// joinedPayoutColumns reads payoutColumns of "p" through a LEFT JOIN: a line without a payout
-// reads each column's zero value, which scanPayout parses like any row's.
-var joinedPayoutColumns = func() string {
-	var cols []string
-	for _, c := range strings.Split(payoutColumns, ",") {
+// joinedColumns reads the payout columns cols of "p" through a LEFT JOIN: a line without a
+// payout reads each column's zero value, which a payout's scanner parses like any row's.
+func joinedColumns(cols string) string {
+	var out []string
+	for _, c := range strings.Split(cols, ",") {
 		c = strings.TrimSpace(c)
 		zero := "''"
 		switch c {
@@ -117,7 +156,7 @@ var joinedPayoutColumns = func() string {
 		case "amount":
 			zero = "'0'"
 		}
-		cols = append(cols, "COALESCE(p."+c+", "+zero+")")
+		out = append(out, "COALESCE(p."+c+", "+zero+")")
 	}
-	return strings.Join(cols, ", ")
-}()
+	return strings.Join(out, ", ")
+}
