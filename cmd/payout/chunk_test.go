@@ -46,7 +46,9 @@ func TestChunkedRunKilledBetweenChunksResumesExactlyOnce(t *testing.T) {
 		t.Fatalf("the ledger holds %d payouts at the kill: the test did not stop between chunks", n)
 	}
 
-	out, errOut, code := u.run("run", "--report-dir", "rerun", "--json", input)
+	// A create killed before it reached the service leaves a payout whose outcome is unknown: the
+	// rerun finds it not found, and sends it again once the grace has passed.
+	out, errOut, code := u.run("run", "--report-dir", "rerun", "--json", "--unknown-grace", "50ms", input)
 	if code != 0 {
 		t.Fatalf("rerun exit %d: %s %s", code, out, errOut)
 	}
