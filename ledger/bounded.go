@@ -83,19 +83,3 @@ func prefixed(prefix, columns string) string {
 	}
 	return strings.Join(cols, ", ")
 }
-
-// RefusedSince returns the payouts whose create the service refused (FAILED without an invoice
-// number) that last changed at or after since, ordered as List orders them.
-func (db *DB) RefusedSince(ctx context.Context, since time.Time) ([]Payout, error) {
-	ps, err := db.queryPayouts(ctx, refusedSinceSQL, fmtTime(since))
-	if err != nil {
-		return nil, fmt.Errorf("list refused payouts: %w", err)
-	}
-	return ps, nil
-}
-
-// refusedSinceSQL names its index: SQLite would otherwise prefer payouts_by_state, which holds
-// every FAILED payout ever. It repeats the index's WHERE, which SQLite needs to use it.
-const refusedSinceSQL = `SELECT ` + payoutColumns + ` FROM payouts INDEXED BY payouts_refused
-	WHERE state = 'FAILED' AND invoice_no = '' AND updated_at >= ?
-	ORDER BY (SELECT started_at FROM runs WHERE runs.id = payouts.run_id), run_id, line, ref`

@@ -47,14 +47,8 @@ func (s PayoutSet) where() (string, []any) {
 // RunsHolding returns the runs that recorded a payout of the set, in the order List gives their
 // payouts: by the run's start, then its id.
 func (db *DB) RunsHolding(ctx context.Context, set PayoutSet) ([]string, error) {
-	where, args := set.where()
-	index := ""
-	if !set.RefusedSince.IsZero() {
-		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
-		index = " INDEXED BY payouts_refused"
-	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT h.run_id FROM (SELECT DISTINCT p.run_id FROM payouts p`+index+` WHERE `+where+`) h
-		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args...)
+	query, args := runsHoldingSQL(set)
+	rows, err := db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("runs holding payouts: %w", err)
 	}
@@ -71,6 +65,18 @@ func (db *DB) RunsHolding(ctx context.Context, set PayoutSet) ([]string, error) 
 		return nil, fmt.Errorf("runs holding payouts: %w", err)
 	}
 	return ids, nil
+}
+
+// runsHoldingSQL is RunsHolding's query of set, and its parameters.
+func runsHoldingSQL(set PayoutSet) (string, []any) {
+	where, args := set.where()
+	index := ""
+	if !set.RefusedSince.IsZero() {
+		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
+		index = " INDEXED BY payouts_refused"
+	}
+	return `SELECT h.run_id FROM (SELECT DISTINCT p.run_id FROM payouts p` + index + ` WHERE ` + where + `) h
+		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args
 }
 
 // RunPayoutsAfter returns up to n payouts of the set that run recorded, after the position
