@@ -115,6 +115,14 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 		if st.queue.Len() == 0 && st.inflight == 0 && (feed == nil || st.stopping) {
 			break
 		}
+		// A stop is taken before anything more is handed out or taken in: select chooses at random
+		// among its ready cases, and a run could otherwise drain after its stop and end as if it
+		// had finished.
+		if ctxDone != nil && ctx.Err() != nil {
+			ctxDone = nil
+			st.stop(context.Cause(ctx))
+			continue
+		}
 		// The next chunk is taken while the queue still has work for every worker; the pass that
 		// feeds it has recorded it already, and records one more while this one is sent.
 		var more <-chan feedBatch
