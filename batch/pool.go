@@ -108,20 +108,9 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 		waitShown bool
 	)
 	for {
-		if st.stopping {
-			// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
-			st.queue = st.queue[:0]
-		}
+		st.heedStop(ctx)
 		if st.queue.Len() == 0 && st.inflight == 0 && (feed == nil || st.stopping) {
 			break
-		}
-		// A stop is taken before anything more is handed out or taken in: select chooses at random
-		// among its ready cases, and a run could otherwise drain after its stop and end as if it
-		// had finished.
-		if ctxDone != nil && ctx.Err() != nil {
-			ctxDone = nil
-			st.stop(context.Cause(ctx))
-			continue
 		}
 		// The next chunk is taken while the queue still has work for every worker; the pass that
 		// feeds it has recorded it already, and records one more while this one is sent.
@@ -289,6 +278,19 @@ func (st *poolState) settle(o outcome) {
 }
 
 // stop ends handing out tasks; the first reason is the one reported.
+// heedStop takes a stop the context asks for while rows are left, before anything more is
+// handed out or taken in (select chooses at random among its ready cases: a run could otherwise
+// drain after its stop and end as if it had finished), and empties the queue of a stopping run.
+func (st *poolState) heedStop(ctx context.Context) {
+	if !st.stopping && ctx.Err() != nil && st.done < st.total {
+		st.stop(context.Cause(ctx)) // the signal that stopped the command, if one did
+	}
+	if st.stopping {
+		// Rows not yet handed out stay as the ledger has them (READY or UNKNOWN): a rerun resumes them.
+		st.queue = st.queue[:0]
+	}
+}
+
 func (st *poolState) stop(reason error) {
 	if st.stopReason == nil {
 		st.stopReason = reason
