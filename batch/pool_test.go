@@ -89,3 +89,27 @@ func TestPoolStopsOnSignal(t *testing.T) {
 		t.Errorf("err %v after %d tasks; want the signal after 1", err, handled)
 	}
 }
+
+// TestPoolStoppedWhileItDrainsEndsAborted: a stop that comes while work is ready at the same
+// moment (a chunk to take, a task for an idle worker) ends the run aborted, whatever select would
+// choose among them; the row not sent is left for a rerun.
+func TestPoolStoppedWhileItDrainsEndsAborted(t *testing.T) {
+	for range 500 {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		stop := errors.New("interrupt")
+		p := poolFor(func(t task) outcome { return outcome{task: t, serviceOK: true, rowDone: true} })
+		// The first row done stops the run, with the worker idle again and the next chunk waiting.
+		p.cfg.Progress = func(done, _ int) {
+			if done == 1 {
+				cancel(stop)
+			}
+		}
+		feed := make(chan feedBatch, 1)
+		feed <- feedBatch{tasks: []task{{ref: "B", kind: taskSend, at: time.Now()}}}
+		close(feed)
+		err := p.run(ctx, []task{{ref: "A", kind: taskSend, at: time.Now()}}, 0, 2, feed)
+		if !errors.Is(err, ErrAborted) || !errors.Is(err, stop) {
+			t.Fatalf("err %v, want the run aborted by its stop", err)
+		}
+	}
+}
