@@ -135,18 +135,7 @@ func WriteReconciliationStream(dir, id string, each func(add func(ReconRow)) (Re
 	var summary ReconSummary // set before the writers see the rows end, read by them after
 	writers := []rowWriter[ReconRow]{
 		{"csv", p.CSV, func(w io.Writer, rows <-chan []ReconRow) error {
-			return reconTable().writeCSVFrom(w, func(emit func([]cell) error) error {
-				var buf []cell
-				for batch := range rows {
-					for _, r := range batch {
-						buf = reconCells(r, buf)
-						if err := emit(buf); err != nil {
-							return err
-						}
-					}
-				}
-				return nil
-			})
+			return writeCSVRows(w, reconTable(), reconCells, rows)
 		}},
 		{"xlsx", p.XLSX, func(w io.Writer, rows <-chan []ReconRow) error {
 			return writeListXLSX(w, reconTable(), rows, listing[ReconRow]{

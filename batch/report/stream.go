@@ -142,12 +142,16 @@ func runPaths(dir, inputName string, s Summary) (Paths, error) {
 }
 
 func writeCSVStream(w io.Writer, rows <-chan []Row) error {
-	t := runTable()
+	return writeCSVRows(w, runTable(), runCells, rows)
+}
+
+// writeCSVRows writes the CSV of table t from rows as they arrive, each made into cells by cells.
+func writeCSVRows[R any](w io.Writer, t table, cells func(R, []cell) []cell, rows <-chan []R) error {
 	return t.writeCSVFrom(w, func(emit func([]cell) error) error {
 		var buf []cell
 		for batch := range rows {
 			for _, r := range batch {
-				buf = runCells(r, buf)
+				buf = cells(r, buf)
 				if err := emit(buf); err != nil {
 					return err
 				}
