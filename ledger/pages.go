@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// The queries here read a set of payouts, or a run's lines, a page at a time, in the order List
-// and RunReport give them (by run, then line), so that a caller walks a scope of any size holding
-// one page. Each page is its own short read: the caller may write between pages.
+// WalkPayouts and WalkRunLines read a set of payouts, or a run's lines, a page at a time, in the
+// order List and RunReport give them (by run, then line), so that a caller walks a scope of any
+// size holding one page. Each page is its own short read: the caller may write between pages.
 
 // PayoutSet selects payouts by what they are now. Every field set narrows it.
 type PayoutSet struct {
@@ -44,9 +44,58 @@ func (s PayoutSet) where() (string, []any) {
 	return strings.Join(where, " AND "), args
 }
 
-// RunsHolding returns the runs that recorded a payout of the set, in the order List gives their
+// WalkPayouts calls fn with each payout of the set, by run, then line, reading page payouts at a
+// time; no read is open while fn runs.
+func (db *DB) WalkPayouts(ctx context.Context, set PayoutSet, page int, fn func(Payout) error) error {
+	runs, err := db.runsHolding(ctx, set)
+	if err != nil {
+		return err
+	}
+	for _, runID := range runs {
+		line, ref := 0, ""
+		for {
+			ps, err := db.runPayoutsAfter(ctx, runID, set, line, ref, page)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if err := fn(p); err != nil {
+					return err
+				}
+			}
+			if len(ps) < page {
+				break
+			}
+			line, ref = ps[len(ps)-1].Line, ps[len(ps)-1].Ref
+		}
+	}
+	return nil
+}
+
+// WalkRunLines calls fn with each of a run's lines, as EachRunLine gives them, reading page lines
+// at a time; no read is open while fn runs.
+func (db *DB) WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error {
+	last, err := db.runLastLine(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for from := 0; from <= last; from += page {
+		lines, err := db.runLinesBetween(ctx, runID, from, from+page)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runsHolding returns the runs that recorded a payout of the set, in the order List gives their
 // payouts: by the run's start, then its id.
-func (db *DB) RunsHolding(ctx context.Context, set PayoutSet) ([]string, error) {
+func (db *DB) runsHolding(ctx context.Context, set PayoutSet) ([]string, error) {
 	query, args := runsHoldingSQL(set)
 	rows, err := db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -67,7 +116,7 @@ func (db *DB) RunsHolding(ctx context.Context, set PayoutSet) ([]string, error) 
 	return ids, nil
 }
 
-// runsHoldingSQL is RunsHolding's query of set, and its parameters.
+// runsHoldingSQL is runsHolding's query of set, and its parameters.
 func runsHoldingSQL(set PayoutSet) (string, []any) {
 	where, args := set.where()
 	index := ""
@@ -79,10 +128,10 @@ func runsHoldingSQL(set PayoutSet) (string, []any) {
 		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args
 }
 
-// RunPayoutsAfter returns up to n payouts of the set that run recorded, after the position
+// runPayoutsAfter returns up to n payouts of the set that run recorded, after the position
 // (line, ref) in the order of line then ref: a page of List's order. The first page is after
 // (0, "").
-func (db *DB) RunPayoutsAfter(ctx context.Context, runID string, set PayoutSet, line int, ref string, n int) ([]Payout, error) {
+func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set PayoutSet, line int, ref string, n int) ([]Payout, error) {
 	where, args := set.where()
 	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p INDEXED BY payouts_by_run
 		WHERE p.run_id = ? AND (p.line, p.ref) > (?, ?) AND ` + where + ` ORDER BY p.line, p.ref LIMIT ?`
@@ -93,9 +142,9 @@ func (db *DB) RunPayoutsAfter(ctx context.Context, runID string, set PayoutSet, 
 	return ps, nil
 }
 
-// RunLastLine returns the last line number a report of the run has (see EachRunLine); 0 when it
+// runLastLine returns the last line number a report of the run has (see EachRunLine); 0 when it
 // has none.
-func (db *DB) RunLastLine(ctx context.Context, runID string) (int, error) {
+func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
 	var last int
 	err := db.sql.QueryRowContext(ctx, `SELECT max(COALESCE((SELECT max(line) FROM run_rows WHERE run_id = ?1), 0),
 		COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
@@ -107,9 +156,9 @@ func (db *DB) RunLastLine(ctx context.Context, runID string) (int, error) {
 	return last, nil
 }
 
-// RunLinesBetween returns the run's lines from line from up to, not including, line to, in line
+// runLinesBetween returns the run's lines from line from up to, not including, line to, in line
 // order: what EachRunLine gives of them.
-func (db *DB) RunLinesBetween(ctx context.Context, runID string, from, to int) ([]ReportLine, error) {
+func (db *DB) runLinesBetween(ctx context.Context, runID string, from, to int) ([]ReportLine, error) {
 	rows, err := db.sql.QueryContext(ctx, runLinesBetweenSQL, runID, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("report of run %s: %w", runID, err)

@@ -61,17 +61,13 @@ func TestPagesGiveWhatOneQueryGives(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			last, err := db.RunLastLine(ctx, id)
+			var got []ledger.ReportLine
+			err = db.WalkRunLines(ctx, id, page, func(l ledger.ReportLine) error {
+				got = append(got, l)
+				return nil
+			})
 			if err != nil {
 				t.Fatal(err)
-			}
-			var got []ledger.ReportLine
-			for from := 0; from <= last; from += page {
-				lines, err := db.RunLinesBetween(ctx, id, from, from+page)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, lines...)
 			}
 			if fmt.Sprint(lineKeys(got)) != fmt.Sprint(lineKeys(want)) || len(want) == 0 {
 				t.Errorf("run %s in ranges of %d: %v, want %v", id, page, lineKeys(got), lineKeys(want))
@@ -136,25 +132,13 @@ func refsOf(ps []ledger.Payout) []string {
 
 func pagedPayouts(tb testing.TB, db *ledger.DB, set ledger.PayoutSet, page int) []string {
 	tb.Helper()
-	ctx := context.Background()
-	runs, err := db.RunsHolding(ctx, set)
+	var out []string
+	err := db.WalkPayouts(context.Background(), set, page, func(p ledger.Payout) error {
+		out = append(out, p.Ref)
+		return nil
+	})
 	if err != nil {
 		tb.Fatal(err)
-	}
-	var out []string
-	for _, id := range runs {
-		line, ref := 0, ""
-		for {
-			ps, err := db.RunPayoutsAfter(ctx, id, set, line, ref, page)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			out = append(out, refsOf(ps)...)
-			if len(ps) < page {
-				break
-			}
-			line, ref = ps[len(ps)-1].Line, ps[len(ps)-1].Ref
-		}
 	}
 	return out
 }

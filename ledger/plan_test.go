@@ -49,8 +49,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"pending list", `SELECT ` + payoutColumns + ` FROM payouts WHERE state IN (?,?,?,?)
 			ORDER BY (SELECT started_at FROM runs WHERE runs.id = payouts.run_id), run_id, line, ref`,
 			[]any{"SUBMITTED", "UNKNOWN", "SUBMITTING", "READY"}, []string{"USING INDEX payouts_by_state (state=?)"}},
-		{"RunsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
-		{"RunsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
+		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
+		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"LatestInStates", latestInStatesSQL(2), []any{"SUBMITTED", "SUCCEEDED", 3},
 			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
 		{"Events", `SELECT id FROM events WHERE ref = ? ORDER BY id`, []any{"r"}, []string{"USING COVERING INDEX events_by_ref (ref=?)"}},

@@ -84,7 +84,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 		refusedSince = rc.cfg.Now().Add(-opts.FailedWithin)
 	}
 	return scope, func(ctx context.Context, emit func(reconEntry) error) error {
-		err := eachPayout(ctx, db, ledger.PayoutSet{States: notFinal}, page, func(p ledger.Payout) error {
+		err := db.WalkPayouts(ctx, ledger.PayoutSet{States: notFinal}, page, func(p ledger.Payout) error {
 			return emit(payoutEntry(p))
 		})
 		if err != nil || refusedSince.IsZero() {
@@ -92,7 +92,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 		}
 		// The FAILED rows the service never held as payouts (no invoice number: their create was
 		// refused) that failed within the last while.
-		return eachPayout(ctx, db, ledger.PayoutSet{RefusedSince: refusedSince}, page, func(p ledger.Payout) error {
+		return db.WalkPayouts(ctx, ledger.PayoutSet{RefusedSince: refusedSince}, page, func(p ledger.Payout) error {
 			e := payoutEntry(p)
 			e.recheck = true
 			return emit(e)
@@ -114,40 +114,13 @@ func sinceRows(ctx context.Context, db *ledger.DB, page int, runs []ledger.Run, 
 			return err
 		}
 	}
-	return eachPayout(ctx, db, ledger.PayoutSet{CreatedSince: since}, page, func(p ledger.Payout) error {
+	return db.WalkPayouts(ctx, ledger.PayoutSet{CreatedSince: since}, page, func(p ledger.Payout) error {
 		if _, ok := seen[p.Ref]; ok {
 			return nil
 		}
 		seen[p.Ref] = struct{}{}
 		return emit(payoutEntry(p))
 	})
-}
-
-// eachPayout calls fn with each payout of the set, by run, then line, a page at a time.
-func eachPayout(ctx context.Context, db *ledger.DB, set ledger.PayoutSet, page int, fn func(ledger.Payout) error) error {
-	runs, err := db.RunsHolding(ctx, set)
-	if err != nil {
-		return err
-	}
-	for _, runID := range runs {
-		line, ref := 0, ""
-		for {
-			ps, err := db.RunPayoutsAfter(ctx, runID, set, line, ref, page)
-			if err != nil {
-				return err
-			}
-			for _, p := range ps {
-				if err := fn(p); err != nil {
-					return err
-				}
-			}
-			if len(ps) < page {
-				break
-			}
-			line, ref = ps[len(ps)-1].Line, ps[len(ps)-1].Ref
-		}
-	}
-	return nil
 }
 
 func days(d time.Duration) string {
@@ -163,26 +136,13 @@ func days(d time.Duration) string {
 // runLines walks a run's input rows, a range of lines at a time. A payout seen already (a rerun
 // of the same file) is left out when seen is not nil, so that no payout counts twice.
 func runLines(ctx context.Context, db *ledger.DB, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
-	last, err := db.RunLastLine(ctx, runID)
-	if err != nil {
-		return err
-	}
-	for from := 0; from <= last; from += page {
-		lines, err := db.RunLinesBetween(ctx, runID, from, from+page)
-		if err != nil {
-			return err
+	return db.WalkRunLines(ctx, runID, page, func(l ledger.ReportLine) error {
+		e, ok := lineEntry(runID, l, seen)
+		if !ok {
+			return nil
 		}
-		for _, l := range lines {
-			e, ok := lineEntry(runID, l, seen)
-			if !ok {
-				continue
-			}
-			if err := emit(e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return emit(e)
+	})
 }
 
 // lineEntry is the row of a run's line, and false for a payout seen already.
