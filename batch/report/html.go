@@ -198,51 +198,27 @@ func writeRunHTML(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Su
 }
 
 // htmlRows keeps the rows a run page shows: the first HTMLRowLimit rows that need attention and
-// the first HTMLRowLimit of the others, counting the rest. They are kept packed, as their text.
+// the first HTMLRowLimit of the others, counting the rest.
 type htmlRows struct {
-	attention, others rankedRows
+	attention, others []rankedRow
 	omittedAttention  int
 	omitted           int
 }
 
-// rankedRows are the page's rows of one kind, each with its attention rank.
-type rankedRows struct {
-	views packedRows
-	ranks []int8
-}
-
-func (k *rankedRows) add(rank int, v rowView) {
-	k.ranks = append(k.ranks, int8(rank))
-	k.views.add(v.Line, v.Ref, v.Recipient, v.Provider, v.Bank, v.Account, v.Amount, v.State, v.InvoiceNo,
-		v.TransactionStatus, v.Message)
-}
-
-// appendViews adds the rows to views by rank and then in the order they came, marked attention.
-func (k *rankedRows) appendViews(views []rowView, attention bool) []rowView {
-	order := make([]int, len(k.ranks))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(k.ranks[a], k.ranks[b]) })
-	var f []string
-	for _, i := range order {
-		f = k.views.row(i, f)
-		views = append(views, rowView{Line: f[0], Ref: f[1], Recipient: f[2], Provider: f[3], Bank: f[4], Account: f[5],
-			Amount: f[6], State: f[7], Class: stateClass(f[7]), InvoiceNo: f[8], TransactionStatus: f[9], Message: f[10],
-			Attention: attention})
-	}
-	return views
+type rankedRow struct {
+	rank int
+	view rowView
 }
 
 func (h *htmlRows) add(r Row, dryRun bool) {
 	rank := attentionRank(r.State, dryRun)
 	switch {
-	case rank <= attentionMax && len(h.attention.ranks) < HTMLRowLimit:
-		h.attention.add(rank, runRowView(r, true))
+	case rank <= attentionMax && len(h.attention) < HTMLRowLimit:
+		h.attention = append(h.attention, rankedRow{rank, runRowView(r, true)})
 	case rank <= attentionMax:
 		h.omittedAttention++
-	case len(h.others.ranks) < HTMLRowLimit:
-		h.others.add(rank, runRowView(r, false))
+	case len(h.others) < HTMLRowLimit:
+		h.others = append(h.others, rankedRow{rank, runRowView(r, false)})
 	default:
 		h.omitted++
 	}
@@ -258,13 +234,18 @@ func (h *htmlRows) render(w io.Writer, s Summary) error {
 			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText(), Approved: s.ApprovalText(),
 			ChainHead: s.ChainHead},
 		Summary:          summarize(s.ByState, s.Total, s.DryRun),
-		Attention:        len(h.attention.ranks) + h.omittedAttention,
+		Attention:        len(h.attention) + h.omittedAttention,
 		OmittedAttention: h.omittedAttention,
 		Omitted:          h.omitted,
 	}
-	page.Rows = make([]rowView, 0, len(h.attention.ranks)+len(h.others.ranks))
-	page.Rows = h.attention.appendViews(page.Rows, true)
-	page.Rows = h.others.appendViews(page.Rows, false)
+	page.Rows = make([]rowView, 0, len(h.attention)+len(h.others))
+	for _, rows := range [][]rankedRow{h.attention, h.others} {
+		// Rows arrive in line order, and a stable sort keeps it within a rank.
+		slices.SortStableFunc(rows, func(a, b rankedRow) int { return cmp.Compare(a.rank, b.rank) })
+		for _, r := range rows {
+			page.Rows = append(page.Rows, r.view)
+		}
+	}
 	return templates.Run().Execute(w, page)
 }
 
