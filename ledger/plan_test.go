@@ -41,9 +41,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
-		{"Lookup", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref IN ` + inJSONList, []any{`["a", "b", "c"]`},
-			[]string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
-		{"LookupDetails", lookupDetailsSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
+		{"Lookup", lookupSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"LookupDetails", lookupDetailsSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
 			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"pending list", `SELECT ` + payoutColumns + ` FROM payouts WHERE state IN (?,?,?,?)
@@ -71,7 +70,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 			for _, step := range plan {
 				// The list a query is given (a JSON array parameter), or a subquery's rows, is the
 				// query's own input.
-				constant := strings.HasPrefix(step, "SCAN json_each VIRTUAL TABLE") || strings.HasPrefix(step, "SCAN jsonb_each VIRTUAL TABLE") || step == "SCAN h"
+				constant := strings.HasPrefix(step, "SCAN json_each VIRTUAL TABLE") || strings.HasPrefix(step, "SCAN jsonb_each VIRTUAL TABLE") ||
+					strings.HasPrefix(step, "SCAN list VIRTUAL TABLE") || step == "SCAN h"
 				if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, " USING ") && !strings.HasPrefix(step, "SCAN state_totals") && !constant {
 					t.Errorf("reads a whole table: %q\nplan: %s", step, strings.Join(plan, " | "))
 				}

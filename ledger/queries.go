@@ -96,7 +96,7 @@ func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, err
 	if len(refs) == 0 {
 		return out, nil
 	}
-	ps, err := db.queryPayouts(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref IN `+inJSONList, jsonList(refs))
+	ps, err := db.queryPayouts(ctx, lookupSQL, jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("look up payouts: %w", err)
 	}
@@ -138,7 +138,9 @@ func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payo
 	return out, nil
 }
 
-const lookupDetailsSQL = `SELECT ref, run_id, line, provider_id, account, amount, state FROM payouts WHERE ref IN ` + inJSONList
+var lookupSQL = `SELECT ` + plainPayoutColumns + ` FROM ` + payoutsOfJSONList
+
+const lookupDetailsSQL = `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + payoutsOfJSONList
 
 // List returns the payouts the filter selects, ordered by run, then line. Since selects the
 // payouts recorded (created) at or after it.
