@@ -415,9 +415,11 @@ func joinMessages(a, b string) string {
 	return a + "; " + b
 }
 
-// NewRunID makes a sortable, readable run id such as 20261122T082500Z-3f9a.
+// NewRunID makes a sortable, readable run id such as 20261122T082500Z-3f9a0c11d2e4.
 func NewRunID(t time.Time) string {
-	var b [2]byte
+	// Six random bytes: runs started in the same second (a folder of files, a test) must not
+	// share an ID, which the ledger would refuse.
+	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
