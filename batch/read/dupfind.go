@@ -45,6 +45,7 @@ type hashBlock struct {
 	hashes []uint64
 	offs   []uint32
 	cents  []int64 // empty in a finder of payees
+	sorted bool    // by hash: a block is sorted once it is full
 }
 
 func (b *hashBlock) Len() int           { return len(b.hashes) }
@@ -88,6 +89,9 @@ func (d *dupFinder) block(line int, amounts bool) *hashBlock {
 		if len(b.hashes) < refBlock && line >= b.base && line-b.base <= math.MaxUint32 {
 			return b
 		}
+		// Sorted now, while the file is still being read, rather than all at once at its end.
+		sort.Sort(b)
+		b.sorted = true
 	}
 	b := &hashBlock{base: line, hashes: make([]uint64, 0, refBlock), offs: make([]uint32, 0, refBlock)}
 	if amounts {
@@ -112,7 +116,9 @@ func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
 	merged := make(blockMerge, 0, len(d.blocks))
 	for _, b := range d.blocks {
 		// By hash only: the few rows of one hash are put in line order below.
-		sort.Sort(b)
+		if !b.sorted {
+			sort.Sort(b)
+		}
 		if b.Len() > 0 {
 			merged = append(merged, blockCursor{b, 0})
 		}
