@@ -52,6 +52,9 @@ func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map
 			payees = append(payees, ledger.Payee{Ref: pay.Ref, Account: pay.Account, ProviderID: pay.ProviderID, Amount: pay.Amount})
 		}
 	}
+	if s.recent != nil {
+		payees = s.recent.Filter(payees)
+	}
 	if len(payees) == 0 {
 		return nil
 	}
@@ -74,6 +77,20 @@ func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map
 				filepath.Base(run.File), old.CreatedAt.UTC().Format(time.DateOnly), s.rules.hint(row.payment.Ref))})
 	}
 	return nil
+}
+
+// readRecentPayees reads, for a pass that sends nothing, the accounts the ledger paid within the
+// window when it paid no more than a chunk's worth: a big file is then checked for repeats in
+// memory, and only a row whose account was paid is looked up. The pass that records and sends
+// looks every row up, as of the moment it records it.
+func (s *fileScan) readRecentPayees(ctx context.Context) error {
+	s.recent = nil
+	if s.db == nil || s.sends || s.rules.AllowAll {
+		return nil
+	}
+	var err error
+	s.recent, err = s.db.RecentPayees(ctx, s.now().Add(-s.rules.window()), s.chunk)
+	return err
 }
 
 func (s *fileScan) run(ctx context.Context, id string) (ledger.Run, error) {

@@ -111,3 +111,29 @@ func TestRepeatInsideTheFileIsHeld(t *testing.T) {
 	}
 	h.AssertExactlyOnce(rows, res)
 }
+
+// A dry run holds the same rows whether the window's payouts are few enough to be read at once
+// (a chunk's worth) or each row's payee is looked up: a row to an account paid last time, but
+// of another amount, is no repeat either way.
+func TestDryRunHoldsRepeatsWhateverTheWindowHolds(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	first := batchtest.Payroll(6, "WEEK1")
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "week1.csv", first), nil); res.ExitCode != batch.ExitOK {
+		t.Fatalf("first file: %+v", res)
+	}
+	again := exportedAgain(first, "WEEK1B")
+	again[4].Amount = "1.23"
+	path := batchtest.WritePayroll(t, h.Dir, "week1-again.csv", again)
+	for _, chunk := range []int{0, 2} {
+		res := h.Run(ctx, path, func(c *batch.Config) { c.DryRun, c.ChunkRows = true, chunk })
+		if res.ExitCode != batch.ExitRejected || res.Rejected != len(again)-1 {
+			t.Fatalf("chunks of %d rows: %+v, want every row held but the one of another amount", chunk, res)
+		}
+		for _, p := range res.Problems {
+			if p.Line == 6 || !strings.Contains(p.Reason, read.ErrPossibleRepeat.Error()) {
+				t.Errorf("chunks of %d rows: line %d held: %s", chunk, p.Line, p.Reason)
+			}
+		}
+	}
+}

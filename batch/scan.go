@@ -47,6 +47,8 @@ type fileScan struct {
 	rules   RepeatPolicy
 	now     func() time.Time
 	runs    map[string]ledger.Run // runs named by the holds, read once
+	// recent, when not nil, holds every account paid within the repeat window (readRecentPayees).
+	recent *ledger.RecentPayees
 }
 
 // scanned is what a pass learned of the whole file.
@@ -65,6 +67,9 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 		return scanned{}, err
 	}
 	defer rd.Close()
+	if err := s.readRecentPayees(ctx); err != nil {
+		return scanned{}, err
+	}
 	v := read.NewValidator(s.vopts)
 	rows := make([]fileRow, 0, s.chunk)
 	flush := func() error {

@@ -57,3 +57,59 @@ var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT val
 	ON p.account = c.account AND p.provider_id = c.provider_id AND p.amount = c.amount
 	WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
 	ORDER BY p.created_at`
+
+// RecentPayees is the accounts, each with its bank, of the payouts recorded since a time that may
+// pay (not FAILED or REJECTED), held by a caller that checks many payees for repeats: a payee
+// whose account it lacks has no recent payout, and needs no lookup.
+type RecentPayees struct {
+	accounts map[recentAccount]struct{}
+}
+
+type recentAccount struct {
+	account  string
+	provider int64
+}
+
+// RecentPayees reads the accounts paid since then, or returns nil when more than max payouts
+// were recorded since: reading them would cost more than looking the caller's payees up.
+func (db *DB) RecentPayees(ctx context.Context, since time.Time, max int) (*RecentPayees, error) {
+	rows, err := db.sql.QueryContext(ctx, recentPayeesSQL, fmtTime(since), max+1)
+	if err != nil {
+		return nil, fmt.Errorf("read recent payees: %w", err)
+	}
+	defer rows.Close()
+	r := &RecentPayees{accounts: make(map[recentAccount]struct{})}
+	for n := 0; rows.Next(); n++ {
+		if n == max {
+			return nil, nil
+		}
+		var a recentAccount
+		var state State
+		if err := rows.Scan(&a.account, &a.provider, &state); err != nil {
+			return nil, fmt.Errorf("read recent payees: %w", err)
+		}
+		if state != Failed && state != Rejected {
+			r.accounts[a] = struct{}{}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read recent payees: %w", err)
+	}
+	return r, nil
+}
+
+// recentPayeesSQL reads at most its second parameter of the payouts recorded at or after its first.
+const recentPayeesSQL = `SELECT account, provider_id, state FROM payouts INDEXED BY payouts_by_created
+	WHERE created_at >= ? LIMIT ?`
+
+// Filter keeps, in place, the payees whose account and bank r holds: only they may repeat a
+// recent payout (RecentPayouts says which do).
+func (r *RecentPayees) Filter(payees []Payee) []Payee {
+	kept := payees[:0]
+	for _, p := range payees {
+		if _, ok := r.accounts[recentAccount{p.Account, p.ProviderID}]; ok {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}

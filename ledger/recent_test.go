@@ -1,0 +1,50 @@
+package ledger_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
+)
+
+// RecentPayees holds the account and bank of every payout recorded since the time that may pay,
+// and gives up (nil) past its limit; its filter keeps just the payees it holds.
+func TestRecentPayeesHoldsWhatMayRepeat(t *testing.T) {
+	ctx := context.Background()
+	db, _ := mustOpen(t)
+	ps := seed(t, db, "r", 3) // account 0123456789 at provider 7, recorded at the clock's time
+	if err := db.Apply(ctx, ledger.Change{Ref: ps[2].Ref, From: ledger.Ready, To: ledger.Failed, RunID: "r", Detail: "refused"}); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	payee := func(account string, provider int64) ledger.Payee {
+		return ledger.Payee{Ref: "new", Account: account, ProviderID: provider, Amount: decimal.RequireFromString("5.00")}
+	}
+	recent, err := db.RecentPayees(ctx, since, 3)
+	if err != nil || recent == nil {
+		t.Fatalf("three payouts, limit 3: %v, %v", recent, err)
+	}
+	paid, otherBank, otherAccount := payee("0123456789", 7), payee("0123456789", 8), payee("999", 7)
+	if got := recent.Filter([]ledger.Payee{otherBank, paid, otherAccount}); len(got) != 1 || got[0] != paid {
+		t.Errorf("filter kept %+v, want only the account and bank paid", got)
+	}
+	if recent, err := db.RecentPayees(ctx, since, 2); err != nil || recent != nil {
+		t.Errorf("three payouts, limit 2: %v, %v; want nil: too many to hold", recent, err)
+	}
+	if recent, err := db.RecentPayees(ctx, since.Add(48*time.Hour), 3); err != nil || len(recent.Filter([]ledger.Payee{paid})) != 0 {
+		t.Errorf("nothing recorded since: %v, %v; want an empty set", recent, err)
+	}
+
+	// A payout that failed never pays, so it is no repeat's earlier payout.
+	for _, p := range ps[:2] {
+		if err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Ready, To: ledger.Failed, RunID: "r", Detail: "refused"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if recent, err := db.RecentPayees(ctx, since, 3); err != nil || len(recent.Filter([]ledger.Payee{paid})) != 0 {
+		t.Errorf("every payout failed: %v, %v; want no payee kept", recent, err)
+	}
+}
