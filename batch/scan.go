@@ -71,26 +71,72 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 		return scanned{}, err
 	}
 	v := read.NewValidator(s.vopts)
-	rows := make([]fileRow, 0, s.chunk)
-	flush := func() error {
-		if len(rows) == 0 {
-			return nil
+	stop := make(chan struct{})
+	chunks := s.readAhead(rd, v, stop)
+	defer func() {
+		close(stop)
+		for range chunks {
+			// Once it closes chunks, the reader is done with rd.
 		}
-		existing, err := s.checkLedger(ctx, rows)
-		if err != nil {
-			return err
+	}()
+	for c := range chunks {
+		if c.err != nil && !errors.Is(c.err, io.EOF) {
+			return scanned{}, c.err
 		}
-		err = fn(rows, existing)
-		rows = rows[:0]
-		return err
-	}
-	for {
-		raw, err := rd.Next()
-		if errors.Is(err, io.EOF) {
+		if len(c.rows) > 0 {
+			existing, err := s.checkLedger(ctx, c.rows)
+			if err != nil {
+				return scanned{}, err
+			}
+			if err := fn(c.rows, existing); err != nil {
+				return scanned{}, err
+			}
+		}
+		if c.err != nil {
 			break
 		}
+	}
+	return scanned{found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
+}
+
+// readChunk is up to a chunk of rows as read and validated; err is io.EOF with the last rows of
+// the file, or why the file could not be read on (the rows read before it are not to be used).
+type readChunk struct {
+	rows []fileRow
+	err  error
+}
+
+// readAhead reads and validates the file's rows on a goroutine of its own, a chunk ahead of the
+// caller, who checks the chunk before against the ledger meanwhile: the two take about as long.
+// It hands over its two buffers in turn: it refills one only after the caller has taken the
+// chunk after it, that is, once the caller is done with it. It stops when stop closes, and
+// closes the channel when it is done with rd and v.
+func (s *fileScan) readAhead(rd read.Reader, v *read.Validator, stop <-chan struct{}) <-chan readChunk {
+	chunks := make(chan readChunk)
+	go func() {
+		defer close(chunks)
+		bufs := [2][]fileRow{make([]fileRow, 0, s.chunk), make([]fileRow, 0, s.chunk)}
+		for turn := 0; ; turn = 1 - turn {
+			c := s.readChunk(rd, v, bufs[turn][:0])
+			select {
+			case chunks <- c:
+			case <-stop:
+				return
+			}
+			if c.err != nil {
+				return
+			}
+		}
+	}()
+	return chunks
+}
+
+// readChunk reads and validates the file's next rows into rows, up to a chunk of them.
+func (s *fileScan) readChunk(rd read.Reader, v *read.Validator, rows []fileRow) readChunk {
+	for len(rows) < s.chunk {
+		raw, err := rd.Next()
 		if err != nil {
-			return scanned{}, err
+			return readChunk{rows: rows, err: err}
 		}
 		payment, errs := v.Check(raw)
 		if dup, ok := s.dups[raw.Line]; ok {
@@ -105,16 +151,8 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 			errs = append(errs, &d)
 		}
 		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs})
-		if len(rows) == s.chunk {
-			if err := flush(); err != nil {
-				return scanned{}, err
-			}
-		}
 	}
-	if err := flush(); err != nil {
-		return scanned{}, err
-	}
-	return scanned{found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
+	return readChunk{rows: rows}
 }
 
 // checkLedger looks the chunk's valid references up in the ledger and rejects the rows it holds
