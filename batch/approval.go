@@ -91,8 +91,8 @@ type Plan struct {
 
 // plan is the file's plan, after validation and the ledger check.
 func (sv *survey) plan(sha string, providers []api.Provider) Plan {
-	pl := Plan{FileSHA256: sha, Rows: sv.rows, Total: sv.validTotal.Add(sv.rejectedTotal), Rejected: sv.rejected,
-		NewPayouts: sv.fresh, NewTotal: sv.freshTotal}
+	pl := Plan{FileSHA256: sha, Rows: sv.rows, Total: sv.validTotal.Decimal().Add(sv.rejectedTotal.Decimal()), Rejected: sv.rejected,
+		NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
 	pl.Providers, pl.ProvidersDigest = len(providers), providersDigest(providers)
 	pl.Digest = planDigest(pl.FileSHA256, pl.Rows, pl.Total, pl.NewPayouts, pl.NewTotal, pl.ProvidersDigest)
 	return pl

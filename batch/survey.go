@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -25,13 +23,13 @@ type survey struct {
 	// toPay counts the valid rows and valid their total; fresh and freshTotal the valid rows the
 	// ledger does not hold yet: the payouts a run would create.
 	toPay, fresh           int
-	validTotal, freshTotal decimal.Decimal
+	validTotal, freshTotal read.Total
 	// rejectedTotal is what the rejected rows whose amount reads as one add up to.
-	rejectedTotal decimal.Decimal
+	rejectedTotal read.Total
 }
 
 func newSurvey(scan fileScan) *survey {
-	return &survey{scan: scan, validTotal: decimal.Zero, freshTotal: decimal.Zero, rejectedTotal: decimal.Zero}
+	return &survey{scan: scan}
 }
 
 // surveyFile reads the whole file once, or twice when it has duplicate references (the second
@@ -74,7 +72,7 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	if !row.valid() {
 		sv.rejected++
 		if amount, err := read.ParseAmount(row.raw.Amount); err == nil {
-			sv.rejectedTotal = sv.rejectedTotal.Add(amount)
+			sv.rejectedTotal.Add(amount)
 		}
 		for _, e := range row.errs {
 			if len(sv.problems) < MaxProblems {
@@ -89,10 +87,10 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 		}
 	}
 	sv.toPay++
-	sv.validTotal = sv.validTotal.Add(row.payment.Amount)
+	sv.validTotal.Add(row.payment.Amount)
 	if _, ok := existing[row.payment.Ref]; !ok {
 		sv.fresh++
-		sv.freshTotal = sv.freshTotal.Add(row.payment.Amount)
+		sv.freshTotal.Add(row.payment.Amount)
 	}
 }
 

@@ -3,7 +3,6 @@ package read
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -98,8 +97,7 @@ type Validator struct {
 	// payees finds rows that pay the same account, bank and amount (see ErrPossibleRepeat).
 	payees dupFinder
 	banks  map[string]bankResult
-	total  decimal.Decimal // plus cents, kept apart so the hot path adds int64s
-	cents  int64
+	total  Total
 	rows   int
 	// removed is what the rows of duplicated references had added to the total, known at Finish.
 	removed decimal.Decimal
@@ -180,7 +178,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 
 	var cents int64
 	if len(errs) == 0 {
-		cents = v.addTotal(p.Amount)
+		cents = v.total.Add(p.Amount)
 		v.payees.addPayee(p.Account, p.ProviderID, cents, r.Line)
 	}
 	if p.Ref != "" && validRef(p.Ref) {
@@ -220,25 +218,6 @@ func hasProblem(problems []*RowError, col string) bool {
 		}
 	}
 	return false
-}
-
-// addTotal adds a valid row's amount and returns it in sen. Every amount ParseAmount accepts
-// fits an int64 of sen (at most 12 digits before the point); the running sum moves to the
-// decimal before it could overflow.
-func (v *Validator) addTotal(d decimal.Decimal) int64 {
-	c, exp := d.CoefficientInt64(), d.Exponent()
-	if exp < -2 || exp > 0 {
-		c = d.Shift(2).IntPart() // not from ParseAmount; the slow way stays exact
-	} else {
-		for ; exp > -2; exp-- {
-			c *= 10
-		}
-	}
-	if v.cents > math.MaxInt64-c {
-		v.total, v.cents = v.total.Add(decimal.New(v.cents, -2)), 0
-	}
-	v.cents += c
-	return c
 }
 
 // Findings is what only the whole file can tell.
@@ -293,7 +272,7 @@ func (v *Validator) fileErrors() []*RowError {
 
 // Total is the sum of the valid rows so far; after Finish, without the rows of duplicated references.
 func (v *Validator) Total() decimal.Decimal {
-	return v.total.Add(decimal.New(v.cents, -2)).Sub(v.removed)
+	return v.total.Decimal().Sub(v.removed)
 }
 
 // validRef accepts a reference that travels unchanged as one segment of a URL path, since a
