@@ -1,12 +1,12 @@
 package read
 
 import (
-	"container/heap"
+	"cmp"
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"slices"
-	"sort"
 
 	"github.com/shopspring/decimal"
 )
@@ -45,17 +45,6 @@ type hashBlock struct {
 	hashes []uint64
 	offs   []uint32
 	cents  []int64 // empty in a finder of payees
-	sorted bool    // by hash: a block is sorted once it is full
-}
-
-func (b *hashBlock) Len() int           { return len(b.hashes) }
-func (b *hashBlock) Less(i, j int) bool { return b.hashes[i] < b.hashes[j] }
-func (b *hashBlock) Swap(i, j int) {
-	b.hashes[i], b.hashes[j] = b.hashes[j], b.hashes[i]
-	b.offs[i], b.offs[j] = b.offs[j], b.offs[i]
-	if len(b.cents) > 0 {
-		b.cents[i], b.cents[j] = b.cents[j], b.cents[i]
-	}
 }
 
 func (b *hashBlock) use(i int) refUse {
@@ -89,9 +78,6 @@ func (d *dupFinder) block(line int, amounts bool) *hashBlock {
 		if len(b.hashes) < refBlock && line >= b.base && line-b.base <= math.MaxUint32 {
 			return b
 		}
-		// Sorted now, while the file is still being read, rather than all at once at its end.
-		sort.Sort(b)
-		b.sorted = true
 	}
 	b := &hashBlock{base: line, hashes: make([]uint64, 0, refBlock), offs: make([]uint32, 0, refBlock)}
 	if amounts {
@@ -110,37 +96,65 @@ func (d *dupFinder) addHash(b *hashBlock, hash uint64, line int) {
 
 // find lists every row of every duplicated reference, in line order (the lowest line of a
 // reference names the next one; every other line names the lowest), and what those rows had
-// added to the total. Each block is sorted in place and the blocks are merged, so that the
-// hashes are never copied: a copy of them all would double what the finder holds at its peak.
+// added to the total. Duplicates are rare: two bitsets of 8 to 16 bits a row, indexed by the
+// top bits of a hash, pick out the rows whose hash another row may share (every duplicate, and
+// about one row in ten besides), and only those are sorted. The finder holds nothing after it.
 func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
-	merged := make(blockMerge, 0, len(d.blocks))
-	for _, b := range d.blocks {
-		// By hash only: the few rows of one hash are put in line order below.
-		if !b.sorted {
-			sort.Sort(b)
-		}
-		if b.Len() > 0 {
-			merged = append(merged, blockCursor{b, 0})
+	blocks := d.blocks
+	d.blocks, d.n = nil, 0
+	var rows int
+	for _, b := range blocks {
+		rows += len(b.hashes)
+	}
+	shift := 64 - bits.Len(uint(8*rows))
+	seen := make([]uint64, 1<<(64-shift)/64+1)
+	twice := make([]uint64, len(seen))
+	for _, b := range blocks {
+		for _, h := range b.hashes {
+			w, bit := slot(h, shift)
+			if seen[w]&bit != 0 {
+				twice[w] |= bit
+			}
+			seen[w] |= bit
 		}
 	}
-	d.blocks = nil
-	heap.Init(&merged)
+	seen = nil
+	var picked int
+	for _, b := range blocks {
+		for _, h := range b.hashes {
+			if w, bit := slot(h, shift); twice[w]&bit != 0 {
+				picked++
+			}
+		}
+	}
+	maybe := make([]refUse, 0, picked)
+	for _, b := range blocks {
+		for i, h := range b.hashes {
+			if w, bit := slot(h, shift); twice[w]&bit != 0 {
+				maybe = append(maybe, b.use(i))
+			}
+		}
+	}
+	// By hash only: the few rows of one hash are put in line order below.
+	slices.SortFunc(maybe, func(a, b refUse) int { return cmp.Compare(a.hash, b.hash) })
 	var out []duplicateLine
 	removed := decimal.Zero
-	var same []refUse // the rows of one hash
-	for {
-		u, more := merged.next()
-		if len(same) > 0 && (!more || u.hash != same[0].hash) {
-			out, removed = appendDuplicates(out, removed, same)
-			same = same[:0]
+	for len(maybe) > 0 {
+		n := 1
+		for n < len(maybe) && maybe[n].hash == maybe[0].hash {
+			n++
 		}
-		if !more {
-			break
-		}
-		same = append(same, u)
+		out, removed = appendDuplicates(out, removed, maybe[:n])
+		maybe = maybe[n:]
 	}
 	slices.SortFunc(out, func(a, b duplicateLine) int { return a.line - b.line })
 	return out, removed
+}
+
+// slot is the word and bit of find's bitsets for hash h: its top bits.
+func slot(h uint64, shift int) (int, uint64) {
+	i := h >> shift
+	return int(i / 64), 1 << (i % 64)
 }
 
 // appendDuplicates adds the rows of one hash when there are more than one.
@@ -158,41 +172,6 @@ func appendDuplicates(out []duplicateLine, removed decimal.Decimal, same []refUs
 		removed = removed.Add(decimal.New(u.cents, -2))
 	}
 	return out, removed
-}
-
-// blockMerge yields the rows of blocks sorted by hash in hash order: a heap of the blocks' unread
-// rows, each block with one, ordered by its next hash.
-type blockMerge []blockCursor
-
-type blockCursor struct {
-	b *hashBlock
-	i int // the next row
-}
-
-func (m blockMerge) Len() int           { return len(m) }
-func (m blockMerge) Less(i, j int) bool { return m[i].b.hashes[m[i].i] < m[j].b.hashes[m[j].i] }
-func (m blockMerge) Swap(i, j int)      { m[i], m[j] = m[j], m[i] }
-func (m *blockMerge) Push(x any)        { *m = append(*m, x.(blockCursor)) }
-func (m *blockMerge) Pop() any {
-	old := *m
-	last := old[len(old)-1]
-	*m = old[:len(old)-1]
-	return last
-}
-
-// next takes the row of the lowest hash left; false when none is.
-func (m *blockMerge) next() (refUse, bool) {
-	if len(*m) == 0 {
-		return refUse{}, false
-	}
-	top := &(*m)[0]
-	u := top.b.use(top.i)
-	if top.i++; top.i == top.b.Len() {
-		heap.Pop(m)
-	} else {
-		heap.Fix(m, 0)
-	}
-	return u, true
 }
 
 // addPayee records that line pays account at provider the amount sen (in sen), for the repeat check.

@@ -65,7 +65,8 @@ func TestDupFinderFindsDuplicatesWithinAndAcrossBlocks(t *testing.T) {
 }
 
 // find must not copy the hashes it holds: a copy would double the finder's memory at the end of
-// a large file, when the process holds the most.
+// a large file, when the process holds the most. Its bitsets and the rows they pick out take
+// about a quarter of what it holds.
 func TestDupFinderFindCopiesNoHashes(t *testing.T) {
 	var d dupFinder
 	const n = 32 * refBlock
@@ -75,7 +76,7 @@ func TestDupFinderFindCopiesNoHashes(t *testing.T) {
 	d.find()
 	runtime.ReadMemStats(&after)
 	held := uint64(n * 20) // bytes of a reference: hash, line offset, amount
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > held/4 {
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > held/3 {
 		t.Errorf("find allocated %d bytes for %d rows' hashes (%d bytes): it copies them", allocated, n, held)
 	}
 }
