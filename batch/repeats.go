@@ -48,12 +48,13 @@ func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map
 	var payees []ledger.Payee
 	for i := range rows {
 		pay := rows[i].payment
-		if _, recorded := existing[pay.Ref]; rows[i].valid() && !recorded && !s.rules.allows(pay.Ref) {
-			payees = append(payees, ledger.Payee{Ref: pay.Ref, Account: pay.Account, ProviderID: pay.ProviderID, Amount: pay.Amount})
+		if _, recorded := existing[pay.Ref]; !rows[i].valid() || recorded || s.rules.allows(pay.Ref) {
+			continue
 		}
-	}
-	if s.recent != nil {
-		payees = s.recent.Filter(payees)
+		p := ledger.Payee{Ref: pay.Ref, Account: pay.Account, ProviderID: pay.ProviderID, Amount: pay.Amount}
+		if s.recent == nil || s.recent.Holds(p) {
+			payees = append(payees, p)
+		}
 	}
 	if len(payees) == 0 {
 		return nil

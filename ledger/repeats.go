@@ -102,14 +102,9 @@ func (db *DB) RecentPayees(ctx context.Context, since time.Time, max int) (*Rece
 const recentPayeesSQL = `SELECT account, provider_id, state FROM payouts INDEXED BY payouts_by_created
 	WHERE created_at >= ? LIMIT ?`
 
-// Filter keeps, in place, the payees whose account and bank r holds: only they may repeat a
-// recent payout (RecentPayouts says which do).
-func (r *RecentPayees) Filter(payees []Payee) []Payee {
-	kept := payees[:0]
-	for _, p := range payees {
-		if _, ok := r.accounts[recentAccount{p.Account, p.ProviderID}]; ok {
-			kept = append(kept, p)
-		}
-	}
-	return kept
+// Holds reports whether r holds p's account and bank: only then may p repeat a recent payout
+// (RecentPayouts says whether it does).
+func (r *RecentPayees) Holds(p Payee) bool {
+	_, ok := r.accounts[recentAccount{p.Account, p.ProviderID}]
+	return ok
 }
