@@ -27,8 +27,9 @@ type duplicateLine struct {
 }
 
 // dupFinder finds references that appear more than once in a file: it records every row's
-// reference hash, and sorts them once at the end. The hashes are kept in fixed blocks, so that a
-// big file's are never copied as a growing slice would copy them.
+// reference hash, and at the end sorts only the rows whose hash another row may share (find).
+// The hashes are kept in fixed blocks, so that a big file's are never copied as a growing slice
+// would copy them.
 type dupFinder struct {
 	seed   maphash.Seed
 	blocks []*hashBlock
