@@ -22,13 +22,20 @@ func exportedAgain(rows []batchtest.PayrollRow, prefix string) []batchtest.Payro
 	return again
 }
 
-func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
-	ctx := context.Background()
-	h := batchtest.NewHarness(t, sandbox.Options{})
+// paidWeek pays a payroll of six rows from week1.csv and returns its rows.
+func paidWeek(ctx context.Context, t *testing.T, h *batchtest.Harness) []batchtest.PayrollRow {
+	t.Helper()
 	first := batchtest.Payroll(6, "WEEK1")
 	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "week1.csv", first), nil); res.ExitCode != batch.ExitOK {
 		t.Fatalf("first file: %+v", res)
 	}
+	return first
+}
+
+func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	first := paidWeek(ctx, t, h)
 	again := exportedAgain(first, "WEEK1B")
 	path := batchtest.WritePayroll(t, h.Dir, "week1-again.csv", again)
 
@@ -118,11 +125,7 @@ func TestRepeatInsideTheFileIsHeld(t *testing.T) {
 func TestDryRunHoldsRepeatsWhateverTheWindowHolds(t *testing.T) {
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
-	first := batchtest.Payroll(6, "WEEK1")
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "week1.csv", first), nil); res.ExitCode != batch.ExitOK {
-		t.Fatalf("first file: %+v", res)
-	}
-	again := exportedAgain(first, "WEEK1B")
+	again := exportedAgain(paidWeek(ctx, t, h), "WEEK1B")
 	again[4].Amount = "1.23"
 	path := batchtest.WritePayroll(t, h.Dir, "week1-again.csv", again)
 	for _, chunk := range []int{0, 2} {
