@@ -36,6 +36,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/payout/payout/batch/read"
+
 	"github.com/payout/payout/api/sandbox"
 )
 
@@ -60,6 +62,8 @@ func rawReaderMain() (int, bool) {
 		n, err = rawCSV(os.Getenv(rawFileEnv))
 	case "xlsx":
 		n, err = rawXLSX(os.Getenv(rawFileEnv))
+	case "reader":
+		n, err = payoutReader(os.Getenv(rawFileEnv))
 	default:
 		err = fmt.Errorf("unknown raw reader %q: want csv or xlsx", kind)
 	}
@@ -109,6 +113,25 @@ func rawXLSX(path string) (int, error) {
 		n++
 	}
 	return n, rows.Close()
+}
+
+// payoutReader reads every row of the file with payout's own reader (read.OpenFile), as every
+// pass of a run does, and counts them with the header.
+func payoutReader(path string) (int, error) {
+	rd, err := read.OpenFile(path, read.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer rd.Close()
+	n := 1
+	for {
+		if _, err := rd.Next(); errors.Is(err, io.EOF) {
+			return n, nil
+		} else if err != nil {
+			return n, err
+		}
+		n++
+	}
 }
 
 // perfInt is a size from the environment, or def.
@@ -398,7 +421,9 @@ func BenchmarkPerfDryRunCSV(b *testing.B) {
 }
 
 // BenchmarkPerfDryRunXLSX: `payout run --dry-run` of a workbook of PAYOUT_PERF_XLSX_ROWS rows,
-// beside a raw excelize Rows() process reading the same file.
+// beside a raw excelize Rows() process reading the same file, and payout's own reader (every
+// check of a cell's type, style and formula, without the ledger, validation or reports) as a
+// process too: reader-peak-RSS-MiB, and its ratio to raw.
 func BenchmarkPerfDryRunXLSX(b *testing.B) {
 	rows := perfInt("PAYOUT_PERF_XLSX_ROWS", 100_000)
 	u := newPerfUser(b, perfSandbox(b, 0))
@@ -406,13 +431,20 @@ func BenchmarkPerfDryRunXLSX(b *testing.B) {
 	file := filepath.Join(u.dir, "dry.xlsx")
 	writePerfXLSX(b, file, "XDRY", rows)
 	for range b.N {
-		dryRunBeside(b, u, file, "xlsx", rows)
+		raw := dryRunBeside(b, u, file, "xlsx", rows)
+		var reader []sample
+		for range perfRepeat() {
+			reader = append(reader, rawRead(b, "reader", file, rows))
+		}
+		r := medianOf(reader)
+		r.report(b, "reader-")
+		b.ReportMetric(float64(r.rss)/float64(raw.rss), "reader-RSS-vs-raw")
 	}
 }
 
-// dryRunBeside measures the dry run of file and the raw reader of kind over it, alternately, and
-// reports both and their ratio.
-func dryRunBeside(b *testing.B, u *perfUser, file, kind string, rows int) {
+// dryRunBeside measures the dry run of file and the raw reader of kind over it, alternately,
+// reports both and their ratio, and returns the raw reader's medians.
+func dryRunBeside(b *testing.B, u *perfUser, file, kind string, rows int) medians {
 	var dry, raw []sample
 	for range perfRepeat() {
 		dry = append(dry, u.run(0, "run", "--dry-run", "--max-rows", strconv.Itoa(rows), "--report-dir", filepath.Join(u.dir, "reports"), file))
@@ -423,6 +455,7 @@ func dryRunBeside(b *testing.B, u *perfUser, file, kind string, rows int) {
 	r.report(b, "raw-")
 	b.ReportMetric(d.wall.Seconds()/r.wall.Seconds(), "ratio-vs-raw")
 	b.ReportMetric(float64(rows)/d.wall.Seconds(), "rows/s")
+	return r
 }
 
 // BenchmarkPerfRunRerun: a real `payout run` of PAYOUT_PERF_ROWS rows at rate inf into an empty
