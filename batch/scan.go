@@ -117,6 +117,12 @@ func (s *fileScan) readAhead(rd read.Reader, v *read.Validator, stop <-chan stru
 		defer close(chunks)
 		bufs := [2][]fileRow{make([]fileRow, 0, s.chunk), make([]fileRow, 0, s.chunk)}
 		for turn := 0; ; turn = 1 - turn {
+			select {
+			case <-stop:
+				// Taken first: a caller that drains chunks after stopping gets at most one more.
+				return
+			default:
+			}
 			c := s.readChunk(rd, v, bufs[turn][:0])
 			select {
 			case chunks <- c:
