@@ -70,17 +70,17 @@ type recentAccount struct {
 	provider int64
 }
 
-// RecentPayees reads the accounts paid since then, or returns nil when more than max payouts
+// RecentPayees reads the accounts paid since then, or returns nil when more than limit payouts
 // were recorded since: reading them would cost more than looking the caller's payees up.
-func (db *DB) RecentPayees(ctx context.Context, since time.Time, max int) (*RecentPayees, error) {
-	rows, err := db.sql.QueryContext(ctx, recentPayeesSQL, fmtTime(since), max+1)
+func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error) {
+	rows, err := db.sql.QueryContext(ctx, recentPayeesSQL, fmtTime(since), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("read recent payees: %w", err)
 	}
 	defer rows.Close()
 	r := &RecentPayees{accounts: make(map[recentAccount]struct{})}
 	for n := 0; rows.Next(); n++ {
-		if n == max {
+		if n == limit {
 			return nil, nil
 		}
 		var a recentAccount
