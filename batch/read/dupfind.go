@@ -33,7 +33,7 @@ type duplicateLine struct {
 type dupFinder struct {
 	seed   maphash.Seed
 	blocks []*hashBlock
-	n      int
+	n      int // rows added
 }
 
 const refBlock = 1 << 13
@@ -101,12 +101,8 @@ func (d *dupFinder) addHash(b *hashBlock, hash uint64, line int) {
 // top bits of a hash, pick out the rows whose hash another row may share (every duplicate, and
 // about one row in ten besides), and only those are sorted. The finder holds nothing after it.
 func (d *dupFinder) find() ([]duplicateLine, decimal.Decimal) {
-	blocks := d.blocks
+	blocks, rows := d.blocks, d.n
 	d.blocks, d.n = nil, 0
-	var rows int
-	for _, b := range blocks {
-		rows += len(b.hashes)
-	}
 	shift := 64 - bits.Len(uint(8*rows))
 	seen := make([]uint64, 1<<(64-shift)/64+1)
 	twice := make([]uint64, len(seen))
