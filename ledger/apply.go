@@ -256,9 +256,10 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 	return nil
 }
 
-// Apply makes the changes, each with its event, atomically: if any change's From is not the
-// row's current state, Apply returns a *ConflictError (errors.Is ErrStateConflict) and none of
-// the changes of this call is made. Concurrent calls are merged into one transaction by the
+// Apply makes the changes, each with its event, atomically: if any change is not a move of the
+// state machine (Allowed), Apply returns a *MoveError (errors.Is ErrIllegalMove); if any
+// change's From is not the row's current state, a *ConflictError (errors.Is ErrStateConflict);
+// either way none of the changes of this call is made. Concurrent calls are merged into one transaction by the
 // ledger's writer; Apply returns only after that transaction is durably committed.
 //
 // ctx is honoured only until the writer takes the call: cancelled before, Apply returns
@@ -268,6 +269,9 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 func (db *DB) Apply(ctx context.Context, changes ...Change) error {
 	if len(changes) == 0 {
 		return nil
+	}
+	if err := checkMoves(changes); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -93,7 +93,8 @@ func TestRefusedSince(t *testing.T) {
 			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: invoice},
 				ledger.Change{Ref: ref, From: ledger.Submitted, To: ledger.Failed})
 		} else {
-			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Failed, Error: "refused"})
+			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, Error: "refused"},
+				ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Failed})
 		}
 		if err := db.Apply(ctx, changes...); err != nil {
 			t.Fatal(err)

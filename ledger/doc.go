@@ -30,10 +30,13 @@
 // A payout's states:
 //
 //	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED
-//	  |          |-> FAILED   (the service refused it: nothing was created)
-//	  |          '-> UNKNOWN -> (looked up by external_invoice_ref) -> SUBMITTED | READY
+//	  |          |-> READY    (the request certainly never reached the service)
+//	  |          '-> UNKNOWN -> (looked up by external_invoice_ref) -> SUBMITTED | READY | FAILED
 //	  '-> REJECTED            (validation)
 //
-// SUBMITTING is made durable before the request is sent, so that a payout whose answer was lost
-// is looked up, never sent blindly again.
+// A refusal by the service goes through UNKNOWN: it becomes FAILED only once a lookup finds no
+// payout; a refusal that a later lookup finds made after all goes FAILED -> SUBMITTED. Every move
+// of that machine is in one table (moves.go), and Apply refuses any other (ErrIllegalMove), so a
+// bug above the ledger cannot move a payout backwards. SUBMITTING is made durable before the
+// request is sent, so that a payout whose answer was lost is looked up, never sent blindly again.
 package ledger

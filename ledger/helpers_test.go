@@ -107,3 +107,14 @@ func migrationCount(tb testing.TB) int {
 	}
 	return len(names)
 }
+
+// walk is the changes that move ref from READY through states in turn, each a legal move.
+func walk(ref string, states ...ledger.State) []ledger.Change {
+	changes := make([]ledger.Change, 0, len(states))
+	from := ledger.Ready
+	for _, s := range states {
+		changes = append(changes, ledger.Change{Ref: ref, From: from, To: s})
+		from = s
+	}
+	return changes
+}

@@ -692,9 +692,10 @@ func TestCountsAreExact(t *testing.T) {
 	if err := db.Record(ctx, "r1", nil, ps); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Apply(ctx, ledger.Change{Ref: "a", From: ledger.Ready, To: ledger.Failed},
-		ledger.Change{Ref: "b", From: ledger.Ready, To: ledger.Failed},
-		ledger.Change{Ref: "big", From: ledger.Ready, To: ledger.Succeeded}); err != nil {
+	refused := []ledger.State{ledger.Submitting, ledger.Unknown, ledger.Failed}
+	changes := append(walk("a", refused...), walk("b", refused...)...)
+	changes = append(changes, walk("big", ledger.Submitting, ledger.Submitted, ledger.Succeeded)...)
+	if err := db.Apply(ctx, changes...); err != nil {
 		t.Fatal(err)
 	}
 	counts, err := db.Counts(ctx)

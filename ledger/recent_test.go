@@ -16,7 +16,7 @@ func TestRecentPayeesHoldsWhatMayRepeat(t *testing.T) {
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "r", 3) // account 0123456789 at provider 7, recorded at the clock's time
-	if err := db.Apply(ctx, ledger.Change{Ref: ps[2].Ref, From: ledger.Ready, To: ledger.Failed, RunID: "r", Detail: "refused"}); err != nil {
+	if err := db.Apply(ctx, walk(ps[2].Ref, ledger.Submitting, ledger.Unknown, ledger.Failed)...); err != nil {
 		t.Fatal(err)
 	}
 	since := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -41,7 +41,7 @@ func TestRecentPayeesHoldsWhatMayRepeat(t *testing.T) {
 
 	// A payout that failed never pays, so it is no repeat's earlier payout.
 	for _, p := range ps[:2] {
-		if err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Ready, To: ledger.Failed, RunID: "r", Detail: "refused"}); err != nil {
+		if err := db.Apply(ctx, walk(p.Ref, ledger.Submitting, ledger.Unknown, ledger.Failed)...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -77,8 +77,7 @@ func TestCountsFollowEveryMove(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if i%5 == 0 { // an event without a move
-			st := path[i%len(path)]
+		if st := path[i%len(path)]; i%5 == 0 && ledger.Allowed(st, st) { // an event without a move
 			if err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: st, To: st, Detail: "looked up"}); err != nil {
 				t.Fatal(err)
 			}

@@ -543,8 +543,8 @@ func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
 // goes UNKNOWN → SUBMITTED → SUCCEEDED in one step.
 func TestCallbackResolvesUnknownThroughSubmitted(t *testing.T) {
 	r := newCBRig(t)
-	r.payout("INV-7", "POI7007", "42.00", ledger.Submitting, ledger.Submitted)
-	if err := r.db.Apply(context.Background(), ledger.Change{Ref: "INV-7", From: ledger.Submitted, To: ledger.Unknown, Detail: "test setup"}); err != nil {
+	r.payout("INV-7", "POI7007", "42.00", ledger.Submitting)
+	if err := r.db.Apply(context.Background(), ledger.Change{Ref: "INV-7", From: ledger.Submitting, To: ledger.Unknown, InvoiceNo: "POI7007", Detail: "test setup"}); err != nil {
 		t.Fatal(err)
 	}
 	if status, answer := r.post(cbSign(t, cbPayload("POI7007", "42.00", "BR7007"), cbHashKey)); status != http.StatusOK || answer["message"] != callbacks.VerdictApplied {

@@ -42,7 +42,7 @@ func chunkScenario(b *reconBench) (batch.Result, decimal.Decimal) {
 	}
 	b.record("CHK-NEVER-1", "8870001", "50.00", ledger.Submitting, ledger.Unknown)
 	b.record("CHK-NEVER-2", "8870002", "60.00", ledger.Submitting, ledger.Unknown)
-	b.record("CHK-REFUSED", "8870003", "70.00", ledger.Submitting, ledger.Failed)
+	b.record("CHK-REFUSED", "8870003", "70.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
 	if _, err := b.create("CHK-REFUSED", "8870003", "70.00"); err != nil {
 		b.tb.Fatal(err)
 	}

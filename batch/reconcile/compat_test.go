@@ -21,7 +21,7 @@ import (
 // accepted one has answered.
 func TestReconcileDoesNotConfirmARefusalWhenLookupsMissKnownPayouts(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
-	b.record("A-REFUSED", "6670001", "10.00", ledger.Submitting, ledger.Failed)
+	b.record("A-REFUSED", "6670001", "10.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
 	if _, err := b.create("B-ACCEPTED", "6670002", "20.00"); err != nil {
 		t.Fatal(err)
 	}

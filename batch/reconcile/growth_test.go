@@ -17,8 +17,8 @@ func TestReconcileOfNothingNewAddsNoEvents(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	paid := b.pay("paid.csv", [][3]string{{"G-1", "7770001", "10.00"}, {"G-2", "7770002", "20.00"}}, nil)
 	b.settle()
-	b.record("G-REFUSED", "7770003", "30.00", ledger.Submitting, ledger.Failed)
-	b.record("G-REFUSED-2", "7770004", "40.00", ledger.Submitting, ledger.Failed)
+	b.record("G-REFUSED", "7770003", "30.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
+	b.record("G-REFUSED-2", "7770004", "40.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
 	opts := reconcile.Options{FailedWithin: 7 * 24 * time.Hour}
 	b.reconcile(opts) // records the settlements and confirms the refusals
 	refs := []string{"G-1", "G-2", "G-REFUSED", "G-REFUSED-2"}

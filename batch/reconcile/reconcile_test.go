@@ -654,8 +654,8 @@ func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
 // takes the state found, with an event.
 func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
-	b.record("REF-MADE", "6660001", "10.00", ledger.Submitting, ledger.Failed)
-	b.record("REF-NONE", "6660002", "20.00", ledger.Submitting, ledger.Failed)
+	b.record("REF-MADE", "6660001", "10.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
+	b.record("REF-NONE", "6660002", "20.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
 	if _, err := b.create("REF-MADE", "6660001", "10.00"); err != nil {
 		t.Fatal(err)
 	}

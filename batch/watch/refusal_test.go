@@ -49,7 +49,8 @@ func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ch := range []ledger.Change{{From: ledger.Ready, To: ledger.Submitting, CountAttempt: true},
-			{From: ledger.Submitting, To: ledger.Failed, Error: "create payout: rejected: HTTP 200 code 1234 status fail"}} {
+			{From: ledger.Submitting, To: ledger.Unknown, Error: "create payout: rejected: HTTP 200 code 1234 status fail"},
+			{From: ledger.Unknown, To: ledger.Failed}} {
 			ch.Ref, ch.RunID, ch.Detail = r.Ref, runID, "as an older run left it"
 			if err := h.DB.Apply(ctx, ch); err != nil {
 				t.Fatal(err)

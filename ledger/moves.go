@@ -1,0 +1,67 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrIllegalMove is returned, inside a *MoveError, by Apply for a change that the payout state
+// machine does not allow. Whatever decides a move above the ledger, a bug there cannot move a
+// payout's state backwards: the ledger refuses the whole call and records nothing of it.
+var ErrIllegalMove = errors.New("not a move of the payout state machine")
+
+// moves is every move of a payout's state that the ledger records, by the state it leaves. A
+// move to the same state records an event (a lookup's answer, a note for auditors) and may fill
+// in what the service said; it never changes where the payout stands. REJECTED rows are written
+// once, when their file is read, and never moved.
+var moves = map[State][]State{
+	// The intent, recorded durably before the POST; or a note on a payout not sent yet (a retry
+	// linked to the payout it retries).
+	Ready: {Ready, Submitting},
+	// The POST's outcome: accepted; outcome unknown (looked up before anything is sent again);
+	// or certainly not sent (the request never reached the service, a 429, a refused token).
+	// A crashed process's intents become UNKNOWN as well.
+	Submitting: {Submitted, Unknown, Ready},
+	// A lookup (or a signed callback) found it; a grace passed with lookups proving it was never
+	// created, or a person released it after such a lookup; a refusal confirmed by a lookup.
+	Unknown: {Unknown, Submitted, Ready, Failed},
+	// The service's final word, from an answer, a lookup or a callback.
+	Submitted: {Submitted, Succeeded, Failed},
+	// A refusal that the service did not keep to: a lookup found the payout it refused to
+	// create, which then takes the documented way through SUBMITTED.
+	Failed:    {Failed, Submitted},
+	Succeeded: {Succeeded},
+}
+
+// Allowed reports whether the state machine lets a payout in state from move to state to.
+func Allowed(from, to State) bool {
+	for _, s := range moves[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// MoveError is a change refused because its move is not in the state machine. It unwraps to
+// ErrIllegalMove.
+type MoveError struct {
+	Ref      string
+	From, To State
+}
+
+func (e *MoveError) Error() string {
+	return fmt.Sprintf("payout %s: %s -> %s: %v", e.Ref, e.From, e.To, ErrIllegalMove)
+}
+
+func (e *MoveError) Unwrap() error { return ErrIllegalMove }
+
+// checkMoves refuses a call any of whose changes is not a move of the state machine.
+func checkMoves(changes []Change) error {
+	for _, c := range changes {
+		if !Allowed(c.From, c.To) {
+			return &MoveError{Ref: c.Ref, From: c.From, To: c.To}
+		}
+	}
+	return nil
+}
