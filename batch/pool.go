@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Bounds that keep one row from looping within a run; the row is then left for a rerun or for
@@ -343,3 +345,15 @@ func (q *taskQueue) Pop() any {
 	*q = old[:len(old)-1]
 	return t
 }
+
+// Limiter paces the requests to the service: every send and lookup waits on it. A
+// *rate.Limiter is one; a limiter shared by several processes can stand in for it.
+type Limiter interface {
+	// Wait blocks until a request may go, or returns ctx's error (or the limiter's, when ctx's
+	// deadline would pass first).
+	Wait(ctx context.Context) error
+	// Limit is the most requests a second; rate.Inf for none.
+	Limit() rate.Limit
+}
+
+var _ Limiter = (*rate.Limiter)(nil)

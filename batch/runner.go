@@ -55,7 +55,7 @@ type Config struct {
 	Service Service
 	Logger  *slog.Logger
 	Now     func() time.Time
-	Limiter *rate.Limiter
+	Limiter Limiter
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (AutoStartWorkers up to AutoMaxWorkers).
