@@ -66,7 +66,8 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is sent again")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "never send again a payout whose outcome is unknown: leave it for reconciliation")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
-	fs.StringVar(&o.metricsFile, "metrics-file", "", "write Prometheus metrics here at the end (node_exporter textfile collector)")
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
+		"the run's rows by state, amount, exit code, duration and last success; the ledger's payouts and MYR by state")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
 	o.approval.register(fs)
 	o.repeats.register(fs)
@@ -341,7 +342,8 @@ func (s *session) runError(path string, err error) error {
 // print writes a run's summary: JSON with --json; otherwise a few lines when they are wanted.
 func (s *session) print(res batch.Result) error {
 	if s.metrics != nil {
-		if err := s.metrics.write(res, s.db); err != nil {
+		// Written also after Ctrl-C: a stopped run is one to see on the dashboards.
+		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
 			s.log.Error("write metrics file", "err", err)
 		}
 	}
