@@ -88,8 +88,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return &exitError{code: exitUsage}
 	}
 	name := args[0]
-	if isHelpFlag(name) {
+	switch {
+	case isHelpFlag(name):
 		name = "help"
+	case name == "--version" || name == "-version":
+		name = "version"
 	}
 	c, ok := findCommand(name)
 	if !ok {
@@ -179,6 +182,13 @@ func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 // lone "-" is an argument. -h prints the help on stdout and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	flags, positional := splitArgs(fs, args)
+	if name := unknownFlag(fs, flags); name != "" {
+		fs.Usage()
+		if near := suggestFlag(fs, name); near != "" {
+			return usageError("%s: unknown flag --%s: did you mean --%s?", fs.Name(), name, near)
+		}
+		return usageError("%s: unknown flag --%s", fs.Name(), name)
+	}
 	out, usage := fs.Output(), fs.Usage
 	// The flag package prints its error before the help; the error is returned instead, to be
 	// printed last where it is seen.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"strings"
+)
+
+// unknownFlag returns the first flag among args (as splitArgs separates them) that fs does not
+// define, without its dashes and value, or "" when every flag is known.
+func unknownFlag(fs *flag.FlagSet, flags []string) string {
+	for i := 0; i < len(flags); i++ {
+		name := strings.TrimPrefix(strings.TrimPrefix(flags[i], "-"), "-")
+		name, _, hasValue := strings.Cut(name, "=")
+		if name == "" || name == "h" || name == "help" {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			return name
+		}
+		if !hasValue && !isBoolFlag(f) {
+			i++ // its value
+		}
+	}
+	return ""
+}
+
+// suggestFlag names the defined flag closest to name, a likely typing mistake (--dryrun,
+// --dry_run, --Dry-Run, --dry-rn), or "" when none is close enough to be the one meant.
+func suggestFlag(fs *flag.FlagSet, name string) string {
+	best, bestDist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(foldFlag(name), foldFlag(f.Name))
+		if d < bestDist || (d == bestDist && best == "") {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best == "" || bestDist > len(best)/3 {
+		return ""
+	}
+	return best
+}
+
+// foldFlag drops what a mistyped flag name most often gets wrong: case, '-' and '_'.
+func foldFlag(name string) string {
+	return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
