@@ -74,7 +74,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		case ledger.Damaged(err):
 			return damagedStop("reconcile", s.cfg.Ledger, err)
 		}
-		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
+		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", explainUnreachable(err, s.cfg.BaseURL))}
 	}
 	if err := printReconcile(e, &o, res); err != nil {
 		return err

@@ -139,10 +139,13 @@ func (o *runOptions) refuseFiles(e *env, files []string, problems map[string]err
 }
 
 // failedResult is what --json prints for a file without a finished run: the summary's fields,
-// zero where unknown, with why and the exit code.
+// zero where unknown, with why and the exit code. A time not known (the run never started or
+// never ended) is left out rather than printed as year 1.
 type failedResult struct {
 	batch.Result
-	Error string `json:"error"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	Error     string    `json:"error"`
 }
 
 // printFailed prints, with --json, one file's failure. res holds what is known of the run.
@@ -154,7 +157,7 @@ func (o *runOptions) printFailed(e *env, res batch.Result, err error, code int) 
 	if res.Reports == nil {
 		res.Reports = []string{}
 	}
-	_ = json.NewEncoder(e.stdout).Encode(failedResult{Result: res, Error: err.Error()})
+	_ = json.NewEncoder(e.stdout).Encode(failedResult{Result: res, StartedAt: res.StartedAt, EndedAt: res.EndedAt, Error: err.Error()})
 }
 
 func (o *runOptions) printNotRun(e *env, files []string, err error, code int) {
@@ -212,7 +215,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	}
 	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: maxConns(cfg.Workers)})
 	if err != nil {
-		return nil, configError(err)
+		return nil, configError(apiConfigError(err))
 	}
 	// Before the ledger is locked and anything is sent: reports that cannot be written after the
 	// payouts went out would fail every rerun too. A command that writes none has no folder.
@@ -232,8 +235,14 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
 	case modeDryRun:
-		// A dry run writes nothing and needs no ledger; it checks references against one if there is one.
-		if err := ledger.Probe(cfg.Ledger); !errors.Is(err, ledger.ErrNoLedger) {
+		// A dry run writes nothing and needs no ledger; it checks references against one if there is
+		// one. A ledger named (--ledger, $PAYOUT_LEDGER) must be there: a mistyped name would
+		// otherwise check against nothing and pass rows that the ledger holds as paid.
+		err := ledger.Probe(cfg.Ledger)
+		if errors.Is(err, ledger.ErrNoLedger) && (o.ledger != "" || e.getenv(envLedger) != "") {
+			return nil, ledgerError(err)
+		}
+		if !errors.Is(err, ledger.ErrNoLedger) {
 			if s.db, err = ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log})); err != nil {
 				return nil, ledgerError(err)
 			}
@@ -326,6 +335,7 @@ func (s *session) close() {
 
 // runError gives a run's error its exit code (batch.ErrorExit) and says what to do about it.
 func (s *session) runError(path string, err error) error {
+	err = explainUnreachable(err, s.cfg.BaseURL)
 	switch {
 	case batch.ErrorExit(err) == exitRejected:
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
