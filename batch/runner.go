@@ -13,6 +13,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -236,6 +237,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
+	log.Info("run started", "sha256", sum, "dry_run", cfg.DryRun)
 	providers, err := r.providers(ctx)
 	if err != nil {
 		// The service's errors name their call ("list providers: ..."); the others do not.
@@ -254,6 +256,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if cfg.Ledger == nil {
 		return res, errors.New("no ledger: a payout is never sent without one")
 	}
+	log.Info("reading and validating the file", "providers", len(providers))
 	sv, err := surveyFile(ctx, scan)
 	if err != nil {
 		return res, err
@@ -307,6 +310,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err != nil {
 		return res, err
 	}
+	log.Info("reports written", "reports", strings.Join(res.Reports, ", "))
 	log.Info("run finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
 		"failed", res.Failed, "unknown", res.Unknown, "rejected", res.Rejected, "skipped", res.Skipped)
 	return res, nil
@@ -323,6 +327,11 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 	}
 	feed := make(chan feedBatch)
 	rc.sub, rc.feed = sub, feed
+	workers := any(r.cfg.Workers)
+	if r.cfg.Workers == 0 {
+		workers = "sized from the rate and the service's latency"
+	}
+	log.Info("recording and sending", "rows_to_pay", total, "rate", float64(r.cfg.Limiter.Limit()), "workers", workers)
 	passCtx, stopPass := context.WithCancelCause(ctx)
 	passErr := make(chan error, 1)
 	go func() {

@@ -248,15 +248,16 @@ type logOptions struct {
 }
 
 func (o *logOptions) register(fs *flag.FlagSet) {
-	fs.BoolVar(&o.verbose, "v", false, "log every step, not only warnings and errors")
+	fs.BoolVar(&o.verbose, "v", false, "log every step, and each payout's change of state (its account masked), not only warnings and errors")
 	fs.StringVar(&o.format, "log-format", "text", "log format: text or json")
 }
 
-// logger logs to stderr: warnings and errors only unless -v, so that cron mails only trouble.
+// logger logs to stderr: warnings and errors only unless -v, so that cron mails only trouble;
+// -v logs the steps (info) and each payout's changes (debug).
 func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
 	level := slog.LevelWarn
 	if o.verbose {
-		level = slog.LevelInfo
+		level = slog.LevelDebug
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(o.format) {
