@@ -469,7 +469,9 @@ func MaskAccount(account string) string {
 	return "****" + account[len(account)-4:]
 }
 
-// backoff is exponential with full jitter: it spreads retries of many workers apart.
+// backoff is exponential with equal jitter: a wait between half of the step and the whole step
+// (base doubled per attempt, at most max). The random half spreads retries of many workers
+// apart; the fixed half keeps every retry from coming back at once after an outage.
 func backoff(base, max time.Duration, attempt int) time.Duration {
 	d := base
 	for i := 0; i < attempt && d < max; i++ {
