@@ -471,7 +471,7 @@ func MaskAccount(account string) string {
 
 // backoff is exponential with equal jitter: a wait between half of the step and the whole step
 // (base doubled per attempt, at most max). The random half spreads retries of many workers
-// apart; the fixed half keeps every retry from coming back at once after an outage.
+// apart; the fixed half makes each retry wait at least half the step, so the wait still grows.
 func backoff(base, max time.Duration, attempt int) time.Duration {
 	d := base
 	for i := 0; i < attempt && d < max; i++ {
