@@ -3,6 +3,7 @@ module github.com/payout/payout
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/gocarina/gocsv v0.0.0-20240520201108-78e41c74b4b1
 	github.com/gofrs/flock v0.13.1
 	github.com/golang-jwt/jwt/v5 v5.3.1

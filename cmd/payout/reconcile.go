@@ -65,6 +65,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	res, err := reconcile.Run(ctx, s.runner, opts)
+	s.bar.end()
 	if err != nil {
 		switch {
 		case errors.Is(err, ledger.ErrNotFound) && opts.RunID != "":

@@ -186,6 +186,7 @@ type session struct {
 	lock    *ledger.FileLock
 	runner  *batch.Runner
 	metrics *metricsWriter
+	bar     *progressBar // nil unless stderr is a terminal
 }
 
 // sessionMode says what a session will do, and so what it needs.
@@ -272,8 +273,8 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown, ChunkRows: cfg.ChunkRows,
 	}
 	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
-		bar := newProgressBar(s.e.stderr)
-		rcfg.Progress, rcfg.Waiting = bar.update, bar.waiting
+		s.bar = newProgressBar(s.e.stderr)
+		rcfg.Progress, rcfg.Waiting = s.bar.update, s.bar.waiting
 	}
 	return rcfg
 }
@@ -335,6 +336,7 @@ func (s *session) close() {
 
 // runError gives a run's error its exit code (batch.ErrorExit) and says what to do about it.
 func (s *session) runError(path string, err error) error {
+	s.bar.end()
 	err = explainUnreachable(err, s.cfg.BaseURL)
 	switch {
 	case batch.ErrorExit(err) == exitRejected:
@@ -351,6 +353,7 @@ func (s *session) runError(path string, err error) error {
 
 // print writes a run's summary: JSON with --json; otherwise a few lines when they are wanted.
 func (s *session) print(res batch.Result) error {
+	s.bar.end()
 	if s.metrics != nil {
 		// Written also after Ctrl-C: a stopped run is one to see on the dashboards.
 		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
