@@ -197,4 +197,3 @@ func countMatching(lines []string, re *regexp.Regexp) int {
 	}
 	return n
 }
-
