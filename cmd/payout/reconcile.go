@@ -36,7 +36,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is made READY for the next run")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "keep every payout whose outcome is unknown UNKNOWN, never READY")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
-	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

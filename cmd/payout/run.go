@@ -68,7 +68,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
 		"the run's rows by state, amount, exit code, duration and last success; the ledger's payouts and MYR by state")
-	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")
 	o.approval.register(fs)
 	o.repeats.register(fs)
 }
@@ -272,7 +272,8 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		Read: read.Options{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown, ChunkRows: cfg.ChunkRows,
 	}
-	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
+	// With -v the log lines go to stderr too, and would be written into the bar's line.
+	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
 		s.bar = newProgressBar(s.e.stderr)
 		rcfg.Progress, rcfg.Waiting = s.bar.update, s.bar.waiting
 	}

@@ -38,6 +38,20 @@ func TestProgressBarFitsANarrowTerminal(t *testing.T) {
 	}
 }
 
+// TestProgressBarNotDrawnAmongLogLines: with -v the log lines go to the terminal, and the bar
+// is not drawn between them.
+func TestProgressBarNotDrawnAmongLogLines(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	term := u.startInTerminal(t, "run", "-v", samplePath(t))
+	if err := term.wait(); err != nil {
+		t.Fatalf("run -v in a terminal: %v\n%s", err, term.output())
+	}
+	out := string(term.output())
+	if !strings.Contains(out, "run finished") || term.redraws() > 0 {
+		t.Errorf("run -v in a terminal drew the bar %d times among its logs:\n%s", term.redraws(), out)
+	}
+}
+
 // TestProgressBarLineClearedOnInterrupt: Ctrl-C while the bar is drawn leaves the bar's line
 // clean: the message that the run is finishing, and what follows, are on lines of their own.
 func TestProgressBarLineClearedOnInterrupt(t *testing.T) {
