@@ -75,7 +75,7 @@ func commands() []command {
 		{"template", "write an empty input file with the expected header", templateCmd},
 		{"audit", "check the hash-chained trail (verify), or write a run's evidence pack (export)", auditCmd},
 		{"purge", "mask names and account numbers of old final payouts, keeping the money trail", purgeCmd},
-		{"version", "print the build's version", versionCmd},
+		{"version", "print the build's version (also: payout --version)", versionCmd},
 		{"help", "print this list, or a command's help: help COMMAND", helpCmd},
 	}
 }
@@ -97,6 +97,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c, ok := findCommand(name)
 	if !ok {
 		printUsage(stderr)
+		if near := suggestCommand(name); near != "" {
+			return usageError("unknown command %q: did you mean %s?", name, near)
+		}
 		return usageError("unknown command %q", name)
 	}
 	err := c.run(ctx, e, args[1:])

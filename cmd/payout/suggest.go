@@ -41,28 +41,48 @@ func suggestFlag(fs *flag.FlagSet, name string) string {
 	return best
 }
 
+// suggestCommand names the command closest to name, or "" when none is close enough.
+func suggestCommand(name string) string {
+	best, bestDist := "", 3
+	for _, c := range commands() {
+		if d := editDistance(strings.ToLower(name), c.name); d < bestDist {
+			best, bestDist = c.name, d
+		}
+	}
+	if best == "" || bestDist > len(best)/3 {
+		return ""
+	}
+	return best
+}
+
 // foldFlag drops what a mistyped flag name most often gets wrong: case, '-' and '_'.
 func foldFlag(name string) string {
 	return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
 }
 
-// editDistance is the Levenshtein distance between a and b.
+// editDistance is the number of single-character insertions, deletions, substitutions and swaps
+// of neighbours that turn a into b (optimal string alignment distance).
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	rows := make([][]int, len(a)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
 		}
-		prev = cur
 	}
-	return prev[len(b)]
+	return rows[len(a)][len(b)]
 }

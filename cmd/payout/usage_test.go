@@ -17,8 +17,8 @@ func TestCommandVersionFlag(t *testing.T) {
 	}
 }
 
-// TestCommandSuggestsTheFlagMeant: a flag mistyped close to a known one is named back; one far
-// from every flag is only called unknown.
+// TestCommandSuggestsTheFlagMeant: a flag or a command mistyped close to a known one is named
+// back; one far from every flag is only called unknown.
 func TestCommandSuggestsTheFlagMeant(t *testing.T) {
 	u := newUserWithoutLedger(t, newSandbox(t))
 	for typed, meant := range map[string]string{"--dryrun": "--dry-run", "--dry_run": "--dry-run", "-DRY-RUN": "--dry-run",
@@ -29,6 +29,11 @@ func TestCommandSuggestsTheFlagMeant(t *testing.T) {
 			t.Errorf("run %s: stderr %q suggests a flag for a known one", typed, errOut)
 		case meant != "" && (code != 2 || !strings.Contains(errOut, "did you mean "+meant+"?")):
 			t.Errorf("run %s: exit %d, stderr %q; want 2 and \"did you mean %s?\"", typed, code, errOut, meant)
+		}
+	}
+	for typed, meant := range map[string]string{"stauts": "status", "rnu": "run", "Reconcile": "reconcile"} {
+		if _, errOut, code := u.run(typed); code != 2 || !strings.Contains(errOut, "did you mean "+meant+"?") {
+			t.Errorf("payout %s: exit %d, stderr %q; want 2 and \"did you mean %s?\"", typed, code, errOut, meant)
 		}
 	}
 	_, errOut, code := u.run("run", "--colour", "x.csv")
