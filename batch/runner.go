@@ -13,7 +13,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -310,7 +309,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err != nil {
 		return res, err
 	}
-	log.Info("reports written", "reports", strings.Join(res.Reports, ", "))
+	log.Info("reports written", "reports", res.Reports)
 	log.Info("run finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
 		"failed", res.Failed, "unknown", res.Unknown, "rejected", res.Rejected, "skipped", res.Skipped)
 	return res, nil
@@ -327,11 +326,7 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 	}
 	feed := make(chan feedBatch)
 	rc.sub, rc.feed = sub, feed
-	workers := any(r.cfg.Workers)
-	if r.cfg.Workers == 0 {
-		workers = "sized from the rate and the service's latency"
-	}
-	log.Info("recording and sending", "rows_to_pay", total, "rate", float64(r.cfg.Limiter.Limit()), "workers", workers)
+	r.logSending(log, total)
 	passCtx, stopPass := context.WithCancelCause(ctx)
 	passErr := make(chan error, 1)
 	go func() {
@@ -469,9 +464,8 @@ func MaskAccount(account string) string {
 	return "****" + account[len(account)-4:]
 }
 
-// backoff is exponential with equal jitter: a wait between half of the step and the whole step
-// (base doubled per attempt, at most max). The random half spreads retries of many workers
-// apart; the fixed half makes each retry wait at least half the step, so the wait still grows.
+// backoff is exponential with equal jitter: half the step (base doubled per attempt, at most max)
+// fixed, so that waits grow, and half random, to spread the retries of many workers apart.
 func backoff(base, max time.Duration, attempt int) time.Duration {
 	d := base
 	for i := 0; i < attempt && d < max; i++ {
