@@ -24,6 +24,8 @@ type lookups struct {
 	mu     sync.Mutex
 	known  []string      // refs accepted by the service in this run, for proving lookups work
 	stuck  []StuckPayout // rows found stuck (see Stuck) in this run
+	// account, when set, gives the account number of a payout in hand, for the debug log.
+	account func(ref string) (string, bool)
 }
 
 // settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
@@ -43,7 +45,27 @@ func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *
 	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
 		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
 	}
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.logChanges(ctx, t.ref, changes)
+	}
 	return nil
+}
+
+// logChanges logs, at debug level, the changes recorded for one payout, its account masked.
+func (s *lookups) logChanges(ctx context.Context, ref string, changes []ledger.Change) {
+	account := ""
+	if s.account != nil {
+		if a, ok := s.account(ref); ok {
+			account = MaskAccount(a)
+		}
+	}
+	for _, c := range changes {
+		what := c.Detail
+		if what == "" {
+			what = c.Error
+		}
+		s.log.DebugContext(ctx, "payout "+string(c.From)+" -> "+string(c.To), "ref", ref, "account", account, "detail", what)
+	}
 }
 
 // rateLimited is rateLimitedRetry with the run's backoffs.

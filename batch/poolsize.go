@@ -165,3 +165,12 @@ func (g *workerGroup) stop() {
 	close(g.work)
 	g.wg.Wait()
 }
+
+// logSending logs the start of a run's sending: how many rows, at what rate, with how many workers.
+func (r *Runner) logSending(log *slog.Logger, total int) {
+	workers := any(r.cfg.Workers)
+	if r.cfg.Workers == 0 {
+		workers = "sized from the rate and the service's latency"
+	}
+	log.Info("recording and sending", "rows_to_pay", total, "rate", float64(r.cfg.Limiter.Limit()), "workers", workers)
+}

@@ -80,6 +80,8 @@ func (rc *recorder) chunk(ctx context.Context, rows []fileRow, existing map[stri
 	if err := rc.r.record(ctx, rc.log, rc.run.ID, lines, fresh); err != nil {
 		return err
 	}
+	rc.log.Info("chunk recorded", "lines", fmt.Sprintf("%d-%d", rows[0].raw.Line, rows[len(rows)-1].raw.Line),
+		"new_payouts", len(fresh), "to_pay", len(payouts))
 	if !rc.pay || len(payouts) == 0 {
 		return nil
 	}

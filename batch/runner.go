@@ -236,6 +236,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
+	log.Info("run started", "sha256", sum, "dry_run", cfg.DryRun)
 	providers, err := r.providers(ctx)
 	if err != nil {
 		// The service's errors name their call ("list providers: ..."); the others do not.
@@ -254,6 +255,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if cfg.Ledger == nil {
 		return res, errors.New("no ledger: a payout is never sent without one")
 	}
+	log.Info("reading and validating the file", "providers", len(providers))
 	sv, err := surveyFile(ctx, scan)
 	if err != nil {
 		return res, err
@@ -307,6 +309,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err != nil {
 		return res, err
 	}
+	log.Info("reports written", "reports", res.Reports)
 	log.Info("run finished", "exit", res.ExitCode, "succeeded", res.Succeeded, "pending", res.Pending,
 		"failed", res.Failed, "unknown", res.Unknown, "rejected", res.Rejected, "skipped", res.Skipped)
 	return res, nil
@@ -323,6 +326,7 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 	}
 	feed := make(chan feedBatch)
 	rc.sub, rc.feed = sub, feed
+	r.logSending(log, total)
 	passCtx, stopPass := context.WithCancelCause(ctx)
 	passErr := make(chan error, 1)
 	go func() {
@@ -460,7 +464,8 @@ func MaskAccount(account string) string {
 	return "****" + account[len(account)-4:]
 }
 
-// backoff is exponential with full jitter: it spreads retries of many workers apart.
+// backoff is exponential with equal jitter: half the step (base doubled per attempt, at most max)
+// fixed, so that waits grow, and half random, to spread the retries of many workers apart.
 func backoff(base, max time.Duration, attempt int) time.Duration {
 	d := base
 	for i := 0; i < attempt && d < max; i++ {

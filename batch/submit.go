@@ -75,7 +75,12 @@ func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID stri
 	if err := RecoverInterrupted(ctx, r.cfg.Ledger, runID); err != nil {
 		return nil, err
 	}
-	return &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}, nil
+	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
+	s.account = func(ref string) (string, bool) {
+		p, ok := s.row(ref)
+		return p.Account, ok
+	}
+	return s, nil
 }
 
 // take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN

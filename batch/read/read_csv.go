@@ -163,12 +163,29 @@ func (c *csvReader) wrap(err error) error {
 		return &InputError{Path: c.path, Line: long.line, Err: long}
 	}
 	if errors.As(err, &pe) {
-		return &InputError{Path: c.path, Line: pe.StartLine, Err: fmt.Errorf("%w: %v", ErrMalformed, pe.Err)}
+		return &InputError{Path: c.path, Line: pe.StartLine, Err: fmt.Errorf("%w: %s", ErrMalformed, explainCSV(pe))}
 	}
 	if errors.Is(err, ErrFileTooLarge) {
 		return &InputError{Path: c.path, Err: ErrFileTooLarge}
 	}
 	return fmt.Errorf("read %s: %w", c.path, err)
+}
+
+// explainCSV says where encoding/csv stopped and how to fix the file, in a person's words. The
+// line is the record's first; a record that spans lines says where in it the reader stopped.
+func explainCSV(pe *csv.ParseError) string {
+	at := fmt.Sprintf("character %d", pe.Column)
+	if pe.Line != pe.StartLine {
+		at = fmt.Sprintf("line %d, character %d", pe.Line, pe.Column)
+	}
+	const fix = `put the whole field in quotes and double each quote inside it, as in "Ahmad ""Mat"" Faizal"`
+	switch {
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		return at + `: a quote (") inside a field that does not begin with one: ` + fix
+	case errors.Is(pe.Err, csv.ErrQuote):
+		return at + ": a quoted field is not closed properly (its closing quote is missing, or more text follows it before the comma): " + fix
+	}
+	return fmt.Sprintf("%s: %v", at, pe.Err)
 }
 
 // read reads one record, and tells the guard where the next begins.

@@ -75,7 +75,7 @@ func commands() []command {
 		{"template", "write an empty input file with the expected header", templateCmd},
 		{"audit", "check the hash-chained trail (verify), or write a run's evidence pack (export)", auditCmd},
 		{"purge", "mask names and account numbers of old final payouts, keeping the money trail", purgeCmd},
-		{"version", "print the build's version", versionCmd},
+		{"version", "print the build's version (also: payout --version)", versionCmd},
 		{"help", "print this list, or a command's help: help COMMAND", helpCmd},
 	}
 }
@@ -88,12 +88,18 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return &exitError{code: exitUsage}
 	}
 	name := args[0]
-	if isHelpFlag(name) {
+	switch {
+	case isHelpFlag(name):
 		name = "help"
+	case name == "--version" || name == "-version":
+		name = "version"
 	}
 	c, ok := findCommand(name)
 	if !ok {
 		printUsage(stderr)
+		if near := suggestCommand(name); near != "" {
+			return usageError("unknown command %q: did you mean %s?", name, near)
+		}
 		return usageError("unknown command %q", name)
 	}
 	err := c.run(ctx, e, args[1:])
@@ -179,6 +185,13 @@ func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 // lone "-" is an argument. -h prints the help on stdout and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	flags, positional := splitArgs(fs, args)
+	if name := unknownFlag(fs, flags); name != "" {
+		fs.Usage()
+		if near := suggestFlag(fs, name); near != "" {
+			return usageError("%s: unknown flag --%s: did you mean --%s?", fs.Name(), name, near)
+		}
+		return usageError("%s: unknown flag --%s", fs.Name(), name)
+	}
 	out, usage := fs.Output(), fs.Usage
 	// The flag package prints its error before the help; the error is returned instead, to be
 	// printed last where it is seen.
@@ -238,15 +251,16 @@ type logOptions struct {
 }
 
 func (o *logOptions) register(fs *flag.FlagSet) {
-	fs.BoolVar(&o.verbose, "v", false, "log every step, not only warnings and errors")
+	fs.BoolVar(&o.verbose, "v", false, "log every step, and each payout's change of state (its account masked), not only warnings and errors")
 	fs.StringVar(&o.format, "log-format", "text", "log format: text or json")
 }
 
-// logger logs to stderr: warnings and errors only unless -v, so that cron mails only trouble.
+// logger logs to stderr: warnings and errors only unless -v, so that cron mails only trouble;
+// -v logs the steps (info) and each payout's changes (debug).
 func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
 	level := slog.LevelWarn
 	if o.verbose {
-		level = slog.LevelInfo
+		level = slog.LevelDebug
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(o.format) {

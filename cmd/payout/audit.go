@@ -113,7 +113,7 @@ func verifyPack(e *env, path string) error {
 // auditExportCmd writes a run's evidence pack.
 func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "audit export", "audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE]")
-	runID := fs.String("run", "", "the run to pack (see `payout status`)")
+	runID := fs.String("run", "", "the `RUN` to pack, by its id (payout status lists the runs)")
 	out := fs.String("out", "", "the pack to write (a zip file, readable by you only)")
 	withInput := fs.Bool("with-input", false, "include the input file; refused unless its SHA-256 is still the run's")
 	input := fs.String("input", "", "where the input file is now (default: the name the run was given); implies --with-input")

@@ -186,14 +186,14 @@ func secret(getenv func(string) string, name string) (string, error) {
 	}
 	info, err := os.Stat(file)
 	if err != nil {
-		return "", &ConfigError{Field: name + "_FILE", Value: file, Err: errors.New("cannot read the file")}
+		return "", &ConfigError{Field: name + "_FILE", Value: file, Err: fileReason(err)}
 	}
 	if info.Size() > maxSecretFile {
 		return "", &ConfigError{Field: name + "_FILE", Value: file, Err: errors.New("file is too large for a secret")}
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return "", &ConfigError{Field: name + "_FILE", Value: file, Err: errors.New("cannot read the file")}
+		return "", &ConfigError{Field: name + "_FILE", Value: file, Err: fileReason(err)}
 	}
 	return strings.TrimRight(string(data), "\r\n"), nil
 }

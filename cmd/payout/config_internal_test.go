@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io/fs"
+	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/time/rate"
@@ -17,5 +20,17 @@ func TestRateInfIsNoLimit(t *testing.T) {
 	}
 	if r, err := parseRate("50"); err != nil || r != 50 {
 		t.Errorf("parseRate(50) = %v, %v", r, err)
+	}
+}
+
+// TestFileReasonSaysWhy: each way a secret's file cannot be read is said in words, with what to
+// check; root reads any file, so the denied case is built here rather than on disk.
+func TestFileReasonSaysWhy(t *testing.T) {
+	for errno, want := range map[syscall.Errno]string{syscall.ENOENT: "no such file", syscall.EACCES: "permission denied",
+		syscall.EISDIR: "it is a folder", syscall.EIO: "input/output error"} {
+		got := fileReason(&fs.PathError{Op: "open", Path: "/run/secrets/token", Err: errno}).Error()
+		if !strings.Contains(got, want) || strings.Contains(got, "/run/secrets") {
+			t.Errorf("%v: %q, want %q without the path (the variable names it)", errno, got, want)
+		}
 	}
 }

@@ -18,9 +18,12 @@ func main() {
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		sig := <-signals
+		// The progress bar's line is cleared first: the message is not to be appended to it.
+		clearLine(os.Stderr)
 		fmt.Fprintf(os.Stderr, "payout: %s: finishing the requests in flight and recording them (send it again to stop at once)\n", sig)
 		cancel(stoppedBySignal{sig})
 		<-signals
+		clearLine(os.Stderr)
 		// Safe at any moment: every payout's intent was made durable before its request was sent,
 		// and the next run looks up whatever has no recorded answer.
 		fmt.Fprintln(os.Stderr, "payout: stopped at once; run again to resume")
@@ -29,6 +32,13 @@ func main() {
 	err := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	cancel(nil)
 	os.Exit(exitCode(ctx, err, os.Stderr))
+}
+
+// clearLine empties the terminal line the cursor is on, where a progress bar may be drawn.
+func clearLine(f *os.File) {
+	if isTerminal(f) {
+		fmt.Fprint(f, "\r\x1b[K")
+	}
 }
 
 // stoppedBySignal is why a command's context ends on SIGINT or SIGTERM. It is a cancellation,

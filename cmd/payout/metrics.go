@@ -4,96 +4,109 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/payout/payout/batch"
-	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/ledger"
 )
 
-// metricsWriter writes a Prometheus text file for node_exporter's textfile collector. The format
-// is simple enough to write by hand, which spares the project prometheus/client_golang.
+// metricsWriter writes a Prometheus text file for node_exporter's textfile collector.
 type metricsWriter struct {
 	path string
 }
 
-// write replaces the file atomically (temp file and rename) so the collector never reads half.
-func (m *metricsWriter) write(res batch.Result, db *ledger.DB) error {
-	var b strings.Builder
-	gauge := func(name, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+// lastSuccessName is the one sample carried from the file an earlier run wrote.
+const lastSuccessName = "payout_run_last_success_timestamp_seconds"
+
+// runStates are the label values of payout_run_rows, every one written, 0 when no row has it.
+var runStates = []string{"failed", "not_sent", "pending", "rejected", "succeeded", "unknown"}
+
+// write gathers the run's and the ledger's figures in a registry of their own and replaces the
+// file atomically (prometheus.WriteToTextfile writes a temp file and renames it), so the
+// collector never reads half a file.
+func (m *metricsWriter) write(ctx context.Context, res batch.Result, db *ledger.DB) error {
+	reg := prometheus.NewPedanticRegistry()
+	gauge := func(name, help string, v float64) {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+		g.Set(v)
+		reg.MustRegister(g)
 	}
-	gauge("payout_run_rows", "Rows of the last run by state.")
-	states := map[string]int{"rejected": res.Rejected, "succeeded": res.Succeeded, "pending": res.Pending,
+	rows := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "payout_run_rows", Help: "Rows of the last run by state."}, []string{"state"})
+	reg.MustRegister(rows)
+	byState := map[string]int{"rejected": res.Rejected, "succeeded": res.Succeeded, "pending": res.Pending,
 		"failed": res.Failed, "unknown": res.Unknown, "not_sent": res.NotSent}
-	for _, k := range sortedKeys(states) {
-		fmt.Fprintf(&b, "payout_run_rows{state=%q} %d\n", k, states[k])
+	for _, s := range runStates {
+		rows.WithLabelValues(s).Set(float64(byState[s]))
 	}
-	gauge("payout_run_skipped_rows", "Rows of the last run accepted in an earlier run.")
-	fmt.Fprintf(&b, "payout_run_skipped_rows %d\n", res.Skipped)
-	gauge("payout_run_amount_myr", "MYR total of the last run's file.")
-	fmt.Fprintf(&b, "payout_run_amount_myr %s\n", res.TotalAmount.StringFixed(2))
-	gauge("payout_run_exit_code", "Exit code of the last run.")
-	fmt.Fprintf(&b, "payout_run_exit_code %d\n", res.ExitCode)
+	gauge("payout_run_skipped_rows", "Rows of the last run accepted in an earlier run.", float64(res.Skipped))
+	// Prometheus samples are floats; the amounts are for graphs and alerts, never for accounting.
+	gauge("payout_run_amount_myr", "MYR total of the last run's file.", res.TotalAmount.InexactFloat64())
+	gauge("payout_run_exit_code", "Exit code of the last run.", float64(res.ExitCode))
 	if db != nil {
-		counts, err := db.Counts(context.Background())
-		if err == nil {
-			gauge("payout_ledger_payouts", "Payouts in the ledger by state.")
-			gauge("payout_ledger_amount_myr", "MYR in the ledger by state.")
-			keys := make([]string, 0, len(counts))
-			for s := range counts {
-				keys = append(keys, string(s))
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				c := counts[ledger.State(k)]
-				fmt.Fprintf(&b, "payout_ledger_payouts{state=%q} %d\n", k, c.Count)
-				fmt.Fprintf(&b, "payout_ledger_amount_myr{state=%q} %s\n", k, c.Amount.StringFixed(2))
-			}
-		}
-		if mismatches, err := db.NameMismatches(context.Background()); err == nil {
-			gauge("payout_ledger_name_mismatches", "Payouts whose bank holds another name for the account than the recipient.")
-			fmt.Fprintf(&b, "payout_ledger_name_mismatches %d\n", len(mismatches))
+		if err := ledgerMetrics(ctx, reg, db); err != nil {
+			return err
 		}
 	}
-	gauge("payout_run_duration_seconds", "How long the last run took.")
-	fmt.Fprintf(&b, "payout_run_duration_seconds %.3f\n", res.EndedAt.Sub(res.StartedAt).Seconds())
-	gauge("payout_run_last_timestamp_seconds", "When the last run ended.")
-	fmt.Fprintf(&b, "payout_run_last_timestamp_seconds %d\n", res.EndedAt.Unix())
+	gauge("payout_run_duration_seconds", "How long the last run took.", res.EndedAt.Sub(res.StartedAt).Seconds())
+	gauge("payout_run_last_timestamp_seconds", "When the last run ended.", float64(res.EndedAt.Unix()))
 	// The file is replaced each run: a run that needed attention carries the last success over,
 	// so an alert on its age keeps working.
-	lastSuccess := previousValue(m.path, "payout_run_last_success_timestamp_seconds")
+	lastSuccess, ok := previousValue(m.path, lastSuccessName)
 	if res.ExitCode == exitOK {
-		lastSuccess = strconv.FormatInt(res.EndedAt.Unix(), 10)
+		lastSuccess, ok = float64(res.EndedAt.Unix()), true
 	}
-	if lastSuccess != "" {
-		gauge("payout_run_last_success_timestamp_seconds", "When the last run that needed nothing ended.")
-		fmt.Fprintf(&b, "payout_run_last_success_timestamp_seconds %s\n", lastSuccess)
+	if ok {
+		gauge(lastSuccessName, "When the last run that needed nothing ended.", lastSuccess)
 	}
-	return atomicfile.WriteBytes(m.path, 0o644, []byte(b.String()))
+	if err := prometheus.WriteToTextfile(m.path, reg); err != nil {
+		return fmt.Errorf("metrics file %s: %w", m.path, err)
+	}
+	return nil
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// previousValue reads a sample's value from the metrics file an earlier run wrote, if any.
-func previousValue(path, name string) string {
-	data, err := os.ReadFile(path)
+// ledgerMetrics registers the ledger's payouts and amounts by state, every state present.
+func ledgerMetrics(ctx context.Context, reg *prometheus.Registry, db *ledger.DB) error {
+	counts, err := db.Counts(ctx)
 	if err != nil {
-		return ""
+		return err
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return strings.TrimSpace(v)
-		}
+	mismatches, err := db.NameMismatches(ctx)
+	if err != nil {
+		return err
 	}
-	return ""
+	payouts := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "payout_ledger_payouts", Help: "Payouts in the ledger by state."}, []string{"state"})
+	amounts := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "payout_ledger_amount_myr", Help: "MYR in the ledger by state."}, []string{"state"})
+	reg.MustRegister(payouts, amounts)
+	for _, s := range statusOrder {
+		c := counts[s]
+		payouts.WithLabelValues(string(s)).Set(float64(c.Count))
+		amounts.WithLabelValues(string(s)).Set(c.Amount.InexactFloat64())
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "payout_ledger_name_mismatches",
+		Help: "Payouts whose bank holds another name for the account than the recipient."})
+	g.Set(float64(len(mismatches)))
+	reg.MustRegister(g)
+	return nil
+}
+
+// previousValue reads a gauge's value from the metrics file an earlier run wrote, if any.
+func previousValue(path, name string) (float64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(f)
+	if err != nil {
+		return 0, false
+	}
+	mf, ok := families[name]
+	if !ok || len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetGauge() == nil {
+		return 0, false
+	}
+	return mf.GetMetric()[0].GetGauge().GetValue(), true
 }

@@ -3,14 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
-// progressBar draws rows done of total, the rate and an ETA on one terminal line.
+// progressBar draws rows done of total, the rate and an ETA on one terminal line, sized to the
+// terminal so that a redraw never wraps: a wrapped line cannot be drawn over with \r, and each
+// redraw would then add lines to the screen.
 type progressBar struct {
 	w       io.Writer
+	width   func() int // the terminal's columns now
 	mu      sync.Mutex
 	start   time.Time
 	last    time.Time
@@ -18,10 +24,27 @@ type progressBar struct {
 	// note says what the run waits for, when it only waits; done and total are the last drawn.
 	note        string
 	done, total int
+	open        bool // a line is drawn and not yet ended
 }
 
+// defaultWidth is assumed when the terminal does not say its size.
+const defaultWidth = 80
+
 func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, start: time.Now(), startAt: -1}
+	return &progressBar{w: w, width: terminalWidth(w), start: time.Now(), startAt: -1}
+}
+
+// terminalWidth asks the terminal behind w for its width at each call, so that a resized window
+// is followed.
+func terminalWidth(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+		}
+		return defaultWidth
+	}
 }
 
 func (p *progressBar) update(done, total int) {
@@ -45,22 +68,31 @@ func (p *progressBar) waiting(n int, until time.Time) {
 	defer p.mu.Unlock()
 	p.note = ""
 	if n > 0 {
-		p.note = fmt.Sprintf(" waiting until %s for %d unknown outcomes (grace) ", until.Format(time.TimeOnly), n)
+		p.note = fmt.Sprintf("waiting until %s for %d unknown outcomes (grace)", until.Format(time.TimeOnly), n)
 	}
 	if p.startAt >= 0 {
 		p.draw(time.Now())
 	}
 }
 
+// end ends the line the bar is on, if any, so that what is written next (a summary, an error)
+// starts on a line of its own; the next file's bar starts afresh.
+func (p *progressBar) end() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open {
+		fmt.Fprintln(p.w)
+	}
+	p.open, p.startAt, p.start, p.note = false, -1, time.Now(), ""
+}
+
 // draw writes the line for p.done of p.total; the caller holds p.mu.
 func (p *progressBar) draw(now time.Time) {
 	done, total := p.done, p.total
 	p.last = now
-	const width = 30
-	filled := 0
-	if total > 0 {
-		filled = width * done / total
-	}
 	elapsed := now.Sub(p.start).Seconds()
 	perSec := 0.0
 	if elapsed > 0 {
@@ -70,13 +102,40 @@ func (p *progressBar) draw(now time.Time) {
 	if perSec > 0 && done < total {
 		eta = time.Duration(float64(total-done) / perSec * float64(time.Second)).Round(time.Second).String()
 	}
+	text := fmt.Sprintf("%d/%d rows  %.1f/s  ETA %s", done, total, perSec, eta)
 	if p.note != "" {
-		eta = "--" + p.note
+		text = fmt.Sprintf("%d/%d rows  %s", done, total, p.note)
 	}
 	// \x1b[K clears what a longer line drawn before left on the right.
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d rows  %.1f/s  ETA %s \x1b[K", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
-		done, total, perSec, eta)
+	fmt.Fprintf(p.w, "\r%s\x1b[K", barLine(text, done, total, p.width()))
+	p.open = true
 	if done >= total {
 		fmt.Fprintln(p.w)
+		p.open = false
 	}
+}
+
+// Bar widths: the widest drawn, and the narrowest worth drawing rather than leaving out.
+const (
+	maxBarWidth = 30
+	minBarWidth = 10
+)
+
+// barLine is "[=====     ] text" in fewer than cols columns (the last column is left empty:
+// a terminal that wraps at its edge would otherwise move to the next line). A narrow terminal
+// gets a shorter bar, then the text alone, then the text cut.
+func barLine(text string, done, total, cols int) string {
+	room := cols - 1
+	barWidth := min(maxBarWidth, room-len(text)-3) // "[", "] "
+	if barWidth < minBarWidth {
+		if len(text) > room {
+			text = text[:max(room, 0)]
+		}
+		return text
+	}
+	filled := 0
+	if total > 0 {
+		filled = min(barWidth*done/total, barWidth)
+	}
+	return "[" + strings.Repeat("=", filled) + strings.Repeat(" ", barWidth-filled) + "] " + text
 }

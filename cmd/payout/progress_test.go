@@ -25,3 +25,21 @@ func TestProgressBarSaysWhatItWaitsFor(t *testing.T) {
 		t.Errorf("bar %q after the wait, want the rows without the note", last)
 	}
 }
+
+// TestProgressBarLineFitsEveryWidth: the line is always narrower than the terminal, the bar
+// shrinking, then left out, then the text cut; a wide terminal gets the whole bar.
+func TestProgressBarLineFitsEveryWidth(t *testing.T) {
+	text := "2881/3000 rows  12.5/s  ETA 10s"
+	for cols := 1; cols <= 200; cols++ {
+		line := barLine(text, 2881, 3000, cols)
+		if len(line) >= cols && cols > 1 {
+			t.Errorf("%d columns: %q is %d wide", cols, line, len(line))
+		}
+		if cols >= len(text)+1 && !strings.Contains(line, text) {
+			t.Errorf("%d columns: %q cuts the text though it fits", cols, line)
+		}
+	}
+	if line := barLine(text, 3000, 3000, 200); !strings.HasPrefix(line, "["+strings.Repeat("=", maxBarWidth)+"]") {
+		t.Errorf("wide terminal, all done: %q, want the whole bar filled", line)
+	}
+}

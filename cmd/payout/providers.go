@@ -27,11 +27,11 @@ func providersCmd(ctx context.Context, e *env, args []string) error {
 	}
 	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: *timeout})
 	if err != nil {
-		return configError(err)
+		return configError(apiConfigError(err))
 	}
 	list, err := client.ListProviders(ctx)
 	if err != nil {
-		return &exitError{code: exitAborted, err: batch.ExplainAuth(err)}
+		return &exitError{code: exitAborted, err: explainUnreachable(batch.ExplainAuth(err), cfg.BaseURL)}
 	}
 	if *jsonOut {
 		if list == nil {

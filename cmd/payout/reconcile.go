@@ -36,7 +36,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is made READY for the next run")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "keep every payout whose outcome is unknown UNKNOWN, never READY")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
-	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -65,6 +65,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	res, err := reconcile.Run(ctx, s.runner, opts)
+	s.bar.end()
 	if err != nil {
 		switch {
 		case errors.Is(err, ledger.ErrNotFound) && opts.RunID != "":
@@ -74,7 +75,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		case ledger.Damaged(err):
 			return damagedStop("reconcile", s.cfg.Ledger, err)
 		}
-		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}
+		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", explainUnreachable(err, s.cfg.BaseURL))}
 	}
 	if err := printReconcile(e, &o, res); err != nil {
 		return err

@@ -66,8 +66,9 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is sent again")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "never send again a payout whose outcome is unknown: leave it for reconciliation")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
-	fs.StringVar(&o.metricsFile, "metrics-file", "", "write Prometheus metrics here at the end (node_exporter textfile collector)")
-	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
+		"the run's rows by state, amount, exit code, duration and last success; the ledger's payouts and MYR by state")
+	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")
 	o.approval.register(fs)
 	o.repeats.register(fs)
 }
@@ -138,10 +139,13 @@ func (o *runOptions) refuseFiles(e *env, files []string, problems map[string]err
 }
 
 // failedResult is what --json prints for a file without a finished run: the summary's fields,
-// zero where unknown, with why and the exit code.
+// zero where unknown, with why and the exit code. A time not known (the run never started or
+// never ended) is left out rather than printed as year 1.
 type failedResult struct {
 	batch.Result
-	Error string `json:"error"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	Error     string    `json:"error"`
 }
 
 // printFailed prints, with --json, one file's failure. res holds what is known of the run.
@@ -153,7 +157,7 @@ func (o *runOptions) printFailed(e *env, res batch.Result, err error, code int) 
 	if res.Reports == nil {
 		res.Reports = []string{}
 	}
-	_ = json.NewEncoder(e.stdout).Encode(failedResult{Result: res, Error: err.Error()})
+	_ = json.NewEncoder(e.stdout).Encode(failedResult{Result: res, StartedAt: res.StartedAt, EndedAt: res.EndedAt, Error: err.Error()})
 }
 
 func (o *runOptions) printNotRun(e *env, files []string, err error, code int) {
@@ -182,6 +186,7 @@ type session struct {
 	lock    *ledger.FileLock
 	runner  *batch.Runner
 	metrics *metricsWriter
+	bar     *progressBar // nil unless stderr is a terminal
 }
 
 // sessionMode says what a session will do, and so what it needs.
@@ -211,7 +216,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	}
 	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: maxConns(cfg.Workers)})
 	if err != nil {
-		return nil, configError(err)
+		return nil, configError(apiConfigError(err))
 	}
 	// Before the ledger is locked and anything is sent: reports that cannot be written after the
 	// payouts went out would fail every rerun too. A command that writes none has no folder.
@@ -231,8 +236,14 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
 	switch mode {
 	case modeDryRun:
-		// A dry run writes nothing and needs no ledger; it checks references against one if there is one.
-		if err := ledger.Probe(cfg.Ledger); !errors.Is(err, ledger.ErrNoLedger) {
+		// A dry run writes nothing and needs no ledger; it checks references against one if there is
+		// one. A ledger named (--ledger, $PAYOUT_LEDGER) must be there: a mistyped name would
+		// otherwise check against nothing and pass rows that the ledger holds as paid.
+		err := ledger.Probe(cfg.Ledger)
+		if errors.Is(err, ledger.ErrNoLedger) && (o.ledger != "" || e.getenv(envLedger) != "") {
+			return nil, ledgerError(err)
+		}
+		if !errors.Is(err, ledger.ErrNoLedger) {
 			if s.db, err = ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log})); err != nil {
 				return nil, ledgerError(err)
 			}
@@ -261,9 +272,10 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		Read: read.Options{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown, ChunkRows: cfg.ChunkRows,
 	}
-	if o.progress && isTerminal(s.e.stderr) && mode != modeDryRun {
-		bar := newProgressBar(s.e.stderr)
-		rcfg.Progress, rcfg.Waiting = bar.update, bar.waiting
+	// With -v the log lines go to stderr too, and would be written into the bar's line.
+	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
+		s.bar = newProgressBar(s.e.stderr)
+		rcfg.Progress, rcfg.Waiting = s.bar.update, s.bar.waiting
 	}
 	return rcfg
 }
@@ -325,6 +337,8 @@ func (s *session) close() {
 
 // runError gives a run's error its exit code (batch.ErrorExit) and says what to do about it.
 func (s *session) runError(path string, err error) error {
+	s.bar.end()
+	err = explainUnreachable(err, s.cfg.BaseURL)
 	switch {
 	case batch.ErrorExit(err) == exitRejected:
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
@@ -340,8 +354,10 @@ func (s *session) runError(path string, err error) error {
 
 // print writes a run's summary: JSON with --json; otherwise a few lines when they are wanted.
 func (s *session) print(res batch.Result) error {
+	s.bar.end()
 	if s.metrics != nil {
-		if err := s.metrics.write(res, s.db); err != nil {
+		// Written also after Ctrl-C: a stopped run is one to see on the dashboards.
+		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
 			s.log.Error("write metrics file", "err", err)
 		}
 	}

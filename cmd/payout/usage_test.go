@@ -1,0 +1,75 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCommandVersionFlag: --version answers as `payout version` does.
+func TestCommandVersionFlag(t *testing.T) {
+	u := newUserWithoutLedger(t, newSandbox(t))
+	want, _, _ := u.run("version")
+	for _, flag := range []string{"--version", "-version"} {
+		out, errOut, code := u.run(flag)
+		if code != 0 || out != want || errOut != "" {
+			t.Errorf("payout %s: exit %d, stdout %q, stderr %q; want %q", flag, code, out, errOut, want)
+		}
+	}
+}
+
+// TestCommandSuggestsTheFlagMeant: a flag or a command mistyped close to a known one is named
+// back; one far from every flag is only called unknown.
+func TestCommandSuggestsTheFlagMeant(t *testing.T) {
+	u := newUserWithoutLedger(t, newSandbox(t))
+	for typed, meant := range map[string]string{"--dryrun": "--dry-run", "--dry_run": "--dry-run", "-DRY-RUN": "--dry-run",
+		"--metric-file": "--metrics-file", "--report-dir=x": "", "--jsn": "--json", "--allow-partail": "--allow-partial"} {
+		_, errOut, code := u.run("run", typed, "x.csv")
+		switch {
+		case meant == "" && code == 2 && strings.Contains(errOut, "did you mean"):
+			t.Errorf("run %s: stderr %q suggests a flag for a known one", typed, errOut)
+		case meant != "" && (code != 2 || !strings.Contains(errOut, "did you mean "+meant+"?")):
+			t.Errorf("run %s: exit %d, stderr %q; want 2 and \"did you mean %s?\"", typed, code, errOut, meant)
+		}
+	}
+	for typed, meant := range map[string]string{"stauts": "status", "rnu": "run", "Reconcile": "reconcile"} {
+		if _, errOut, code := u.run(typed); code != 2 || !strings.Contains(errOut, "did you mean "+meant+"?") {
+			t.Errorf("payout %s: exit %d, stderr %q; want 2 and \"did you mean %s?\"", typed, code, errOut, meant)
+		}
+	}
+	_, errOut, code := u.run("run", "--colour", "x.csv")
+	if code != 2 || !strings.Contains(errOut, "unknown flag --colour") || strings.Contains(errOut, "did you mean") {
+		t.Errorf("run --colour: exit %d, stderr %q; want 2, an unknown flag and no guess", code, errOut)
+	}
+}
+
+// TestCommandHelpArgumentNames: the flag package takes back-quoted text in a flag's help as the
+// name of its argument; every name shown is one word (FILE, N, duration), never a phrase.
+func TestCommandHelpArgumentNames(t *testing.T) {
+	u := newUserWithoutLedger(t, newSandbox(t))
+	list, _, _ := u.run("help")
+	var helps [][]string
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  ") && len(f) > 0 && f[0] != "audit" {
+			helps = append(helps, []string{f[0], "-h"})
+		}
+	}
+	helps = append(helps, []string{"audit", "verify", "-h"}, []string{"audit", "export", "-h"})
+	for _, args := range helps {
+		out, _, code := u.run(args...)
+		if code != 0 || !strings.Contains(out, "usage: payout") {
+			t.Errorf("payout %v: exit %d, stdout %q", args, code, out)
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(line, "  -") {
+				continue
+			}
+			head, _, _ := strings.Cut(line, "\t")
+			f := strings.Fields(head)
+			// -require-approval's help names the approve command; that flag is on its way out.
+			if len(f) > 2 && f[0] != "-require-approval" {
+				t.Errorf("payout %v shows %q: the argument's name is %q", args, line, strings.Join(f[1:], " "))
+			}
+		}
+	}
+}
