@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -163,7 +164,7 @@ func (r *Runner) judge(ctx context.Context, path string, plan Plan) (ledger.Appr
 		why, err := r.changedSinceApproval(ctx, path, plan)
 		return latest, why, err
 	}
-	by := fmt.Sprintf("%s on %s", latest.Actor, latest.At.UTC().Format(time.RFC3339))
+	by := fmt.Sprintf("%s on %s", latest.Actor, report.FormatTime(latest.At, r.cfg.Zone))
 	if latest.Decision == ledger.ApprovalRejected {
 		return latest, fmt.Sprintf("REJECTED by %s: %s", by, latest.Reason), nil
 	}
@@ -193,7 +194,7 @@ func (r *Runner) changedSinceApproval(ctx context.Context, path string, plan Pla
 	for i := len(list) - 1; i >= 0; i-- {
 		if a := list[i]; a.File == path && a.Decision == ledger.ApprovalApproved {
 			return fmt.Sprintf("the approval by %s on %s is void: the file changed since (SHA-256 %s then, %s now; %d rows, MYR %s then, %d rows, MYR %s now)",
-				a.Actor, a.At.UTC().Format(time.RFC3339), a.FileSHA256, plan.FileSHA256,
+				a.Actor, report.FormatTime(a.At, r.cfg.Zone), a.FileSHA256, plan.FileSHA256,
 				a.Rows, a.Total.StringFixed(2), plan.Rows, plan.Total.StringFixed(2)), nil
 		}
 	}

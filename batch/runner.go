@@ -70,6 +70,9 @@ type Config struct {
 	// (DefaultChunkRows when 0).
 	ChunkRows int
 	ReportDir string
+	// Zone is the operator's time zone: the reports, and the notes and messages people read,
+	// show times in it (UTC when nil).
+	Zone *time.Location
 	// AllowPaidElsewhere accepts rows skipped because a run of another file paid them: they are
 	// still reported, but do not make the exit code 4.
 	AllowPaidElsewhere bool

@@ -134,7 +134,7 @@ func TestRunHTML(t *testing.T) {
 		t.Error("the summary does not come before the rows")
 	}
 	summary, _ := byID(t, doc, "summary")
-	for _, want := range []string{sampleSummary().FileSHA256, sampleSummary().RunID, "payroll-nov.csv", "2026-11-22T08:30:00Z"} {
+	for _, want := range []string{sampleSummary().FileSHA256, sampleSummary().RunID, "payroll-nov.csv", "2026-11-22 08:30:00 +00:00", "UTC (UTC+00:00)"} {
 		if !strings.Contains(textOf(summary), want) {
 			t.Errorf("summary lacks %q", want)
 		}
