@@ -149,7 +149,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	if err := r.cfg.Ledger.LinkApproval(ctx, res.RunID, approval.ID); err != nil {
 		return true, err
 	}
-	res.ApprovedBy, res.ApprovedAt = approval.Actor, approval.At
+	res.ApprovedBy, res.ApprovedAt = approval.Actor, approval.At.UTC()
 	log.Info("file approved", "by", approval.Actor, "at", approval.At)
 	return false, nil
 }
@@ -241,7 +241,7 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, w
 	if _, err := db.AddApproval(ctx, request); err != nil {
 		return err
 	}
-	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now
+	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now.UTC()
 	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.Total
 	r.cfg.Logger.Warn("nothing was paid: the file awaits a second person's approval", "run", res.RunID, "file", res.File,
 		"why", why, "approve_with", ApproveCommand(res.File))

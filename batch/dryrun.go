@@ -61,7 +61,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		if res.Rejected > 0 {
 			res.ExitCode = ExitRejected
 		}
-		res.EndedAt = r.cfg.Now()
+		res.EndedAt = r.cfg.Now().UTC()
 		res.Reports = paths.List()
 		// A dry run shows the plan an approval binds (and never needs one itself).
 		_, err = r.checkApproval(ctx, &res, sv.plan(res.SHA256, scan.vopts.Providers))

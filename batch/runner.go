@@ -188,8 +188,10 @@ type Result struct {
 	Reports     []string        `json:"reports"`
 	ExitCode    int             `json:"exit_code"`
 	Aborted     string          `json:"aborted,omitempty"`
-	StartedAt   time.Time       `json:"started_at"`
-	EndedAt     time.Time       `json:"ended_at"`
+	// StartedAt, EndedAt and ApprovedAt are in UTC: the JSON summary is for scripts, which read
+	// them as RFC 3339 with offset.
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
 
 	// Stuck lists the rows this run found stuck: sent MaxSendAttempts times with no answer and not
 	// found by a lookup. No run sends them again; see StuckMessage.
@@ -231,7 +233,7 @@ type Problem struct {
 func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	cfg := r.cfg
 	started := cfg.Now()
-	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started}
+	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started.UTC()}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
 	sum, err := FileSHA256(path)

@@ -29,7 +29,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		return res, err
 	}
 	ended := r.cfg.Now()
-	res.EndedAt = ended
+	res.EndedAt = ended.UTC()
 	if aborted != nil {
 		res.Aborted = aborted.Error()
 	}

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"html"
 	"os"
 	"path/filepath"
@@ -76,6 +77,20 @@ func TestCommandTimesInTheOperatorsZone(t *testing.T) {
 	for _, args := range [][]string{{"status", "--tz", "Mars/Olympus"}, {"report", "--tz", "Mars/Olympus", runID}} {
 		if _, errOut, code := u.run(args...); code != 2 || !strings.Contains(errOut, `--tz="Mars/Olympus"`) {
 			t.Errorf("%v: exit %d, want 2 naming the value: %s", args, code, errOut)
+		}
+	}
+	// Scripts read --json: its times are RFC 3339 in UTC whatever the operator's zone.
+	out, errOut, code = u.run("run", "--json", "--tz", "Asia/Kuala_Lumpur", samplePath(t))
+	var res struct {
+		StartedAt string `json:"started_at"`
+		EndedAt   string `json:"ended_at"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil {
+		t.Fatalf("run --json again: exit %d (%v): %s %s", code, err, out, errOut)
+	}
+	for _, v := range []string{res.StartedAt, res.EndedAt} {
+		if at, err := time.Parse(time.RFC3339Nano, v); err != nil || !strings.HasSuffix(v, "Z") || at.IsZero() {
+			t.Errorf("run --json: time %q, want RFC 3339 in UTC (%v)", v, err)
 		}
 	}
 	u.env = append(u.env, "PAYOUT_TZ=Mars/Olympus")
