@@ -282,6 +282,9 @@ func (x *xlsxStream) nextSheet() error {
 			return err
 		}
 	}
+	if err := setUpPrinting(x.f, name, true, false); err != nil {
+		return err
+	}
 	sw, err := x.f.NewStreamWriter(name)
 	if err != nil {
 		return err

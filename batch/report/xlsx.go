@@ -127,6 +127,9 @@ func writeSummarySheet(f *excelize.File, st styles, rows [][]cell) error {
 	if _, err := f.NewSheet(SheetSummary); err != nil {
 		return err
 	}
+	if err := setUpPrinting(f, SheetSummary, false, true); err != nil {
+		return err
+	}
 	if err := f.SetColWidth(SheetSummary, "A", "A", 28); err != nil {
 		return err
 	}
