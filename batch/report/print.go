@@ -1,6 +1,8 @@
 package report
 
 import (
+	"unicode/utf8"
+
 	"github.com/xuri/excelize/v2"
 )
 
@@ -38,4 +40,31 @@ func setUpPrinting(f *excelize.File, sheet string, headerRow, onePage bool) erro
 	}
 	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", Scope: sheet,
 		RefersTo: "'" + sheet + "'!$1:$1"})
+}
+
+// lineHeight is the height in points of a line of the workbook's default font (Calibri 11).
+const lineHeight = 15.0
+
+// maxRowHeight is the highest row a spreadsheet allows, in points.
+const maxRowHeight = 409.0
+
+// wrappedHeight is the height in points a row needs for its free text to wrap within columns of
+// widths (in characters), or 0 when one line holds it: the row then keeps the default height.
+// The height is written into the file because a spreadsheet does not always size a streamed
+// row itself (LibreOffice prints it one line high, the wrapped lines over the next rows). A
+// column's width counts digits and words wrap short of the edge: a line is taken to hold 0.9 of
+// the width in characters.
+func wrappedHeight(cells []cell, widths []float64) float64 {
+	lines := 1
+	for j, c := range cells {
+		if c.kind != kindText || j >= len(widths) || c.s == "" {
+			continue
+		}
+		perLine := max(int(widths[j]*0.9), 1)
+		lines = max(lines, (utf8.RuneCountInString(c.s)+perLine-1)/perLine)
+	}
+	if lines == 1 {
+		return 0
+	}
+	return min(lineHeight*float64(lines), maxRowHeight)
 }

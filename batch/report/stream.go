@@ -317,6 +317,9 @@ func (x *xlsxStream) add(cells []cell) error {
 	if err != nil {
 		return err
 	}
+	if h := wrappedHeight(cells, x.t.widths); h > 0 {
+		return x.sw.SetRow(ref, x.values, excelize.RowOpts{Height: h})
+	}
 	return x.sw.SetRow(ref, x.values)
 }
 
