@@ -35,7 +35,8 @@ func ZoneText(zone *time.Location, at time.Time) string {
 			name += " " + abbr
 		}
 	}
-	if name == "UTC" {
+	switch name {
+	case "UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "UCT", "Universal", "Zulu":
 		return "UTC (UTC+00:00)"
 	}
 	return name + " (" + offset + ")"

@@ -265,7 +265,7 @@ func (o *logOptions) logger(e *env) (*slog.Logger, error) {
 		zone := o.zone
 		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey && len(groups) == 0 && a.Value.Kind() == slog.KindTime {
-				a.Value = slog.TimeValue(a.Value.Time().In(zone))
+				a.Value = slog.StringValue(humanTime(a.Value.Time(), zone))
 			}
 			return a
 		}

@@ -79,8 +79,12 @@ func TestCommandTimesInTheOperatorsZone(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 naming the value: %s", args, code, errOut)
 		}
 	}
-	// Scripts read --json: its times are RFC 3339 in UTC whatever the operator's zone.
-	out, errOut, code = u.run("run", "--json", "--tz", "Asia/Kuala_Lumpur", samplePath(t))
+	// Scripts read --json: its times are RFC 3339 in UTC whatever the operator's zone; people
+	// read the text log, in theirs.
+	out, errOut, code = u.run("run", "-v", "--json", "--tz", "Asia/Kuala_Lumpur", samplePath(t))
+	if !regexp.MustCompile(`(?m)^time="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+08:00" `).MatchString(errOut) {
+		t.Errorf("run -v --tz Asia/Kuala_Lumpur: the log's times are not in the zone:\n%s", errOut)
+	}
 	var res struct {
 		StartedAt string `json:"started_at"`
 		EndedAt   string `json:"ended_at"`
