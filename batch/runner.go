@@ -252,7 +252,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	vopts := cfg.Validate
 	vopts.Providers = providers
 	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed(),
-		rules: cfg.Repeats, now: cfg.Now}
+		rules: cfg.Repeats, now: cfg.Now, zone: cfg.Zone}
 	if cfg.DryRun {
 		return r.dryRun(ctx, log, res, scan)
 	}
