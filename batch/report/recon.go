@@ -176,7 +176,7 @@ func WriteReconciliationStream(dir, id string, each func(add func(ReconRow)) (Re
 func reconTable() table {
 	return table{
 		header: ReconHeader,
-		widths: []float64{22, 7, 20, 28, 20, 12, 14, 12, 14, 20, 20, 30, 50, 28, 12},
+		widths: []float64{20, 6, 30, 28, 22, 12, 14, 14, 15, 22, 20, 22, 40, 28, 11},
 	}
 }
 
