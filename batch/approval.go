@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -148,7 +149,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	if err := r.cfg.Ledger.LinkApproval(ctx, res.RunID, approval.ID); err != nil {
 		return true, err
 	}
-	res.ApprovedBy, res.ApprovedAt = approval.Actor, approval.At
+	res.ApprovedBy, res.ApprovedAt = approval.Actor, approval.At.UTC()
 	log.Info("file approved", "by", approval.Actor, "at", approval.At)
 	return false, nil
 }
@@ -163,7 +164,7 @@ func (r *Runner) judge(ctx context.Context, path string, plan Plan) (ledger.Appr
 		why, err := r.changedSinceApproval(ctx, path, plan)
 		return latest, why, err
 	}
-	by := fmt.Sprintf("%s on %s", latest.Actor, latest.At.UTC().Format(time.RFC3339))
+	by := fmt.Sprintf("%s on %s", latest.Actor, report.FormatTime(latest.At, r.cfg.Zone))
 	if latest.Decision == ledger.ApprovalRejected {
 		return latest, fmt.Sprintf("REJECTED by %s: %s", by, latest.Reason), nil
 	}
@@ -193,7 +194,7 @@ func (r *Runner) changedSinceApproval(ctx context.Context, path string, plan Pla
 	for i := len(list) - 1; i >= 0; i-- {
 		if a := list[i]; a.File == path && a.Decision == ledger.ApprovalApproved {
 			return fmt.Sprintf("the approval by %s on %s is void: the file changed since (SHA-256 %s then, %s now; %d rows, MYR %s then, %d rows, MYR %s now)",
-				a.Actor, a.At.UTC().Format(time.RFC3339), a.FileSHA256, plan.FileSHA256,
+				a.Actor, report.FormatTime(a.At, r.cfg.Zone), a.FileSHA256, plan.FileSHA256,
 				a.Rows, a.Total.StringFixed(2), plan.Rows, plan.Total.StringFixed(2)), nil
 		}
 	}
@@ -240,7 +241,7 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, w
 	if _, err := db.AddApproval(ctx, request); err != nil {
 		return err
 	}
-	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now
+	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now.UTC()
 	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.Total
 	r.cfg.Logger.Warn("nothing was paid: the file awaits a second person's approval", "run", res.RunID, "file", res.File,
 		"why", why, "approve_with", ApproveCommand(res.File))

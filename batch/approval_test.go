@@ -120,10 +120,10 @@ func TestApprovalVoidedByOneChangedAmount(t *testing.T) {
 		t.Errorf("run approved by %q at %s, want bob@finance-pc at %s", res.ApprovedBy, res.ApprovedAt, approval.At)
 	}
 	html := reportOf(t, res.Reports, ".report.html")
-	if !strings.Contains(html, "bob@finance-pc at 2026-11-24T09:00:00Z") {
+	if !strings.Contains(html, "bob@finance-pc at 2026-11-24 09:00:00 &#43;00:00") {
 		t.Errorf("HTML report does not name the approver:\n%s", html)
 	}
-	again, err := batch.WriteReports(context.Background(), o.h.DB, res.RunID, t.TempDir(), "", o.now)
+	again, err := batch.WriteReports(context.Background(), o.h.DB, res.RunID, t.TempDir(), "", o.now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestApprovalMakerCannotApproveOwnFile(t *testing.T) {
 	if _, err := o.decide(t, path, "alice@payroll-pc", false, "wrong month"); err != nil {
 		t.Fatalf("maker rejecting her own file: %v", err)
 	}
-	o.refused(t, path, "REJECTED by alice@payroll-pc on 2026-11-24T09:00:00Z: wrong month", nil)
+	o.refused(t, path, "REJECTED by alice@payroll-pc on 2026-11-24 09:00:00 +00:00: wrong month", nil)
 
 	o.approve(t, path, "bob@finance-pc")
 	o.maker = "bob@server"

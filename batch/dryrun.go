@@ -23,7 +23,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		var sv *survey
 		var again fileScan
 		meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
-			Started: res.StartedAt, DryRun: true}
+			Started: res.StartedAt, DryRun: true, Zone: r.cfg.Zone}
 		paths, summary, err := report.WriteRunStream(r.cfg.ReportDir, filepath.Base(res.File), meta, func(add func(report.Row) error) error {
 			sv = newSurvey(scan)
 			sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
@@ -61,7 +61,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		if res.Rejected > 0 {
 			res.ExitCode = ExitRejected
 		}
-		res.EndedAt = r.cfg.Now()
+		res.EndedAt = r.cfg.Now().UTC()
 		res.Reports = paths.List()
 		// A dry run shows the plan an approval binds (and never needs one itself).
 		_, err = r.checkApproval(ctx, &res, sv.plan(res.SHA256, scan.vopts.Providers))

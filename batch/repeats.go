@@ -75,7 +75,7 @@ func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map
 		}
 		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColAccount, Value: row.raw.Account,
 			Err: fmt.Errorf("%w as %s, recorded by run %s from %s on %s; %s", read.ErrPossibleRepeat, old.Ref, old.RunID,
-				filepath.Base(run.File), old.CreatedAt.UTC().Format(time.DateOnly), s.rules.hint(row.payment.Ref))})
+				filepath.Base(run.File), dayIn(old.CreatedAt, s.zone), s.rules.hint(row.payment.Ref))})
 	}
 	return nil
 }

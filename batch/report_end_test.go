@@ -57,7 +57,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 		own[p] = []byte(batchtest.ReadFile(t, p))
 	}
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now)
+	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 		}
 	}
 	regenerated := batchtest.ReadFile(t, again.HTML)
-	for _, want := range []string{"Regenerated at 2026-11-24T10:00:00Z from the ledger", "ABORTED: "} {
+	for _, want := range []string{"Regenerated at 2026-11-24 10:00:00 &#43;00:00 from the ledger", "ABORTED: "} {
 		if !strings.Contains(regenerated, want) {
 			t.Errorf("regenerated HTML lacks %q", want)
 		}
@@ -98,7 +98,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
 	}
 	// Its reports can be written from the ledger afterwards.
-	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now()); err != nil {
+	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now(), nil); err != nil {
 		t.Errorf("payout report after the failure: %v", err)
 	}
 }

@@ -70,6 +70,9 @@ type Config struct {
 	// (DefaultChunkRows when 0).
 	ChunkRows int
 	ReportDir string
+	// Zone is the operator's time zone: the reports, and the notes and messages people read,
+	// show times in it (UTC when nil).
+	Zone *time.Location
 	// AllowPaidElsewhere accepts rows skipped because a run of another file paid them: they are
 	// still reported, but do not make the exit code 4.
 	AllowPaidElsewhere bool
@@ -185,8 +188,10 @@ type Result struct {
 	Reports     []string        `json:"reports"`
 	ExitCode    int             `json:"exit_code"`
 	Aborted     string          `json:"aborted,omitempty"`
-	StartedAt   time.Time       `json:"started_at"`
-	EndedAt     time.Time       `json:"ended_at"`
+	// StartedAt, EndedAt and ApprovedAt are in UTC: the JSON summary is for scripts, which read
+	// them as RFC 3339 with offset.
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
 
 	// Stuck lists the rows this run found stuck: sent MaxSendAttempts times with no answer and not
 	// found by a lookup. No run sends them again; see StuckMessage.
@@ -228,7 +233,7 @@ type Problem struct {
 func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	cfg := r.cfg
 	started := cfg.Now()
-	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started}
+	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started.UTC()}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
 	sum, err := FileSHA256(path)
@@ -248,7 +253,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	vopts := cfg.Validate
 	vopts.Providers = providers
 	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed(),
-		rules: cfg.Repeats, now: cfg.Now}
+		rules: cfg.Repeats, now: cfg.Now, zone: cfg.Zone}
 	if cfg.DryRun {
 		return r.dryRun(ctx, log, res, scan)
 	}

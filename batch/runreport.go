@@ -29,13 +29,13 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		return res, err
 	}
 	ended := r.cfg.Now()
-	res.EndedAt = ended
+	res.EndedAt = ended.UTC()
 	if aborted != nil {
 		res.Aborted = aborted.Error()
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
-		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db)}
+		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db), Zone: r.cfg.Zone}
 	var readErr error
 	paths, summary, reportErr := report.WriteRunStream(r.cfg.ReportDir, r.reportInput(res.File), meta, func(add func(report.Row) error) error {
 		readErr = EachReportRow(ctx, db, res.RunID, !submitted, add)
@@ -223,15 +223,15 @@ func PaidElsewhere(row report.Row) bool {
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
 // each row's state as of now. They are named after name (the base name of the run's file when
 // empty) and apart from the run's own reports, which they never replace:
-// `<name>.<run id>.regenerated-<now, UTC>.result.csv` and so on.
-func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, now time.Time) (report.Paths, error) {
+// `<name>.<run id>.regenerated-<now, UTC>.result.csv` and so on. Their times are shown in zone.
+func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, now time.Time, zone *time.Location) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
 	}
 	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows,
-		ChainHead: ChainHeadText(ctx, db)}
+		ChainHead: ChainHeadText(ctx, db), Zone: zone}
 	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
 		return report.Paths{}, err
 	}

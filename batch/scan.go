@@ -46,6 +46,7 @@ type fileScan struct {
 	seed    maphash.Seed
 	rules   RepeatPolicy
 	now     func() time.Time
+	zone    *time.Location        // the operator's: the day a hold names is theirs
 	runs    map[string]ledger.Run // runs named by the holds, read once
 	// recent, when not nil, holds every account paid within the repeat window (readRecentPayees).
 	recent *ledger.RecentPayees

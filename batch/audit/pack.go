@@ -56,6 +56,8 @@ type ExportOptions struct {
 	Input string // the input file to include, or "" for none
 	Actor string // who makes the pack
 	Now   time.Time
+	// Zone is the time zone of the times the packed reports show people (UTC when nil).
+	Zone *time.Location
 }
 
 // PackInfo is a pack's run.json.
@@ -94,7 +96,7 @@ func Export(ctx context.Context, db *ledger.DB, o ExportOptions) (PackInfo, erro
 			return PackInfo{}, err
 		}
 	}
-	head, err := addReports(ctx, db, run, o.Now, members)
+	head, err := addReports(ctx, db, run, o.Now, o.Zone, members)
 	if err != nil {
 		return PackInfo{}, err
 	}
@@ -130,7 +132,7 @@ const maxReportTries = 5
 
 // addReports writes the run's reports into a private temporary folder and adds them to members.
 // It returns the chain head the reports print: it was the head before and after they were written.
-func addReports(ctx context.Context, db *ledger.DB, run ledger.Run, now time.Time, members map[string][]byte) (ledger.ChainHead, error) {
+func addReports(ctx context.Context, db *ledger.DB, run ledger.Run, now time.Time, zone *time.Location, members map[string][]byte) (ledger.ChainHead, error) {
 	dir, err := os.MkdirTemp("", "payout-pack-")
 	if err != nil {
 		return ledger.ChainHead{}, err
@@ -141,7 +143,7 @@ func addReports(ctx context.Context, db *ledger.DB, run ledger.Run, now time.Tim
 		if err != nil {
 			return ledger.ChainHead{}, err
 		}
-		paths, err := batch.WriteReports(ctx, db, run.ID, dir, "", now)
+		paths, err := batch.WriteReports(ctx, db, run.ID, dir, "", now, zone)
 		if err != nil {
 			return ledger.ChainHead{}, err
 		}

@@ -112,7 +112,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 		pass.checker.Finish()
 		ended = rc.cfg.Now()
 		return report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,
-			ChainHead: batch.ChainHeadText(bg, db)}, pass.err
+			ChainHead: batch.ChainHeadText(bg, db), Zone: rc.cfg.Zone}, pass.err
 	})
 	res = exit(log, pass.result(res), batch.Checked{Stopped: pass.stopped, Throttled: pass.throttled}, pass.refused)
 	if pass.err != nil {

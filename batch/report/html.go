@@ -42,6 +42,7 @@ type summaryView struct {
 type headView struct {
 	Title, Kind, ID, File, SHA256, Started, Ended, Duration, Scope, ChainHead string
 	Approved                                                                  string
+	Zone                                                                      string // the zone of every time shown
 	Rows, Skipped, Mismatches, NotFinal                                       int
 	DryRun                                                                    bool
 	// Aborted, NotSent and Regenerated are the lines of Summary's AbortedText, NotSentText and
@@ -229,7 +230,7 @@ func (h *htmlRows) add(r Row, dryRun bool) {
 func (h *htmlRows) render(w io.Writer, s Summary) error {
 	page := runPage{
 		Head: headView{Title: "Payout run " + s.RunID, Kind: s.Kind, ID: s.RunID, File: s.File, SHA256: s.FileSHA256,
-			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
+			Zone: ZoneText(s.Zone, s.Started), Started: FormatTime(s.Started, s.Zone), Ended: FormatTime(s.Ended, s.Zone),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun,
 			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText(), Approved: s.ApprovalText(),
 			ChainHead: s.ChainHead},

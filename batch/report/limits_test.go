@@ -119,8 +119,8 @@ func TestXLSXRowsSheetsLayout(t *testing.T) {
 		if !panes.Freeze || panes.YSplit != 1 || panes.TopLeftCell != "A2" {
 			t.Errorf("%s panes %+v, want the header row frozen", sheet, panes)
 		}
-		if w, err := f.GetColWidth(sheet, "K"); err != nil || w != 50 {
-			t.Errorf("%s message column width %v (%v), want 50", sheet, w, err)
+		if w, err := f.GetColWidth(sheet, "K"); err != nil || w != 48 {
+			t.Errorf("%s message column width %v (%v), want 48", sheet, w, err)
 		}
 		if got := numFmt(sheet, "B2"); got != 49 {
 			t.Errorf("%s!B2 (reference) number format %d, want 49 (@)", sheet, got)
@@ -130,6 +130,41 @@ func TestXLSXRowsSheetsLayout(t *testing.T) {
 		}
 		if got := numFmt(sheet, "G2"); got != 4 {
 			t.Errorf("%s!G2 (amount) number format %d, want 4 (#,##0.00)", sheet, got)
+		}
+	}
+	checkPrintSetup(t, f, []string{"Rows", "Rows 2"})
+}
+
+// checkPrintSetup checks what a spreadsheet reads to print a report: every sheet landscape and
+// fitted to one page wide, each rows sheet's header row repeated on every page, the Summary on
+// one page.
+func checkPrintSetup(t *testing.T, f *excelize.File, rowsSheets []string) {
+	t.Helper()
+	titles := map[string]string{}
+	for _, d := range f.GetDefinedName() {
+		if d.Name == "_xlnm.Print_Titles" {
+			titles[d.Scope] = d.RefersTo
+		}
+	}
+	for _, sheet := range append(rowsSheets, report.SheetSummary) {
+		layout, err := f.GetPageLayout(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		props, err := f.GetSheetProps(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tall := 0
+		if sheet == report.SheetSummary {
+			tall = 1
+		}
+		if layout.Orientation == nil || *layout.Orientation != "landscape" || layout.FitToWidth == nil || *layout.FitToWidth != 1 ||
+			layout.FitToHeight == nil || *layout.FitToHeight != tall || props.FitToPage == nil || !*props.FitToPage {
+			t.Errorf("%s prints %+v (fit to page %v), want landscape, 1 page wide, %d tall (0: as many as needed)", sheet, layout, props.FitToPage, tall)
+		}
+		if want := "'" + sheet + "'!$1:$1"; sheet != report.SheetSummary && titles[sheet] != want {
+			t.Errorf("%s print titles %q, want its header row %q on every page", sheet, titles[sheet], want)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func TestReconciliationPageShowsAtMostTheLimitOfPending(t *testing.T) {
 	if !bytes.Contains(page, []byte("2 more of them are not shown here")) {
 		t.Errorf("the page does not say that 2 pending payouts are left to the CSV and XLSX")
 	}
-	if n := bytes.Count(page, []byte(`<td class="code">P</td>`)); n != report.HTMLRowLimit {
+	if n := bytes.Count(page, []byte(`<td class="code">P<span class="sub">run, line `)); n != report.HTMLRowLimit {
 		t.Errorf("the page lists %d payouts, want %d", n, report.HTMLRowLimit)
 	}
 }

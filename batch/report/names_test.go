@@ -49,7 +49,7 @@ func TestReconciliationShowsNameMismatch(t *testing.T) {
 
 	html := string(readFile(t, p.HTML))
 	for _, want := range []string{`<td id="name-mismatch-count">1</td>`, `id="name-attention"`,
-		`<td class="name-mismatch">LIM WEI JIE (name mismatch)</td>`, `<td>MUTHU KRISHNAN</td>`} {
+		`<td class="name-mismatch text">LIM WEI JIE (name mismatch)</td>`, `<td class="text">MUTHU KRISHNAN</td>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the HTML report lacks %s", want)
 		}

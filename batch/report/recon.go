@@ -59,6 +59,9 @@ type ReconSummary struct {
 	ChainHead  string // the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written
 	// NameMismatches counts rows whose bank holds another name for the account than the recipient.
 	NameMismatches int
+	// Zone is the operator's time zone: every time the reports show people is in it (UTC when
+	// nil), and their headers name it.
+	Zone *time.Location
 }
 
 // SummarizeReconciliation returns meta with its counts and totals computed from rows; Total is
@@ -173,7 +176,7 @@ func WriteReconciliationStream(dir, id string, each func(add func(ReconRow)) (Re
 func reconTable() table {
 	return table{
 		header: ReconHeader,
-		widths: []float64{22, 7, 20, 28, 20, 12, 14, 12, 14, 20, 20, 30, 50, 28, 12},
+		widths: []float64{20, 6, 30, 28, 22, 12, 14, 14, 15, 22, 20, 22, 40, 28, 11},
 	}
 }
 
@@ -193,8 +196,9 @@ func reconSummaryCells(s ReconSummary) [][]cell {
 		{text("Reconciliation"), code(s.ID)},
 		{text("Scope"), text(s.Scope)},
 		{text("Audit chain head"), code(s.ChainHead)},
-		{text("Started"), text(formatTime(s.Started))},
-		{text("Ended"), text(formatTime(s.Ended))},
+		{text("Time zone"), text(ZoneText(s.Zone, s.Started))},
+		{text("Started"), text(FormatTime(s.Started, s.Zone))},
+		{text("Ended"), text(FormatTime(s.Ended, s.Zone))},
 		{text("Payouts"), integer(s.Rows)},
 		{text("With mismatches"), integer(s.Mismatches)},
 		{text("Not final"), integer(s.NotFinal)},

@@ -79,6 +79,7 @@ func TestWriteReconciliation(t *testing.T) {
 		if v, _ := f.GetCellValue(report.SheetRows, "G4", excelize.Options{RawCellValue: true}); v != "100" {
 			t.Errorf("ledger amount raw = %q", v)
 		}
+		checkPrintSetup(t, f, []string{report.SheetRows})
 	})
 
 	t.Run("html", func(t *testing.T) {

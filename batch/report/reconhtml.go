@@ -79,7 +79,7 @@ func (k *reconKept) render(w io.Writer, s ReconSummary) error {
 	groupSum := g.succeeded.Amount.Add(g.failed.Amount).Add(g.pending.Amount).Add(g.rejected.Amount)
 	page := reconPage{
 		Head: headView{Title: "Reconciliation " + s.ID, Kind: "reconciliation", ID: s.ID, Scope: s.Scope, ChainHead: s.ChainHead,
-			Started: formatTime(s.Started), Ended: formatTime(s.Ended),
+			Zone: ZoneText(s.Zone, s.Started), Started: FormatTime(s.Started, s.Zone), Ended: FormatTime(s.Ended, s.Zone),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Mismatches: s.Mismatches, NotFinal: s.NotFinal},
 		Summary: summarize(s.ByState, s.Total, false),
 		Groups: []groupView{

@@ -94,6 +94,9 @@ type Summary struct {
 	// ChainHead is the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written;
 	// empty for a dry run, which records nothing.
 	ChainHead string
+	// Zone is the operator's time zone: every time the reports show people is in it (UTC when
+	// nil), and their headers name it.
+	Zone *time.Location
 }
 
 // AbortedText is what the reports of an aborted run say about it.
@@ -139,7 +142,7 @@ func (s Summary) RegeneratedText() string {
 	if s.Regenerated.IsZero() {
 		return ""
 	}
-	return "Regenerated at " + formatTime(s.Regenerated) + " from the ledger: states are as of that time, not as the run left them"
+	return "Regenerated at " + FormatTime(s.Regenerated, s.Zone) + " from the ledger: states are as of that time, not as the run left them"
 }
 
 // ApprovalText names who approved the run's file, and when; empty when it needed no approval.
@@ -147,7 +150,7 @@ func (s Summary) ApprovalText() string {
 	if s.ApprovedBy == "" {
 		return ""
 	}
-	return s.ApprovedBy + " at " + formatTime(s.ApprovedAt)
+	return s.ApprovedBy + " at " + FormatTime(s.ApprovedAt, s.Zone)
 }
 
 // Summarize returns meta with Rows, ByState and Total computed from rows. Total is the sum of the

@@ -282,6 +282,9 @@ func (x *xlsxStream) nextSheet() error {
 			return err
 		}
 	}
+	if err := setUpPrinting(x.f, name, true, false); err != nil {
+		return err
+	}
 	sw, err := x.f.NewStreamWriter(name)
 	if err != nil {
 		return err
@@ -313,6 +316,9 @@ func (x *xlsxStream) add(cells []cell) error {
 	ref, err := excelize.CoordinatesToCellName(1, x.row)
 	if err != nil {
 		return err
+	}
+	if h := wrappedHeight(cells, x.t.widths); h > 0 {
+		return x.sw.SetRow(ref, x.values, excelize.RowOpts{Height: h})
 	}
 	return x.sw.SetRow(ref, x.values)
 }

@@ -37,7 +37,7 @@ type table struct {
 func runTable() table {
 	return table{
 		header: RunHeader,
-		widths: []float64{7, 22, 28, 10, 24, 20, 14, 12, 20, 12, 50},
+		widths: []float64{6, 20, 30, 17, 36, 22, 12, 11, 20, 18, 48},
 	}
 }
 

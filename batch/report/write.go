@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ErrBadName is returned when a run or reconciliation id, or an input name, cannot be part of a
@@ -46,15 +45,6 @@ func checkName(id string) error {
 	return nil
 }
 
-const timeLayout = "2006-01-02T15:04:05Z07:00"
-
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Format(timeLayout)
-}
-
 func runSummaryCells(s Summary) [][]cell {
 	var rows [][]cell
 	for _, line := range []string{s.AbortedText(), s.NotSentText(), s.RegeneratedText()} {
@@ -72,8 +62,9 @@ func runSummaryCells(s Summary) [][]cell {
 		{text("File"), text(s.File)},
 		{text("File SHA-256"), code(s.FileSHA256)},
 		{text("Approved by"), text(s.ApprovalText())},
-		{text("Started"), text(formatTime(s.Started))},
-		{text("Ended"), text(formatTime(s.Ended))},
+		{text("Time zone"), text(ZoneText(s.Zone, s.Started))},
+		{text("Started"), text(FormatTime(s.Started, s.Zone))},
+		{text("Ended"), text(FormatTime(s.Ended, s.Zone))},
 		{text("Rows"), integer(s.Rows)},
 		{text("Skipped (done in an earlier run)"), integer(s.Skipped)},
 		{text("Audit chain head"), code(s.ChainHead)},

@@ -15,18 +15,29 @@ const (
 	SheetSummary = "Summary"
 )
 
-type styles struct{ header, text, amount int }
+// styles are the cell styles of a report workbook. Every cell is aligned to the top: a row whose
+// free text wraps over several lines reads from its first line across.
+type styles struct{ header, text, amount, wrap, top int }
 
 func newStyles(f *excelize.File) (styles, error) {
 	var s styles
 	var err error
-	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}}); err != nil {
+	top := &excelize.Alignment{Vertical: "top"}
+	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Alignment: top}); err != nil {
 		return s, err
 	}
-	if s.text, err = f.NewStyle(&excelize.Style{NumFmt: 49}); err != nil { // "@": stays text when edited
+	if s.text, err = f.NewStyle(&excelize.Style{NumFmt: 49, Alignment: top}); err != nil { // "@": stays text when edited
 		return s, err
 	}
-	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4}) // "#,##0.00"
+	// Free text (names, bank names, messages) wraps within its column, so that a long message
+	// neither hides behind the next cell nor widens the printed page.
+	if s.wrap, err = f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}}); err != nil {
+		return s, err
+	}
+	if s.top, err = f.NewStyle(&excelize.Style{Alignment: top}); err != nil {
+		return s, err
+	}
+	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4, Alignment: top}) // "#,##0.00"
 	return s, err
 }
 
@@ -61,7 +72,7 @@ func streamCell(c cell, st styles) any {
 	switch c.kind {
 	case kindInt:
 		if n, err := strconv.ParseInt(c.s, 10, 64); err == nil {
-			return n
+			return excelize.Cell{StyleID: st.top, Value: n}
 		}
 		return nil
 	case kindAmount:
@@ -81,7 +92,7 @@ func streamCell(c cell, st styles) any {
 		if c.s == "" {
 			return nil
 		}
-		return capCell(c.s)
+		return excelize.Cell{StyleID: st.wrap, Value: capCell(c.s)}
 	}
 }
 
@@ -127,7 +138,10 @@ func writeSummarySheet(f *excelize.File, st styles, rows [][]cell) error {
 	if _, err := f.NewSheet(SheetSummary); err != nil {
 		return err
 	}
-	if err := f.SetColWidth(SheetSummary, "A", "A", 28); err != nil {
+	if err := setUpPrinting(f, SheetSummary, false, true); err != nil {
+		return err
+	}
+	if err := f.SetColWidth(SheetSummary, "A", "A", 34); err != nil {
 		return err
 	}
 	if err := f.SetColWidth(SheetSummary, "B", "D", 22); err != nil {

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -87,7 +87,7 @@ func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 		return w.failRejected(name, decision)
 	case w.runner.ApprovalExpired(decision):
 		why := fmt.Sprintf("the approval by %s on %s EXPIRED after %s: it must be approved again", decision.Actor,
-			decision.At.UTC().Format(time.RFC3339), w.runner.Config().Approval.ExpiryOrDefault())
+			report.FormatTime(decision.At, w.runner.Config().Zone), w.runner.Config().Approval.ExpiryOrDefault())
 		return batch.ExitAwaitingApproval, rewriteNote(path+WhySuffix, w.awaitingNote(path, why, nil))
 	}
 	w.tried[sum] = decision.ID
@@ -110,7 +110,7 @@ func (w *Watcher) failRejected(name string, decision ledger.Approval) (int, erro
 	note := fmt.Sprintf("%s was NOT paid: %s REJECTED it on %s:\n  %s\n\nWhat to do:\n"+
 		"  Correct the file as the reason says and drop it into the inbox again: it then awaits a second\n"+
 		"  person's approval again. Nothing of this file was paid.\n",
-		filepath.Base(dest), decision.Actor, decision.At.UTC().Format(time.RFC3339), decision.Reason)
+		filepath.Base(dest), decision.Actor, report.FormatTime(decision.At, w.runner.Config().Zone), decision.Reason)
 	if err := atomicfile.WriteBytes(dest+WhySuffix, noteMode, []byte(note)); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // duplicateNote says why a file that sent nothing new was not paid twice; empty when it did send.
-func duplicateNote(name string, res batch.Result, earlier *ledger.Run) string {
+func duplicateNote(name string, res batch.Result, earlier *ledger.Run, zone *time.Location) string {
 	allSkipped := res.Rows > 0 && res.Skipped == res.Rows && res.Submitted == 0
 	if earlier == nil && !allSkipped {
 		return ""
@@ -21,7 +21,7 @@ func duplicateNote(name string, res batch.Result, earlier *ledger.Run) string {
 	var b strings.Builder
 	if earlier != nil {
 		fmt.Fprintf(&b, "%s is identical (SHA-256 %s) to %s, paid in run %s on %s.\n",
-			name, res.SHA256, filepath.Base(earlier.File), earlier.ID, earlier.StartedAt.UTC().Format("2006-01-02 15:04 MST"))
+			name, res.SHA256, filepath.Base(earlier.File), earlier.ID, report.FormatTime(earlier.StartedAt, zone))
 	} else {
 		fmt.Fprintf(&b, "Every row of %s was accepted by the service in earlier runs.\n", name)
 	}
@@ -96,13 +96,13 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 }
 
 // changedNote explains a file that a writer changed while it was being paid.
-func changedNote(name string, res batch.Result, claimed, now fingerprint) string {
+func changedNote(name string, res batch.Result, claimed, now fingerprint, zone *time.Location) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s CHANGED while it was being paid, so it was moved here and not to done.\n", name)
 	fmt.Fprintf(&b, "  when claimed: %d bytes, modified %s, SHA-256 %s\n", claimed.size,
-		claimed.mod.UTC().Format(time.RFC3339), claimed.sha256)
+		report.FormatTime(claimed.mod, zone), claimed.sha256)
 	fmt.Fprintf(&b, "  after the run: %d bytes, modified %s, SHA-256 %s\n\n", now.size,
-		now.mod.UTC().Format(time.RFC3339), now.sha256)
+		report.FormatTime(now.mod, zone), now.sha256)
 	if res.ExitCode == batch.ExitRejected {
 		fmt.Fprintf(&b, "Run %s sent nothing: %d of the %d rows it read were rejected (a file is paid all or nothing).\n",
 			res.RunID, res.Rejected, res.Rows)

@@ -66,7 +66,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 			return batch.ExitAborted, err
 		}
 		out.Path = dest
-		if note := duplicateNote(name, res, earlier); note != "" {
+		if note := duplicateNote(name, res, earlier, w.runner.Config().Zone); note != "" {
 			out.DuplicateOf = earlier
 			out.Note = dest + DuplicateSuffix
 			if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
@@ -137,7 +137,7 @@ func (w *Watcher) failIfChanged(ctx context.Context, log *slog.Logger, out *File
 	if err := w.cfg.Ledger.FinishRun(ctx, out.Result.RunID, batch.RunFinished, out.Exit, out.Result.EndedAt); err != nil {
 		return false, batch.ExitAborted, &abortError{file: out.Name, cause: err}
 	}
-	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now))
+	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now, w.runner.Config().Zone))
 	return true, exit, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -248,16 +249,26 @@ func isBoolFlag(f *flag.Flag) bool {
 type logOptions struct {
 	verbose bool
 	format  string
+	tz      zoneOption
+	// zone is the operator's time zone, set by logger from --tz, PAYOUT_TZ or the system's.
+	zone *time.Location
 }
 
 func (o *logOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.verbose, "v", false, "log every step, and each payout's change of state (its account masked), not only warnings and errors")
 	fs.StringVar(&o.format, "log-format", "text", "log format: text or json")
+	o.tz.register(fs)
 }
 
-// logger logs to stderr: warnings and errors only unless -v, so that cron mails only trouble;
+// logger logs to e's stderr: warnings and errors only unless -v, so that cron mails only trouble;
 // -v logs the steps (info) and each payout's changes (debug).
-func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
+// It also settles the operator's time zone (o.zone): text logs, for people, show their times in it.
+func (o *logOptions) logger(e *env) (*slog.Logger, error) {
+	var err error
+	if o.zone, err = o.tz.location(e.getenv); err != nil {
+		return nil, err
+	}
+	w := e.stderr
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelDebug
@@ -265,6 +276,13 @@ func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(o.format) {
 	case "text", "":
+		zone := o.zone
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 && a.Value.Kind() == slog.KindTime {
+				a.Value = slog.StringValue(humanTime(a.Value.Time(), zone))
+			}
+			return a
+		}
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil

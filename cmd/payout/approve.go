@@ -144,11 +144,11 @@ func decideCmd(ctx context.Context, e *env, args []string, approve bool) error {
 	case err != nil:
 		return &exitError{code: batch.ErrorExit(err), err: fmt.Errorf("%s %s: %w (nothing was recorded)", name, path, err)}
 	}
-	at := decision.At.UTC().Format(time.RFC3339)
+	at := humanTime(decision.At, o.zone)
 	if approve {
 		fmt.Fprintf(e.stdout, "APPROVED by %s at %s: a run with --require-approval pays this plan until %s;\n"+
 			"  any change to the file, or to what it would pay, voids the approval.\n",
-			decision.Actor, at, decision.At.Add(s.runner.Config().Approval.ExpiryOrDefault()).UTC().Format(time.RFC3339))
+			decision.Actor, at, humanTime(decision.At.Add(s.runner.Config().Approval.ExpiryOrDefault()), o.zone))
 	} else {
 		fmt.Fprintf(e.stdout, "REJECTED by %s at %s: %s\n  no run pays this file until someone approves it again.\n", decision.Actor, at, reason)
 	}
@@ -178,7 +178,7 @@ func printAwaiting(w io.Writer, res batch.Result) {
 }
 
 // showAwaiting lists the files whose latest word is a run's request for approval.
-func showAwaiting(ctx context.Context, e *env, db *ledger.DB) error {
+func showAwaiting(ctx context.Context, e *env, db *ledger.DB, zone *time.Location) error {
 	waiting, err := awaitingFiles(ctx, db)
 	if err != nil || len(waiting) == 0 {
 		return err
@@ -187,7 +187,7 @@ func showAwaiting(ctx context.Context, e *env, db *ledger.DB) error {
 	for _, a := range waiting {
 		fmt.Fprintf(e.stdout, "  %s\n    %d new payouts, MYR %s (%d rows, MYR %s), SHA-256 %s\n    owner %s; run %s at %s: %s\n    approve: %s\n",
 			a.File, a.NewPayouts, a.NewTotal.StringFixed(2), a.Rows, a.Total.StringFixed(2), a.FileSHA256,
-			a.Maker, a.RunID, a.At.UTC().Format(time.RFC3339), a.Reason, batch.ApproveCommand(a.File))
+			a.Maker, a.RunID, humanTime(a.At, zone), a.Reason, batch.ApproveCommand(a.File))
 	}
 	return nil
 }

@@ -112,13 +112,19 @@ func verifyPack(e *env, path string) error {
 
 // auditExportCmd writes a run's evidence pack.
 func auditExportCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "audit export", "audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE]")
+	fs := newFlagSet(e, "audit export", "audit export --run RUN --out FILE.zip [--with-input [--input FILE]] [--ledger FILE] [--tz NAME]")
 	runID := fs.String("run", "", "the `RUN` to pack, by its id (payout status lists the runs)")
 	out := fs.String("out", "", "the pack to write (a zip file, readable by you only)")
 	withInput := fs.Bool("with-input", false, "include the input file; refused unless its SHA-256 is still the run's")
 	input := fs.String("input", "", "where the input file is now (default: the name the run was given); implies --with-input")
 	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	var tz zoneOption
+	tz.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	zone, err := tz.location(e.getenv)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -140,7 +146,7 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	} else if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now()}
+	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone}
 	if *withInput || *input != "" {
 		o.Input = *input
 		if o.Input == "" {

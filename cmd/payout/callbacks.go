@@ -36,7 +36,7 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	if *maxBody <= 0 {
 		return usageError("--max-body %d: want 1 or more", *maxBody)
 	}
-	log, err := lo.logger(e.stderr)
+	log, err := lo.logger(e)
 	if err != nil {
 		return err
 	}

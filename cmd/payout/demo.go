@@ -45,7 +45,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if err := os.WriteFile(input, payout.SamplePayrollCSV, 0o600); err != nil {
 		return err
 	}
-	log, err := o.logger(e.stderr)
+	log, err := o.logger(e)
 	if err != nil {
 		return err
 	}
@@ -145,6 +145,8 @@ func (d *demoService) session(ctx context.Context, e *env, o *runOptions, demoLe
 		envBaseURL: d.base, envAuthToken: d.token, envHashKey: d.hashKey,
 		envVirtualPool: "DEMO-POOL-001", envCallbackURL: d.base + callbacks.Path, envRedirectURL: d.base + "/demo/return",
 		envLedger: demoLedger, envRate: "50", envWorkers: "8",
+		// Only the operator's time zone is taken from the caller: it is how the reports show times.
+		envTZ: e.getenv(envTZ), "TZ": e.getenv("TZ"),
 	}
 	de := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: func(k string) string { return demoEnv[k] }}
 	s, err := newSession(ctx, de, o, modePay)

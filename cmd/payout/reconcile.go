@@ -27,7 +27,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "reconcile", "reconcile [--run RUN | --since DATE] [flags]")
 	o.logOptions.register(fs)
 	fs.StringVar(&o.runID, "run", "", "reconcile the rows of this run's file, final ones included")
-	fs.StringVar(&o.since, "since", "", "reconcile the files run and payouts recorded since DATE (YYYY-MM-DD, local midnight, or RFC 3339), final ones included")
+	fs.StringVar(&o.since, "since", "", "reconcile the files run and payouts recorded since DATE (YYYY-MM-DD, midnight in the zone of --tz, or RFC 3339), final ones included")
 	fs.IntVar(&o.failedWithin, "failed-within", 7, "also look up the payouts whose create the service refused in the last N days (FAILED without an invoice number): a refused payout the service holds becomes its found state; 0: none")
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reconciliation report")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
@@ -53,7 +53,11 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		if opts.RunID != "" {
 			return usageError("reconcile: give --run or --since, not both")
 		}
-		since, err := parseSince(o.since)
+		zone, err := o.tz.location(e.getenv)
+		if err != nil {
+			return err
+		}
+		since, err := parseSince(o.since, zone)
 		if err != nil {
 			return err
 		}
@@ -86,10 +90,10 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// parseSince reads a day (midnight, local time: operators think in their own days) or an RFC 3339
-// time.
-func parseSince(v string) (time.Time, error) {
-	if t, err := time.ParseInLocation(time.DateOnly, v, time.Local); err == nil {
+// parseSince reads a day (midnight in the operator's zone: operators think in their own days) or
+// an RFC 3339 time.
+func parseSince(v string, zone *time.Location) (time.Time, error) {
+	if t, err := time.ParseInLocation(time.DateOnly, v, zone); err == nil {
 		return t, nil
 	}
 	if t, err := time.Parse(time.RFC3339, v); err == nil {

@@ -12,10 +12,16 @@ import (
 )
 
 func reportCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "report", "report [--report-dir DIR] [--ledger FILE] RUN")
+	fs := newFlagSet(e, "report", "report [--report-dir DIR] [--ledger FILE] [--tz NAME] RUN")
 	reportDir := fs.String("report-dir", defaultReportDir, "folder for the reports")
 	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	var tz zoneOption
+	tz.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	zone, err := tz.location(e.getenv)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -35,7 +41,7 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	// A file of a watched folder is named as the watch named the run's own reports.
-	paths, err := batch.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now())
+	paths, err := batch.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now(), zone)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

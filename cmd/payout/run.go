@@ -199,7 +199,7 @@ const (
 )
 
 func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*session, error) {
-	log, err := o.logger(e.stderr)
+	log, err := o.logger(e)
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +271,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, AllowPaidElsewhere: o.allowPaidElse, ReportDir: o.reportDir,
 		Read: read.Options{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown, ChunkRows: cfg.ChunkRows,
+		Zone: o.zone,
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {

@@ -32,7 +32,7 @@ func sandboxCmd(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	log, err := lo.logger(e.stderr)
+	log, err := lo.logger(e)
 	if err != nil {
 		return err
 	}

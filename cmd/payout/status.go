@@ -10,13 +10,20 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
 func statusCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "status", "status [--ledger FILE] [REF]")
+	fs := newFlagSet(e, "status", "status [--ledger FILE] [--tz NAME] [REF]")
 	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	var tz zoneOption
+	tz.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	zone, err := tz.location(e.getenv)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
@@ -28,15 +35,15 @@ func statusCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	if fs.NArg() == 1 {
-		return showPayout(ctx, e, db, fs.Arg(0))
+		return showPayout(ctx, e, db, fs.Arg(0), zone)
 	}
-	return showLedger(ctx, e, db)
+	return showLedger(ctx, e, db, zone)
 }
 
 var statusOrder = []ledger.State{ledger.Succeeded, ledger.Submitted, ledger.Submitting, ledger.Unknown,
 	ledger.Ready, ledger.Failed, ledger.Rejected}
 
-func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
+func showLedger(ctx context.Context, e *env, db *ledger.DB, zone *time.Location) error {
 	counts, err := db.Counts(ctx)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
@@ -65,18 +72,18 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	if len(runs) > 0 {
-		fmt.Fprintln(e.stdout, "\nlatest runs:")
+		fmt.Fprintf(e.stdout, "\nlatest runs (times in %s):\n", report.ZoneText(zone, runs[0].StartedAt))
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "RUN\tKIND\tSTATUS\tEXIT\tSTARTED\tFILE")
 		for i := len(runs) - 1; i >= 0; i-- {
 			r := runs[i]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Kind, r.Status, r.ExitCode, r.StartedAt.Format(time.RFC3339), r.File)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Kind, r.Status, r.ExitCode, humanTime(r.StartedAt, zone), r.File)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-	if err := showAwaiting(ctx, e, db); err != nil {
+	if err := showAwaiting(ctx, e, db, zone); err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
 	if rejected.Count > 0 {
@@ -91,7 +98,7 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB) error {
 	return nil
 }
 
-func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
+func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *time.Location) error {
 	p, err := db.Get(ctx, ref)
 	if errors.Is(err, ledger.ErrNotFound) {
 		// A run records its file's payouts before it sends any: only a row of a file rejected as a
@@ -126,14 +133,14 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	fmt.Fprintln(e.stdout, "\nhistory:")
+	fmt.Fprintf(e.stdout, "\nhistory (times in %s):\n", report.ZoneText(zone, p.CreatedAt))
 	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, ev := range events {
 		from := string(ev.From)
 		if from == "" {
 			from = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s -> %s\t%s\t%s\t%s\n", ev.At.Format(time.RFC3339Nano), from, ev.To, ev.RunID, ev.Actor, ev.Detail)
+		fmt.Fprintf(tw, "%s\t%s -> %s\t%s\t%s\t%s\n", humanTime(ev.At, zone), from, ev.To, ev.RunID, ev.Actor, ev.Detail)
 	}
 	return tw.Flush()
 }
