@@ -1,0 +1,155 @@
+package signature_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/batch/signature/signaturetest"
+)
+
+func TestSSHKeygenSignatureIsAccepted(t *testing.T) {
+	dir := t.TempDir()
+	alice, bob := signaturetest.NewKey(t, dir, "alice"), signaturetest.NewKey(t, dir, "bob")
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"),
+		"# the finance team", alice.AllowedLine("alice@example.com"), `bob,robert namespaces="payout-plan" `+bob.Public)
+	a, err := signature.LoadAllowedSigners(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("payout-plan v1\nrow 1\n")
+	now := time.Now()
+	id, err := signature.Verify(msg, signaturetest.Sign(t, alice, signature.NamespacePlan, msg), signature.NamespacePlan, a, now)
+	if err != nil || id.Principal() != "alice@example.com" || !strings.HasPrefix(id.Fingerprint, "SHA256:") {
+		t.Fatalf("alice: %+v, %v", id, err)
+	}
+	bobSig := signaturetest.Sign(t, bob, signature.NamespacePlan, msg)
+	if id, err := signature.Verify(msg, bobSig, signature.NamespacePlan, a, now); err != nil || id.Principal() != "bob,robert" {
+		t.Fatalf("bob: %+v, %v", id, err)
+	}
+	if _, err := signature.Verify([]byte("payout-plan v1\nrow 2\n"), bobSig, signature.NamespacePlan, a, now); !errors.Is(err, signature.ErrBadSignature) {
+		t.Fatalf("another message: %v, want ErrBadSignature", err)
+	}
+	// bob's line allows payout-plan only.
+	policySig := signaturetest.Sign(t, bob, signature.NamespacePolicy, msg)
+	if _, err := signature.Verify(msg, policySig, signature.NamespacePolicy, a, now); !errors.Is(err, signature.ErrUnknownKey) {
+		t.Fatalf("namespace the line does not allow: %v, want ErrUnknownKey", err)
+	}
+	if _, err := signature.Verify(msg, policySig, signature.NamespacePlan, a, now); !errors.Is(err, signature.ErrBadSignature) {
+		t.Fatalf("signature of another namespace: %v, want ErrBadSignature", err)
+	}
+	carol := signaturetest.NewKey(t, dir, "carol")
+	if _, err := signature.Verify(msg, signaturetest.Sign(t, carol, signature.NamespacePlan, msg), signature.NamespacePlan, a, now); !errors.Is(err, signature.ErrUnknownKey) {
+		t.Fatalf("unlisted key: %v, want ErrUnknownKey", err)
+	}
+}
+
+func TestValidity(t *testing.T) {
+	dir := t.TempDir()
+	k := signaturetest.NewKey(t, dir, "dave")
+	a, err := signature.ParseAllowedSigners("test", []byte(`dave valid-after="20300101",valid-before="20310101Z" `+k.Public+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("x")
+	sig := signaturetest.Sign(t, k, signature.NamespacePlan, msg)
+	for _, c := range []struct {
+		at time.Time
+		ok bool
+	}{{time.Date(2029, 12, 1, 0, 0, 0, 0, time.UTC), false}, {time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC), true}, {time.Date(2031, 1, 2, 0, 0, 0, 0, time.UTC), false}} {
+		_, err := signature.Verify(msg, sig, signature.NamespacePlan, a, c.at)
+		if (err == nil) != c.ok {
+			t.Errorf("at %s: %v, want ok=%v", c.at, err, c.ok)
+		}
+	}
+}
+
+func TestSignIsVerifiedBySSHKeygen(t *testing.T) {
+	dir := t.TempDir()
+	k := signaturetest.NewKey(t, dir, "erin")
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), k.AllowedLine("erin"))
+	key, err := signature.LoadKey(context.Background(), k.Path, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Close()
+	msg := []byte("payout-pack v1\n")
+	sig, err := signature.Sign(context.Background(), strings.NewReader(string(msg)), signature.NamespacePack, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := signaturetest.Verify(t, allowed, "erin", signature.NamespacePack, sig, msg); err != nil {
+		t.Fatalf("ssh-keygen -Y verify: %v: %s", err, out)
+	}
+	if out, err := signaturetest.Verify(t, allowed, "erin", signature.NamespacePack, sig, []byte("other")); err == nil {
+		t.Fatalf("ssh-keygen -Y verify accepted another message: %s", out)
+	}
+	t.Setenv(signature.EnvSigningKey, k.Path)
+	env, err := signature.SigningKeyFromEnv(context.Background(), os.Getenv)
+	if err != nil || env.Fingerprint() != key.Fingerprint() {
+		t.Fatalf("from $%s: %v", signature.EnvSigningKey, err)
+	}
+}
+
+func TestEncryptedKeyNeedsAgent(t *testing.T) {
+	dir := t.TempDir()
+	signaturetest.RequireSSHKeygen(t)
+	k := signaturetest.NewKey(t, dir, "frank")
+	if out, err := runCmd("ssh-keygen", "-q", "-p", "-N", "secret words", "-f", k.Path); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	_, err := signature.LoadKey(context.Background(), k.Path, func(string) string { return "" })
+	if !errors.Is(err, signature.ErrNoKey) || !strings.Contains(err.Error(), "SSH_AUTH_SOCK") {
+		t.Fatalf("encrypted key without an agent: %v", err)
+	}
+}
+
+func TestUnsafeAllowedSignersRefused(t *testing.T) {
+	dir := t.TempDir()
+	k := signaturetest.NewKey(t, dir, "gina")
+	path := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), k.AllowedLine("gina"))
+	for _, mode := range []os.FileMode{0o664, 0o646} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := signature.LoadAllowedSigners(path); !errors.Is(err, signature.ErrUnsafeFile) || !strings.Contains(err.Error(), "chmod go-w") {
+			t.Errorf("mode %04o: %v, want ErrUnsafeFile", mode, err)
+		}
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signature.LoadAllowedSigners(path); err != nil {
+		t.Fatalf("mode 0600: %v", err)
+	}
+	if _, err := signature.LoadAllowedSigners(dir); !errors.Is(err, signature.ErrUnsafeFile) {
+		t.Errorf("a directory: %v, want ErrUnsafeFile", err)
+	}
+	if os.Getuid() == 0 {
+		if err := os.Chown(path, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := signature.LoadAllowedSigners(path); !errors.Is(err, signature.ErrUnsafeFile) || !strings.Contains(err.Error(), "uid 4242") {
+			t.Errorf("owned by another account: %v, want ErrUnsafeFile", err)
+		}
+	}
+}
+
+func TestParseAllowedSignersErrors(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"no key", "alice\n", "nothing else"},
+		{"bad option", "alice frobnicate ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIcHq7uYWhTVTTWvrUzq8xU3y6g5bqOt2nT6qSUo3CJN\n", "unknown option"},
+		{"bad time", `alice valid-after="2030" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIcHq7uYWhTVTTWvrUzq8xU3y6g5bqOt2nT6qSUo3CJN` + "\n", "YYYYMMDD"},
+		{"bad key", "alice ssh-ed25519 !!!\n", "want principals"},
+	} {
+		_, err := signature.ParseAllowedSigners("f", []byte(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%s: %v, want %q at line 1", c.name, err, c.want)
+		}
+	}
+}
