@@ -38,6 +38,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 			if err != nil {
 				return err
 			}
+			sv.sheet = sc.sheet
 			var found bool
 			if again, found = scan.withDuplicates(sc.found); found && scan.dups == nil {
 				return errDuplicatesFound
@@ -63,8 +64,9 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		}
 		res.EndedAt = r.cfg.Now()
 		res.Reports = paths.List()
-		// A dry run shows the plan an approval binds (and never needs one itself).
-		_, err = r.checkApproval(ctx, &res, sv.plan(res.SHA256, scan.vopts.Providers))
+		// A dry run shows the plan a signature binds, and what the run would miss of the signatures
+		// the policy asks for.
+		_, err = r.checkApproval(ctx, &res, sv.plan(res.SHA256))
 		return res, err
 	}
 }

@@ -78,7 +78,8 @@ type Config struct {
 	// and amount under other references.
 	Repeats RepeatPolicy
 
-	// Approval says when a file needs a second person's approval before it is paid.
+	// Approval says who may sign a plan and how long a signature may hold; how many signatures a
+	// file needs is the ledger's policy, never the configuration's.
 	Approval ApprovalPolicy
 
 	Read     read.Options
@@ -195,9 +196,9 @@ type Result struct {
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
 	Problems []Problem `json:"problems,omitempty"`
-	// Plan is what the file would pay, as an approval binds it; AwaitingApproval says why a run
-	// paid nothing for want of one (exit 5); ApprovedBy and ApprovedAt name the approval it went
-	// ahead on.
+	// Plan is what the file would pay, as a signature binds it; AwaitingApproval says why a run
+	// paid nothing for want of signatures (exit 5); ApprovedBy names the principals whose
+	// signatures it went ahead on, as the chain recorded them, at ApprovedAt.
 	Plan             *Plan     `json:"plan,omitempty"`
 	AwaitingApproval string    `json:"awaiting_approval,omitempty"`
 	ApprovedBy       string    `json:"approved_by,omitempty"`
@@ -263,7 +264,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	for _, w := range res.Warnings {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
 	}
-	if stop, err := r.checkApproval(ctx, &res, sv.plan(sum, providers)); stop || err != nil {
+	if stop, err := r.checkApproval(ctx, &res, sv.plan(sum)); stop || err != nil {
 		return res, err
 	}
 	return r.pay(ctx, log, res, sv)

@@ -23,6 +23,9 @@ type fileRow struct {
 	raw     read.Row
 	payment read.Payment
 	errs    []*read.RowError
+	// planned says that the file alone makes the row payable (valid, and its reference once in
+	// the file), whatever the ledger then says of it: the row is in the file's plan statement.
+	planned bool
 }
 
 func (r *fileRow) valid() bool { return len(r.errs) == 0 }
@@ -145,6 +148,8 @@ func (s *fileScan) readChunk(rd read.Reader, v *read.Validator, rows []fileRow) 
 			return readChunk{rows: rows, err: err}
 		}
 		payment, errs := v.Check(raw)
+		_, dup := s.dups[raw.Line]
+		planned := len(errs) == 0 && !dup
 		if dup, ok := s.dups[raw.Line]; ok {
 			// A duplicate's error goes first, where the reference's own would.
 			d := *dup
@@ -156,7 +161,7 @@ func (s *fileScan) readChunk(rd read.Reader, v *read.Validator, rows []fileRow) 
 			d.Err = fmt.Errorf("%w; %s", rep.Err, s.rules.hint(payment.Ref))
 			errs = append(errs, &d)
 		}
-		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs})
+		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs, planned: planned})
 	}
 	return readChunk{rows: rows}
 }

@@ -26,6 +26,8 @@ type survey struct {
 	validTotal, freshTotal read.Total
 	// rejectedTotal is what the rejected rows whose amount reads as one add up to.
 	rejectedTotal read.Total
+	// text is the plan statement's rows, as the file alone makes them payable or not.
+	text planText
 }
 
 func newSurvey(scan fileScan) *survey {
@@ -69,6 +71,7 @@ func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, err
 
 func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	sv.rows++
+	sv.text.add(row)
 	if !row.valid() {
 		sv.rejected++
 		if amount, err := read.ParseAmount(row.raw.Amount); err == nil {

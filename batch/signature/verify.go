@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -71,12 +72,12 @@ func Verify(message, armored []byte, namespace string, a *AllowedSigners, now ti
 	if err != nil {
 		return Identity{}, err
 	}
-	return a.Verify(message, sig, namespace, now)
+	return a.Verify(bytes.NewReader(message), sig, namespace, now)
 }
 
 // Verify checks that sig signs message in namespace with a key that a trusts now: ErrUnknownKey
 // or ErrBadSignature otherwise.
-func (a *AllowedSigners) Verify(message []byte, sig Signature, namespace string, now time.Time) (Identity, error) {
+func (a *AllowedSigners) Verify(message io.Reader, sig Signature, namespace string, now time.Time) (Identity, error) {
 	id, err := a.identify(sig.sig.PublicKey, namespace, now)
 	if err != nil {
 		return Identity{}, err
@@ -84,10 +85,16 @@ func (a *AllowedSigners) Verify(message []byte, sig Signature, namespace string,
 	if sig.sig.Namespace != namespace {
 		return Identity{}, fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
 	}
-	if err := sshsig.Verify(bytes.NewReader(message), sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
+	if err := sshsig.Verify(message, sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return id, nil
+}
+
+// Identify says whose sig is by a alone, before it is checked against any message:
+// ErrUnknownKey when a does not trust its key for namespace at now.
+func (a *AllowedSigners) Identify(sig Signature, namespace string, now time.Time) (Identity, error) {
+	return a.identify(sig.sig.PublicKey, namespace, now)
 }
 
 // identify finds the principals that a trusts key for in namespace at now.
