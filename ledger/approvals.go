@@ -12,7 +12,7 @@ import (
 // evidence of their runs; it takes no more rows (approvals are signatures now), and no run pays on
 // the strength of a row in it.
 const (
-	ApprovalRequested = "requested" // a run refused to pay the file without a second person
+	ApprovalRequested = "requested" // a run refused to pay the file without an approval
 	ApprovalApproved  = "approved"
 	ApprovalRejected  = "rejected"
 )
@@ -32,7 +32,7 @@ type Approval struct {
 	Decision        string // ApprovalRequested, ApprovalApproved or ApprovalRejected
 	Reason          string
 	Actor           string // user@host of the account that ran the command
-	Maker           string // the account that owns the file
+	Maker           string // the account that owned the file
 	RunID           string // the refused run, for a request
 	At              time.Time
 }

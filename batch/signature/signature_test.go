@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +152,73 @@ func TestParseAllowedSignersErrors(t *testing.T) {
 		_, err := signature.ParseAllowedSigners("f", []byte(c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("%s: %v, want %q at line 1", c.name, err, c.want)
+		}
+	}
+}
+
+// TestAgentSigns: a passphrase-protected key signs through the ssh agent that holds it, named by
+// its private or its public key file.
+func TestAgentSigns(t *testing.T) {
+	signaturetest.RequireSSHKeygen(t)
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		t.Skip("ssh-agent is not installed (apt-get install openssh-client)")
+	}
+	dir := t.TempDir()
+	k := signaturetest.NewKey(t, dir, "hana")
+	if out, err := runCmd("ssh-keygen", "-q", "-p", "-N", "secret words", "-f", k.Path); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	sock := filepath.Join(dir, "agent.sock")
+	// ssh-agent forks once its socket listens, and prints the pid of the agent.
+	out, err := exec.Command("ssh-agent", "-s", "-a", sock).Output()
+	if err != nil {
+		t.Fatalf("ssh-agent: %v", err)
+	}
+	_, pidText, _ := strings.Cut(string(out), "SSH_AGENT_PID=")
+	pid, err := strconv.Atoi(pidText[:strings.IndexByte(pidText, ';')])
+	if err != nil {
+		t.Fatalf("ssh-agent's pid in %q: %v", out, err)
+	}
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	})
+	getenv := func(name string) string {
+		if name == "SSH_AUTH_SOCK" {
+			return sock
+		}
+		return ""
+	}
+	// An encrypted key cannot be added without its passphrase on a terminal: add the public
+	// half's private twin unencrypted from a copy instead.
+	plain := filepath.Join(dir, "hana-plain")
+	data, _ := os.ReadFile(k.Path)
+	if err := os.WriteFile(plain, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCmd("ssh-keygen", "-q", "-p", "-P", "secret words", "-N", "", "-f", plain); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	addCmd := exec.Command("ssh-add", plain)
+	addCmd.Env = []string{"SSH_AUTH_SOCK=" + sock}
+	if out, err := addCmd.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v: %s", err, out)
+	}
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), k.AllowedLine("hana"))
+	for _, path := range []string{k.Path, k.Path + ".pub"} {
+		key, err := signature.LoadKey(context.Background(), path, getenv)
+		if err != nil {
+			t.Fatalf("%s through the agent: %v", path, err)
+		}
+		msg := []byte("payout-plan v1\n")
+		sig, err := signature.Sign(context.Background(), strings.NewReader(string(msg)), signature.NamespacePlan, key)
+		key.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := signaturetest.Verify(t, allowed, "hana", signature.NamespacePlan, sig, msg); err != nil {
+			t.Fatalf("ssh-keygen -Y verify of the agent's signature: %v: %s", err, out)
 		}
 	}
 }

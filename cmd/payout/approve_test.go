@@ -122,6 +122,41 @@ func TestCommandApprovalsAreSignatures(t *testing.T) {
 		t.Fatalf("ssh-keygen -Y verify of payout approve's signature: %v: %s", err, out)
 	}
 
+	// A symlink pointed at another file after its target's plan was signed pays nothing: the
+	// signatures bind the rows the run reads, wherever the path leads.
+	link := filepath.Join(u.dir, "link.csv")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	u.signPlan(t, k.alice, "link.csv", link+".alice.sig")
+	u.signPlan(t, k.bob, "link.csv", link+".bob.sig")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "does not sign this file's plan", "run", "link.csv")
+
+	// Signing writes nothing to the ledger: the signers need no access to it.
+	ledgerPath := filepath.Join(u.dir, "payout-ledger.db")
+	before := countEvents(t, ledgerPath)
+	if _, errOut, code := u.run("approve", "--key", k.bob.Path, "changed.csv"); code != 0 {
+		t.Fatalf("approve changed.csv: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := u.run("reject", "--key", k.bob.Path, "--reason", "test", "changed.csv"); code != 0 {
+		t.Fatalf("reject changed.csv: exit %d: %s", code, errOut)
+	}
+	if after := countEvents(t, ledgerPath); after != before {
+		t.Errorf("approve and reject wrote %d events to the ledger", after-before)
+	}
+	expectExit5(t, u, "REJECTED by bob,mallory: test", "run", "changed.csv")
+	for _, suffix := range []string{".bob_mallory.sig", ".bob_mallory.reject", ".bob_mallory.reject.sig"} {
+		if err := os.Remove(other + suffix); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// A row put into the old approvals table by hand is refused, and with its trigger dropped,
 	// still pays nothing.
 	handInsertApproval(t, filepath.Join(u.dir, "payout-ledger.db"))
@@ -139,6 +174,33 @@ func TestCommandApprovalsAreSignatures(t *testing.T) {
 	if out, errOut, code := u.run("audit", "verify"); code != 0 {
 		t.Fatalf("audit verify: exit %d\n%s%s", code, out, errOut)
 	}
+	// The report written again from the ledger names the signers the chain recorded.
+	reports := filepath.Join(u.dir, "again")
+	if out, errOut, code := u.run("report", "--report-dir", reports, res["run_id"].(string)); code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", code, out, errOut)
+	}
+	html, _ := filepath.Glob(filepath.Join(reports, "*.report.html"))
+	if len(html) != 1 {
+		t.Fatalf("report HTML: %v", html)
+	}
+	if page, _ := os.ReadFile(html[0]); !strings.Contains(string(page), "alice") || !strings.Contains(string(page), "bob,mallory") {
+		t.Errorf("the report written again does not name the signers")
+	}
+}
+
+// countEvents counts the events of the ledger at path.
+func countEvents(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // handInsertApproval tries what an insider with write access to the ledger would.
