@@ -80,8 +80,9 @@ func (t *planText) add(row *fileRow) {
 		p.Amount.StringFixed(2), strconv.Quote(p.Recipient))
 }
 
-// plan is the surveyed file's plan.
-func (sv *survey) plan(sha string) Plan {
+// plan is the surveyed file's plan, with the SHA-256 of the bytes the survey read.
+func (sv *survey) plan() Plan {
+	sha := sv.sum
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
 		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
@@ -138,5 +139,8 @@ func (r *Runner) PlanOf(ctx context.Context, path string) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	return sv.plan(sum), nil
+	if sv.sum != sum {
+		return Plan{}, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, sum, sv.sum)
+	}
+	return sv.plan(), nil
 }

@@ -264,7 +264,12 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	for _, w := range res.Warnings {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
 	}
-	if stop, err := r.checkApproval(ctx, &res, sv.plan(sum)); stop || err != nil {
+	// The plan, and so the approval, is of the bytes the survey read, through its own open file:
+	// a path that names other bytes by then (a swapped symlink) stops the run here.
+	if sv.sum != sum {
+		return res, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, sum, sv.sum)
+	}
+	if stop, err := r.checkApproval(ctx, &res, sv.plan()); stop || err != nil {
 		return res, err
 	}
 	return r.pay(ctx, log, res, sv)

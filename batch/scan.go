@@ -37,6 +37,8 @@ type fileScan struct {
 	ropts read.Options
 	vopts read.ValidateOptions
 	db    *ledger.DB // nil: rows are not checked against a ledger
+	// hash says that the pass also sums the bytes it reads its rows from (scanned.sum).
+	hash bool
 	// sends says that the pass hands the chunk's payouts on to be sent or looked up, so it reads
 	// them whole; the other passes read only what checking a row needs (ledger.LookupDetails).
 	sends bool
@@ -56,6 +58,8 @@ type fileScan struct {
 
 // scanned is what a pass learned of the whole file.
 type scanned struct {
+	// sum is the SHA-256 of the file the pass read, through the same open file (fileScan.hash).
+	sum    string
 	found  read.Findings
 	sheet  string
 	header []string // the file's column names, in file order
@@ -65,7 +69,14 @@ type scanned struct {
 // the chunk's valid references. A valid row whose reference the ledger holds with other details
 // is rejected here (ErrLedgerConflict). fn may keep nothing of rows past its return.
 func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing map[string]ledger.Payout) error) (scanned, error) {
-	rd, err := read.OpenFile(s.path, s.ropts)
+	var rd read.Reader
+	var sum string
+	var err error
+	if s.hash {
+		rd, sum, err = read.OpenFileHashed(s.path, s.ropts)
+	} else {
+		rd, err = read.OpenFile(s.path, s.ropts)
+	}
 	if err != nil {
 		return scanned{}, err
 	}
@@ -99,7 +110,7 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 			break
 		}
 	}
-	return scanned{found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
+	return scanned{sum: sum, found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
 }
 
 // readChunk is up to a chunk of rows as read and validated; err is io.EOF with the last rows of

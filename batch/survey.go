@@ -12,6 +12,7 @@ import (
 // paid, and what paying it would do. It holds no rows.
 type survey struct {
 	scan     fileScan
+	sum      string // the SHA-256 of the bytes the survey read its rows from
 	sheet    string
 	header   []string
 	rows     int
@@ -54,6 +55,7 @@ func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
 }
 
 func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, error) {
+	scan.hash = true
 	sv := newSurvey(scan)
 	sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
 		sv.digests = append(sv.digests, scan.digest(rows))
@@ -65,7 +67,7 @@ func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, err
 	if err != nil {
 		return nil, read.Findings{}, err
 	}
-	sv.sheet, sv.header = sc.sheet, sc.header
+	sv.sum, sv.sheet, sv.header = sc.sum, sc.sheet, sc.header
 	return sv, sc.found, nil
 }
 
