@@ -328,8 +328,19 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 	if err != nil || !strings.Contains(string(note), "payout approve "+waiting) || !strings.Contains(string(note), "needs 1 distinct signers; have 0") {
 		t.Fatalf("note beside the waiting file (%v):\n%s", err, note)
 	}
+	if _, errOut, code := u.run("watch", "--once", "--settle", "0", "--require-approval=false", dir); code != 2 || !strings.Contains(errOut, "approval policy is in the ledger") {
+		t.Fatalf("watch --require-approval=false: exit %d, want 2: %s", code, errOut)
+	}
 	if out, errOut, code := u.run("approve", "--key", k.alice.Path, waiting); code != 0 {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	// An allowed_signers file that others could write is refused: nothing is paid.
+	if err := os.Chmod(k.allowed, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "chmod go-w", "watch", "--once", "--settle", "0", dir)
+	if err := os.Chmod(k.allowed, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if out, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 0 {
 		t.Fatalf("watch after the signature: exit %d\n%s%s", code, out, errOut)
@@ -339,5 +350,22 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 	}
 	if n := sb.Stats().Creates; n != 50 {
 		t.Errorf("service created %d payouts, want 50", n)
+	}
+
+	// A signed refusal moves a waiting file to failed.
+	december := filepath.Join(dir, "awaiting-approval", "december.csv")
+	if err := os.WriteFile(filepath.Join(dir, "inbox", "december.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\n"+
+		"DEC-1,Tan Wei Ming,Maybank,0123456789,10.00\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	if out, errOut, code := u.run("reject", "--key", k.bob.Path, "--reason", "duplicate of November", december); code != 0 {
+		t.Fatalf("reject: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 3 {
+		t.Fatalf("watch after the refusal: exit %d, want 3: %s", code, errOut)
+	}
+	if why, err := os.ReadFile(filepath.Join(dir, "failed", "december.csv.why.txt")); err != nil || !strings.Contains(string(why), "duplicate of November") {
+		t.Errorf("failed note (%v):\n%s", err, why)
 	}
 }
