@@ -281,6 +281,15 @@ func overlaps(a, b map[string]bool) bool {
 	return false
 }
 
+// signaturesNeeded reports whether the ledger's policy asks for signatures.
+func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
+	if r.cfg.Ledger == nil {
+		return false, nil
+	}
+	pol, err := r.cfg.Ledger.ApprovalPolicy(ctx)
+	return pol.Approvals > 0, err
+}
+
 // checkApproval gives res the file's plan and, when the ledger's policy asks for signatures that
 // the file lacks, makes res a run that paid nothing (exit 5), recording it unless it is a dry run;
 // it then reports true. A file that would add no payout, or whose rejected rows stop it anyway,

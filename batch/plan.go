@@ -59,8 +59,9 @@ type Plan struct {
 	body       []byte
 }
 
-// planText collects a plan's row lines as the survey meets the rows.
+// planText collects a plan's row lines as the survey meets the rows, when it keeps them.
 type planText struct {
+	keep     bool
 	rows     bytes.Buffer
 	payable  int
 	rejected int
@@ -70,22 +71,31 @@ type planText struct {
 func (t *planText) add(row *fileRow) {
 	if !row.planned {
 		t.rejected++
-		fmt.Fprintf(&t.rows, "rejected\t%d\n", row.raw.Line)
+		if t.keep {
+			fmt.Fprintf(&t.rows, "rejected\t%d\n", row.raw.Line)
+		}
 		return
 	}
 	p := row.payment
 	t.payable++
 	t.total.Add(p.Amount)
+	if !t.keep {
+		return
+	}
 	fmt.Fprintf(&t.rows, "row\t%d\t%s\t%d\t%s\t%s\t%s\n", p.Line, strconv.Quote(p.Ref), p.ProviderID, p.Account,
 		p.Amount.StringFixed(2), strconv.Quote(p.Recipient))
 }
 
-// plan is the surveyed file's plan, with the SHA-256 of the bytes the survey read.
+// plan is the surveyed file's plan, with the SHA-256 of the bytes the survey read. Without the
+// text kept (no signature to check), it has no statement and no digest.
 func (sv *survey) plan() Plan {
 	sha := sv.sum
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
 		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
+	if !t.keep {
+		return pl
+	}
 	sheet := sv.sheet
 	if sheet == "" {
 		sheet = "-"
@@ -134,7 +144,7 @@ func (r *Runner) PlanOf(ctx context.Context, path string) (Plan, error) {
 	vopts := r.cfg.Validate
 	vopts.Providers = providers
 	scan := fileScan{path: path, ropts: r.cfg.Read, vopts: vopts, db: r.cfg.Ledger, chunk: r.cfg.ChunkRows, seed: maphash.MakeSeed(),
-		rules: r.cfg.Repeats, now: r.cfg.Now}
+		rules: r.cfg.Repeats, now: r.cfg.Now, planText: true}
 	sv, err := surveyFile(ctx, scan)
 	if err != nil {
 		return Plan{}, err

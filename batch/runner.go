@@ -249,6 +249,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	vopts.Providers = providers
 	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed(),
 		rules: cfg.Repeats, now: cfg.Now}
+	if scan.planText, err = r.signaturesNeeded(ctx); err != nil {
+		return res, err
+	}
 	if cfg.DryRun {
 		return r.dryRun(ctx, log, res, scan)
 	}

@@ -37,6 +37,9 @@ type fileScan struct {
 	ropts read.Options
 	vopts read.ValidateOptions
 	db    *ledger.DB // nil: rows are not checked against a ledger
+	// planText says that the survey keeps the plan statement's text (the ledger's policy asks
+	// for signatures, or the plan is asked for): one line a row, held until the run checks them.
+	planText bool
 	// hash says that the pass also sums the bytes it reads its rows from (scanned.sum).
 	hash bool
 	// sends says that the pass hands the chunk's payouts on to be sent or looked up, so it reads

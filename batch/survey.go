@@ -32,7 +32,7 @@ type survey struct {
 }
 
 func newSurvey(scan fileScan) *survey {
-	return &survey{scan: scan}
+	return &survey{scan: scan, text: planText{keep: scan.planText}}
 }
 
 // surveyFile reads the whole file once, or twice when it has duplicate references (the second
