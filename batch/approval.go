@@ -196,7 +196,10 @@ func (r *Runner) Judge(path string, plan Plan, need int) Verdict {
 			a.File, a.SHA256 = name, f.SHA256
 			v.Accepted = append(v.Accepted, a)
 		case signature.NamespaceReject:
-			if who := checkRefusal(allowed, sig, f.Path, plan, now); who != "" {
+			who, err := checkRefusal(allowed, sig, f.Path, plan, now)
+			if err != nil {
+				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
+			} else if who != "" {
 				v.Rejected = who
 			}
 		default:

@@ -33,22 +33,23 @@ func RefusalStatement(plan Plan, reason string) []byte {
 }
 
 // checkRefusal names who refused plan and why ("bob: wrong month") when sig, beside the input
-// at sigPath, is a valid signature of a refusal statement of plan or of its file; "" otherwise.
-func checkRefusal(allowed *signature.AllowedSigners, sig signature.Signature, sigPath string, plan Plan, now time.Time) string {
+// at sigPath, is a valid signature of a refusal statement of plan or of its file; "" otherwise,
+// with why it does not count when it is not a valid refusal at all.
+func checkRefusal(allowed *signature.AllowedSigners, sig signature.Signature, sigPath string, plan Plan, now time.Time) (string, error) {
 	text, err := readSmall(strings.TrimSuffix(sigPath, SigSuffix))
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("a refusal without its statement: %w", err)
 	}
 	id, err := allowed.Verify(bytes.NewReader(text), sig, signature.NamespaceReject, now)
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("a refusal that does not hold: %w", err)
 	}
 	fields := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	for first := true; sc.Scan(); first = false {
 		if first {
 			if sc.Text() != RefusalVersion {
-				return ""
+				return "", fmt.Errorf("a refusal statement must start with %q", RefusalVersion)
 			}
 			continue
 		}
@@ -56,11 +57,11 @@ func checkRefusal(allowed *signature.AllowedSigners, sig signature.Signature, si
 		fields[k] = v
 	}
 	if fields["plan-sha256"] != plan.Digest && fields["file-sha256"] != plan.FileSHA256 {
-		return ""
+		return "", nil // a refusal of another version of the file
 	}
 	reason, err := strconv.Unquote(fields["reason"])
 	if err != nil {
 		reason = fields["reason"]
 	}
-	return id.Principal() + ": " + reason
+	return id.Principal() + ": " + reason, nil
 }
