@@ -27,6 +27,11 @@
 // chain, replays each payout's events against its row and runs PRAGMA quick_check. Events of a
 // ledger made before the chain are sealed into it when the migration adds it.
 //
+// Events about the ledger itself have an empty reference and a kind for a state: the approval
+// policy (EventPolicy; the latest one is the policy in force) and each signature a run was
+// approved on (EventApproved), appended before the run records anything else. They are in the
+// same chain, so a policy or an approval edited, inserted or deleted by hand breaks it.
+//
 // A payout's states:
 //
 //	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED
