@@ -74,7 +74,8 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 	if err := checkInput(path); err != nil {
 		return nil, batch.Plan{}, pf, "", usageError("%s: %v", name, err)
 	}
-	o.dryRun = true
+	// A plan is read, never paid or reported: no report folder, and an existing ledger only read.
+	o.dryRun, o.reportDir = true, ""
 	s, err := newSession(ctx, e, &o, modeDryRun)
 	if err != nil {
 		return nil, batch.Plan{}, pf, "", err

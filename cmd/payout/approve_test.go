@@ -150,6 +150,14 @@ func TestCommandApprovalsAreSignatures(t *testing.T) {
 	if after := countEvents(t, ledgerPath); after != before {
 		t.Errorf("approve and reject wrote %d events to the ledger", after-before)
 	}
+	if _, err := os.Stat(filepath.Join(u.dir, "reports")); err == nil {
+		entries, _ := os.ReadDir(filepath.Join(u.dir, "reports"))
+		for _, e := range entries {
+			if strings.Contains(e.Name(), "changed") {
+				t.Errorf("approve or reject wrote a report: %s", e.Name())
+			}
+		}
+	}
 	expectExit5(t, u, "REJECTED by bob,mallory: test", "run", "changed.csv")
 	for _, suffix := range []string{".bob_mallory.sig", ".bob_mallory.reject", ".bob_mallory.reject.sig"} {
 		if err := os.Remove(other + suffix); err != nil {
