@@ -225,3 +225,40 @@ func TestAgentSigns(t *testing.T) {
 		}
 	}
 }
+
+// TestCertificateAuthority: with cert-authority, a key signs for the principals of its
+// certificate that the authority signed and the line's patterns allow.
+func TestCertificateAuthority(t *testing.T) {
+	dir := t.TempDir()
+	ca := signaturetest.NewKey(t, dir, "ca")
+	user := signaturetest.NewKey(t, dir, "ivan")
+	if out, err := runCmd("ssh-keygen", "-q", "-s", ca.Path, "-I", "ivan-laptop", "-n", "ivan@example.com", "-V", "-1d:+1d", user.Path+".pub"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), `*@example.com cert-authority `+ca.Public)
+	a, err := signature.LoadAllowedSigners(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("payout-plan v1\n")
+	// ssh-keygen signs with the certificate when named by it (ivan-cert.pub).
+	sig := signaturetest.Sign(t, signaturetest.Key{Path: user.Path + "-cert.pub"}, signature.NamespacePlan, msg)
+	id, err := signature.Verify(msg, sig, signature.NamespacePlan, a, time.Now())
+	if err != nil || id.Principal() != "ivan@example.com" {
+		t.Fatalf("certificate signature: %+v, %v", id, err)
+	}
+	if out, err := signaturetest.Verify(t, allowed, "ivan@example.com", signature.NamespacePlan, sig, msg); err != nil {
+		t.Fatalf("ssh-keygen -Y verify agrees: %v: %s", err, out)
+	}
+	if _, err := signature.Verify(msg, sig, signature.NamespacePlan, a, time.Now().Add(72*time.Hour)); !errors.Is(err, signature.ErrUnknownKey) {
+		t.Errorf("after the certificate expired: %v, want ErrUnknownKey", err)
+	}
+	other := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "other_signers"), `*@example.org cert-authority `+ca.Public)
+	b, err := signature.LoadAllowedSigners(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signature.Verify(msg, sig, signature.NamespacePlan, b, time.Now()); !errors.Is(err, signature.ErrUnknownKey) {
+		t.Errorf("a principal the line does not allow: %v, want ErrUnknownKey", err)
+	}
+}
