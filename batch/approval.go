@@ -211,7 +211,8 @@ func (r *Runner) Judge(path string, plan Plan, need int) Verdict {
 }
 
 // verifyPlanSig tries the plan's statement with each valid-until a run accepts today (from today
-// to today plus validity), and those a few days before, to tell an expired signature.
+// plus validity, the default of `payout plan`, down to today), then those as many days before, to
+// tell an expired signature.
 func verifyPlanSig(allowed *signature.AllowedSigners, sig signature.Signature, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
 	who, err := allowed.Identify(sig, signature.NamespacePlan, now)
 	if err != nil {
@@ -219,7 +220,7 @@ func verifyPlanSig(allowed *signature.AllowedSigners, sig signature.Signature, p
 	}
 	today := now.UTC().Truncate(24 * time.Hour)
 	days := int(validity / (24 * time.Hour))
-	for d := -days; d <= days; d++ {
+	for d := days; d >= -days; d-- {
 		day := today.AddDate(0, 0, d)
 		id, err := allowed.Verify(plan.Statement(day), sig, signature.NamespacePlan, now)
 		if errors.Is(err, signature.ErrUnknownKey) {
