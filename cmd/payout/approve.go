@@ -26,6 +26,10 @@ const envRequireApproval = "PAYOUT_REQUIRE_APPROVAL"
 // errPolicyInLedger is what a removed approval flag or variable says.
 var errPolicyInLedger = errors.New("the approval policy is in the ledger now, not in a flag or variable of run or watch: see `payout policy`, and sign a file's plan with `payout approve FILE`")
 
+// maxPlanShown is the most rows whose statement approve and reject print before signing; a
+// longer plan is read with payout plan.
+const maxPlanShown = 200
+
 // sigMode is the mode of the signature files written beside an input: they hold no account number.
 const sigMode = 0o644
 
@@ -153,6 +157,11 @@ func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
 		return err
 	}
 	printPlan(e.stdout, plan, path)
+	if plan.Rows <= maxPlanShown {
+		if err := plan.WriteStatement(e.stdout, day); err != nil {
+			return err
+		}
+	}
 	key, id, err := signingKey(ctx, e, pf.key, allowed)
 	if err != nil {
 		return err
