@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -25,6 +26,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
 			Started: res.StartedAt, DryRun: true, Zone: r.cfg.Zone}
 		paths, summary, err := report.WriteRunStream(r.cfg.ReportDir, filepath.Base(res.File), meta, func(add func(report.Row) error) error {
+			scan.hash = true
 			sv = newSurvey(scan)
 			sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
 				for i := range rows {
@@ -38,6 +40,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 			if err != nil {
 				return err
 			}
+			sv.sum, sv.sheet = sc.sum, sc.sheet
 			var found bool
 			if again, found = scan.withDuplicates(sc.found); found && scan.dups == nil {
 				return errDuplicatesFound
@@ -54,6 +57,9 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		if err != nil {
 			return res, err
 		}
+		if sv.sum != res.SHA256 {
+			return res, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, res.SHA256, sv.sum)
+		}
 		log.Info("file validated", "rows", sv.rows, "rejected", sv.rejected)
 		res.Problems, res.Warnings = sv.problems, sv.warnings
 		res = tally(res, summary)
@@ -63,8 +69,9 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		}
 		res.EndedAt = r.cfg.Now().UTC()
 		res.Reports = paths.List()
-		// A dry run shows the plan an approval binds (and never needs one itself).
-		_, err = r.checkApproval(ctx, &res, sv.plan(res.SHA256, scan.vopts.Providers))
+		// A dry run shows the plan a signature binds, and what the run would miss of the signatures
+		// the policy asks for.
+		_, err = r.checkApproval(ctx, &res, sv.plan())
 		return res, err
 	}
 }

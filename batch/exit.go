@@ -14,7 +14,7 @@ const (
 	ExitUsage     = 2 // usage or configuration error: nothing was done
 	ExitRejected  = 3 // the input was rejected: nothing of it was submitted
 	ExitAttention = 4 // the run finished, but some rows need attention
-	// ExitAwaitingApproval: nothing was paid, the file awaits a second person's approval.
+	// ExitAwaitingApproval: nothing was paid, the file's plan lacks the signatures the ledger's policy asks for.
 	ExitAwaitingApproval = 5
 )
 

@@ -81,7 +81,8 @@ type Config struct {
 	// and amount under other references.
 	Repeats RepeatPolicy
 
-	// Approval says when a file needs a second person's approval before it is paid.
+	// Approval says who may sign a plan and how long a signature may hold; how many signatures a
+	// file needs is the ledger's policy, never the configuration's.
 	Approval ApprovalPolicy
 
 	Read     read.Options
@@ -200,9 +201,9 @@ type Result struct {
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
 	Problems []Problem `json:"problems,omitempty"`
-	// Plan is what the file would pay, as an approval binds it; AwaitingApproval says why a run
-	// paid nothing for want of one (exit 5); ApprovedBy and ApprovedAt name the approval it went
-	// ahead on.
+	// Plan is what the file would pay, as a signature binds it; AwaitingApproval says why a run
+	// paid nothing for want of signatures (exit 5); ApprovedBy names the principals whose
+	// signatures it went ahead on, as the chain recorded them, at ApprovedAt.
 	Plan             *Plan     `json:"plan,omitempty"`
 	AwaitingApproval string    `json:"awaiting_approval,omitempty"`
 	ApprovedBy       string    `json:"approved_by,omitempty"`
@@ -254,6 +255,9 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	vopts.Providers = providers
 	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed(),
 		rules: cfg.Repeats, now: cfg.Now, zone: cfg.Zone}
+	if scan.planText, err = r.signaturesNeeded(ctx); err != nil {
+		return res, err
+	}
 	if cfg.DryRun {
 		return r.dryRun(ctx, log, res, scan)
 	}
@@ -270,7 +274,12 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	for _, w := range res.Warnings {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
 	}
-	if stop, err := r.checkApproval(ctx, &res, sv.plan(sum, providers)); stop || err != nil {
+	// The plan, and so the approval, is of the bytes the survey read, through its own open file:
+	// a path that names other bytes by then (a swapped symlink) stops the run here.
+	if sv.sum != sum {
+		return res, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, sum, sv.sum)
+	}
+	if stop, err := r.checkApproval(ctx, &res, sv.plan()); stop || err != nil {
 		return res, err
 	}
 	return r.pay(ctx, log, res, sv)

@@ -23,6 +23,9 @@ type fileRow struct {
 	raw     read.Row
 	payment read.Payment
 	errs    []*read.RowError
+	// planned says that the file alone makes the row payable (valid, and its reference once in
+	// the file), whatever the ledger then says of it: the row is in the file's plan statement.
+	planned bool
 }
 
 func (r *fileRow) valid() bool { return len(r.errs) == 0 }
@@ -34,6 +37,11 @@ type fileScan struct {
 	ropts read.Options
 	vopts read.ValidateOptions
 	db    *ledger.DB // nil: rows are not checked against a ledger
+	// planText says that the survey keeps the plan statement's text (the ledger's policy asks
+	// for signatures, or the plan is asked for): one line a row, held until the run checks them.
+	planText bool
+	// hash says that the pass also sums the bytes it reads its rows from (scanned.sum).
+	hash bool
 	// sends says that the pass hands the chunk's payouts on to be sent or looked up, so it reads
 	// them whole; the other passes read only what checking a row needs (ledger.LookupDetails).
 	sends bool
@@ -54,6 +62,8 @@ type fileScan struct {
 
 // scanned is what a pass learned of the whole file.
 type scanned struct {
+	// sum is the SHA-256 of the file the pass read, through the same open file (fileScan.hash).
+	sum    string
 	found  read.Findings
 	sheet  string
 	header []string // the file's column names, in file order
@@ -63,7 +73,14 @@ type scanned struct {
 // the chunk's valid references. A valid row whose reference the ledger holds with other details
 // is rejected here (ErrLedgerConflict). fn may keep nothing of rows past its return.
 func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing map[string]ledger.Payout) error) (scanned, error) {
-	rd, err := read.OpenFile(s.path, s.ropts)
+	var rd read.Reader
+	var sum string
+	var err error
+	if s.hash {
+		rd, sum, err = read.OpenFileHashed(s.path, s.ropts)
+	} else {
+		rd, err = read.OpenFile(s.path, s.ropts)
+	}
 	if err != nil {
 		return scanned{}, err
 	}
@@ -97,7 +114,7 @@ func (s *fileScan) each(ctx context.Context, fn func(rows []fileRow, existing ma
 			break
 		}
 	}
-	return scanned{found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
+	return scanned{sum: sum, found: v.Finish(), sheet: rd.Sheet(), header: read.Header(rd)}, nil
 }
 
 // readChunk is up to a chunk of rows as read and validated; err is io.EOF with the last rows of
@@ -146,6 +163,8 @@ func (s *fileScan) readChunk(rd read.Reader, v *read.Validator, rows []fileRow) 
 			return readChunk{rows: rows, err: err}
 		}
 		payment, errs := v.Check(raw)
+		_, dup := s.dups[raw.Line]
+		planned := len(errs) == 0 && !dup
 		if dup, ok := s.dups[raw.Line]; ok {
 			// A duplicate's error goes first, where the reference's own would.
 			d := *dup
@@ -157,7 +176,7 @@ func (s *fileScan) readChunk(rd read.Reader, v *read.Validator, rows []fileRow) 
 			d.Err = fmt.Errorf("%w; %s", rep.Err, s.rules.hint(payment.Ref))
 			errs = append(errs, &d)
 		}
-		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs})
+		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs, planned: planned})
 	}
 	return readChunk{rows: rows}
 }

@@ -12,6 +12,7 @@ import (
 // paid, and what paying it would do. It holds no rows.
 type survey struct {
 	scan     fileScan
+	sum      string // the SHA-256 of the bytes the survey read its rows from
 	sheet    string
 	header   []string
 	rows     int
@@ -26,10 +27,12 @@ type survey struct {
 	validTotal, freshTotal read.Total
 	// rejectedTotal is what the rejected rows whose amount reads as one add up to.
 	rejectedTotal read.Total
+	// text is the plan statement's rows, as the file alone makes them payable or not.
+	text planText
 }
 
 func newSurvey(scan fileScan) *survey {
-	return &survey{scan: scan}
+	return &survey{scan: scan, text: planText{keep: scan.planText}}
 }
 
 // surveyFile reads the whole file once, or twice when it has duplicate references (the second
@@ -52,6 +55,7 @@ func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
 }
 
 func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, error) {
+	scan.hash = true
 	sv := newSurvey(scan)
 	sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
 		sv.digests = append(sv.digests, scan.digest(rows))
@@ -63,12 +67,13 @@ func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, err
 	if err != nil {
 		return nil, read.Findings{}, err
 	}
-	sv.sheet, sv.header = sc.sheet, sc.header
+	sv.sum, sv.sheet, sv.header = sc.sum, sc.sheet, sc.header
 	return sv, sc.found, nil
 }
 
 func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	sv.rows++
+	sv.text.add(row)
 	if !row.valid() {
 		sv.rejected++
 		if amount, err := read.ParseAmount(row.raw.Amount); err == nil {

@@ -2,17 +2,17 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
 )
 
-// Decisions of the approvals table.
+// Decisions of the approvals table. The table holds what older versions recorded, for the
+// evidence of their runs; it takes no more rows (approvals are signatures now), and no run pays on
+// the strength of a row in it.
 const (
-	ApprovalRequested = "requested" // a run refused to pay the file without a second person
+	ApprovalRequested = "requested" // a run refused to pay the file without an approval
 	ApprovalApproved  = "approved"
 	ApprovalRejected  = "rejected"
 )
@@ -32,25 +32,13 @@ type Approval struct {
 	Decision        string // ApprovalRequested, ApprovalApproved or ApprovalRejected
 	Reason          string
 	Actor           string // user@host of the account that ran the command
-	Maker           string // the account that owns the file
+	Maker           string // the account that owned the file
 	RunID           string // the refused run, for a request
 	At              time.Time
 }
 
 const approvalColumns = `id, file, file_sha256, plan_digest, row_count, total, new_payouts, new_total, providers,
 	providers_digest, decision, reason, actor, maker, run_id, decided_at`
-
-// AddApproval appends a to the approvals table and returns its id. The table is append-only.
-func (db *DB) AddApproval(ctx context.Context, a Approval) (int64, error) {
-	res, err := db.sql.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
-		VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.File, a.FileSHA256, a.PlanDigest, a.Rows, amountText(a.Total), a.NewPayouts, amountText(a.NewTotal),
-		a.Providers, a.ProvidersDigest, a.Decision, a.Reason, a.Actor, a.Maker, a.RunID, fmtTime(a.At))
-	if err != nil {
-		return 0, fmt.Errorf("record approval of %s: %w", a.File, err)
-	}
-	return res.LastInsertId()
-}
 
 // Approvals lists the approvals table's rows for a file's SHA-256, oldest first; every row when
 // sha256 is empty.
@@ -94,26 +82,4 @@ func scanApproval(s scanner) (Approval, error) {
 	}
 	a.At, err = parseTime(at)
 	return a, err
-}
-
-// LinkApproval records that run went ahead on the approval with id approvalID.
-func (db *DB) LinkApproval(ctx context.Context, runID string, approvalID int64) error {
-	if _, err := db.sql.ExecContext(ctx, `INSERT INTO approved_runs (run_id, approval_id) VALUES (?, ?)`, runID, approvalID); err != nil {
-		return fmt.Errorf("run %s: record its approval: %w", runID, err)
-	}
-	return nil
-}
-
-// RunApproval is the approval run went ahead on; false when it needed none.
-func (db *DB) RunApproval(ctx context.Context, runID string) (Approval, bool, error) {
-	row := db.sql.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals
-		WHERE id = (SELECT approval_id FROM approved_runs WHERE run_id = ?)`, runID)
-	a, err := scanApproval(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, false, nil
-	}
-	if err != nil {
-		return Approval{}, false, fmt.Errorf("run %s: read its approval: %w", runID, err)
-	}
-	return a, true, nil
 }

@@ -2,55 +2,55 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
-	"time"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/ledger"
 )
 
-// TestApprovalsAreKeptAsWritten: an approval reads back as written, exact amounts included, a run
-// finds the approval it went ahead on, and the table refuses to be edited or emptied.
-func TestApprovalsAreKeptAsWritten(t *testing.T) {
+// TestApprovalPolicyIsInTheChain: the policy is the latest policy event of the chain, a change
+// decided on a policy that changed meanwhile is refused, the run's approval events read back,
+// and the chain with these events verifies intact.
+func TestApprovalPolicyIsInTheChain(t *testing.T) {
 	ctx := context.Background()
 	db, _ := mustOpen(t)
-	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
-	want := ledger.Approval{File: "payroll.csv", FileSHA256: "ab12", PlanDigest: "cd34", Rows: 3,
-		Total: decimal.RequireFromString("3003.10"), NewPayouts: 2, NewTotal: decimal.RequireFromString("2002.05"),
-		Providers: 25, ProvidersDigest: "ef56", Decision: ledger.ApprovalApproved, Actor: "bob@finance-pc",
-		Maker: "alice@payroll-pc", At: at}
-	id, err := db.AddApproval(ctx, want)
+	pol, err := db.ApprovalPolicy(ctx)
+	if err != nil || pol.Approvals != 0 || pol.Event.ID != 0 {
+		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals and no event", pol, err)
+	}
+	if _, err := db.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Facts: map[string]string{"approvals": "0"}}); !errors.Is(err, ledger.ErrPolicyChanged) {
+		t.Fatalf("a change decided on an old policy: %v, want ErrPolicyChanged", err)
+	}
+	now, err := db.ApprovalPolicy(ctx)
+	if err != nil || now.Approvals != 2 || now.Event.ID == 0 || now.Event.Hash == "" {
+		t.Fatalf("policy %+v %v, want 2 approvals with its event", now, err)
+	}
+	_, err = db.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: "RUN-1", Kind: ledger.EventApproved, Detail: "approved by alice",
+		Facts: map[string]string{"principal": "alice", "fingerprint": "SHA256:x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.ID = id
-	list, err := db.Approvals(ctx, "ab12")
-	if err != nil || len(list) != 1 {
-		t.Fatalf("approvals of ab12: %+v %v", list, err)
+	list, err := db.RunApprovals(ctx, "RUN-1")
+	if err != nil || len(list) != 1 || list[0].Facts["principal"] != "alice" {
+		t.Fatalf("approvals of RUN-1: %+v %v", list, err)
 	}
-	got := list[0]
-	if got.ID != want.ID || got.Actor != want.Actor || got.Maker != want.Maker || !got.At.Equal(at) ||
-		!got.Total.Equal(want.Total) || !got.NewTotal.Equal(want.NewTotal) || got.NewPayouts != 2 || got.Rows != 3 {
-		t.Errorf("read back %+v, want %+v", got, want)
+	rep, err := db.VerifyChain(ctx)
+	if err != nil || len(rep.Findings) != 0 || rep.Events != 2 {
+		t.Fatalf("verify: %+v %v, want intact with 2 events", rep, err)
 	}
-	if other, err := db.Approvals(ctx, "other"); err != nil || len(other) != 0 {
-		t.Errorf("approvals of another file: %+v %v", other, err)
-	}
+}
 
-	if _, ok, err := db.RunApproval(ctx, "RUN-1"); ok || err != nil {
-		t.Errorf("a run with no approval: ok %v, %v", ok, err)
-	}
-	if err := db.LinkApproval(ctx, "RUN-1", id); err != nil {
-		t.Fatal(err)
-	}
-	if a, ok, err := db.RunApproval(ctx, "RUN-1"); !ok || err != nil || a.ID != id {
-		t.Errorf("run's approval %+v %v %v, want id %d", a, ok, err, id)
-	}
-
-	for _, stmt := range []string{`UPDATE approvals SET actor = 'alice@payroll-pc'`, `DELETE FROM approvals`} {
-		if _, err := ledger.SQLOf(db).Exec(stmt); err == nil {
-			t.Errorf("%s was allowed", stmt)
-		}
+// TestApprovalsTableTakesNoRows: a row put into the old approvals table by hand is refused.
+func TestApprovalsTableTakesNoRows(t *testing.T) {
+	db, _ := mustOpen(t)
+	_, err := ledger.SQLOf(db).Exec(`INSERT INTO approvals (file, file_sha256, plan_digest, row_count, total, new_payouts, new_total,
+		providers, providers_digest, decision, reason, actor, maker, run_id, decided_at)
+		VALUES ('f', 'ab', 'cd', 1, '1', 1, '1', 1, 'x', 'approved', '', 'bob', 'alice', '', '2026-11-24T00:00:00Z')`)
+	if err == nil || !strings.Contains(err.Error(), "signatures") {
+		t.Fatalf("insert into approvals: %v, want refused", err)
 	}
 }

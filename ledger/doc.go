@@ -27,6 +27,12 @@
 // chain, replays each payout's events against its row and runs PRAGMA quick_check. Events of a
 // ledger made before the chain are sealed into it when the migration adds it.
 //
+// Events about the ledger itself have an empty reference and a kind for a state: the approval
+// policy (EventPolicy; the latest one is the policy in force) and each signature a run was
+// approved on (EventApproved), appended before the run records anything else. They are in the
+// same chain, so a policy or an approval edited or deleted by hand breaks it; appending is left
+// to the account that owns the file, the service account.
+//
 // A payout's states:
 //
 //	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED

@@ -179,7 +179,8 @@ type payoutRow struct {
 // and the payouts by reference side by side, so it holds one payout's events at a time whatever
 // the size of the ledger.
 func replayPayouts(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
-	evRows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events ORDER BY ref, id`)
+	// Events about the ledger itself (empty ref) are about no payout.
+	evRows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events WHERE ref <> '' ORDER BY ref, id`)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package read
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -112,21 +114,33 @@ var Columns = []string{ColRef, ColRecipient, ColBank, ColServiceID, ColAccount, 
 
 // OpenFile opens a CSV or XLSX file, chosen by its extension, and reads its header.
 func OpenFile(path string, opts Options) (Reader, error) {
+	rd, _, err := openFile(path, opts, false)
+	return rd, err
+}
+
+// OpenFileHashed is OpenFile that also returns the hex SHA-256 of the file it opened, read
+// through the same open file as the rows: the bytes the rows come from, whatever the path names
+// by then.
+func OpenFileHashed(path string, opts Options) (Reader, string, error) {
+	return openFile(path, opts, true)
+}
+
+func openFile(path string, opts Options, hash bool) (Reader, string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".xls" {
-		return nil, &InputError{Path: path, Err: ErrOldExcel}
+		return nil, "", &InputError{Path: path, Err: ErrOldExcel}
 	}
 	if ext != ".csv" && ext != ".xlsx" {
-		return nil, &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
+		return nil, "", &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open input: %w", err)
+		return nil, "", fmt.Errorf("open input: %w", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open input: %w", err)
+		return nil, "", fmt.Errorf("open input: %w", err)
 	}
 	limit := opts.MaxBytes
 	if limit <= 0 {
@@ -137,27 +151,36 @@ func OpenFile(path string, opts Options) (Reader, error) {
 	}
 	if st.Size() > limit {
 		f.Close()
-		return nil, &InputError{Path: path, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrFileTooLarge, st.Size(), limit)}
+		return nil, "", &InputError{Path: path, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrFileTooLarge, st.Size(), limit)}
 	}
 	if err := sniff(f, ext); err != nil {
 		f.Close()
-		return nil, &InputError{Path: path, Err: err}
+		return nil, "", &InputError{Path: path, Err: err}
+	}
+	var sum string
+	if hash {
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size())); err != nil {
+			f.Close()
+			return nil, "", fmt.Errorf("read input: %w", err)
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
 	}
 	if ext == ".xlsx" {
 		rd, err := newXLSXReader(f, st, path, opts)
 		if err != nil {
 			f.Close()
-			return nil, err
+			return nil, "", err
 		}
-		return rd, nil
+		return rd, sum, nil
 	}
 	opts.MaxBytes = limit
 	rd, err := newCSVReader(f, f, path, opts)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return rd, nil
+	return rd, sum, nil
 }
 
 var (

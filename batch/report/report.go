@@ -87,7 +87,7 @@ type Summary struct {
 	// Regenerated is when the report was written again from the ledger (`payout report`); zero
 	// for the report written at the end of the run.
 	Regenerated time.Time
-	// ApprovedBy and ApprovedAt name the second person whose approval the run went ahead on;
+	// ApprovedBy and ApprovedAt name the signers of the file's plan that the run went ahead on;
 	// empty when it needed none.
 	ApprovedBy string
 	ApprovedAt time.Time

@@ -14,43 +14,65 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/atomicfile"
-	"github.com/payout/payout/batch/report"
-	"github.com/payout/payout/ledger"
 )
 
-// AwaitingDir holds the files that a run refused to pay for want of a second person's approval
-// (the runner's approval policy). Each pass pays those approved since, and fails those rejected.
+// AwaitingDir holds the files whose plan lacks the signatures the ledger's approval policy asks
+// for. Signers put their signatures beside the file there (`FILE.<anything>.sig`); each pass runs
+// a waiting file again when its signatures (or the policy) changed since it was last tried, and
+// moves a file refused by a signed refusal to failed. A file's signatures and refusals move
+// with it from folder to folder.
 const AwaitingDir = "awaiting-approval"
 
-// await moves a file whose run paid nothing for want of an approval from processing to
-// awaiting-approval, with a note naming the command that approves it.
+// await moves a file whose run paid nothing for want of signatures from processing to
+// awaiting-approval (or to failed when a signer refused it), with a note saying what is missing.
 func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome) (int, error) {
+	why := out.Result.AwaitingApproval
+	if strings.HasPrefix(why, "REJECTED") {
+		note := fmt.Sprintf("%s was NOT paid: %s\n\nWhat to do:\n  Correct the file as the reason says and drop it into the inbox again, without the\n"+
+			"  refusal files: its new plan is then signed again. Nothing of this file was paid.\n", out.Name, why)
+		out.Exit = batch.ExitRejected
+		return w.fail(log, out, note)
+	}
 	dest, err := w.moveBetween(ProcessingDir, out.Name, AwaitingDir)
 	if err != nil {
 		return batch.ExitAborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
-	if err := w.runner.NoteAwaitingAt(ctx, out.Result.RunID, out.Result.SHA256, dest); err != nil {
-		return batch.ExitAborted, &abortError{file: out.Name, cause: err}
-	}
-	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(w.awaitingNote(dest, out.Result.AwaitingApproval, out.Result.Plan))); err != nil {
+	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(w.awaitingNote(dest, why, out.Result.Plan))); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}
-	log.Warn("file awaits a second person's approval: moved to "+AwaitingDir, "run", out.Result.RunID,
+	if key, err := w.tryKey(ctx, dest); err == nil {
+		w.tried[out.Result.SHA256] = key
+	}
+	log.Warn("file's plan lacks signatures: moved to "+AwaitingDir, "run", out.Result.RunID, "why", why,
 		"approve_with", batch.ApproveCommand(absolute(dest)))
 	return batch.ExitAwaitingApproval, nil
 }
 
-// recheckAwaiting pays the files of awaiting-approval approved since they were put there, moves
-// those rejected to failed, and leaves the others waiting; it returns exit 5 while any waits.
+// tryKey sums up what a waiting file's next try depends on: its signature files and the policy.
+func (w *Watcher) tryKey(ctx context.Context, path string) (string, error) {
+	sigs, err := batch.SignatureFiles(path)
+	if err != nil {
+		return "", err
+	}
+	pol, err := w.db.ApprovalPolicy(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "policy %d %d\n", pol.Approvals, pol.Event.ID)
+	for _, s := range sigs {
+		fmt.Fprintf(&b, "%s %s\n", filepath.Base(s.Path), s.SHA256)
+	}
+	return b.String(), nil
+}
+
+// recheckAwaiting runs again the waiting files whose signatures or policy changed since they
+// were last tried; it returns exit 5 while any waits.
 func (w *Watcher) recheckAwaiting(ctx context.Context) (int, error) {
 	names, err := w.awaitingFiles()
 	if err != nil || len(names) == 0 {
 		return batch.ExitOK, err
-	}
-	if !w.runner.Config().Approval.Required() {
-		w.log.Info("files wait in "+AwaitingDir+" but no approval is required now: move them back to the inbox to pay them", "files", len(names))
-		return batch.ExitOK, nil
 	}
 	worst := batch.ExitOK
 	for _, name := range names {
@@ -66,8 +88,7 @@ func (w *Watcher) recheckAwaiting(ctx context.Context) (int, error) {
 	return worst, nil
 }
 
-// recheck acts on the latest decision on one waiting file. An approval is tried once: a run that
-// finds it void (the provider list changed, say) puts the file back with a note saying why.
+// recheck runs one waiting file again when what its run depends on changed.
 func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 	path := filepath.Join(w.dir(AwaitingDir), name)
 	sum, err := batch.FileSHA256(path)
@@ -77,59 +98,59 @@ func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 	if err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: %s: %w", path, err)
 	}
-	decision, ok, err := w.runner.LatestDecision(ctx, sum)
-	switch {
-	case err != nil:
+	key, err := w.tryKey(ctx, path)
+	if err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: %s: %w", name, err)
-	case !ok || w.tried[sum] == decision.ID:
-		return batch.ExitAwaitingApproval, nil
-	case decision.Decision == ledger.ApprovalRejected:
-		return w.failRejected(name, decision)
-	case w.runner.ApprovalExpired(decision):
-		why := fmt.Sprintf("the approval by %s on %s EXPIRED after %s: it must be approved again", decision.Actor,
-			report.FormatTime(decision.At, w.runner.Config().Zone), w.runner.Config().Approval.ExpiryOrDefault())
-		return batch.ExitAwaitingApproval, rewriteNote(path+WhySuffix, w.awaitingNote(path, why, nil))
 	}
-	w.tried[sum] = decision.ID
+	if w.tried[sum] == key {
+		return batch.ExitAwaitingApproval, nil
+	}
+	w.tried[sum] = key
 	target := w.freeName(name, ProcessingDir, DoneDir, FailedDir)
 	if err := os.Rename(path, filepath.Join(w.dir(ProcessingDir), target)); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: move %s to %s: %w", name, ProcessingDir, err)
 	}
+	if err := w.moveSignatures(AwaitingDir, name, ProcessingDir, target); err != nil {
+		return batch.ExitAborted, err
+	}
 	_ = os.Remove(path + WhySuffix)
-	w.log.Info("approved file: paying it", "file", name, "approved_by", decision.Actor, "at", decision.At)
+	w.log.Info("signatures or policy changed for a waiting file: running it again", "file", name)
 	return w.process(ctx, target)
 }
 
-// failRejected moves a rejected file from awaiting-approval to failed, with the rejection's reason.
-func (w *Watcher) failRejected(name string, decision ledger.Approval) (int, error) {
-	dest, err := w.moveBetween(AwaitingDir, name, FailedDir)
+// moveSignatures moves the signature and refusal files of the file name in folder from, named
+// after it, beside the file now named to in folder dest.
+func (w *Watcher) moveSignatures(from, name, dest, to string) error {
+	entries, err := os.ReadDir(w.dir(from))
 	if err != nil {
-		return batch.ExitAborted, err
+		return fmt.Errorf("watch: read %s: %w", from, err)
 	}
-	_ = os.Remove(filepath.Join(w.dir(AwaitingDir), name) + WhySuffix)
-	note := fmt.Sprintf("%s was NOT paid: %s REJECTED it on %s:\n  %s\n\nWhat to do:\n"+
-		"  Correct the file as the reason says and drop it into the inbox again: it then awaits a second\n"+
-		"  person's approval again. Nothing of this file was paid.\n",
-		filepath.Base(dest), decision.Actor, report.FormatTime(decision.At, w.runner.Config().Zone), decision.Reason)
-	if err := atomicfile.WriteBytes(dest+WhySuffix, noteMode, []byte(note)); err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), name+".")
+		if !ok || !e.Type().IsRegular() || !(strings.HasSuffix(rest, batch.SigSuffix) || strings.HasSuffix(rest, batch.RefusalSuffix)) {
+			continue
+		}
+		if err := os.Rename(filepath.Join(w.dir(from), e.Name()), filepath.Join(w.dir(dest), to+"."+rest)); err != nil {
+			return fmt.Errorf("watch: move %s to %s: %w", e.Name(), dest, err)
+		}
 	}
-	w.log.Warn("rejected file moved to failed: see the note beside it", "file", name, "rejected_by", decision.Actor, "note", dest+WhySuffix)
-	return batch.ExitRejected, nil
+	return nil
 }
 
-// awaitingNote says why a file waits and how a second person has it paid or refused.
+// awaitingNote says why a file waits and how signers have it paid or refused.
 func (w *Watcher) awaitingNote(path, why string, plan *batch.Plan) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s was NOT paid: it awaits a second person's approval.\n  %s\n", filepath.Base(path), why)
+	fmt.Fprintf(&b, "%s was NOT paid: its plan lacks signatures.\n  %s\n", filepath.Base(path), why)
 	if plan != nil {
-		fmt.Fprintf(&b, "\nPlan: %d rows, MYR %s; %d new payouts, MYR %s; SHA-256 %s\n",
-			plan.Rows, plan.Total.StringFixed(2), plan.NewPayouts, plan.NewTotal.StringFixed(2), plan.FileSHA256)
+		fmt.Fprintf(&b, "\nPlan: %d rows (%d payable), MYR %s; %d new payouts, MYR %s; file SHA-256 %s; plan SHA-256 %s\n",
+			plan.Rows, plan.Payable, plan.Total.StringFixed(2), plan.NewPayouts, plan.NewTotal.StringFixed(2), plan.FileSHA256, plan.Digest)
 	}
-	fmt.Fprintf(&b, "\nWhat to do:\n  Someone other than the file's owner checks it and approves it:\n    %s\n"+
-		"  The next pass of payout watch pays it. Or refuses it (it then moves to failed):\n    payout reject %s --reason TEXT\n"+
-		"  An approval holds for %s; any change to the file voids it.\n",
-		batch.ApproveCommand(absolute(path)), absolute(path), w.runner.Config().Approval.ExpiryOrDefault())
+	abs := absolute(path)
+	fmt.Fprintf(&b, "\nWhat to do:\n  Each signer checks the plan and signs it beside the file, with their own key:\n    %s\n"+
+		"  or: payout plan %s | ssh-keygen -Y sign -f KEY -n payout-plan > %s.NAME.sig\n"+
+		"  The next pass of payout watch pays it. Or a signer refuses it (it then moves to failed):\n    payout reject %s --reason TEXT\n"+
+		"  A signature holds until the valid-until date it signed (at most %s ahead); any change to the file voids it.\n",
+		batch.ApproveCommand(abs), abs, abs, abs, w.runner.Config().Approval.ValidityOrDefault())
 	return b.String()
 }
 
@@ -144,7 +165,7 @@ func rewriteNote(path, note string) error {
 	return nil
 }
 
-// awaitingFiles lists the payout files waiting for an approval, by name.
+// awaitingFiles lists the payout files waiting for signatures, by name.
 func (w *Watcher) awaitingFiles() ([]string, error) {
 	entries, err := os.ReadDir(w.dir(AwaitingDir))
 	if err != nil {
@@ -165,7 +186,7 @@ func (w *Watcher) moveBetween(from, name, to string) (string, error) {
 	if err := os.Rename(filepath.Join(w.dir(from), name), dest); err != nil {
 		return "", fmt.Errorf("watch: move %s to %s: %w", name, to, err)
 	}
-	return dest, nil
+	return dest, w.moveSignatures(from, name, to, filepath.Base(dest))
 }
 
 // absolute is path made absolute for a command a person copies, from wherever they are.

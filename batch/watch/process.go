@@ -203,7 +203,7 @@ func (w *Watcher) moveTo(name, sub string) (string, error) {
 	if err := os.Rename(filepath.Join(w.dir(ProcessingDir), name), dest); err != nil {
 		return "", fmt.Errorf("watch: move %s to %s: %w", name, sub, err)
 	}
-	return dest, nil
+	return dest, w.moveSignatures(ProcessingDir, name, sub, filepath.Base(dest))
 }
 
 // paidEarlier finds the run that paid a byte-identical file: among finished runs of the same SHA-256

@@ -93,7 +93,7 @@ type Watcher struct {
 	log    *slog.Logger
 	seen   map[string]observation // inbox files not yet claimed
 	warned map[string]bool        // inbox files already warned about
-	tried  map[string]int64       // awaiting files' SHA-256: the approval last tried on them
+	tried  map[string]string      // awaiting files' SHA-256: the signatures and policy last tried on them
 }
 
 // observation is an inbox file as last seen. since is when it was first seen with this size and time.
@@ -154,7 +154,7 @@ func New(cfg Config) (*Watcher, error) {
 	}
 	return &Watcher{
 		cfg: cfg, runner: cfg.Runner.WithReportDir(cfg.ReportDir), db: cfg.Ledger, lock: lock,
-		log: cfg.Logger, seen: make(map[string]observation), warned: make(map[string]bool), tried: make(map[string]int64),
+		log: cfg.Logger, seen: make(map[string]observation), warned: make(map[string]bool), tried: make(map[string]string),
 	}, nil
 }
 
@@ -430,6 +430,9 @@ func (w *Watcher) claim(c candidate) (string, bool, error) {
 			return "", false, nil
 		}
 		return "", false, fmt.Errorf("watch: claim %s: %w", c.name, err)
+	}
+	if err := w.moveSignatures(InboxDir, c.name, ProcessingDir, target); err != nil {
+		return "", false, err
 	}
 	delete(w.seen, c.name)
 	w.log.Info("file claimed", "file", c.name, "as", target, "bytes", c.obs.size)

@@ -1,168 +1,293 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"golang.org/x/term"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
 
-// envRequireApproval turns the two-person rule on for run and watch, like --require-approval.
+// envRequireApproval is refused: the approval policy lives in the ledger.
 const envRequireApproval = "PAYOUT_REQUIRE_APPROVAL"
 
-// approvalOptions are the flags of the two-person rule, shared by run, watch, approve and reject.
-type approvalOptions struct {
-	registered bool // commands that never pay leave the flags out
-	require    optionalBool
-	over       string
-	expiry     time.Duration
-}
+// errPolicyInLedger is what a removed approval flag or variable says.
+var errPolicyInLedger = errors.New("the approval policy is in the ledger now, not in a flag or variable of run or watch: see `payout policy`, and sign a file's plan with `payout approve FILE`")
+
+// maxPlanShown is the most rows whose statement approve and reject print before signing; a
+// longer plan is read with payout plan.
+const maxPlanShown = 200
+
+// sigMode is the mode of the signature files written beside an input: they hold no account number.
+const sigMode = 0o644
+
+// approvalOptions refuses the flags that once set the two-person rule per command.
+type approvalOptions struct{}
 
 func (o *approvalOptions) register(fs *flag.FlagSet) {
-	o.registered = true
-	fs.Var(&o.require, "require-approval", "pay a file only once a second person (another account than the file's owner) ran `payout approve FILE` (default $"+envRequireApproval+")")
-	fs.StringVar(&o.over, "approval-over", "", "require an approval only of files whose new payouts total more than `MYR` (turns --require-approval on)")
-	fs.DurationVar(&o.expiry, "approval-expiry", batch.DefaultApprovalExpiry, "how long an approval holds")
+	for _, name := range []string{"require-approval", "approval-over", "approval-expiry"} {
+		fs.Func(name, "refused: the approval policy is in the ledger (payout policy)", func(string) error { return errPolicyInLedger })
+	}
 }
 
-// policy is the two-person rule as the flags and the environment set it; the identities are the
-// operating system's, never a flag's or a variable's.
+// policy is who may sign, from the environment; how many must sign is the ledger's.
 func (o *approvalOptions) policy(getenv func(string) string) (batch.ApprovalPolicy, error) {
-	p := batch.ApprovalPolicy{Require: o.require.value, Expiry: o.expiry}
-	if !o.registered {
-		return p, nil
+	if v := getenv(envRequireApproval); v != "" {
+		return batch.ApprovalPolicy{}, configError(&ConfigError{Field: envRequireApproval, Value: v, Err: errPolicyInLedger})
 	}
-	if !o.require.set {
-		if v := getenv(envRequireApproval); v != "" {
-			on, err := strconv.ParseBool(v)
-			if err != nil {
-				return p, configError(&ConfigError{Field: envRequireApproval, Value: v, Err: errors.New("want 1, true, 0 or false")})
-			}
-			p.Require = on
-		}
-	}
-	if o.expiry <= 0 {
-		return p, usageError("--approval-expiry %s: want more than 0", o.expiry)
-	}
-	if o.over != "" {
-		over, err := optionalAmount("--approval-over", o.over)
-		if err != nil {
-			return p, err
-		}
-		p.Over = decimal.NewNullDecimal(over)
-	}
-	return p, nil
+	return batch.ApprovalPolicy{AllowedSigners: getenv(batch.EnvAllowedSigners)}, nil
 }
 
-// optionalBool is a boolean flag that knows whether it was given, so that it overrides the
-// environment either way.
-type optionalBool struct {
-	value, set bool
+// planFlags are the flags of plan, approve and reject beside the run's.
+type planFlags struct {
+	validUntil string
+	key        string
+	reason     string
 }
 
-func (b *optionalBool) String() string {
-	if b == nil {
-		return "false"
-	}
-	return strconv.FormatBool(b.value)
-}
-
-func (b *optionalBool) Set(v string) error {
-	on, err := strconv.ParseBool(v)
-	if err != nil {
-		return errors.New("want true or false")
-	}
-	b.value, b.set = on, true
-	return nil
-}
-
-func (b *optionalBool) IsBoolFlag() bool { return true }
-
-func approveCmd(ctx context.Context, e *env, args []string) error {
-	return decideCmd(ctx, e, args, true)
-}
-
-func rejectCmd(ctx context.Context, e *env, args []string) error {
-	return decideCmd(ctx, e, args, false)
-}
-
-// decideCmd is `payout approve FILE` and `payout reject FILE --reason TEXT`: it shows the file's
-// plan as a dry run computes it (validated against the service's provider list and the ledger),
-// then records the decision with the account that runs the command. Exit 0: recorded; 2: refused
-// (the maker approving their own file, a file that would pay nothing, no reason): nothing was
-// recorded; 3: the file cannot be read; 1: the service or the ledger failed.
-func decideCmd(ctx context.Context, e *env, args []string, approve bool) error {
+// planSession reads the file's plan exactly as a run would, with the run's flags.
+func planSession(ctx context.Context, e *env, name, usage string, args []string, extra func(*flag.FlagSet, *planFlags)) (*session, batch.Plan, planFlags, string, error) {
 	var o runOptions
-	var reason string
-	name, usage := "approve", "approve [run flags] FILE"
-	if !approve {
-		name, usage = "reject", "reject --reason TEXT [run flags] FILE"
-	}
+	var pf planFlags
 	fs := newFlagSet(e, name, usage)
 	o.register(fs)
-	fs.StringVar(&reason, "reason", "", "why: recorded with the decision (required to reject)")
+	fs.StringVar(&pf.validUntil, "valid-until", "", "last day (YYYY-MM-DD, UTC) a run accepts the signature (default and latest: 7 days from today)")
+	if extra != nil {
+		extra(fs, &pf)
+	}
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, batch.Plan{}, pf, "", err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return usageError("%s: name one file", name)
+		return nil, batch.Plan{}, pf, "", usageError("%s: name one file", name)
 	}
 	path := fs.Arg(0)
-	if !approve && strings.TrimSpace(reason) == "" {
-		return usageError("reject: --reason is required: say what is wrong with %s, for its maker", path)
-	}
 	if err := checkInput(path); err != nil {
-		return usageError("%s: %v (nothing was recorded)", name, err)
+		return nil, batch.Plan{}, pf, "", usageError("%s: %v", name, err)
 	}
-	o.dryRun = true
+	// A plan is read, never paid or reported: no report folder, and an existing ledger only read.
+	o.dryRun, o.reportDir = true, ""
 	s, err := newSession(ctx, e, &o, modeDryRun)
+	if err != nil {
+		return nil, batch.Plan{}, pf, "", err
+	}
+	plan, err := s.runner.PlanOf(ctx, path)
+	if err != nil {
+		s.close()
+		return nil, plan, pf, "", &exitError{code: batch.ErrorExit(err), err: fmt.Errorf("%s %s: %w", name, path, err)}
+	}
+	return s, plan, pf, path, nil
+}
+
+// validUntil is the day a signature made now holds through.
+func (pf planFlags) day(now time.Time) (time.Time, error) {
+	today := now.UTC().Truncate(24 * time.Hour)
+	last := today.Add(batch.DefaultApprovalValidity)
+	if pf.validUntil == "" {
+		return last, nil
+	}
+	d, err := time.Parse(time.DateOnly, pf.validUntil)
+	if err != nil || d.Before(today) || d.After(last) {
+		return d, usageError("--valid-until %q: want a date YYYY-MM-DD from %s to %s", pf.validUntil, today.Format(time.DateOnly), last.Format(time.DateOnly))
+	}
+	return d, nil
+}
+
+// planCmd is `payout plan FILE`: it prints the file's plan statement, the text a signer signs.
+func planCmd(ctx context.Context, e *env, args []string) error {
+	s, plan, pf, _, err := planSession(ctx, e, "plan", "plan [--sheet NAME] [--valid-until DATE] [run flags] FILE", args, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if s.db == nil {
-		return usageError("%s: no ledger at %s: the decision is kept in the ledger the runs use (--ledger, $%s, or `payout init`)", name, s.cfg.Ledger, envLedger)
+	day, err := pf.day(time.Now())
+	if err != nil {
+		return err
 	}
-	res, decision, err := s.runner.Decide(ctx, path, approve, reason)
-	if res.Plan != nil {
-		printSummary(e.stdout, res)
-		printPlan(e.stdout, *res.Plan, decision.Maker)
+	return plan.WriteStatement(e.stdout, day)
+}
+
+func approveCmd(ctx context.Context, e *env, args []string) error {
+	return signCmd(ctx, e, args, true)
+}
+
+func rejectCmd(ctx context.Context, e *env, args []string) error {
+	return signCmd(ctx, e, args, false)
+}
+
+// signCmd is `payout approve FILE [--key KEY]` and `payout reject FILE --reason TEXT`: it shows
+// the file's plan as a run computes it, signs its statement (or a refusal of it) with the key or
+// the ssh agent, and writes the signature beside the file as FILE.<principal>.sig (a refusal
+// also as FILE.<principal>.reject). On a terminal it asks first. Nothing is written to the ledger.
+func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
+	name, usage := "approve", "approve [--key KEY] [--valid-until DATE] [run flags] FILE"
+	if !approve {
+		name, usage = "reject", "reject --reason TEXT [--key KEY] [run flags] FILE"
 	}
-	switch {
-	case errors.Is(err, batch.ErrApprovalRefused):
-		return usageError("%s %s: %v (nothing was recorded)", name, path, err)
-	case err != nil:
-		return &exitError{code: batch.ErrorExit(err), err: fmt.Errorf("%s %s: %w (nothing was recorded)", name, path, err)}
+	s, plan, pf, path, err := planSession(ctx, e, name, usage, args, func(fs *flag.FlagSet, pf *planFlags) {
+		fs.StringVar(&pf.key, "key", "", "your OpenSSH private key file, or its .pub with the key in the ssh agent (default: the agent's key that the allowed signers list)")
+		fs.StringVar(&pf.reason, "reason", "", "why the plan is refused (reject)")
+	})
+	if err != nil {
+		return err
 	}
-	at := humanTime(decision.At, o.zone)
-	if approve {
-		fmt.Fprintf(e.stdout, "APPROVED by %s at %s: a run with --require-approval pays this plan until %s;\n"+
-			"  any change to the file, or to what it would pay, voids the approval.\n",
-			decision.Actor, at, humanTime(decision.At.Add(s.runner.Config().Approval.ExpiryOrDefault()), o.zone))
-	} else {
-		fmt.Fprintf(e.stdout, "REJECTED by %s at %s: %s\n  no run pays this file until someone approves it again.\n", decision.Actor, at, reason)
+	defer s.close()
+	if !approve && strings.TrimSpace(pf.reason) == "" {
+		return usageError("reject: --reason is required: say what is wrong with %s, for its maker", path)
+	}
+	day, err := pf.day(time.Now())
+	if err != nil {
+		return err
+	}
+	allowed, err := loadAllowed(e)
+	if err != nil {
+		return err
+	}
+	printPlan(e.stdout, plan, path)
+	if plan.Rows <= maxPlanShown {
+		if err := plan.WriteStatement(e.stdout, day); err != nil {
+			return err
+		}
+	}
+	key, id, err := signingKey(ctx, e, pf.key, allowed)
+	if err != nil {
+		return err
+	}
+	defer key.Close()
+	verb := "APPROVE"
+	if !approve {
+		verb = "REJECT"
+	}
+	if !confirm(e, fmt.Sprintf("%s this plan as %s (%s)? [y/N] ", verb, id.Principal(), id.Fingerprint)) {
+		return usageError("%s: not confirmed: nothing was signed", name)
+	}
+	base := path + "." + safeName(id.Principal())
+	if !approve {
+		statement := batch.RefusalStatement(plan, pf.reason)
+		sig, err := signature.Sign(ctx, strings.NewReader(string(statement)), signature.NamespaceReject, key)
+		if err != nil {
+			return &exitError{code: exitAborted, err: err}
+		}
+		if err := writeSigned(base+batch.RefusalSuffix, statement, sig); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "REJECTED by %s: %s\n  wrote %s and %s%s: no run pays this file while they are beside it.\n",
+			id.Principal(), pf.reason, base+batch.RefusalSuffix, base+batch.RefusalSuffix, batch.SigSuffix)
+		return nil
+	}
+	sig, err := signature.Sign(ctx, plan.Statement(day), signature.NamespacePlan, key)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	if err := atomicfile.WriteBytes(base+batch.SigSuffix, sigMode, sig); err != nil {
+		return &exitError{code: exitAborted, err: fmt.Errorf("approve: %w", err)}
+	}
+	fmt.Fprintf(e.stdout, "SIGNED by %s (%s), valid until %s: wrote %s\n  any change to the file, its sheet or what it pays voids the signature.\n",
+		id.Principal(), id.Fingerprint, day.Format(time.DateOnly), base+batch.SigSuffix)
+	return nil
+}
+
+func writeSigned(path string, statement, sig []byte) error {
+	if err := atomicfile.WriteBytes(path, sigMode, statement); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	if err := atomicfile.WriteBytes(path+batch.SigSuffix, sigMode, sig); err != nil {
+		return &exitError{code: exitAborted, err: err}
 	}
 	return nil
 }
 
-// printPlan shows what an approval binds.
-func printPlan(w io.Writer, p batch.Plan, maker string) {
-	fmt.Fprintf(w, "plan:\n  file SHA-256  %s\n  rows          %d (rejected %d), MYR %s\n", p.FileSHA256, p.Rows, p.Rejected, p.Total.StringFixed(2))
-	fmt.Fprintf(w, "  new payouts   %d, MYR %s (valid rows whose reference the ledger does not hold)\n", p.NewPayouts, p.NewTotal.StringFixed(2))
-	fmt.Fprintf(w, "  providers     %d (list SHA-256 %s)\n  plan digest   %s\n", p.Providers, p.ProvidersDigest, p.Digest)
-	if maker != "" {
-		fmt.Fprintf(w, "  maker         %s (owns the file)\n", maker)
+// loadAllowed reads $PAYOUT_ALLOWED_SIGNERS: exit 2 when it is not set or unsafe.
+func loadAllowed(e *env) (*signature.AllowedSigners, error) {
+	path := e.getenv(batch.EnvAllowedSigners)
+	if path == "" {
+		return nil, configError(&ConfigError{Field: batch.EnvAllowedSigners, Err: errors.New("not set: name the allowed_signers file that lists who may sign")})
 	}
+	a, err := signature.LoadAllowedSigners(path)
+	if err != nil {
+		return nil, configError(&ConfigError{Field: batch.EnvAllowedSigners, Value: path, Err: err})
+	}
+	return a, nil
+}
+
+// signingKey is the key to sign with, and whose it is by the allowed signers: the --key file, or
+// the agent's one key that they list.
+func signingKey(ctx context.Context, e *env, path string, allowed *signature.AllowedSigners) (*signature.Key, signature.Identity, error) {
+	var keys []*signature.Key
+	if path != "" {
+		k, err := signature.LoadKey(ctx, path, e.getenv)
+		if err != nil {
+			return nil, signature.Identity{}, usageError("%v", err)
+		}
+		keys = []*signature.Key{k}
+	} else {
+		var err error
+		if keys, err = signature.AgentKeys(ctx, e.getenv); err != nil {
+			return nil, signature.Identity{}, usageError("%v", err)
+		}
+	}
+	now := time.Now()
+	for i, k := range keys {
+		probe, err := signature.Sign(ctx, strings.NewReader("probe"), signature.NamespacePlan, k)
+		if err != nil {
+			continue
+		}
+		// The agent's keys share its connection: the one returned keeps it open.
+		if id, err := signature.Verify([]byte("probe"), probe, signature.NamespacePlan, allowed, now); err == nil {
+			return keys[i], id, nil
+		}
+	}
+	if len(keys) > 0 {
+		keys[0].Close()
+	}
+	return nil, signature.Identity{}, usageError("none of your keys (%d tried) is listed in %s for namespace %s: ask its administrator to add yours, or name it with --key",
+		len(keys), allowed.Path, signature.NamespacePlan)
+}
+
+// safeName makes a principal fit a file name.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 || r == ',' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// confirm asks on a terminal; elsewhere (a script, a pipe) the command itself was the intent.
+func confirm(e *env, question string) bool {
+	f, ok := e.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return true
+	}
+	fmt.Fprint(e.stdout, question)
+	answer, _ := bufio.NewReader(f).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
+}
+
+// printPlan shows what a signature binds.
+func printPlan(w io.Writer, p batch.Plan, path string) {
+	sheet := p.Sheet
+	if sheet == "" {
+		sheet = "-"
+	}
+	fmt.Fprintf(w, "plan:\n  file SHA-256  %s\n  sheet         %s\n  rows          %d (payable %d, rejected %d), MYR %s payable\n", p.FileSHA256, sheet, p.Rows, p.Payable, p.Rejected, p.Total.StringFixed(2))
+	fmt.Fprintf(w, "  new payouts   %d, MYR %s (payable rows whose reference the ledger here does not hold)\n  plan SHA-256  %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.Digest)
+	fmt.Fprintf(w, "  every row, as signed: payout plan %s\n", path)
 }
 
 // printAwaiting adds to a run's summary why it paid nothing and how to have it paid.
@@ -170,63 +295,50 @@ func printAwaiting(w io.Writer, res batch.Result) {
 	if res.AwaitingApproval == "" {
 		return
 	}
-	fmt.Fprintf(w, "  NOT PAID: the file awaits a second person's approval: %s\n", res.AwaitingApproval)
+	fmt.Fprintf(w, "  NOT PAID: the file's plan lacks signatures: %s\n", res.AwaitingApproval)
 	if p := res.Plan; p != nil {
-		fmt.Fprintf(w, "  plan: %d new payouts, MYR %s; SHA-256 %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.FileSHA256)
+		fmt.Fprintf(w, "  plan: %d new payouts, MYR %s; file SHA-256 %s; plan SHA-256 %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.FileSHA256, p.Digest)
 	}
-	fmt.Fprintf(w, "  another account than the file's owner approves it with: %s\n  then run this command again\n", batch.ApproveCommand(res.File))
+	fmt.Fprintf(w, "  each signer signs it with: %s\n    (or: payout plan %s | ssh-keygen -Y sign -f KEY -n payout-plan > %s.NAME.sig)\n  then run this command again\n",
+		batch.ApproveCommand(res.File), res.File, filepath.Base(res.File))
 }
 
-// showAwaiting lists the files whose latest word is a run's request for approval.
+// showAwaiting lists the files whose latest run paid nothing for want of signatures, and the policy.
 func showAwaiting(ctx context.Context, e *env, db *ledger.DB, zone *time.Location) error {
-	waiting, err := awaitingFiles(ctx, db)
-	if err != nil || len(waiting) == 0 {
+	pol, err := db.ApprovalPolicy(ctx)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nfiles awaiting approval, not paid: %d\n", len(waiting))
-	for _, a := range waiting {
-		fmt.Fprintf(e.stdout, "  %s\n    %d new payouts, MYR %s (%d rows, MYR %s), SHA-256 %s\n    owner %s; run %s at %s: %s\n    approve: %s\n",
-			a.File, a.NewPayouts, a.NewTotal.StringFixed(2), a.Rows, a.Total.StringFixed(2), a.FileSHA256,
-			a.Maker, a.RunID, humanTime(a.At, zone), a.Reason, batch.ApproveCommand(a.File))
-	}
-	return nil
-}
-
-// awaitingFiles are the latest requests of files that no later run paid and nobody decided on since.
-func awaitingFiles(ctx context.Context, db *ledger.DB) ([]ledger.Approval, error) {
-	list, err := db.Approvals(ctx, "")
-	if err != nil {
-		return nil, err
-	}
+	fmt.Fprintf(e.stdout, "\napproval policy: %s\n", policyText(pol, zone))
 	runs, err := db.Runs(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	latest := make(map[string]ledger.Approval)
+	latest := make(map[string]ledger.Run)
 	var order []string
-	for _, a := range list {
-		if _, seen := latest[a.FileSHA256]; !seen {
-			order = append(order, a.FileSHA256)
-		}
-		latest[a.FileSHA256] = a
-	}
-	var out []ledger.Approval
-	for _, sha := range order {
-		a := latest[sha]
-		if a.Decision == ledger.ApprovalRequested && !ranSince(runs, sha, a.At) {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
-// ranSince reports whether a run of the file went ahead after t (the policy was turned off, or
-// the file came under the threshold).
-func ranSince(runs []ledger.Run, sha string, t time.Time) bool {
 	for _, r := range runs {
-		if r.FileSHA256 == sha && r.Kind == "run" && r.Status != batch.RunAwaitingApproval && r.StartedAt.After(t) {
-			return true
+		if r.Kind != "run" {
+			continue
+		}
+		if _, seen := latest[r.FileSHA256]; !seen {
+			order = append(order, r.FileSHA256)
+		}
+		if old, ok := latest[r.FileSHA256]; !ok || !r.StartedAt.Before(old.StartedAt) {
+			latest[r.FileSHA256] = r
 		}
 	}
-	return false
+	var waiting []ledger.Run
+	for _, sha := range order {
+		if r := latest[sha]; r.Status == batch.RunAwaitingApproval {
+			waiting = append(waiting, r)
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "files awaiting signatures, not paid: %d\n", len(waiting))
+	for _, r := range waiting {
+		fmt.Fprintf(e.stdout, "  %s\n    SHA-256 %s; run %s at %s\n    sign: %s\n", r.File, r.FileSHA256, r.ID, humanTime(r.StartedAt, zone), batch.ApproveCommand(r.File))
+	}
+	return nil
 }

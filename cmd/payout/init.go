@@ -7,14 +7,16 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/ledger"
 )
 
 // initCmd makes a new, empty ledger. It is the only command that does: every other one refuses a
 // missing ledger, because a new one does not know what was paid and would pay it all again.
 func initCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "init", "init [--ledger FILE]")
+	fs := newFlagSet(e, "init", "init [--ledger FILE] [--approvals N]")
 	ledgerFlag := fs.String("ledger", "", "where to create the ledger (default $"+envLedger+" or "+defaultLedger+")")
+	approvals := fs.Int("approvals", 0, "distinct signers each file's plan needs before a run pays it (0: none; change it later with payout policy)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -22,16 +24,28 @@ func initCmd(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usageError("init: unexpected argument %q (use --ledger FILE)", fs.Arg(0))
 	}
+	if *approvals < 0 {
+		return usageError("init: --approvals %d: want 0 or more", *approvals)
+	}
 	path := ledgerPath(e, *ledgerFlag)
 	db, err := ledger.Create(ctx, path, stamped(ledger.Options{}))
 	if err != nil {
 		return createError(err)
+	}
+	if err := initPolicy(ctx, db, *approvals); err != nil {
+		db.Close()
+		return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
 	}
 	if err := db.Close(); err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
 	}
 	abs := absPath(path)
 	fmt.Fprintf(e.stdout, "created an empty ledger at %s (readable by you only)\n", abs)
+	if *approvals > 0 {
+		fmt.Fprintf(e.stdout, "approval policy: each file's plan needs %d signatures by distinct signers ($%s lists who may sign)\n", *approvals, batch.EnvAllowedSigners)
+	} else {
+		fmt.Fprintf(e.stdout, "approval policy: no approval needed (payout policy --approvals N to require signatures)\n")
+	}
 	if !filepath.IsAbs(path) {
 		fmt.Fprintf(e.stdout, "for cron and other working directories: %s=%s\n", envLedger, abs)
 	}

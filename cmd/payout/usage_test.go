@@ -66,8 +66,7 @@ func TestCommandHelpArgumentNames(t *testing.T) {
 			}
 			head, _, _ := strings.Cut(line, "\t")
 			f := strings.Fields(head)
-			// -require-approval's help names the approve command; that flag is on its way out.
-			if len(f) > 2 && f[0] != "-require-approval" {
+			if len(f) > 2 {
 				t.Errorf("payout %v shows %q: the argument's name is %q", args, line, strings.Join(f[1:], " "))
 			}
 		}

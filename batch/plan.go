@@ -1,0 +1,156 @@
+package batch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/read"
+)
+
+// A plan statement is the canonical text of what a file would pay, as people sign it to approve
+// the file (`payout plan FILE | ssh-keygen -Y sign -n payout-plan`). It is computed from the rows
+// the run itself reads and validates (one pass of the file, checked against the passes that pay
+// it), with the provider list, and without the ledger, so that a signer away from the ledger
+// computes the same text. One item a line, fields separated by tabs:
+//
+//	payout-plan v1
+//	file-sha256	HEX
+//	sheet	NAME                         ("-" for a CSV file)
+//	row	LINE	"REF"	PROVIDER_ID	ACCOUNT	AMOUNT	"RECIPIENT"   (each row the file makes payable)
+//	rejected	LINE                     (each row it does not)
+//	rows	N	payable	N	rejected	N
+//	total	MYR	AMOUNT                 (the payable rows')
+//	valid-until	YYYY-MM-DD             (UTC: the last day a run accepts the signature)
+//
+// References and names are Go-quoted; accounts are the digits as paid; amounts have two decimals.
+// The plan's digest is the SHA-256 of the text before its valid-until line: what a rejection
+// names, and what a run records it was approved on.
+
+// PlanVersion opens every plan statement.
+const PlanVersion = "payout-plan v1"
+
+// DefaultApprovalValidity is how long a signature of a plan may hold: a statement's valid-until
+// is at most this far from the day a run checks it.
+const DefaultApprovalValidity = 7 * 24 * time.Hour
+
+// Plan is what a file would pay, as a signature binds it.
+type Plan struct {
+	FileSHA256 string          `json:"file_sha256"`
+	Sheet      string          `json:"sheet,omitempty"`
+	Rows       int             `json:"rows"`
+	Payable    int             `json:"payable"`
+	Rejected   int             `json:"rejected"`
+	Total      decimal.Decimal `json:"total"`
+	// NewPayouts and NewTotal are the payable rows whose reference the ledger does not hold: the
+	// payouts a run would add.
+	NewPayouts int             `json:"new_payouts"`
+	NewTotal   decimal.Decimal `json:"new_total"`
+	Digest     string          `json:"digest"`
+	body       []byte
+}
+
+// planText collects a plan's row lines as the survey meets the rows, when it keeps them.
+type planText struct {
+	keep     bool
+	rows     bytes.Buffer
+	payable  int
+	rejected int
+	total    read.Total
+}
+
+func (t *planText) add(row *fileRow) {
+	if !row.planned {
+		t.rejected++
+		if t.keep {
+			fmt.Fprintf(&t.rows, "rejected\t%d\n", row.raw.Line)
+		}
+		return
+	}
+	p := row.payment
+	t.payable++
+	t.total.Add(p.Amount)
+	if !t.keep {
+		return
+	}
+	fmt.Fprintf(&t.rows, "row\t%d\t%s\t%d\t%s\t%s\t%s\n", p.Line, strconv.Quote(p.Ref), p.ProviderID, p.Account,
+		p.Amount.StringFixed(2), strconv.Quote(p.Recipient))
+}
+
+// plan is the surveyed file's plan, with the SHA-256 of the bytes the survey read. Without the
+// text kept (no signature to check), it has no statement and no digest.
+func (sv *survey) plan() Plan {
+	sha := sv.sum
+	t := &sv.text
+	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
+		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
+	if !t.keep {
+		return pl
+	}
+	sheet := sv.sheet
+	if sheet == "" {
+		sheet = "-"
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\nfile-sha256\t%s\nsheet\t%s\n", PlanVersion, sha, sheet)
+	b.Write(t.rows.Bytes())
+	fmt.Fprintf(&b, "rows\t%d\tpayable\t%d\trejected\t%d\ntotal\tMYR\t%s\n", sv.rows, t.payable, t.rejected, pl.Total.StringFixed(2))
+	pl.body = b.Bytes()
+	sum := sha256.Sum256(pl.body)
+	pl.Digest = hex.EncodeToString(sum[:])
+	return pl
+}
+
+// ValidUntilLine is the statement's last line for a signature valid through day (UTC).
+func ValidUntilLine(day time.Time) string {
+	return "valid-until\t" + day.UTC().Format(time.DateOnly) + "\n"
+}
+
+// Statement is the plan's text, signed valid through day (UTC).
+func (p Plan) Statement(day time.Time) io.Reader {
+	return io.MultiReader(bytes.NewReader(p.body), bytes.NewReader([]byte(ValidUntilLine(day))))
+}
+
+// WriteStatement writes the plan's text, valid through day, to w.
+func (p Plan) WriteStatement(w io.Writer, day time.Time) error {
+	_, err := io.Copy(w, p.Statement(day))
+	return err
+}
+
+// PlanOf reads and validates the file at path exactly as a run would (against the service's
+// provider list, one pass over the rows), records and sends nothing, and returns its plan. A
+// file-level problem is a *FileError.
+func (r *Runner) PlanOf(ctx context.Context, path string) (Plan, error) {
+	sum, err := FileSHA256(path)
+	if err != nil {
+		return Plan{}, err
+	}
+	providers, err := r.providers(ctx)
+	if err != nil {
+		if api.KindOf(err) == api.KindNone {
+			err = fmt.Errorf("list providers: %w", err)
+		}
+		return Plan{}, ExplainAuth(err)
+	}
+	vopts := r.cfg.Validate
+	vopts.Providers = providers
+	scan := fileScan{path: path, ropts: r.cfg.Read, vopts: vopts, db: r.cfg.Ledger, chunk: r.cfg.ChunkRows, seed: maphash.MakeSeed(),
+		rules: r.cfg.Repeats, now: r.cfg.Now, planText: true}
+	sv, err := surveyFile(ctx, scan)
+	if err != nil {
+		return Plan{}, err
+	}
+	if sv.sum != sum {
+		return Plan{}, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, sum, sv.sum)
+	}
+	return sv.plan(), nil
+}

@@ -1,0 +1,153 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Kinds of the events about the ledger itself (their ref is empty; the kind is their to_state).
+const (
+	// EventPolicy sets the approval policy: facts "approvals" (how many distinct signers a
+	// file's plan needs), "was", and for a lowering the signers that allowed it.
+	EventPolicy = "POLICY"
+	// EventApproved records one signature a run went ahead on, before it paid anything: facts
+	// "principal", "fingerprint", "plan_sha256", "sig_sha256", "sig_file", "file_sha256".
+	EventApproved = "APPROVED"
+)
+
+// ErrPolicyChanged is returned by SetApprovalPolicy when the policy changed since the caller read
+// it: the change was decided on a policy that no longer holds.
+var ErrPolicyChanged = errors.New("the approval policy changed meanwhile")
+
+// LedgerEvent is an event about the ledger rather than one payout.
+type LedgerEvent struct {
+	ID     int64
+	RunID  string
+	Kind   string // EventPolicy or EventApproved
+	Detail string
+	Facts  map[string]string
+	At     time.Time
+	Actor  string
+	Hash   string
+}
+
+// appendLedgerEvents links events into the chain inside tx.
+func (db *DB) appendLedgerEvents(ctx context.Context, tx *sql.Tx, events []LedgerEvent) (ChainHead, error) {
+	head, err := readChainHead(ctx, tx)
+	if err != nil {
+		return head, err
+	}
+	chain := db.newChainer(head)
+	now := fmtTime(db.now())
+	for _, le := range events {
+		e := &ChainEvent{RunID: le.RunID, At: now, To: le.Kind, Detail: le.Detail, Facts: factsJSON(le.Facts)}
+		chain.link(e)
+		if _, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(nil, e)...); err != nil {
+			return head, err
+		}
+	}
+	return chain.head, nil
+}
+
+// AppendLedgerEvents appends events about the ledger to the chain, in one transaction, and
+// returns the chain's new head.
+func (db *DB) AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return ChainHead{}, fmt.Errorf("append events: %w", err)
+	}
+	defer tx.Rollback()
+	head, err := db.appendLedgerEvents(ctx, tx, events)
+	if err != nil {
+		return head, fmt.Errorf("append events: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return head, fmt.Errorf("append events: %w", err)
+	}
+	return head, nil
+}
+
+// ApprovalPolicy is the ledger's approval policy: how many signatures by distinct principals a
+// file's plan needs before a run pays it. Event is the event that set it (zero: never set, no
+// approval needed).
+type ApprovalPolicy struct {
+	Approvals int
+	Event     LedgerEvent
+}
+
+const ledgerEventColumns = `id, run_id, to_state, detail, facts, at, actor, hash`
+
+func scanLedgerEvent(s scanner) (LedgerEvent, error) {
+	var e LedgerEvent
+	var facts, at string
+	if err := s.Scan(&e.ID, &e.RunID, &e.Kind, &e.Detail, &facts, &at, &e.Actor, &e.Hash); err != nil {
+		return e, err
+	}
+	e.Facts = decodeFacts(facts)
+	t, err := parseTime(at)
+	e.At = t
+	return e, err
+}
+
+// readPolicy reads the latest policy event through q.
+func readPolicy(ctx context.Context, q querier) (ApprovalPolicy, error) {
+	row := q.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ?
+		ORDER BY id DESC LIMIT 1`, EventPolicy)
+	e, err := scanLedgerEvent(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ApprovalPolicy{}, nil
+	}
+	if err != nil {
+		return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
+	}
+	n, err := strconv.Atoi(e.Facts["approvals"])
+	if err != nil || n < 0 {
+		return ApprovalPolicy{}, fmt.Errorf("approval policy: event %d says approvals %q: want a count (run payout audit verify)", e.ID, e.Facts["approvals"])
+	}
+	return ApprovalPolicy{Approvals: n, Event: e}, nil
+}
+
+// ApprovalPolicy is the policy in force: the latest policy event of the chain.
+func (db *DB) ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error) {
+	return readPolicy(ctx, db.sql)
+}
+
+// SetApprovalPolicy appends the policy event e (its Kind is set here) provided that the policy is
+// still the one the caller decided on, was (ErrPolicyChanged otherwise).
+func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return ChainHead{}, fmt.Errorf("set approval policy: %w", err)
+	}
+	defer tx.Rollback()
+	now, err := readPolicy(ctx, tx)
+	if err != nil {
+		return ChainHead{}, err
+	}
+	if now.Event.ID != was.Event.ID {
+		return ChainHead{}, fmt.Errorf("set approval policy: %w (event %d): read it again", ErrPolicyChanged, now.Event.ID)
+	}
+	e.Kind = EventPolicy
+	head, err := db.appendLedgerEvents(ctx, tx, []LedgerEvent{e})
+	if err != nil {
+		return head, fmt.Errorf("set approval policy: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return head, fmt.Errorf("set approval policy: %w", err)
+	}
+	return head, nil
+}
+
+// RunApprovals lists the approval events recorded for a run, oldest first.
+func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error) {
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ? AND run_id = ?
+		ORDER BY id`, scanLedgerEvent, EventApproved, runID)
+	if err != nil {
+		return nil, fmt.Errorf("approvals of run %s: %w", runID, err)
+	}
+	return out, nil
+}
