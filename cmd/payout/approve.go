@@ -63,6 +63,7 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 	var pf planFlags
 	fs := newFlagSet(e, name, usage)
 	o.register(fs)
+	fs.StringVar(&o.providers, "providers", "", "read the provider list from `FILE` (saved by payout providers --json) instead of asking the service: a signer needs no merchant token")
 	fs.StringVar(&pf.validUntil, "valid-until", "", "last day (YYYY-MM-DD, UTC) a run accepts the signature (default and latest: 7 days from today)")
 	if extra != nil {
 		extra(fs, &pf)

@@ -24,6 +24,7 @@ import (
 type runOptions struct {
 	logOptions
 	dryRun          bool
+	providers       string // plan, approve, reject: a saved provider list instead of the service
 	allowPartial    bool
 	allowPaidElse   bool
 	reportDir       string
@@ -214,8 +215,13 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if vopts.MaxTotal, err = optionalAmount("--max-total", o.maxTotal); err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: maxConns(cfg.Workers)})
-	if err != nil {
+	var client *api.Client
+	var saved savedProviders
+	if o.providers != "" {
+		if saved, err = loadSavedProviders(o.providers); err != nil {
+			return nil, err
+		}
+	} else if client, err = api.NewClient(api.Config{BaseURL: cfg.BaseURL, AuthToken: cfg.AuthToken, Timeout: o.timeout, MaxConns: maxConns(cfg.Workers)}); err != nil {
 		return nil, configError(apiConfigError(err))
 	}
 	// Before the ledger is locked and anything is sent: reports that cannot be written after the
@@ -258,6 +264,9 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	}
 	rcfg := s.runnerConfig(mode, vopts)
 	rcfg.Approval, rcfg.Repeats = approval, repeats
+	if saved != nil {
+		rcfg.Service = saved
+	}
 	s.runner = batch.NewRunner(rcfg)
 	return s, nil
 }
@@ -297,9 +306,12 @@ func (o *runOptions) config(getenv func(string) string, mode sessionMode) (confi
 	if o.workers.set {
 		cfg.Workers = o.workers.value
 	}
-	if mode == modePay {
+	switch {
+	case mode == modePay:
 		err = cfg.validateSubmit()
-	} else {
+	case mode == modeDryRun && o.providers != "":
+		// A plan computed from a saved provider list calls no service.
+	default:
 		err = cfg.validateService()
 	}
 	return cfg, configError(err)
