@@ -106,8 +106,18 @@ func verifyPack(e *env, path string) error {
 	if len(rep.Findings) > 0 {
 		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: pack %s does not check out: %d finding(s)", path, len(rep.Findings))}
 	}
-	fmt.Fprintf(e.stdout, "intact: pack of run %s, %d members, %d events; chain head %s\n", rep.Info.RunID, rep.Members, rep.Events, rep.Info.ChainHead)
+	fmt.Fprintf(e.stdout, "intact: pack of run %s, %d members, %d events of %d payouts, %d report rows checked against them; chain head %s; %s\n",
+		rep.Info.RunID, rep.Members, rep.Events, rep.Payouts, rep.Rows, rep.Info.ChainHead, signatureNote(path))
 	return nil
+}
+
+// signatureNote says whether a pack comes with a signature. An unsigned pack is only consistent
+// in itself: anyone can write one.
+func signatureNote(path string) string {
+	if _, err := os.Stat(path + audit.SignatureSuffix); err == nil {
+		return "signature " + path + audit.SignatureSuffix + " not checked by this command: check it with ssh-keygen -Y verify -n payout-pack"
+	}
+	return "unsigned: it is consistent in itself, compare its chain head with the ledger's (payout audit verify) to trust it"
 }
 
 // auditExportCmd writes a run's evidence pack.
