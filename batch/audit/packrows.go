@@ -46,6 +46,18 @@ type reportReader struct {
 	name    string
 	heads   int // chain heads printed
 	neutral bool
+	// What the rows add up to, by state, and the totals the report states (rows and amount by
+	// state, and "Total").
+	rows     int
+	sum      decimal.Decimal
+	byState  map[string]*tally
+	stated   [][3]string
+	inTotals bool // reading an XLSX summary's table of totals
+}
+
+type tally struct {
+	count  int
+	amount decimal.Decimal
 }
 
 // checkReports checks every report member's rows and summary against the events and run.json.
@@ -55,7 +67,7 @@ func (v *packVerifier) checkReports() error {
 		if !strings.HasPrefix(name, reportsDir) {
 			continue
 		}
-		rr := &reportReader{v: v, name: name}
+		rr := &reportReader{v: v, name: name, byState: map[string]*tally{}}
 		var read func(io.Reader) error
 		switch {
 		case strings.HasSuffix(name, ".csv"):
@@ -74,6 +86,7 @@ func (v *packVerifier) checkReports() error {
 			v.finding("%s: %v", name, err)
 		}
 		heads += rr.heads
+		rr.checkTotals()
 		if rr.heads == 0 && !strings.HasSuffix(name, ".csv") {
 			v.finding("%s prints no chain head", name)
 		}
@@ -133,6 +146,8 @@ func (rr *reportReader) row(where string, idx map[string]int, cells []string) {
 	}
 	ref, _ := get("ref")
 	state, _ := get("state")
+	amount, _ := get("amount")
+	rr.add(state, amount)
 	p := rr.v.payouts[ref]
 	rr.v.rep.Rows++
 	if p == nil {
@@ -173,10 +188,13 @@ func sameText(got, want string) bool { return got == want }
 // sameNumber compares numbers as numbers: a spreadsheet may show 6347.1 for 6347.10, and the
 // HTML report shows RM 6,347.10.
 func sameNumber(got, want string) bool {
-	got = strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(got), "RM "), ",", "")
-	g, err1 := decimal.NewFromString(got)
+	g, err1 := decimal.NewFromString(plainNumber(got))
 	w, err2 := decimal.NewFromString(want)
 	return err1 == nil && err2 == nil && g.Equal(w)
+}
+
+func plainNumber(s string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(s), "RM "), ",", "")
 }
 
 var rowChecks = []rowCheck{
@@ -208,6 +226,52 @@ func orNone(s string) string {
 		return "in no state"
 	}
 	return s
+}
+
+// add counts a row in the totals.
+func (rr *reportReader) add(state, amount string) {
+	rr.rows++
+	t := rr.byState[state]
+	if t == nil {
+		t = &tally{}
+		rr.byState[state] = t
+	}
+	t.count++
+	if d, err := decimal.NewFromString(plainNumber(amount)); err == nil {
+		t.amount = t.amount.Add(d)
+		rr.sum = rr.sum.Add(d)
+	}
+}
+
+// checkTotals compares the totals a report states with what its rows add up to. A report that
+// lists fewer rows than its total counts (the HTML report lists the first rows of a long run)
+// is not compared.
+func (rr *reportReader) checkTotals() {
+	for _, st := range rr.stated {
+		if st[0] == "Total" && st[1] != strconv.Itoa(rr.rows) {
+			return
+		}
+	}
+	seen := map[string]bool{}
+	for _, st := range rr.stated {
+		want := tally{count: rr.rows, amount: rr.sum}
+		if st[0] != "Total" {
+			seen[st[0]] = true
+			if t := rr.byState[st[0]]; t != nil {
+				want = *t
+			} else {
+				want = tally{}
+			}
+		}
+		if st[1] != strconv.Itoa(want.count) || !sameNumber(st[2], want.amount.StringFixed(2)) {
+			rr.v.finding("%s states %s: %s rows, %s; its rows add up to %d rows, %s", rr.name, st[0], st[1], st[2], want.count, want.amount.StringFixed(2))
+		}
+	}
+	for state, t := range rr.byState {
+		if len(rr.stated) > 0 && !seen[state] && t.count > 0 {
+			rr.v.finding("%s states no total for %s, its rows hold %d rows in that state", rr.name, state, t.count)
+		}
+	}
 }
 
 func (rr *reportReader) readCSV(r io.Reader) error {
@@ -268,7 +332,12 @@ func (rr *reportReader) readSheet(f *excelize.File, sheet string) error {
 		}
 		switch {
 		case sheet == report.SheetSummary:
-			if len(cells) >= 2 {
+			switch {
+			case len(cells) >= 3 && cells[0] == "State":
+				rr.inTotals = true
+			case len(cells) >= 3 && rr.inTotals:
+				rr.stated = append(rr.stated, [3]string{cells[0], cells[1], cells[2]})
+			case len(cells) >= 2:
 				rr.summary(cells[0], cells[1])
 			}
 		case n == 1:
@@ -331,6 +400,8 @@ func (rr *reportReader) readHTML(r io.Reader) error {
 					idx = indexHeader(th)
 				case len(th) == 1 && len(td) >= 1:
 					rr.summary(th[0], td[0])
+				case idx == nil && len(th) == 0 && len(td) == 3:
+					rr.stated = append(rr.stated, [3]string{td[0], td[1], td[2]})
 				case idx != nil && len(td) > 0:
 					rowN++
 					rr.row("table row "+strconv.Itoa(rowN), idx, td)
