@@ -139,8 +139,8 @@ func (rr *reportReader) row(where string, idx map[string]int, cells []string) {
 		if i < len(cells) {
 			s = cells[i]
 		}
-		if rr.neutral && strings.HasPrefix(s, "'") && report.Neutralize(s[1:]) == s {
-			s = s[1:]
+		if rr.neutral {
+			s = report.Unneutralize(s)
 		}
 		return s, true
 	}
