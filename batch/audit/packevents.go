@@ -14,17 +14,28 @@ import (
 const purgeFact = "purged_before"
 
 // payoutReplay is what one payout's events in a pack say of it: the state their last event left
-// it in, the details its first event recorded, the last value of each later fact, and its
-// personal data's salted digest, or the masked forms of its purge.
+// it in, the details its first event recorded, the last invoice number and status set, and its
+// personal data's salted digest, or the masked forms of its purge. Fields, not maps: a pack may
+// name many payouts, and this is what the verifier keeps of each.
 type payoutReplay struct {
-	firstID  int64
-	state    string
-	recorded map[string]string
-	latest   map[string]string
-	personal string
-	salt     string
-	purge    map[string]string
-	rows     int // report rows that named it
+	firstID                        int64
+	state                          string
+	amount, providerID, bank       string
+	invoiceNo, transactionStatus   string
+	personal, salt                 string
+	purged                         bool
+	maskedRecipient, maskedAccount string
+	rows                           int // report rows that named it
+}
+
+// set takes the facts an event set that the reports show.
+func (p *payoutReplay) set(facts map[string]string) {
+	if v, ok := facts["invoice_no"]; ok {
+		p.invoiceNo = v
+	}
+	if v, ok := facts["transaction_status"]; ok {
+		p.transactionStatus = v
+	}
 }
 
 // checkEvents reads events.jsonl a line at a time: each event on its own, each against the one
@@ -97,10 +108,9 @@ func (v *packVerifier) replay(e ledger.EvidenceEvent) (string, error) {
 		if len(v.payouts) >= v.lim.Payouts {
 			return "", fmt.Errorf("%w: %s names more than %d payouts", ErrPackTooLarge, eventsMember, v.lim.Payouts)
 		}
-		p = &payoutReplay{firstID: e.ID, state: e.To, recorded: facts, latest: map[string]string{}, personal: e.Personal, salt: e.Salt}
-		for k, val := range facts {
-			p.latest[k] = val
-		}
+		p = &payoutReplay{firstID: e.ID, state: e.To, amount: facts["amount"], providerID: facts["provider_id"], bank: facts["bank"],
+			personal: e.Personal, salt: e.Salt}
+		p.set(facts)
 		v.payouts[e.Ref] = p
 		if e.From != "" {
 			return fmt.Sprintf("the pack lacks the events before it: it starts from %s, and the payout's first event records it", e.From), nil
@@ -116,12 +126,10 @@ func (v *packVerifier) replay(e ledger.EvidenceEvent) (string, error) {
 		problem = strings.TrimPrefix(problem+"; its payout's salt differs from its other events'", "; ")
 	}
 	if facts[purgeFact] != "" {
-		p.purge = facts
+		p.purged, p.maskedRecipient, p.maskedAccount = true, facts["recipient"], facts["account"]
 		return problem, nil
 	}
-	for k, val := range facts {
-		p.latest[k] = val
-	}
+	p.set(facts)
 	return problem, nil
 }
 

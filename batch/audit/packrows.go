@@ -199,19 +199,19 @@ func plainNumber(s string) string {
 
 var rowChecks = []rowCheck{
 	{"state", "state", func(p *payoutReplay) string { return p.state }, sameText},
-	{"amount", "amount", func(p *payoutReplay) string { return p.recorded["amount"] }, sameNumber},
-	{"provider", "provider", func(p *payoutReplay) string { return p.recorded["provider_id"] }, sameNumber},
-	{"bank", "bank", func(p *payoutReplay) string { return p.recorded["bank"] }, sameText},
-	{"invoice", "invoice number", func(p *payoutReplay) string { return p.latest["invoice_no"] }, sameText},
-	{"status", "transaction status", func(p *payoutReplay) string { return p.latest["transaction_status"] }, sameText},
+	{"amount", "amount", func(p *payoutReplay) string { return p.amount }, sameNumber},
+	{"provider", "provider", func(p *payoutReplay) string { return p.providerID }, sameNumber},
+	{"bank", "bank", func(p *payoutReplay) string { return p.bank }, sameText},
+	{"invoice", "invoice number", func(p *payoutReplay) string { return p.invoiceNo }, sameText},
+	{"status", "transaction status", func(p *payoutReplay) string { return p.transactionStatus }, sameText},
 }
 
 // personalProblem compares a row's name and account number with the payout's digest of them,
 // or with the masked forms its purge event recorded.
 func personalProblem(p *payoutReplay, name, account string) string {
-	if p.purge != nil {
-		if name != p.purge["recipient"] || account != p.purge["account"] {
-			return fmt.Sprintf("name and account %q %q, its purge event says %q %q", name, account, p.purge["recipient"], p.purge["account"])
+	if p.purged {
+		if name != p.maskedRecipient || account != p.maskedAccount {
+			return fmt.Sprintf("name and account %q %q, its purge event says %q %q", name, account, p.maskedRecipient, p.maskedAccount)
 		}
 		return ""
 	}

@@ -39,7 +39,7 @@ type PackLimits struct {
 }
 
 // DefaultPackLimits fit the packs of runs of a hundred thousand rows with room to spare.
-var DefaultPackLimits = PackLimits{Member: 1 << 30, Total: 2 << 30, Members: 10_000, Payouts: 2_000_000,
+var DefaultPackLimits = PackLimits{Member: 1 << 30, Total: 2 << 30, Members: 10_000, Payouts: 500_000,
 	Small: 64 << 20, XLSX: 256 << 20, Line: 1 << 20}
 
 // ErrPackTooLarge says that a pack's members claim or hold more than PackLimits allows.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -112,5 +113,35 @@ func TestVerifyPackRefusesOneMemberOverItsLimitWithinTheDefaults(t *testing.T) {
 	}
 	if alloc > 4<<20 {
 		t.Errorf("refusing allocated %d MiB", alloc>>20)
+	}
+}
+
+func TestVerifyPackRefusesMorePayoutsThanItKeeps(t *testing.T) {
+	var events bytes.Buffer
+	for i := 1; i <= 11; i++ {
+		fmt.Fprintf(&events, `{"id":%d,"ref":"R-%d","to_state":"READY"}`+"\n", i, i)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, data := range map[string][]byte{"run.json": []byte(`{"format":"` + audit.PackFormat + `","chain_head":"11:x"}`),
+		"events.jsonl": events.Bytes()} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lim := audit.DefaultPackLimits
+	lim.Payouts = 10
+	if _, err := audit.VerifyPackWithin(bytes.NewReader(buf.Bytes()), int64(buf.Len()), lim); !errors.Is(err, audit.ErrPackTooLarge) {
+		t.Errorf("11 payouts with room for 10: %v, want ErrPackTooLarge", err)
+	}
+	lim.Payouts = 11
+	rep, err := audit.VerifyPackWithin(bytes.NewReader(buf.Bytes()), int64(buf.Len()), lim)
+	if err != nil || rep.Payouts != 11 || len(rep.Findings) == 0 {
+		t.Errorf("11 payouts with room for 11: %+v, %v; want them read, and the forged events found", rep, err)
 	}
 }
