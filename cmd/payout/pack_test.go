@@ -73,7 +73,15 @@ func eventsOf(t *testing.T, members map[string][]byte) []map[string]any {
 
 func TestAuditPackHoldsTheEventsThatSettledItsPayouts(t *testing.T) {
 	u, runID, recID := settledRun(t)
+	// A signature left from an earlier pack of that name signs other bytes: exporting removes it.
+	stale := filepath.Join(u.dir, "run.zip.sig")
+	if err := os.WriteFile(stale, []byte("-----BEGIN SSH SIGNATURE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, members := exportPack(t, u, runID, "run.zip")
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the signature of an earlier pack is left beside the new one: %v", err)
+	}
 	byRecon := 0
 	for _, e := range eventsOf(t, members) {
 		if e["run_id"] == recID && e["to_state"] == "SUCCEEDED" {
