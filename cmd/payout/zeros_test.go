@@ -29,6 +29,14 @@ func TestAnAccountPaidWithLeadingZerosIsHeldWithoutThem(t *testing.T) {
 	if n := sb.CreateCounts()["LZ-2"]; n != 0 {
 		t.Fatalf("LZ-2 was sent %d times while held", n)
 	}
+	// The held run's evidence pack checks out: a held row has no events, and says so.
+	var held struct {
+		RunID string `json:"run_id"`
+	}
+	if out, _, _ := u.run("run", "--json", second); json.Unmarshal([]byte(out), &held) != nil || held.RunID == "" {
+		t.Fatalf("run --json of the held file: %s", out)
+	}
+	exportPack(t, u, held.RunID, "held.zip")
 	// A hold, not a refusal: said to be meant, it pays.
 	if out, errOut, code := u.run("run", "--allow-repeat", "LZ-2", second); code != 0 || sb.CreateCounts()["LZ-2"] != 1 {
 		t.Errorf("LZ-2 allowed: exit %d, created %d times: %s %s", code, sb.CreateCounts()["LZ-2"], out, errOut)
