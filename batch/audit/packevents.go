@@ -20,6 +20,7 @@ const purgeFact = "purged_before"
 type payoutReplay struct {
 	firstID                        int64
 	state                          string
+	recordedBy                     string // the run that recorded it
 	amount, providerID, bank       string
 	invoiceNo, transactionStatus   string
 	personal, salt                 string
@@ -107,7 +108,7 @@ func (v *packVerifier) replay(e ledger.EvidenceEvent) (string, error) {
 		if len(v.payouts) >= v.lim.Payouts {
 			return "", fmt.Errorf("%w: %s names more than %d payouts", ErrPackTooLarge, eventsMember, v.lim.Payouts)
 		}
-		p = &payoutReplay{firstID: e.ID, state: e.To, amount: facts["amount"], providerID: facts["provider_id"], bank: facts["bank"],
+		p = &payoutReplay{firstID: e.ID, state: e.To, recordedBy: facts["run_id"], amount: facts["amount"], providerID: facts["provider_id"], bank: facts["bank"],
 			personal: e.Personal, salt: e.Salt}
 		p.set(facts)
 		v.payouts[e.Ref] = p

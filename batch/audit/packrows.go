@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,30 @@ func (v *packVerifier) checkReports() error {
 	if heads == 0 {
 		v.finding("the pack holds no report that prints a chain head")
 	}
+	v.checkUnreported()
 	return nil
+}
+
+// checkUnreported names the payouts the run recorded, by its events, that no report row shows:
+// a row taken out of every report. The CSV report lists every row of a run.
+func (v *packVerifier) checkUnreported() {
+	hasCSV := false
+	for name := range v.files {
+		hasCSV = hasCSV || strings.HasPrefix(name, reportsDir) && strings.HasSuffix(name, ".csv")
+	}
+	if !hasCSV || v.rep.Info.RunID == "" {
+		return
+	}
+	var missing []string
+	for ref, p := range v.payouts {
+		if p.rows == 0 && p.recordedBy == v.rep.Info.RunID {
+			missing = append(missing, ref)
+		}
+	}
+	sort.Strings(missing)
+	for _, ref := range missing {
+		v.finding("payout %s: its events say run %s recorded it, no report row shows it (taken out)", ref, v.rep.Info.RunID)
+	}
 }
 
 // summary checks one label/value pair of a report's summary.

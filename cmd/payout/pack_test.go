@@ -209,6 +209,28 @@ func TestAuditPackRefusesForgeriesWhoseSumsWereWrittenAgain(t *testing.T) {
 	}
 }
 
+func TestAuditPackNamesARowTakenOutOfEveryReport(t *testing.T) {
+	u, runID, _ := settledRun(t)
+	_, members := exportPack(t, u, runID, "run.zip")
+	drop := regexp.MustCompile(`(?m)^51,PAY-2026-11-050,.*\n`)
+	forged := map[string][]byte{}
+	for name, data := range members {
+		switch {
+		case strings.HasSuffix(name, ".result.csv"):
+			forged[name] = drop.ReplaceAll(data, nil)
+		case strings.HasPrefix(name, "reports/"): // the XLSX and HTML reports, left out of the pack
+		default:
+			forged[name] = data
+		}
+	}
+	path := filepath.Join(u.dir, "forged.zip")
+	writeZipWithSums(t, path, forged)
+	out, errOut, code := u.run("audit", "verify", "--pack", path)
+	if code != 4 || !regexp.MustCompile(`payout PAY-2026-11-050: its events say run \S+ recorded it, no report row shows it`).MatchString(out) {
+		t.Errorf("verify of a pack whose reports lack a row the run recorded: exit %d: %s %s", code, out, errOut)
+	}
+}
+
 func TestAuditVerifyRefusesAPackBomb(t *testing.T) {
 	u := newUser(t, newSandbox(t))
 	// Four members that claim 1 GiB each, in a pack of a few kilobytes.
