@@ -63,10 +63,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		log.Info("file validated", "rows", sv.rows, "rejected", sv.rejected)
 		res.Problems, res.Warnings = sv.problems, sv.warnings
 		res = tally(res, summary)
-		res.ExitCode = ExitOK
-		if res.Rejected > 0 {
-			res.ExitCode = ExitRejected
-		}
+		res.ExitCode = dryRunExit(res.Rejected, r.cfg.AllowPartial)
 		res.EndedAt = r.cfg.Now().UTC()
 		res.Reports = paths.List()
 		// A dry run shows the plan a signature binds, and what the run would miss of the signatures
@@ -74,6 +71,19 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 		_, err = r.checkApproval(ctx, &res, sv.plan())
 		return res, err
 	}
+}
+
+// dryRunExit is the exit code of a dry run: the code the run would end with if every row it
+// would send were accepted. A rejected or held row rejects the file (ExitRejected), unless
+// --allow-partial pays the rest: then the run would finish with rows needing attention.
+func dryRunExit(rejected int, allowPartial bool) int {
+	switch {
+	case rejected == 0:
+		return ExitOK
+	case allowPartial:
+		return ExitAttention
+	}
+	return ExitRejected
 }
 
 // dryRunRow is a row as a dry run reports it: valid rows READY, the rest REJECTED.

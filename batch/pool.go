@@ -314,16 +314,22 @@ func (p *pool) announceGrace(queue taskQueue, now, said time.Time) time.Time {
 			}
 		}
 	}
-	if !until.After(said) {
-		return said
+	if !until.After(said) || !until.After(now) {
+		return said // said already, or over already: nothing to wait for
 	}
-	wait := until.Sub(now).Round(time.Second)
+	wait := secondsUntil(now, until)
 	p.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
 		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
 	if p.cfg.Waiting != nil {
 		p.cfg.Waiting(n, until)
 	}
 	return until
+}
+
+// secondsUntil is how long from now until a later time, in whole seconds rounded up: a wait
+// shown to a person is never negative, and never "0s" while there is still one to wait.
+func secondsUntil(now, until time.Time) time.Duration {
+	return max(until.Sub(now)+time.Second-1, 0).Truncate(time.Second)
 }
 
 // taskQueue is a min-heap of tasks: initial lookups first, whatever their due time (sends wait

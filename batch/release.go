@@ -13,7 +13,8 @@ import (
 // ErrReleaseRefused is returned (wrapped, with why) by Release when it leaves the payout as it is.
 var ErrReleaseRefused = errors.New("release refused")
 
-// Release makes an UNKNOWN payout READY again, so that the next run of its file sends it: a
+// Release makes an UNKNOWN payout READY again, with its count of sends at zero, so that the
+// next runs of its file send it up to MaxSendAttempts times more: a
 // person has checked with the service that it holds no such payout (a stuck row, see
 // MaxSendAttempts), and reason says so. actor names who decided (OS user and host); the event
 // keeps both. The payout is looked up by external_invoice_ref first: Release refuses while the
@@ -53,10 +54,12 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	if !s.proveLookups(ctx) && s.broken.Load() {
 		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", ErrReleaseRefused)
 	}
-	err = cfg.Ledger.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
+	// The count of sends starts again: kept at MaxSendAttempts, one more 503 would leave the
+	// released row stuck after a single send. The event keeps how many there were.
+	err = cfg.Ledger.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true, ResetAttempts: true,
 		Error: fmt.Sprintf("released by %s: %s", actor, reason),
-		Detail: fmt.Sprintf("released by %s after %d sends with no answer, not found by external_invoice_ref: %s; the next run of its file sends it",
-			actor, p.Attempts, reason)})
+		Detail: fmt.Sprintf("released by %s after %d sends with no answer, not found by external_invoice_ref: %s; the next runs of its file may send it up to %d more times",
+			actor, p.Attempts, reason, MaxSendAttempts)})
 	if errors.Is(err, ledger.ErrStateConflict) {
 		return p, fmt.Errorf("%w: payout %s changed while it was looked up: %v", ErrReleaseRefused, ref, err)
 	}

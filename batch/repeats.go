@@ -40,7 +40,8 @@ func (p RepeatPolicy) hint(ref string) string {
 }
 
 // holdRepeats holds the chunk's valid rows new to the ledger that pay the account, bank and
-// amount of a payout it recorded within the window under another reference.
+// amount of a payout it recorded within the window under another reference. Accounts that
+// differ only in leading zeros count as the same (ledger.AccountDigits).
 func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map[string]ledger.Payout) error {
 	if s.rules.AllowAll {
 		return nil
@@ -73,8 +74,13 @@ func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map
 		if err != nil {
 			return err
 		}
+		zeros := ""
+		if old.Account != row.payment.Account {
+			zeros = fmt.Sprintf(" (account %s there, %s here: they differ only in leading zeros, which a spreadsheet may have dropped)",
+				old.Account, row.payment.Account)
+		}
 		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColAccount, Value: row.raw.Account,
-			Err: fmt.Errorf("%w as %s, recorded by run %s from %s on %s; %s", read.ErrPossibleRepeat, old.Ref, old.RunID,
+			Err: fmt.Errorf("%w as %s%s, recorded by run %s from %s on %s; %s", read.ErrPossibleRepeat, old.Ref, zeros, old.RunID,
 				filepath.Base(run.File), dayIn(old.CreatedAt, s.zone), s.rules.hint(row.payment.Ref))})
 	}
 	return nil

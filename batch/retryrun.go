@@ -17,7 +17,8 @@ import (
 var ErrRetryOfPaid = errors.New("a retry of a payout the service holds after all")
 
 // checkRetries rejects the chunk's valid rows new to the ledger that would pay a retry of a
-// payout no longer FAILED.
+// payout no longer FAILED, or that pay another account, bank or amount than the payout they
+// retry (a retry file saved by a spreadsheet loses the leading zeros of account numbers).
 func checkRetries(ctx context.Context, db *ledger.DB, rows []fileRow, existing map[string]ledger.Payout) error {
 	var refs []string
 	for i := range rows {
@@ -39,13 +40,44 @@ func checkRetries(ctx context.Context, db *ledger.DB, rows []fileRow, existing m
 		if err != nil {
 			return err
 		}
-		if old.State == ledger.Failed {
+		if old.State != ledger.Failed {
+			row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColRef, Value: row.payment.Ref,
+				Err: fmt.Errorf("%w: it replaces %s, which the ledger now holds as %s; delete this row", ErrRetryOfPaid, old.Ref, old.State)})
 			continue
 		}
-		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColRef, Value: row.payment.Ref,
-			Err: fmt.Errorf("%w: it replaces %s, which the ledger now holds as %s; delete this row", ErrRetryOfPaid, old.Ref, old.State)})
+		row.errs = append(row.errs, retryChanges(row, old)...)
 	}
 	return nil
+}
+
+// ErrRetryChanged rejects a retry row that pays another account, bank or amount than the payout
+// it retries: a retry pays what was refused, as it was recorded.
+var ErrRetryChanged = errors.New("a retry must pay what the payout it retries would have paid")
+
+// retryChanges lists where a retry row differs from the payout it retries, each with both values.
+func retryChanges(row *fileRow, old ledger.Payout) []*read.RowError {
+	pay := row.payment
+	var errs []*read.RowError
+	differs := func(col, value, what, here, there, why string) {
+		errs = append(errs, &read.RowError{Line: row.raw.Line, Column: col, Value: value,
+			Err: fmt.Errorf("%w: %s %s here, %s in %s, the payout it retries%s; put back %s's, or give the row a new reference to pay other details",
+				ErrRetryChanged, what, here, there, old.Ref, why, old.Ref)})
+	}
+	if pay.Account != old.Account {
+		why := ""
+		if ledger.AccountDigits(pay.Account) == ledger.AccountDigits(old.Account) {
+			why = " (a spreadsheet may have dropped leading zeros)"
+		}
+		differs(read.ColAccount, row.raw.Account, "account", pay.Account, old.Account, why)
+	}
+	if pay.ProviderID != old.ProviderID {
+		differs(read.ColBank, row.raw.Bank, "bank", fmt.Sprintf("%s (%d)", pay.Bank, pay.ProviderID),
+			fmt.Sprintf("%s (%d)", old.Bank, old.ProviderID), "")
+	}
+	if !pay.Amount.Equal(old.Amount) {
+		differs(read.ColAmount, row.raw.Amount, "amount", pay.Amount.StringFixed(2), old.Amount.StringFixed(2), "")
+	}
+	return errs
 }
 
 // record records a chunk's lines and the payouts new to the ledger (ledger.Record), then, for

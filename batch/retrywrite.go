@@ -11,6 +11,7 @@ import (
 
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/report"
 )
 
 // retryFileMode keeps a retry file, which carries account numbers, to its owner.
@@ -65,9 +66,10 @@ func retryTableOf(columns []string, rows []retryRow) retryTable {
 	return t
 }
 
-// writeRetryCSV writes t as a CSV the reader takes back as input. Values are written as they
-// were read or recorded: a quote put before text that a spreadsheet would take for a formula
-// would be read back, and paid, as part of the value.
+// writeRetryCSV writes t as a CSV the reader takes back as input. Text that a spreadsheet would
+// take for a formula gets the result CSV's guard (report.Neutralize), so that opening the file
+// in a spreadsheet and saving it keeps the text; the reader takes the guard off again
+// (report.Unneutralize), so the value paid is the value recorded.
 func writeRetryCSV(dir, path string, t retryTable) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("create report dir: %w", err)
@@ -78,9 +80,16 @@ func writeRetryCSV(dir, path string, t retryTable) error {
 		if err := cw.Write(t.header); err != nil {
 			return err
 		}
-		if err := cw.WriteAll(t.records); err != nil {
-			return err
+		guarded := make([]string, len(t.header))
+		for _, rec := range t.records {
+			for i, v := range rec {
+				guarded[i] = report.Neutralize(v)
+			}
+			if err := cw.Write(guarded); err != nil {
+				return err
+			}
 		}
+		cw.Flush()
 		return cw.Error()
 	})
 	if err != nil {

@@ -170,6 +170,18 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 	if _, err := runner.Release(ctx, ref, "again", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
 		t.Errorf("second release: %v", err)
 	}
+	// Released, it has its sends again: one more send without an answer (a 503) leaves it
+	// UNKNOWN, to be looked up, not stuck for good.
+	if err := h.DB.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent"},
+		ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, CountAttempt: true, Detail: "test: 503"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := h.DB.Get(ctx, ref); err != nil || p.Attempts != 1 || batch.Stuck(p) {
+		t.Fatalf("after the release and one send with no answer: %+v, %v; want one attempt, not stuck", p, err)
+	}
+	if err := h.DB.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, Detail: "test: not found"}); err != nil {
+		t.Fatal(err)
+	}
 	res := h.Run(ctx, path, nil)
 	if res.ExitCode != batch.ExitOK || res.Succeeded+res.Pending != 1 {
 		t.Fatalf("run after the release %+v", res)

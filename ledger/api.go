@@ -109,6 +109,7 @@ type Change struct {
 	CountAttempt      bool   // a POST that reached, or may have reached, the service
 	CountNotFound     bool   // a lookup said not found: NotFoundCount++, FirstNotFoundAt set if zero
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
+	ResetAttempts     bool   // a person released it: its count of sends starts again (the event records it)
 	Detail            string // the event's text, for auditors
 	Payload           string // raw data kept with the event (a callback's decoded JSON, say)
 }

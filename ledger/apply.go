@@ -57,13 +57,13 @@ type writer struct {
 }
 
 // updateSQL moves one payout and sets what its Change carries: an empty text field keeps the
-// column, countAttempt adds 0 or 1, and notFound is one of the notFound* modes.
+// column, attempts is kept (1) or reset (0) and then counted (0 or 1), and notFound is one of the notFound* modes.
 const updateSQL = `UPDATE payouts SET state = ?,
 	invoice_no = COALESCE(NULLIF(?, ''), invoice_no),
 	transaction_status = COALESCE(NULLIF(?, ''), transaction_status),
 	bank_reference_no = COALESCE(NULLIF(?, ''), bank_reference_no),
 	last_error = COALESCE(NULLIF(?, ''), last_error),
-	attempts = attempts + ?,
+	attempts = attempts * ? + ?,
 	not_found_count = CASE ? WHEN 1 THEN not_found_count + 1 WHEN 2 THEN 1 WHEN 3 THEN 0 ELSE not_found_count END,
 	first_not_found_at = CASE ? WHEN 1 THEN CASE WHEN first_not_found_at = '' THEN ? ELSE first_not_found_at END
 		WHEN 2 THEN ? WHEN 3 THEN '' ELSE first_not_found_at END,
@@ -227,12 +227,15 @@ func (w *writer) applyCall(ctx context.Context, now string, changes []Change) er
 // applyChange moves one payout and appends its event, or returns a *ConflictError when the
 // payout is not in c.From.
 func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
-	attempt, mode := 0, notFoundMode(c)
+	keep, attempt, mode := 1, 0, notFoundMode(c)
+	if c.ResetAttempts {
+		keep = 0
+	}
 	if c.CountAttempt {
 		attempt = 1
 	}
 	res, err := w.update.ExecContext(ctx, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
-		c.Error, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
+		c.Error, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
 	}

@@ -159,12 +159,17 @@ func appendJSONString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// changeFacts are the fields of a Change that the payout's row keeps.
+// changeFacts are the fields of a Change that the payout's row keeps; "attempts": "0" when it
+// resets the count of sends.
 func changeFacts(c Change) string {
-	if c.InvoiceNo == "" && c.TransactionStatus == "" && c.BankReferenceNo == "" {
+	if c.InvoiceNo == "" && c.TransactionStatus == "" && c.BankReferenceNo == "" && !c.ResetAttempts {
 		return ""
 	}
-	return factsText("bank_reference_no", c.BankReferenceNo, "invoice_no", c.InvoiceNo, "transaction_status", c.TransactionStatus)
+	attempts := ""
+	if c.ResetAttempts {
+		attempts = "0"
+	}
+	return factsText("attempts", attempts, "bank_reference_no", c.BankReferenceNo, "invoice_no", c.InvoiceNo, "transaction_status", c.TransactionStatus)
 }
 
 // recordedFacts are the details a payout is recorded with, but for its personal data.

@@ -9,6 +9,12 @@ import (
 // salt.
 func PayloadDigest(salt, payload string) string { return personalDigest(salt, "payload", payload) }
 
+// PersonalDigest is the digest the chain covers for a payout's name and account number, salted
+// with its payout's salt: what its recording event's personal field holds.
+func PersonalDigest(salt, recipient, account string) string {
+	return personalDigest(salt, "recipient", recipient, "account", account)
+}
+
 // EvidenceEvent is an event as an evidence pack holds it: what the chain covers, and the payload
 // with its payout's salt (empty once purged), so that the payload can be checked against its
 // digest away from the ledger.
@@ -19,12 +25,14 @@ type EvidenceEvent struct {
 }
 
 // RunEvents returns, oldest first, the events of a run up to the chain head upTo: those recorded
-// by the run, and every event of the payouts its input rows named.
+// by the run, and every event of its payouts (the payouts its input rows named, and those it
+// changed, as a reconciliation does), whoever recorded them.
 func (db *DB) RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]EvidenceEvent, error) {
 	out, err := scanAll(ctx, db.sql, `SELECT e.id, e.ref, e.run_id, e.at, e.from_state, e.to_state, e.detail, e.payload, e.actor, e.version,
 		e.facts, e.personal, e.prev_hash, e.hash, COALESCE(s.salt, '') FROM events e
 		LEFT JOIN payout_salts s ON s.ref = e.ref
-		WHERE e.id <= ? AND (e.run_id = ? OR e.ref IN (SELECT ref FROM run_rows WHERE run_id = ? AND NOT rejected))
+		WHERE e.id <= ? AND (e.run_id = ? OR e.ref IN (SELECT ref FROM run_rows WHERE run_id = ? AND NOT rejected)
+			OR e.ref IN (SELECT ref FROM events WHERE run_id = ? AND ref <> ''))
 		ORDER BY e.id`, func(s scanner) (EvidenceEvent, error) {
 		var e EvidenceEvent
 		c := &e.ChainEvent
@@ -32,7 +40,7 @@ func (db *DB) RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]Ev
 			&c.Facts, &c.Personal, &c.PrevHash, &c.Hash, &e.Salt)
 		e.Payload = c.Payload
 		return e, err
-	}, upTo.ID, runID, runID)
+	}, upTo.ID, runID, runID, runID)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}

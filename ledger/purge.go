@@ -89,11 +89,19 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 // purgePayout masks one final payout and appends its purge event.
 func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeRequest, p Payout, now string) error {
 	name, account := req.MaskName(p.Recipient), req.MaskAccount(p.Account)
+	// The name the bank holds for the account is a name too.
+	var displayName string
+	if err := tx.QueryRowContext(ctx, `SELECT display_name FROM payouts WHERE ref = ?`, p.Ref).Scan(&displayName); err != nil {
+		return err
+	}
+	if displayName != "" {
+		displayName = req.MaskName(displayName)
+	}
 	for _, st := range []struct {
 		query string
 		args  []any
 	}{
-		{`UPDATE payouts SET recipient = ?, account = ? WHERE ref = ?`, []any{name, account, p.Ref}},
+		{`UPDATE payouts SET recipient = ?, account = ?, display_name = ? WHERE ref = ?`, []any{name, account, displayName, p.Ref}},
 		{`UPDATE run_rows SET recipient = ?, account = ? WHERE ref = ?`, []any{name, account, p.Ref}},
 		{`UPDATE events SET payload = ? WHERE ref = ? AND payload <> ''`, []any{PurgedPayload, p.Ref}},
 		{`DELETE FROM payout_salts WHERE ref = ?`, []any{p.Ref}},
@@ -103,7 +111,8 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 		}
 	}
 	e := &ChainEvent{Ref: p.Ref, At: now, From: string(p.State), To: string(p.State), Detail: req.Detail,
-		Facts: factsJSON(map[string]string{purgeFact: req.Before.UTC().Format(time.DateOnly), "recipient": name, "account": account})}
+		Facts: factsJSON(map[string]string{purgeFact: req.Before.UTC().Format(time.DateOnly), "recipient": name, "account": account,
+			"display_name": displayName})}
 	chain.link(e)
 	_, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(nil, e)...)
 	return err

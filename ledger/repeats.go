@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -50,11 +51,12 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 }
 
 // recentPayoutsSQL finds the payouts to the payees of its first parameter, a JSON array of
-// [ref, account, provider id, amount] strings, recorded at or after its second. jsonb_each hands each
+// [ref, account, provider id, amount] strings, recorded at or after its second. Accounts match
+// without their leading zeros (AccountDigits). jsonb_each hands each
 // payee over already parsed, so its four fields are not parsed again for each.
 var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER), value ->> 3 FROM jsonb_each(?))
-	SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p INDEXED BY payouts_by_payee
-	ON p.account = c.account AND p.provider_id = c.provider_id AND p.amount = c.amount
+	SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p INDEXED BY payouts_by_payee_digits
+	ON ltrim(p.account, '0') = ltrim(c.account, '0') AND p.provider_id = c.provider_id AND p.amount = c.amount
 	WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
 	ORDER BY p.created_at`
 
@@ -89,6 +91,7 @@ func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (*Re
 			return nil, fmt.Errorf("read recent payees: %w", err)
 		}
 		if state != Failed && state != Rejected {
+			a.account = AccountDigits(a.account)
 			r.accounts[a] = struct{}{}
 		}
 	}
@@ -98,6 +101,11 @@ func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (*Re
 	return r, nil
 }
 
+// AccountDigits is an account number without its leading zeros: the repeat guard takes two
+// accounts that differ only there for the same, since a spreadsheet may have dropped the zeros
+// and a bank may read both alike. Paying keeps the account as written.
+func AccountDigits(account string) string { return strings.TrimLeft(account, "0") }
+
 // recentPayeesSQL reads at most its second parameter of the payouts recorded at or after its first.
 const recentPayeesSQL = `SELECT account, provider_id, state FROM payouts INDEXED BY payouts_by_created
 	WHERE created_at >= ? LIMIT ?`
@@ -105,6 +113,6 @@ const recentPayeesSQL = `SELECT account, provider_id, state FROM payouts INDEXED
 // Holds reports whether r holds p's account and bank: only then may p repeat a recent payout
 // (RecentPayouts says whether it does).
 func (r *RecentPayees) Holds(p Payee) bool {
-	_, ok := r.accounts[recentAccount{p.Account, p.ProviderID}]
+	_, ok := r.accounts[recentAccount{AccountDigits(p.Account), p.ProviderID}]
 	return ok
 }

@@ -11,6 +11,10 @@
 //	reports/...      the run's reports, written from the ledger when the pack was made
 //	input/NAME       the input file itself, with --with-input
 //	SHA256SUMS       the SHA-256 of every other member, in the format of sha256sum
+//
+// A pack may be signed: ExportOptions.Sign writes FILE.zip.sig beside it, a detached signature
+// of the zip's bytes. Checking a pack (VerifyPack) reads it as a stream, within PackLimits, and
+// holds each report row against the state its payout's events give.
 package audit
 
 import (
@@ -58,7 +62,14 @@ type ExportOptions struct {
 	Now   time.Time
 	// Zone is the time zone of the times the packed reports show people (UTC when nil).
 	Zone *time.Location
+	// Sign, when set, signs the pack once it is written: it reads the zip's bytes and returns a
+	// detached signature, which Export writes to Out+SignatureSuffix (mode 0600). Export fails,
+	// and removes the pack, when it fails: a pack meant to be signed is never left unsigned.
+	Sign func(pack io.Reader) ([]byte, error)
 }
+
+// SignatureSuffix is added to a pack's name for its detached signature.
+const SignatureSuffix = ".sig"
 
 // PackInfo is a pack's run.json.
 type PackInfo struct {
@@ -123,7 +134,35 @@ func Export(ctx context.Context, db *ledger.DB, o ExportOptions) (PackInfo, erro
 	if err := atomicfile.Write(o.Out, 0o600, func(w io.Writer) error { return writeZip(w, members) }); err != nil {
 		return PackInfo{}, fmt.Errorf("write evidence pack: %w", err)
 	}
+	if o.Sign == nil {
+		// A signature left from an earlier pack of that name would sign other bytes.
+		if err := os.Remove(o.Out + SignatureSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return PackInfo{}, fmt.Errorf("remove the signature of an earlier pack: %w", err)
+		}
+	} else {
+		if err := signPack(o.Out, o.Sign); err != nil {
+			_ = os.Remove(o.Out)
+			return PackInfo{}, fmt.Errorf("sign evidence pack %s: %w; no pack written", o.Out, err)
+		}
+	}
 	return info, nil
+}
+
+// signPack writes the detached signature of the pack at path beside it.
+func signPack(path string, sign func(io.Reader) ([]byte, error)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sig, err := sign(f)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path+SignatureSuffix, 0o600, func(w io.Writer) error {
+		_, err := w.Write(sig)
+		return err
+	})
 }
 
 // maxReportTries bounds how often Export writes the reports again while other processes append

@@ -3,17 +3,15 @@ package audit
 import (
 	"archive/zip"
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/ledger"
 )
@@ -23,232 +21,283 @@ type PackReport struct {
 	Info     PackInfo
 	Members  int
 	Events   int
+	Payouts  int // payouts whose events the pack holds
+	Rows     int // report rows checked against those events
 	Findings []string
 }
 
-// maxMemberBytes bounds what VerifyPack reads of one member: a pack is made of reports and JSON
-// lines, and a forged one must not exhaust memory.
-const maxMemberBytes = 1 << 30
+// PackLimits bound what VerifyPack reads, whatever a pack's members claim: it streams every
+// member and keeps at most one record of each payout, so its memory is bounded by these.
+type PackLimits struct {
+	Member  int64 // uncompressed bytes of one member
+	Total   int64 // uncompressed bytes of all members together
+	Members int   // members in the pack
+	Payouts int   // distinct payouts in events.jsonl
+	Small   int64 // uncompressed bytes of run.json and SHA256SUMS, which are read whole
+	XLSX    int64 // uncompressed bytes of an XLSX report, which its reader holds whole
+	Line    int   // bytes of one line of events.jsonl
+}
 
-// VerifyPack checks an evidence pack without the ledger: every member against SHA256SUMS (and no
-// member unlisted); every event's hash against its content and prev_hash; consecutive events
-// against each other's hashes; payloads against their digests where the salt is there; the chain
-// head the reports print against run.json's; and the input file, when packed, against its
-// SHA-256.
-//
-// What that proves: the pack is as its SHA256SUMS says (anyone can write a new SHA256SUMS, so
-// hold the pack's own SHA-256 elsewhere), and its events are the events of a chain whose head is
-// run.json's chain_head, unchanged since, as far as their own hashes go. Tying them to the
-// ledger's chain needs the chain head from somewhere else: a report written at the time, or
-// `payout audit verify` on the ledger, which prints its head.
+// DefaultPackLimits fit the packs of runs of a hundred thousand rows with room to spare.
+var DefaultPackLimits = PackLimits{Member: 1 << 30, Total: 2 << 30, Members: 10_000, Payouts: 500_000,
+	Small: 64 << 20, XLSX: 256 << 20, Line: 1 << 20}
+
+// ErrPackTooLarge says that a pack's members claim or hold more than PackLimits allows.
+var ErrPackTooLarge = errors.New("the pack is larger than a verifier reads")
+
+// VerifyPack checks an evidence pack without the ledger, within DefaultPackLimits; see
+// VerifyPackWithin.
 func VerifyPack(r io.ReaderAt, size int64) (PackReport, error) {
+	return VerifyPackWithin(r, size, DefaultPackLimits)
+}
+
+// VerifyPackWithin checks an evidence pack without the ledger:
+//   - every member against SHA256SUMS, and no member unlisted;
+//   - every event's hash against its content, consecutive events against each other's hashes,
+//     and the chain head the pack was cut at; payloads against their digests where the salt is
+//     there;
+//   - each payout's events from the event that recorded it on, every one taking the payout from
+//     the state the one before left it in, so that an event taken out shows;
+//   - every row of every report (CSV, XLSX, HTML) against the state its payout's events give:
+//     state, amount, provider, bank, invoice number, status, and name and account number through
+//     their salted digest (or the masked forms of a purge); a row whose payout has no events;
+//   - the chain head and the input's SHA-256 the reports print against run.json's, and the packed
+//     input file against the SHA-256 the run recorded.
+//
+// What that proves: the pack is consistent in itself, so that changing a row, an event, an
+// amount or a digest means forging the whole chain from the first event changed. Anyone can do
+// that with a pack that is not signed: tie it to the ledger by its chain head (printed by
+// `payout audit verify`) or by a signature. It returns an error, and no report, for what is not a
+// pack it can read: not a zip, a member twice, or more than the limits.
+func VerifyPackWithin(r io.ReaderAt, size int64, lim PackLimits) (PackReport, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return PackReport{}, fmt.Errorf("not a zip file: %w", err)
 	}
-	members := map[string][]byte{}
+	files, err := packMembers(zr, lim)
+	if err != nil {
+		return PackReport{}, err
+	}
+	v := &packVerifier{files: files, lim: lim, sums: map[string]string{}, approvers: map[string][]string{}}
+	v.rep.Members = len(files)
+	if err := v.run(); err != nil {
+		return PackReport{}, err
+	}
+	return v.rep, nil
+}
+
+// packMembers indexes the members by name after checking what their headers claim.
+func packMembers(zr *zip.Reader, lim PackLimits) (map[string]*zip.File, error) {
+	if len(zr.File) > lim.Members {
+		return nil, fmt.Errorf("%w: %d members, at most %d", ErrPackTooLarge, len(zr.File), lim.Members)
+	}
+	files := make(map[string]*zip.File, len(zr.File))
+	var total uint64
 	for _, f := range zr.File {
-		data, err := readMember(f)
-		if err != nil {
-			return PackReport{}, err
+		if _, dup := files[f.Name]; dup {
+			return nil, fmt.Errorf("member %s is there twice", f.Name)
 		}
-		if _, dup := members[f.Name]; dup {
-			return PackReport{}, fmt.Errorf("member %s is there twice", f.Name)
+		if f.UncompressedSize64 > uint64(memberLimit(f.Name, lim)) {
+			return nil, fmt.Errorf("%w: member %s claims %d bytes, at most %d", ErrPackTooLarge, f.Name, f.UncompressedSize64, memberLimit(f.Name, lim))
 		}
-		members[f.Name] = data
+		total += f.UncompressedSize64
+		if total > uint64(lim.Total) {
+			return nil, fmt.Errorf("%w: the members claim more than %d bytes together", ErrPackTooLarge, lim.Total)
+		}
+		files[f.Name] = f
 	}
-	var rep PackReport
-	rep.Members = len(members)
-	checkSums(members, &rep)
-	if err := json.Unmarshal(members[runMember], &rep.Info); err != nil || rep.Info.Format != PackFormat {
-		rep.Findings = append(rep.Findings, fmt.Sprintf("%s is missing or not a %s record", runMember, PackFormat))
-		return rep, nil
-	}
-	head, err := ledger.ParseChainHead(rep.Info.ChainHead)
-	if err != nil {
-		rep.Findings = append(rep.Findings, fmt.Sprintf("%s: %v", runMember, err))
-	}
-	checkEvents(members[eventsMember], head, &rep)
-	checkReportHeads(members, rep.Info.ChainHead, &rep)
-	checkInput(members, rep.Info.InputSHA256, &rep)
-	return rep, nil
+	return files, nil
 }
 
-func readMember(f *zip.File) ([]byte, error) {
-	rc, err := f.Open()
-	if err != nil {
-		return nil, fmt.Errorf("member %s: %w", f.Name, err)
+func memberLimit(name string, lim PackLimits) int64 {
+	switch {
+	case name == runMember || name == sumsMember || name == approvalsMember:
+		return lim.Small
+	case strings.HasPrefix(name, reportsDir) && strings.HasSuffix(name, ".xlsx"):
+		return lim.XLSX
 	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, maxMemberBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("member %s: %w", f.Name, err)
-	}
-	if len(data) > maxMemberBytes {
-		return nil, fmt.Errorf("member %s is larger than %d bytes", f.Name, maxMemberBytes)
-	}
-	return data, nil
+	return lim.Member
 }
 
-// checkSums compares every member with SHA256SUMS.
-func checkSums(members map[string][]byte, rep *PackReport) {
-	listed := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(members[sumsMember])), "\n") {
-		sum, name, ok := strings.Cut(line, "  ")
-		if ok {
-			listed[name] = sum
-		}
+// packVerifier holds what one verification found so far: every member's SHA-256 as read, and
+// the payouts as the events leave them.
+type packVerifier struct {
+	files   map[string]*zip.File
+	lim     PackLimits
+	sums    map[string]string // member -> SHA-256 of its bytes as read
+	read    int64             // bytes read of all members so far
+	payouts map[string]*payoutReplay
+	// approvers are those the reports print as having approved the run's file, with the reports
+	// that print them.
+	approvers map[string][]string
+	rep       PackReport
+}
+
+func (v *packVerifier) finding(format string, args ...any) {
+	v.rep.Findings = append(v.rep.Findings, fmt.Sprintf(format, args...))
+}
+
+func (v *packVerifier) run() error {
+	info, err := v.readSmall(runMember)
+	if err != nil {
+		return err
 	}
-	if len(listed) == 0 {
-		rep.Findings = append(rep.Findings, sumsMember+" is missing or empty")
-		return
+	if err := json.Unmarshal(info, &v.rep.Info); err != nil || v.rep.Info.Format != PackFormat {
+		v.finding("%s is missing or not a %s record", runMember, PackFormat)
+		return nil
 	}
-	var names []string
-	for n := range members {
-		names = append(names, n)
+	head, err := ledger.ParseChainHead(v.rep.Info.ChainHead)
+	if err != nil {
+		v.finding("%s: %v", runMember, err)
 	}
-	for n := range listed {
-		names = append(names, n)
+	if err := v.member(eventsMember, func(r io.Reader) error { return v.checkEvents(r, head) }); err != nil {
+		return err
 	}
-	sort.Strings(names)
-	for i, n := range names {
-		if n == sumsMember || i > 0 && names[i-1] == n {
-			continue
-		}
-		data, present := members[n]
-		want, ok := listed[n]
-		switch {
-		case !present:
-			rep.Findings = append(rep.Findings, fmt.Sprintf("%s is listed in %s but missing", n, sumsMember))
-		case !ok:
-			rep.Findings = append(rep.Findings, fmt.Sprintf("%s is not listed in %s (added)", n, sumsMember))
-		default:
-			sum := sha256.Sum256(data)
-			if hex.EncodeToString(sum[:]) != want {
-				rep.Findings = append(rep.Findings, fmt.Sprintf("%s does not match its SHA-256 in %s (changed)", n, sumsMember))
+	if v.files[eventsMember] == nil {
+		v.finding("%s is missing", eventsMember)
+	}
+	if err := v.checkReports(); err != nil {
+		return err
+	}
+	if err := v.member(approvalsMember, v.checkApprovals); err != nil {
+		return err
+	}
+	for _, name := range v.names() {
+		if _, done := v.sums[name]; !done && name != sumsMember {
+			if err := v.member(name, func(r io.Reader) error { return nil }); err != nil {
+				return err
 			}
 		}
+		if strings.HasPrefix(name, inputDir) && v.sums[name] != v.rep.Info.InputSHA256 {
+			v.finding("%s has SHA-256 %s, the run read %s", name, v.sums[name], v.rep.Info.InputSHA256)
+		}
 	}
+	return v.checkSums()
 }
 
-// checkEvents checks every event of the pack on its own, and each against the one before it
-// when their ids follow each other (a run's events are not consecutive in the ledger's chain).
-func checkEvents(data []byte, head ledger.ChainHead, rep *PackReport) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), maxMemberBytes)
-	var prev ledger.ChainHead
+// checkApprovals reads approvals.jsonl: every decision must be on the run's input, and everyone
+// a report prints as having approved the run must have an approval there.
+func (v *packVerifier) checkApprovals(r io.Reader) error {
+	approved := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, v.lim.Line)
 	for line := 1; sc.Scan(); line++ {
-		var e ledger.EvidenceEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			rep.Findings = append(rep.Findings, fmt.Sprintf("%s line %d: not an event: %v", eventsMember, line, err))
+		var a ledger.Approval
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			v.finding("%s line %d: not a decision: %v", approvalsMember, line, err)
 			continue
 		}
-		rep.Events++
-		var problems []string
-		if ledger.HashEvent(e.ChainEvent) != e.Hash {
-			problems = append(problems, "its content does not match its hash")
+		if a.FileSHA256 != v.rep.Info.InputSHA256 {
+			v.finding("%s line %d: a decision on SHA-256 %s, the run read %s", approvalsMember, line, a.FileSHA256, v.rep.Info.InputSHA256)
 		}
-		if e.ID <= prev.ID {
-			problems = append(problems, fmt.Sprintf("it is out of order (after event %d)", prev.ID))
-		} else if e.ID == prev.ID+1 && e.PrevHash != prev.Hash {
-			problems = append(problems, fmt.Sprintf("its prev_hash is not the hash of event %d", prev.ID))
+		if a.Decision == ledger.ApprovalApproved {
+			approved[a.Actor] = true
 		}
-		if e.ID > head.ID || e.ID == head.ID && e.Hash != head.Hash {
-			problems = append(problems, "it does not fit the chain head "+head.String())
-		}
-		if e.Salt != "" && e.Payload != "" && e.Payload != ledger.PurgedPayload && ledger.PayloadDigest(e.Salt, e.Payload) != e.Personal {
-			problems = append(problems, "its payload does not match its digest")
-		}
-		if len(problems) > 0 {
-			rep.Findings = append(rep.Findings, fmt.Sprintf("event %d (payout %s): %s", e.ID, e.Ref, strings.Join(problems, "; ")))
-		}
-		prev = ledger.ChainHead{ID: e.ID, Hash: e.Hash}
 	}
 	if err := sc.Err(); err != nil {
-		rep.Findings = append(rep.Findings, fmt.Sprintf("%s: %v", eventsMember, err))
+		v.finding("%s: %v", approvalsMember, err)
 	}
-	if rep.Events == 0 {
-		rep.Findings = append(rep.Findings, eventsMember+" holds no events")
+	whos := make([]string, 0, len(v.approvers))
+	for who := range v.approvers {
+		whos = append(whos, who)
 	}
+	sort.Strings(whos)
+	for _, who := range whos {
+		if !approved[who] {
+			v.finding("%s print(s) the run as approved by %s, %s holds no approval by %s", strings.Join(v.approvers[who], ", "), who, approvalsMember, who)
+		}
+	}
+	return nil
 }
 
-var htmlChainHead = regexp.MustCompile(`id="chain-head">([^<]*)<`)
-
-// checkReportHeads compares the chain head each report prints (HTML and XLSX; the CSV holds rows
-// only) with run.json's.
-func checkReportHeads(members map[string][]byte, head string, rep *PackReport) {
-	found := 0
-	for _, name := range sortedNames(members) {
-		data := members[name]
-		if !strings.HasPrefix(name, reportsDir) {
-			continue
-		}
-		var got string
-		switch {
-		case strings.HasSuffix(name, ".html"):
-			m := htmlChainHead.FindSubmatch(data)
-			if m == nil {
-				rep.Findings = append(rep.Findings, name+" prints no chain head")
-				continue
-			}
-			got = string(m[1])
-		case strings.HasSuffix(name, ".xlsx"):
-			var err error
-			if got, err = xlsxChainHead(data); err != nil {
-				rep.Findings = append(rep.Findings, fmt.Sprintf("%s: %v", name, err))
-				continue
-			}
-		default:
-			continue
-		}
-		found++
-		if got != head {
-			rep.Findings = append(rep.Findings, fmt.Sprintf("%s prints chain head %s, %s says %s", name, got, runMember, head))
-		}
-	}
-	if found == 0 {
-		rep.Findings = append(rep.Findings, "the pack holds no report that prints a chain head")
-	}
-}
-
-// xlsxChainHead reads the chain head from the Summary sheet of a run's XLSX report.
-func xlsxChainHead(data []byte) (string, error) {
-	f, err := excelize.OpenReader(bytes.NewReader(data))
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	rows, err := f.GetRows("Summary")
-	if err != nil {
-		return "", err
-	}
-	for _, r := range rows {
-		if len(r) >= 2 && r[0] == "Audit chain head" {
-			return r[1], nil
-		}
-	}
-	return "", fmt.Errorf("no chain head in sheet Summary")
-}
-
-// checkInput compares a packed input file with the SHA-256 the run recorded.
-func checkInput(members map[string][]byte, want string, rep *PackReport) {
-	for _, name := range sortedNames(members) {
-		data := members[name]
-		if !strings.HasPrefix(name, inputDir) {
-			continue
-		}
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); got != want {
-			rep.Findings = append(rep.Findings, fmt.Sprintf("%s has SHA-256 %s, the run read %s", name, got, want))
-		}
-	}
-}
-
-func sortedNames(members map[string][]byte) []string {
-	names := make([]string, 0, len(members))
-	for n := range members {
+func (v *packVerifier) names() []string {
+	names := make([]string, 0, len(v.files))
+	for n := range v.files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
+}
+
+// member streams one member through fn, hashing what fn reads and the rest fn leaves, and
+// stops at the member's limit whatever its header claimed. A missing member is no call.
+func (v *packVerifier) member(name string, fn func(io.Reader) error) error {
+	f := v.files[name]
+	if f == nil {
+		return nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	defer rc.Close()
+	limit := min(memberLimit(name, v.lim), v.lim.Total-v.read)
+	lr := &io.LimitedReader{R: rc, N: limit + 1}
+	h := sha256.New()
+	tee := io.TeeReader(lr, h)
+	if err := fn(tee); err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	if lr.N <= 0 {
+		return fmt.Errorf("%w: member %s holds more than %d bytes (its header claimed %d)", ErrPackTooLarge, name, limit, f.UncompressedSize64)
+	}
+	v.read += limit + 1 - lr.N
+	v.sums[name] = hexSum(h)
+	return nil
+}
+
+// readSmall reads a member that is read whole (run.json, SHA256SUMS); nil when it is missing.
+func (v *packVerifier) readSmall(name string) ([]byte, error) {
+	var data []byte
+	err := v.member(name, func(r io.Reader) error {
+		var err error
+		data, err = io.ReadAll(r)
+		return err
+	})
+	return data, err
+}
+
+func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// checkSums compares every member's SHA-256 as read with SHA256SUMS.
+func (v *packVerifier) checkSums() error {
+	data, err := v.readSmall(sumsMember)
+	if err != nil {
+		return err
+	}
+	listed := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(nil, int(v.lim.Small)+1)
+	for sc.Scan() {
+		if sum, name, ok := strings.Cut(sc.Text(), "  "); ok {
+			listed[name] = sum
+		}
+	}
+	if len(listed) == 0 {
+		v.finding("%s is missing or empty", sumsMember)
+		return nil
+	}
+	names := v.names()
+	for n := range listed {
+		if v.files[n] == nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		want, ok := listed[n]
+		switch {
+		case n == sumsMember:
+		case v.files[n] == nil:
+			v.finding("%s is listed in %s but missing", n, sumsMember)
+		case !ok:
+			v.finding("%s is not listed in %s (added)", n, sumsMember)
+		case v.sums[n] != want:
+			v.finding("%s does not match its SHA-256 in %s (changed)", n, sumsMember)
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/report"
 	"github.com/shopspring/decimal"
 )
 
@@ -126,7 +127,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	}
 	checked := func(col string) bool { return !hasProblem(r.Problems, col) }
 
-	p.Ref = strings.TrimSpace(r.Ref)
+	p.Ref = strings.TrimSpace(report.Unneutralize(r.Ref))
 	switch {
 	case !checked(ColRef):
 	case p.Ref == "":
@@ -135,7 +136,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		add(ColRef, r.Ref, ErrRefFormat)
 	}
 
-	p.Recipient = strings.TrimSpace(r.Recipient)
+	p.Recipient = strings.TrimSpace(report.Unneutralize(r.Recipient))
 	switch {
 	case !checked(ColRecipient):
 	case p.Recipient == "":
@@ -168,7 +169,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		}
 	}
 
-	p.Description = strings.TrimSpace(r.Description)
+	p.Description = strings.TrimSpace(report.Unneutralize(r.Description))
 	if p.Description == "" {
 		p.Description = v.opts.DefaultDescription
 	}
@@ -179,7 +180,8 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	var cents int64
 	if len(errs) == 0 {
 		cents = v.total.Add(p.Amount)
-		v.payees.addPayee(p.Account, p.ProviderID, cents, r.Line)
+		// Accounts that differ only in leading zeros (a spreadsheet drops them) are one payee.
+		v.payees.addPayee(strings.TrimLeft(p.Account, "0"), p.ProviderID, cents, r.Line)
 	}
 	if p.Ref != "" && validRef(p.Ref) {
 		v.refs.add(p.Ref, r.Line, cents)

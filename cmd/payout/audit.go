@@ -106,8 +106,18 @@ func verifyPack(e *env, path string) error {
 	if len(rep.Findings) > 0 {
 		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: pack %s does not check out: %d finding(s)", path, len(rep.Findings))}
 	}
-	fmt.Fprintf(e.stdout, "intact: pack of run %s, %d members, %d events; chain head %s\n", rep.Info.RunID, rep.Members, rep.Events, rep.Info.ChainHead)
+	fmt.Fprintf(e.stdout, "intact: pack of run %s, %d members, %d events of %d payouts, %d report rows checked against them; chain head %s; %s\n",
+		rep.Info.RunID, rep.Members, rep.Events, rep.Payouts, rep.Rows, rep.Info.ChainHead, signatureNote(path))
 	return nil
+}
+
+// signatureNote says whether a pack comes with a signature. An unsigned pack is only consistent
+// in itself: anyone can write one.
+func signatureNote(path string) string {
+	if _, err := os.Stat(path + audit.SignatureSuffix); err == nil {
+		return "signature " + path + audit.SignatureSuffix + " not checked by this command: check it with ssh-keygen -Y verify -n payout-pack"
+	}
+	return "unsigned: it is consistent in itself, compare its chain head with the ledger's (payout audit verify) to trust it"
 }
 
 // auditExportCmd writes a run's evidence pack.
@@ -164,12 +174,19 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// defaultWALWait is how long purge waits for readers of the -wal before it says the -wal still
+// holds data: a callback receiver's reads take milliseconds.
+const defaultWALWait = 30 * time.Second
+
 // purgeCmd masks the names and account numbers of old final payouts. Exit 0: done; 4: done, but
 // payouts last changed before DATE that are not final were left (named on stderr); 2: usage;
-// 1: the ledger failed, nothing changed.
+// 1: the ledger failed, nothing changed. After masking, it rewrites the ledger's file and empties
+// its -wal so that the old bytes are gone too (ledger.DB.ForgetFreed); exit 4 when the -wal
+// could not be emptied.
 func purgeCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "purge", "purge --before YYYY-MM-DD [--ledger FILE]")
+	fs := newFlagSet(e, "purge", "purge --before YYYY-MM-DD [--wal-wait DURATION] [--ledger FILE]")
 	beforeFlag := fs.String("before", "", "mask final payouts last changed before this day (00:00 UTC), at the latest today")
+	walWait := fs.Duration("wal-wait", defaultWALWait, "how long to wait for other processes to stop reading the ledger's -wal, which must be emptied")
 	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -198,6 +215,13 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 		len(res.Purged), before.Format(time.DateOnly), res.RejectedRows, res.Callbacks)
 	for _, p := range res.Left {
 		fmt.Fprintf(e.stderr, "left %s: %s is not final; `payout reconcile` settles it, a later purge masks it\n", p.Ref, p.State)
+	}
+	if err := db.ForgetFreed(ctx, *walWait); errors.Is(err, ledger.ErrWALKept) {
+		return &exitError{code: exitAttention, err: fmt.Errorf("purge: the names and account numbers are masked in the ledger, but %w: it still holds older copies of them. "+
+			"Stop the processes that hold the ledger open (payout callbacks, watch) or wait until they are idle, then run `payout purge --before %s` again: it empties the -wal",
+			err, before.Format(time.DateOnly))}
+	} else if err != nil {
+		return &exitError{code: exitAborted, err: fmt.Errorf("purge: the names and account numbers are masked in the ledger, but wiping their old copies from its files failed: %w; run the purge again", err)}
 	}
 	if len(res.Left) > 0 {
 		return &exitError{code: exitAttention, err: fmt.Errorf("purge: %d payout(s) last changed before %s are not final and were left as they are", len(res.Left), before.Format(time.DateOnly))}

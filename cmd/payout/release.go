@@ -46,6 +46,7 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return &exitError{code: exitAborted, err: fmt.Errorf("release %s: %w: nothing changed", ref, err)}
 	}
-	fmt.Fprintf(e.stdout, "released %s: READY; the next run of its file sends it (first recorded by run %s, line %d)\n", ref, p.RunID, p.Line)
+	fmt.Fprintf(e.stdout, "released %s: READY; the next run of its file sends it, and runs may send it up to %d more times before it is stuck again (first recorded by run %s, line %d)\n",
+		ref, batch.MaxSendAttempts-p.Attempts, p.RunID, p.Line)
 	return nil
 }

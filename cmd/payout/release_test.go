@@ -50,7 +50,7 @@ func TestCommandReleaseStuckPayout(t *testing.T) {
 		}
 	}
 	out, errOut, code := u.run("release", "STUCK-1", "--reason", "support ticket 42: no such payout")
-	if code != 0 || !strings.Contains(out, "released STUCK-1") {
+	if code != 0 || !strings.Contains(out, "released STUCK-1") || !strings.Contains(out, "up to 5 more times before it is stuck again") {
 		t.Fatalf("release exit %d: %s %s", code, out, errOut)
 	}
 	me, err := osuser.Current()
