@@ -374,14 +374,18 @@ func (rr *reportReader) readSheet(f *excelize.File, sheet string) error {
 }
 
 // readHTML reads a report's tables as a stream of tokens: a row of th and td is a summary pair,
-// a table's head names its columns, and each row of its body is a payout's.
+// a table's head names its columns, and each row of its body is a payout's. A cell may show a
+// second fact under its main one (<span class="sub">): the ledger's facts carry their name
+// (data-field: invoice, provider, status), the service's and the headers' are not read.
 func (rr *reportReader) readHTML(r io.Reader) error {
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(rr.v.lim.Line)
 	var (
 		idx          map[string]int
 		th, td       []string
-		cell         *strings.Builder
+		fields       map[string]string // the named facts of the row's cells
+		cell, sub    *strings.Builder
+		subField     string
 		inHead, isTH bool
 		rowN         int
 	)
@@ -393,31 +397,55 @@ func (rr *reportReader) readHTML(r io.Reader) error {
 			}
 			return z.Err()
 		case html.TextToken:
-			if cell != nil {
+			switch {
+			case sub != nil:
+				sub.Write(z.Text())
+			case cell != nil && subField == "":
 				cell.Write(z.Text())
 			}
 		case html.StartTagToken:
-			switch name, _ := z.TagName(); string(name) {
+			name, hasAttr := z.TagName()
+			switch string(name) {
 			case "table":
 				idx = nil
 			case "thead":
 				inHead = true
 			case "tr":
-				th, td = th[:0], td[:0]
+				th, td, fields = th[:0], td[:0], nil
 			case "th", "td":
 				cell, isTH = &strings.Builder{}, string(name) == "th"
+			case "span":
+				if cell == nil {
+					break
+				}
+				class, field := spanAttrs(z, hasAttr)
+				if class != "sub" {
+					break
+				}
+				subField = "-" // a fact under the main one, not read
+				if field != "" && !isTH {
+					subField, sub = field, &strings.Builder{}
+				}
 			}
 		case html.EndTagToken:
 			switch name, _ := z.TagName(); string(name) {
 			case "thead":
 				inHead = false
+			case "span":
+				if sub != nil {
+					if fields == nil {
+						fields = map[string]string{}
+					}
+					fields[subField] = strings.TrimSpace(sub.String())
+				}
+				subField, sub = "", nil
 			case "th", "td":
 				if cell != nil && isTH {
 					th = append(th, strings.TrimSpace(cell.String()))
 				} else if cell != nil {
 					td = append(td, strings.TrimSpace(cell.String()))
 				}
-				cell = nil
+				cell, sub, subField = nil, nil, ""
 			case "tr":
 				switch {
 				case inHead:
@@ -428,9 +456,41 @@ func (rr *reportReader) readHTML(r io.Reader) error {
 					rr.stated = append(rr.stated, [3]string{td[0], td[1], td[2]})
 				case idx != nil && len(td) > 0:
 					rowN++
-					rr.row("table row "+strconv.Itoa(rowN), idx, td)
+					rowIdx, cells := withFields(idx, td, fields)
+					rr.row("table row "+strconv.Itoa(rowN), rowIdx, cells)
 				}
 			}
 		}
 	}
+}
+
+// spanAttrs reads a span's class and data-field.
+func spanAttrs(z *html.Tokenizer, more bool) (class, field string) {
+	for more {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "class":
+			class = string(v)
+		case "data-field":
+			field = string(v)
+		}
+	}
+	return class, field
+}
+
+// withFields adds a row's named facts to its cells, as columns of their own.
+func withFields(idx map[string]int, cells []string, fields map[string]string) (map[string]int, []string) {
+	if len(fields) == 0 {
+		return idx, cells
+	}
+	out := make(map[string]int, len(idx)+len(fields))
+	for k, v := range idx {
+		out[k] = v
+	}
+	for f, v := range fields {
+		out[f] = len(cells)
+		cells = append(cells, v)
+	}
+	return out, cells
 }

@@ -1,0 +1,67 @@
+package batch
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Result is the outcome of one run, and what `--json` prints of it. Rows = Rejected + Succeeded
+// + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
+// accepted by the service in an earlier run.
+type Result struct {
+	RunID       string          `json:"run_id"`
+	File        string          `json:"file"`
+	SHA256      string          `json:"sha256"`
+	DryRun      bool            `json:"dry_run"`
+	Rows        int             `json:"rows"`
+	Rejected    int             `json:"rejected"`
+	Submitted   int             `json:"submitted"`
+	Succeeded   int             `json:"succeeded"`
+	Pending     int             `json:"pending"`
+	Failed      int             `json:"failed"`
+	Unknown     int             `json:"unknown"`
+	NotSent     int             `json:"not_sent"`
+	Skipped     int             `json:"skipped"`
+	TotalAmount decimal.Decimal `json:"total_amount"`
+	Reports     []string        `json:"reports"`
+	ExitCode    int             `json:"exit_code"`
+	Aborted     string          `json:"aborted,omitempty"`
+	// StartedAt, EndedAt and ApprovedAt are in UTC: the JSON summary is for scripts, which read
+	// them as RFC 3339 with offset.
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+
+	// Stuck lists the rows this run found stuck: sent MaxSendAttempts times with no answer and not
+	// found by a lookup. No run sends them again; see StuckMessage.
+	Stuck []StuckPayout `json:"stuck,omitempty"`
+	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
+	SkippedOtherFile int `json:"skipped_other_file"`
+	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
+	Problems []Problem `json:"problems,omitempty"`
+	// Plan is what the file would pay, as a signature binds it; AwaitingApproval says why a run
+	// paid nothing for want of signatures (exit 5); ApprovedBy names the principals whose
+	// signatures it went ahead on, as the chain recorded them, at ApprovedAt.
+	Plan             *Plan     `json:"plan,omitempty"`
+	AwaitingApproval string    `json:"awaiting_approval,omitempty"`
+	ApprovedBy       string    `json:"approved_by,omitempty"`
+	ApprovedAt       time.Time `json:"approved_at,omitzero"`
+	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
+	// as a number); they are paid as read.
+	Warnings []Problem `json:"warnings,omitempty"`
+
+	// RetryFile is the run's retry file (CSV; its XLSX twin is among Reports): empty when every
+	// row is paid.
+	RetryFile string `json:"retry_file,omitempty"`
+}
+
+// MaxProblems bounds Result.Problems, so that a wrong file does not flood a terminal or a log.
+const MaxProblems = 50
+
+// Problem is one rejection as a person fixes it: where, what, why.
+type Problem struct {
+	Line   int    `json:"line"`
+	Column string `json:"column"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
