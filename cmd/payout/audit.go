@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/audit"
+	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
 
@@ -64,7 +66,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("audit verify: unexpected argument %q", fs.Arg(0))
 	}
 	if *pack != "" {
-		return verifyPack(e, *pack)
+		return verifyPack(e, *pack, time.Now())
 	}
 	db, err := openLedgerReadOnly(ctx, e, *ledgerFlag)
 	if err != nil {
@@ -86,7 +88,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func verifyPack(e *env, path string) error {
+func verifyPack(e *env, path string, now time.Time) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return usageError("audit verify: %v", err)
@@ -106,18 +108,49 @@ func verifyPack(e *env, path string) error {
 	if len(rep.Findings) > 0 {
 		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: pack %s does not check out: %d finding(s)", path, len(rep.Findings))}
 	}
+	note, err := packSignature(e, path, now)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(e.stdout, "intact: pack of run %s, %d members, %d events of %d payouts, %d report rows checked against them; chain head %s; %s\n",
-		rep.Info.RunID, rep.Members, rep.Events, rep.Payouts, rep.Rows, rep.Info.ChainHead, signatureNote(path))
+		rep.Info.RunID, rep.Members, rep.Events, rep.Payouts, rep.Rows, rep.Info.ChainHead, note)
 	return nil
 }
 
-// signatureNote says whether a pack comes with a signature. An unsigned pack is only consistent
-// in itself: anyone can write one.
-func signatureNote(path string) string {
-	if _, err := os.Stat(path + audit.SignatureSuffix); err == nil {
-		return "signature " + path + audit.SignatureSuffix + " not checked by this command: check it with ssh-keygen -Y verify -n payout-pack"
+// packSignature checks the signature beside a pack (FILE.zip.sig, namespace payout-pack) against
+// the allowed signers, and says whose it is. An unsigned pack is only consistent in itself:
+// anyone can write one, and the note says so. A signature that does not check out is exit 4.
+func packSignature(e *env, path string, now time.Time) (string, error) {
+	sigPath := path + audit.SignatureSuffix
+	armored, err := os.ReadFile(sigPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return "unsigned: it is consistent in itself, compare its chain head with the ledger's (payout audit verify) to trust it", nil
+	} else if err != nil {
+		return "", &exitError{code: exitAborted, err: fmt.Errorf("audit verify: %w", err)}
 	}
-	return "unsigned: it is consistent in itself, compare its chain head with the ledger's (payout audit verify) to trust it"
+	allowedPath := e.getenv(batch.EnvAllowedSigners)
+	if allowedPath == "" {
+		return "", usageError("audit verify: %s is signed (%s): set %s to the allowed_signers file that names the service account's key, to check it",
+			path, sigPath, batch.EnvAllowedSigners)
+	}
+	allowed, err := signature.LoadAllowedSigners(allowedPath)
+	if err != nil {
+		return "", configError(&ConfigError{Field: batch.EnvAllowedSigners, Value: allowedPath, Err: err})
+	}
+	sig, err := signature.Parse(armored)
+	if err != nil {
+		return "", &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s: %w", sigPath, err)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &exitError{code: exitAborted, err: err}
+	}
+	defer f.Close()
+	id, err := allowed.Verify(f, sig, signature.NamespacePack, now)
+	if err != nil {
+		return "", &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the signature %s does not hold: %w", sigPath, err)}
+	}
+	return fmt.Sprintf("signed by %s (%s)", id.Principal(), id.Fingerprint), nil
 }
 
 // auditExportCmd writes a run's evidence pack.
@@ -157,6 +190,14 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone}
+	key, err := signature.SigningKeyFromEnv(ctx, e.getenv)
+	if err != nil {
+		return configError(&ConfigError{Field: signature.EnvSigningKey, Value: e.getenv(signature.EnvSigningKey), Err: err})
+	}
+	if key != nil {
+		defer key.Close()
+		o.Sign = func(pack io.Reader) ([]byte, error) { return signature.Sign(ctx, pack, signature.NamespacePack, key) }
+	}
 	if *withInput || *input != "" {
 		o.Input = *input
 		if o.Input == "" {
@@ -170,7 +211,11 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return &exitError{code: exitAborted, err: fmt.Errorf("audit export: %w; no pack written", err)}
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: run %s, %d events; chain head %s\n", *out, info.RunID, info.Events, info.ChainHead)
+	signed := "unsigned (set $" + signature.EnvSigningKey + " to sign packs)"
+	if key != nil {
+		signed = "signed by " + key.Fingerprint() + " in " + *out + audit.SignatureSuffix
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: run %s, %d events; chain head %s; %s\n", *out, info.RunID, info.Events, info.ChainHead, signed)
 	return nil
 }
 

@@ -1,0 +1,72 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payout/payout/batch/signature/signaturetest"
+)
+
+// With PAYOUT_SIGNING_KEY, a pack is written with a signature that ssh-keygen -Y verify accepts,
+// and audit verify --pack names its signer. A pack rewritten by anyone else (here: its events
+// edited and SHA256SUMS recomputed, which the pack's own checks may not see in a member they do
+// not cross-check) keeps a signature of other bytes, and is refused.
+func TestAuditPackIsSignedByTheServiceAccount(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	keys := t.TempDir()
+	svc := signaturetest.NewKey(t, keys, "payout-svc")
+	bob := signaturetest.NewKey(t, keys, "bob")
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(keys, "allowed_signers"),
+		`payout-svc namespaces="payout-pack" `+svc.Public, `bob namespaces="payout-plan" `+bob.Public)
+	runID, _ := paidRun(t, u, samplePath(t))
+
+	u.env = append(u.env, "PAYOUT_SIGNING_KEY="+svc.Path)
+	pack := filepath.Join(u.dir, "run.zip")
+	out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack)
+	if code != 0 || !strings.Contains(out, "signed by SHA256:") {
+		t.Fatalf("signed export: exit %d: %s %s", code, out, errOut)
+	}
+	sig, err := os.ReadFile(pack + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipBytes, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := signaturetest.Verify(t, allowed, "payout-svc", "payout-pack", sig, zipBytes); err != nil {
+		t.Fatalf("ssh-keygen -Y verify of the pack's signature: %v: %s", err, out)
+	}
+
+	if _, errOut, code := u.run("audit", "verify", "--pack", pack); code != 2 || !strings.Contains(errOut, "PAYOUT_ALLOWED_SIGNERS") {
+		t.Errorf("verify of a signed pack without allowed signers: exit %d, want 2 naming PAYOUT_ALLOWED_SIGNERS: %s", code, errOut)
+	}
+	u.env = append(u.env, "PAYOUT_ALLOWED_SIGNERS="+allowed)
+	if out, errOut, code := u.run("audit", "verify", "--pack", pack); code != 0 || !strings.Contains(out, "signed by payout-svc") {
+		t.Fatalf("verify of the signed pack: exit %d: %s %s", code, out, errOut)
+	}
+
+	// A pack signed by a person's key, which the allowed signers trust for plans only.
+	if err := os.WriteFile(pack+".sig", signaturetest.Sign(t, bob, "payout-pack", zipBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := u.run("audit", "verify", "--pack", pack); code != 4 || !strings.Contains(errOut, "does not hold") {
+		t.Errorf("a pack signed by bob: exit %d, want 4: %s", code, errOut)
+	}
+
+	// Other bytes under the service account's signature: one byte of the zip's comment changed.
+	if err := os.WriteFile(pack+".sig", sig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	changed := append([]byte(nil), zipBytes...)
+	changed[len(changed)-1] ^= 0x01
+	if err := os.WriteFile(pack, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := u.run("audit", "verify", "--pack", pack); code != 4 {
+		t.Errorf("a changed pack under the old signature: exit %d, want 4: %s", code, errOut)
+	}
+}
