@@ -75,7 +75,7 @@ func commands() []command {
 		{"callbacks", "receive and verify the service's callbacks", callbacksCmd},
 		{"sandbox", "run the simulator of the payout service", sandboxCmd},
 		{"demo", "pay the sample file through a sandbox on loopback", demoCmd},
-		{"template", "write an empty input file with the expected header", templateCmd},
+		{"template", "write an input file with the expected header (--example: made-up rows the sandbox pays)", templateCmd},
 		{"audit", "check the hash-chained trail (verify), or write a run's evidence pack (export)", auditCmd},
 		{"purge", "mask names and account numbers of old final payouts, keeping the money trail", purgeCmd},
 		{"version", "print the build's version (also: payout --version)", versionCmd},

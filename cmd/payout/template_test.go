@@ -44,3 +44,29 @@ func TestCommandTemplateNeverOverwrites(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandTemplateExampleIsPayable: the example rows, in CSV and in XLSX, pass a dry run
+// against the sandbox, every row valid, and the plain template stays a header alone.
+func TestCommandTemplateExampleIsPayable(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	csv, errOut, code := u.run("template", "--example")
+	if code != 0 {
+		t.Fatalf("template --example exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(u.dir, "example.csv"), []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := u.run("template", "--example", "--xlsx", "--out", "example.xlsx"); code != 0 {
+		t.Fatalf("template --example --xlsx exit %d: %s", code, errOut)
+	}
+	for _, file := range []string{"example.csv", "example.xlsx"} {
+		out, errOut, code := u.run("run", "--dry-run", "--json", file)
+		if code != 0 || !strings.Contains(out, `"rows":5`) || !strings.Contains(out, `"rejected":0`) {
+			t.Errorf("dry run of %s: exit %d\n%s%s", file, code, out, errOut)
+		}
+	}
+	header, _, _ := u.run("template")
+	if lines := strings.Count(header, "\n"); lines != 1 {
+		t.Errorf("plain template has %d lines, want the header alone:\n%s", lines, header)
+	}
+}
