@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/payout/payout/batch/report"
 )
 
 // Bounds that keep one row from looping within a run; the row is then left for a rerun or for
@@ -319,7 +321,7 @@ func (p *pool) announceGrace(queue taskQueue, now, said time.Time) time.Time {
 	}
 	wait := secondsUntil(now, until)
 	p.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
-		n, until.Format(time.TimeOnly), wait), "payouts", n, "until", until, "wait", wait.String())
+		n, report.FormatClock(until, p.cfg.Zone), wait), "payouts", n, "until", until, "wait", wait.String())
 	if p.cfg.Waiting != nil {
 		p.cfg.Waiting(n, until)
 	}

@@ -9,6 +9,10 @@ import (
 // with its offset, e.g. "2026-11-27 05:53:48 +08:00". Machine outputs use RFC 3339 instead.
 const TimeLayout = "2006-01-02 15:04:05 -07:00"
 
+// ClockLayout is a time of day with its offset, for a person reading a line that names the day
+// elsewhere or means today: "05:53:48 +08:00".
+const ClockLayout = "15:04:05 -07:00"
+
 // FormatTime writes t for people in zone (UTC when zone is nil), in TimeLayout; empty for the
 // zero time.
 func FormatTime(t time.Time, zone *time.Location) string {
@@ -16,6 +20,11 @@ func FormatTime(t time.Time, zone *time.Location) string {
 		return ""
 	}
 	return t.In(orUTC(zone)).Format(TimeLayout)
+}
+
+// FormatClock writes t's time of day for people in zone (UTC when nil), in ClockLayout.
+func FormatClock(t time.Time, zone *time.Location) string {
+	return t.In(orUTC(zone)).Format(ClockLayout)
 }
 
 // ZoneText names zone for a report's header, with its offset at t (the offset of a zone with

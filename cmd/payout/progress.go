@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/payout/payout/batch/report"
 )
 
 // progressBar draws rows done of total, the rate and an ETA on one terminal line, sized to the
@@ -16,6 +18,7 @@ import (
 // redraw would then add lines to the screen.
 type progressBar struct {
 	w       io.Writer
+	zone    *time.Location // the operator's: the times the bar shows
 	width   func() int // the terminal's columns now
 	mu      sync.Mutex
 	start   time.Time
@@ -30,8 +33,8 @@ type progressBar struct {
 // defaultWidth is assumed when the terminal does not say its size.
 const defaultWidth = 80
 
-func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, width: terminalWidth(w), start: time.Now(), startAt: -1}
+func newProgressBar(w io.Writer, zone *time.Location) *progressBar {
+	return &progressBar{w: w, zone: zone, width: terminalWidth(w), start: time.Now(), startAt: -1}
 }
 
 // terminalWidth asks the terminal behind w for its width at each call, so that a resized window
@@ -68,7 +71,7 @@ func (p *progressBar) waiting(n int, until time.Time) {
 	defer p.mu.Unlock()
 	p.note = ""
 	if n > 0 {
-		p.note = fmt.Sprintf("waiting until %s for %d unknown outcomes (grace)", until.Format(time.TimeOnly), n)
+		p.note = fmt.Sprintf("waiting until %s for %d unknown outcomes (grace)", report.FormatClock(until, p.zone), n)
 	}
 	if p.startAt >= 0 {
 		p.draw(time.Now())

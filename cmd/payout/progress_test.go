@@ -11,12 +11,16 @@ import (
 // the unknown-outcome grace says so on the bar, and stops saying it once it works again.
 func TestProgressBarSaysWhatItWaitsFor(t *testing.T) {
 	var out bytes.Buffer
-	bar := newProgressBar(&out)
+	myt, err := time.LoadLocation("Asia/Kuala_Lumpur")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bar := newProgressBar(&out, myt)
 	bar.update(2881, 3000)
-	until := time.Date(2026, 11, 24, 2, 5, 0, 0, time.Local)
+	until := time.Date(2026, 11, 23, 18, 5, 0, 0, time.UTC) // 02:05 the next day in Kuala Lumpur
 	bar.waiting(119, until)
 	lines := strings.Split(out.String(), "\r")
-	if last := lines[len(lines)-1]; !strings.Contains(last, "2881/3000 rows") || !strings.Contains(last, "waiting until 02:05:00 for 119 unknown outcomes") {
+	if last := lines[len(lines)-1]; !strings.Contains(last, "2881/3000 rows") || !strings.Contains(last, "waiting until 02:05:00 +08:00 for 119 unknown outcomes") {
 		t.Errorf("bar %q, want the rows and what it waits for", last)
 	}
 	bar.waiting(0, time.Time{})

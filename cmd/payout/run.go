@@ -284,7 +284,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
-		s.bar = newProgressBar(s.e.stderr)
+		s.bar = newProgressBar(s.e.stderr, s.o.zone)
 		rcfg.Progress, rcfg.Waiting = s.bar.update, s.bar.waiting
 	}
 	return rcfg
