@@ -42,14 +42,21 @@ const approvalColumns = `id, file, file_sha256, plan_digest, row_count, total, n
 
 // AddApproval appends a to the approvals table and returns its id. The table is append-only.
 func (db *DB) AddApproval(ctx context.Context, a Approval) (int64, error) {
-	res, err := db.sql.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
+	var id int64
+	err := db.writeSealed(ctx, "approvals", a.RunID, "approval: "+a.Decision, func(tx *sql.Tx) (string, []any, error) {
+		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
 		VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.File, a.FileSHA256, a.PlanDigest, a.Rows, amountText(a.Total), a.NewPayouts, amountText(a.NewTotal),
-		a.Providers, a.ProvidersDigest, a.Decision, a.Reason, a.Actor, a.Maker, a.RunID, fmtTime(a.At))
+			a.File, a.FileSHA256, a.PlanDigest, a.Rows, amountText(a.Total), a.NewPayouts, amountText(a.NewTotal),
+			a.Providers, a.ProvidersDigest, a.Decision, a.Reason, a.Actor, a.Maker, a.RunID, fmtTime(a.At))
+		if err == nil {
+			id, err = res.LastInsertId()
+		}
+		return `WHERE id = ?`, []any{id}, err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("record approval of %s: %w", a.File, err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // Approvals lists the approvals table's rows for a file's SHA-256, oldest first; every row when
@@ -98,7 +105,11 @@ func scanApproval(s scanner) (Approval, error) {
 
 // LinkApproval records that run went ahead on the approval with id approvalID.
 func (db *DB) LinkApproval(ctx context.Context, runID string, approvalID int64) error {
-	if _, err := db.sql.ExecContext(ctx, `INSERT INTO approved_runs (run_id, approval_id) VALUES (?, ?)`, runID, approvalID); err != nil {
+	err := db.writeSealed(ctx, "approved_runs", runID, "run approved", func(tx *sql.Tx) (string, []any, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO approved_runs (run_id, approval_id) VALUES (?, ?)`, runID, approvalID)
+		return `WHERE run_id = ?`, []any{runID}, err
+	})
+	if err != nil {
 		return fmt.Errorf("run %s: record its approval: %w", runID, err)
 	}
 	return nil
