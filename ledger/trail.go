@@ -69,6 +69,7 @@ func rowTableNamed(name string) *rowTable {
 // txQuerier is a transaction or a connection, for reads of several rows.
 type txQuerier interface {
 	querier
+	preparer
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
@@ -136,6 +137,11 @@ func sealRows(ctx context.Context, q txQuerier, c *chainer, table, runID, now, d
 	if err != nil {
 		return 0, fmt.Errorf("seal %s: %w", t.name, err)
 	}
+	// Several rows to a statement: a run's exceptional lines are sealed a chunk at a time.
+	ins := &multiRowInsert{prep: q, width: 14, head: `INSERT INTO row_events (` + eventColumns + `) VALUES `,
+		row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}
+	defer ins.close()
+	values := make([]any, 0, 14*len(rows))
 	for _, r := range rows {
 		salt := ""
 		if len(t.personal) > 0 {
@@ -144,14 +150,13 @@ func sealRows(ctx context.Context, q txQuerier, c *chainer, table, runID, now, d
 		e := &ChainEvent{Ref: t.name + "/" + r.key, RunID: runID, At: now, Detail: detail,
 			Facts: t.rowFacts(cols, r.vals, salt), Payload: salt}
 		c.link(e)
-		if _, err := q.ExecContext(ctx, insertRowEventSQL, eventArgs(make([]any, 0, 14), e)...); err != nil {
-			return 0, fmt.Errorf("seal %s %s: %w", t.name, r.key, err)
-		}
+		values = eventArgs(values, e)
+	}
+	if err := ins.exec(ctx, values); err != nil {
+		return 0, fmt.Errorf("seal %s: %w", t.name, err)
 	}
 	return len(rows), nil
 }
-
-const insertRowEventSQL = `INSERT INTO row_events (` + eventColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // writeSealed runs write and seals the rows it wrote, in one write transaction: write returns the
 // where clause and arguments that select them.
