@@ -427,3 +427,19 @@ func BenchmarkQuickCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerifyChain: `payout audit verify` of the big ledger: the file check, the chain, every
+// payout replayed, the totals, every covered row and the schema.
+//
+//	go test -run '^$' -bench VerifyChain -benchtime 1x ./ledger/
+func BenchmarkVerifyChain(b *testing.B) {
+	db := openQuiet(b, cachedLedger(b, benchPayouts(b)))
+	b.ResetTimer()
+	for range b.N {
+		rep, err := db.VerifyChain(context.Background())
+		if err != nil || len(rep.Findings) != 0 {
+			b.Fatalf("%v %v", rep.Findings, err)
+		}
+		b.ReportMetric(float64(rep.Payouts), "payouts")
+	}
+}
