@@ -118,15 +118,6 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 	return err
 }
 
-func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
-	r, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	n, err := r.RowsAffected()
-	return int(n), err
-}
-
 // purgeRejectedRows masks the input rows that validation rejected in runs started before the
 // cut-off: they were never payouts, and hold names and account numbers as typed.
 func purgeRejectedRows(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeRequest, now string) (int, error) {

@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -235,6 +234,3 @@ func referenceSchema(ctx context.Context) (map[string]schemaObject, error) {
 // attestFact marks the event that brought a payout's times and counters into the chain when the
 // ledger was upgraded: it records them as the row held them then.
 const attestFact = "attested"
-
-// itoa is strconv.FormatInt for the facts of an attestation.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
