@@ -110,6 +110,9 @@ type Change struct {
 	CountNotFound     bool   // a lookup said not found: NotFoundCount++, FirstNotFoundAt set if zero
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
 	ResetAttempts     bool   // a person released it: its count of sends starts again (the event records it)
+	RetryOf           string // the payout this one was linked to as its retry (see LinkRetry)
+	DisplayName       string // the bank's name for the account, from a callback; kept with NameCheck when set
+	NameCheck         string // NameNotCompared, NameMatch or NameMismatch: DisplayName against the recipient
 	Detail            string // the event's text, for auditors
 	Payload           string // raw data kept with the event (a callback's decoded JSON, say)
 }
@@ -140,6 +143,9 @@ type StoredCallback struct {
 	InvoiceNo  string
 	Verdict    string // "applied", "replay", "unknown-invoice", "amount-mismatch", ...
 	Payload    string // empty when the event the callback made holds it
+	// TokenSHA256 is the SHA-256 (hex) of the body as received: a second delivery of the same
+	// body is counted on the first one's row. Empty: never taken for a replay.
+	TokenSHA256 string
 }
 
 var _ interface {

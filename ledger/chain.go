@@ -159,18 +159,38 @@ func appendJSONString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// changeFacts are the fields of a Change that the payout's row keeps; "attempts": "0" when it
-// resets the count of sends.
-func changeFacts(c Change) string {
-	if c.InvoiceNo == "" && c.TransactionStatus == "" && c.BankReferenceNo == "" && !c.ResetAttempts {
-		return ""
+// changeFacts are the fields of a Change that the payout's row keeps, and how it moved the
+// counters of the row: audit verify replays them to the row's attempts, not-found count and
+// last error ("attempts": "0" when a release starts the count of sends again). nameDigest is the salted digest of the bank's name the change sets, if any.
+func changeFacts(c Change, nameDigest string) string {
+	attempt, attempts, check := "", "", ""
+	if c.CountAttempt {
+		attempt = "1"
 	}
-	attempts := ""
 	if c.ResetAttempts {
-		attempts = "0"
+		attempts = "0" // a person released it: its count of sends starts again
 	}
-	return factsText("attempts", attempts, "bank_reference_no", c.BankReferenceNo, "invoice_no", c.InvoiceNo, "transaction_status", c.TransactionStatus)
+	if c.DisplayName != "" {
+		check = nameCheckFact(c.NameCheck)
+	}
+	return factsText("attempt", attempt, "attempts", attempts, "bank_reference_no", c.BankReferenceNo, nameFact, nameDigest,
+		"invoice_no", c.InvoiceNo, "last_error", c.Error, "name_check", check, "not_found", notFoundFacts[notFoundMode(c)],
+		"retry_of", c.RetryOf, "transaction_status", c.TransactionStatus)
 }
+
+// nameCheckFact is a name check as an event's facts hold it: a name not compared is named, since
+// an empty fact is left out.
+func nameCheckFact(check string) string {
+	if check == NameNotCompared {
+		return nameNotComparedFact
+	}
+	return check
+}
+
+const nameNotComparedFact = "not compared"
+
+// notFoundFacts name the notFound* modes in an event's facts; keeping the count names none.
+var notFoundFacts = [...]string{notFoundKeep: "", notFoundCount: "count", notFoundFirst: "first", notFoundReset: "reset"}
 
 // recordedFacts are the details a payout is recorded with, but for its personal data.
 func recordedFacts(p Payout, runID string) string {
@@ -184,11 +204,14 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// readChainHead reads the last event. Called inside the write transaction that appends, so that
-// no other writer can append between the read and the append.
+// readChainHead reads the last entry of the chain: the later of the last event and the last row
+// event. Called inside the write transaction that appends, so that no other writer can append
+// between the read and the append.
 func readChainHead(ctx context.Context, q querier) (ChainHead, error) {
 	var h ChainHead
-	err := q.QueryRowContext(ctx, `SELECT id, hash FROM events ORDER BY id DESC LIMIT 1`).Scan(&h.ID, &h.Hash)
+	err := q.QueryRowContext(ctx, `SELECT id, hash FROM (SELECT id, hash FROM events ORDER BY id DESC LIMIT 1)
+		UNION ALL SELECT id, hash FROM (SELECT id, hash FROM row_events ORDER BY id DESC LIMIT 1)
+		ORDER BY id DESC LIMIT 1`).Scan(&h.ID, &h.Hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ChainHead{}, nil
 	}
@@ -250,18 +273,30 @@ func saltOf(ctx context.Context, q querier, ref string) (string, error) {
 // is not kept: purge promised that the ledger holds no personal data of it.
 func (c *chainer) changeEvent(ctx context.Context, q querier, now string, ch Change) (*ChainEvent, error) {
 	e := &ChainEvent{Ref: ch.Ref, RunID: ch.RunID, At: now, From: string(ch.From), To: string(ch.To),
-		Detail: ch.Detail, Facts: changeFacts(ch), Payload: ch.Payload}
-	if ch.Payload != "" {
+		Detail: ch.Detail, Payload: ch.Payload}
+	nameDigest := ""
+	if ch.Payload != "" || ch.DisplayName != "" {
 		salt, err := saltOf(ctx, q, ch.Ref)
 		if err != nil {
 			return nil, err
 		}
-		if salt == "" {
+		digest := func(field, value string) string {
+			switch {
+			case value == "":
+				return ""
+			case salt == "":
+				return PurgedPayload // purged: no digest of its personal data can be made
+			}
+			return personalDigest(salt, field, value)
+		}
+		nameDigest = digest("display_name", ch.DisplayName)
+		if ch.Payload != "" && salt == "" {
 			e.Payload = PurgedPayload
 		} else {
-			e.Personal = personalDigest(salt, "payload", ch.Payload)
+			e.Personal = digest("payload", ch.Payload)
 		}
 	}
+	e.Facts = changeFacts(ch, nameDigest)
 	c.link(e)
 	return e, nil
 }

@@ -33,7 +33,7 @@ func BenchmarkChainEvent(b *testing.B) {
 		InvoiceNo: "INV-123456", TransactionStatus: "PENDING", Detail: "accepted: invoice INV-123456, status PENDING, not final yet"}
 	for b.Loop() {
 		e := &ChainEvent{Ref: ch.Ref, RunID: ch.RunID, At: "2026-11-24T00:00:00.000000000Z", From: string(ch.From), To: string(ch.To),
-			Detail: ch.Detail, Facts: changeFacts(ch)}
+			Detail: ch.Detail, Facts: changeFacts(ch, "")}
 		c.link(e)
 	}
 }

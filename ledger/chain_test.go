@@ -74,12 +74,12 @@ func TestChainOfARunVerifies(t *testing.T) {
 	settle(t, db, ps)
 	rep := verify(t, db)
 	wantIntact(t, rep)
-	if rep.Events != 4+3*2+2 || rep.Payouts != 4 {
-		t.Errorf("verified %d events, %d payouts; want 12, 4", rep.Events, rep.Payouts)
+	if rep.Events != 4+3*2+2 || rep.Payouts != 4 || rep.RowEvents == 0 {
+		t.Errorf("verified %d events, %d row events, %d payouts; want 12, some, 4", rep.Events, rep.RowEvents, rep.Payouts)
 	}
 	head, err := db.ChainHead(context.Background())
 	must(t, err)
-	if head != rep.Head || head.ID != 12 || len(head.Hash) != 64 {
+	if head != rep.Head || head.ID != int64(rep.Events+rep.RowEvents) || len(head.Hash) != 64 {
 		t.Errorf("head %v, verify's head %v", head, rep.Head)
 	}
 }
@@ -111,20 +111,22 @@ func findingAt(rep ledger.ChainReport, id int64, want string) bool {
 func TestVerifyNamesAnEventEditedByHand(t *testing.T) {
 	db, path := mustOpen(t)
 	settle(t, db, seed(t, db, "r1", 4))
-	db = handEdit(t, db, path, `DROP TRIGGER events_no_update`, `UPDATE events SET detail = 'nothing to see' WHERE id = 7`)
+	id := lastEventOf(t, db, "r1-ref-1")
+	db = handEdit(t, db, path, `DROP TRIGGER events_no_update`, fmt.Sprintf(`UPDATE events SET detail = 'nothing to see' WHERE id = %d`, id))
 	rep := verify(t, db)
-	if len(rep.Findings) != 1 || !findingAt(rep, 7, "does not match its hash") {
-		t.Errorf("findings %v, want one naming event 7 as edited", rep.Findings)
+	if len(rep.Findings) != 2 || !findingAt(rep, id, "does not match its hash") || !findingAt(rep, 0, "schema: trigger events_no_update is missing") {
+		t.Errorf("findings %v, want event %d named as edited and the dropped trigger", rep.Findings, id)
 	}
 }
 
 func TestVerifyNamesAnEventDeletedByHand(t *testing.T) {
 	db, path := mustOpen(t)
 	settle(t, db, seed(t, db, "r1", 4))
-	db = handEdit(t, db, path, `DROP TRIGGER events_no_delete`, `DELETE FROM events WHERE id = 6`)
+	id := mustEvents(t, db, "r1-ref-1")[1].ID
+	db = handEdit(t, db, path, `DROP TRIGGER events_no_delete`, fmt.Sprintf(`DELETE FROM events WHERE id = %d`, id))
 	rep := verify(t, db)
-	if !findingAt(rep, 7, "events 6 to 6 are missing") || !findingAt(rep, 7, "prev_hash is not the hash of event 5") {
-		t.Errorf("findings %v, want event 7 naming event 6 missing", rep.Findings)
+	if !findingAt(rep, id+1, fmt.Sprintf("events %d to %d are missing", id, id)) || !findingAt(rep, id+1, fmt.Sprintf("prev_hash is not the hash of event %d", id-1)) {
+		t.Errorf("findings %v, want event %d naming event %d missing", rep.Findings, id+1, id)
 	}
 }
 
@@ -134,14 +136,16 @@ func TestVerifyNamesAnEventInsertedByHand(t *testing.T) {
 	settle(t, db, ps)
 	db = handEdit(t, db, path, fmt.Sprintf(`INSERT INTO events (ref, run_id, at, from_state, to_state, detail, payload, prev_hash, hash)
 		SELECT '%s', 'r1', at, 'SUBMITTED', 'SUBMITTED', 'forged', '', hash, 'x' FROM events ORDER BY id DESC LIMIT 1`, ps[2].Ref))
+	forged := lastEventOf(t, db, ps[2].Ref)
+	// The forged event also moved the payout's update time, by the replay: its row disagrees.
 	rep := verify(t, db)
-	if len(rep.Findings) != 1 || !findingAt(rep, 13, "does not match its hash") {
-		t.Errorf("findings %v, want one naming event 13 as inserted", rep.Findings)
+	if len(rep.Findings) != 2 || !findingAt(rep, forged, "does not match its hash") || !findingAt(rep, 0, "updated_at in the payouts table") {
+		t.Errorf("findings %v, want event %d named as inserted", rep.Findings, forged)
 	}
 	// The next event appended chains to the forged one, and verify keeps naming the forgery only.
 	must(t, db.Apply(context.Background(), ledger.Change{Ref: ps[3].Ref, From: ledger.Ready, To: ledger.Submitting}))
-	if rep = verify(t, db); len(rep.Findings) != 1 || !findingAt(rep, 13, "") {
-		t.Errorf("after another event: findings %v, want only event 13", rep.Findings)
+	if rep = verify(t, db); len(rep.Findings) != 2 || !findingAt(rep, forged, "") {
+		t.Errorf("after another event: findings %v, want only event %d", rep.Findings, forged)
 	}
 }
 
@@ -149,8 +153,8 @@ func TestVerifyNamesAPayoutRowEditedByHand(t *testing.T) {
 	for _, tc := range []struct{ name, set, want string }{
 		{"amount", `amount = '9999.00'`, `amount in the payouts table is "9999.00", its events say "10.00"`},
 		{"state", `state = 'READY'`, `state in the payouts table is "READY", its events say "SUCCEEDED"`},
-		{"account", `account = '999999999'`, "name or account number does not match"},
-		{"invoice", `invoice_no = 'INV-X'`, `invoice number in the payouts table is "INV-X"`},
+		{"account", `account = '999999999'`, "recipient or account in the payouts table, or the payout's salt in payout_salts, does not match"},
+		{"invoice", `invoice_no = 'INV-X'`, `invoice_no in the payouts table is "INV-X"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, path := mustOpen(t)
@@ -257,7 +261,7 @@ func TestVerifyNamesAPurgedPayoutEditedByHand(t *testing.T) {
 	_, err := db.Purge(context.Background(), ledger.PurgeRequest{Before: time.Now().AddDate(10, 0, 0), MaskName: maskName, MaskAccount: maskAccount, Detail: "purged"})
 	must(t, err)
 	db = handEdit(t, db, path, fmt.Sprintf(`UPDATE payouts SET account = '5550001111' WHERE ref = '%s'`, ps[0].Ref))
-	if rep := verify(t, db); len(rep.Findings) != 1 || !findingAt(rep, 0, `masked account number in the payouts table is "5550001111"`) {
+	if rep := verify(t, db); len(rep.Findings) != 1 || !findingAt(rep, 0, `account in the payouts table is "5550001111", its events say "****6789"`) {
 		t.Errorf("findings %v", rep.Findings)
 	}
 }
@@ -333,7 +337,8 @@ func TestMigrationSealsTheEventsOfAnOlderLedger(t *testing.T) {
 	db := openAt(t, path)
 	rep := verify(t, db)
 	wantIntact(t, rep)
-	if rep.Events != 2 || rep.Head.ID != 2 {
+	// The payout's update time was not its last event's: the upgrade attests it, in a third event.
+	if rep.Events != 3 || rep.RowEvents != 1 || rep.Head.ID != 4 {
 		t.Errorf("verified %d events, head %v", rep.Events, rep.Head)
 	}
 	db = handEdit(t, db, path, `UPDATE payouts SET amount = '125.00'`)
@@ -373,8 +378,15 @@ func TestVerifyNamesPayoutRowsDeletedOrInsertedByHand(t *testing.T) {
 			invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at, last_error, created_at, updated_at
 			FROM payouts WHERE ref = '%s'`, ps[0].Ref))
 	rep := verify(t, db)
-	if len(rep.Findings) != 2 || !findingAt(rep, 4, "payout "+ps[3].Ref+": it has events but no row in the payouts table") ||
+	if len(rep.Findings) != 2 || !findingAt(rep, 0, "payout "+ps[3].Ref+": it has events but no row in the payouts table") ||
 		!findingAt(rep, 0, "payout zz-forged: it has no events") {
 		t.Errorf("findings %v", rep.Findings)
 	}
+}
+
+// lastEventOf is the id of the last event of a payout.
+func lastEventOf(t *testing.T, db *ledger.DB, ref string) int64 {
+	t.Helper()
+	evs := mustEvents(t, db, ref)
+	return evs[len(evs)-1].ID
 }

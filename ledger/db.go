@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -151,13 +153,14 @@ func (db *DB) checkPragmas(ctx context.Context) error {
 }
 
 // migrate applies, in one transaction, every embedded migration newer than PRAGMA user_version.
-// Migration files are named NNNN_name.sql and version N is the file's number.
+// Migration files are named NNNN_name.sql and version N is the file's number: numbers need not
+// be contiguous, and a ledger at version V gets the files numbered above V, in order.
 func (db *DB) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	names, err := migrationNames()
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
+	latest := migrationNumber(names[len(names)-1])
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -167,31 +170,67 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if version > len(names) {
-		return fmt.Errorf("migrate: schema version %d is newer than this program knows (%d)", version, len(names))
+	if version > latest {
+		return fmt.Errorf("migrate: schema version %d is newer than this program knows (%d)", version, latest)
 	}
-	for i := version; i < len(names); i++ {
-		body, err := migrations.ReadFile(names[i])
+	for _, name := range names {
+		n := migrationNumber(name)
+		if n <= version {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			return fmt.Errorf("migrate %s: %w", names[i], err)
+			return fmt.Errorf("migrate %s: %w", name, err)
 		}
-		if err := db.afterMigration(ctx, tx, names[i]); err != nil {
-			return fmt.Errorf("migrate %s: %w", names[i], err)
+		if err := db.afterMigration(ctx, tx, name); err != nil {
+			return fmt.Errorf("migrate %s: %w", name, err)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
-			return fmt.Errorf("migrate %s: %w", names[i], err)
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n)); err != nil {
+			return fmt.Errorf("migrate %s: %w", name, err)
 		}
 	}
-	if version > 0 && version < len(names) {
-		db.log.Info("ledger schema upgraded", "from", version, "to", len(names))
+	if version > 0 && version < latest {
+		db.log.Info("ledger schema upgraded", "from", version, "to", latest)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// migrationNames are the embedded migrations in order.
+func migrationNames() ([]string, error) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, errors.New("migrate: no migrations embedded")
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// migrationNumber is the NNNN of migrations/NNNN_name.sql.
+func migrationNumber(name string) int {
+	base := path.Base(name)
+	n, err := strconv.Atoi(base[:strings.IndexByte(base, '_')])
+	if err != nil {
+		panic("migration " + name + " is not named NNNN_name.sql") // embedded at build time: a test opens every ledger
+	}
+	return n
+}
+
+// LatestMigration is the schema version of a ledger this build made: its last migration's number.
+func LatestMigration() int {
+	names, err := migrationNames()
+	if err != nil {
+		return 0
+	}
+	return migrationNumber(names[len(names)-1])
 }
 
 // Close stops the writer (waiting for the batch being committed) and closes the file.

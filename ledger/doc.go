@@ -42,9 +42,14 @@
 // and the previous event's hash) is computed from the head read inside the transaction that
 // appends it, so two processes writing one ledger (a run and the callback receiver) extend one
 // chain. Personal data is covered only through a digest salted per payout (payout_salts), so
-// Purge can mask it, and delete the salt, without breaking the chain. VerifyChain walks the
-// chain, replays each payout's events against its row and runs PRAGMA quick_check. Events of a
-// ledger made before the chain are sealed into it when the migration adds it.
+// Purge can mask it, and delete the salt, without breaking the chain. The rows of the other
+// tables that decide money or are shown (runs, run lines, callbacks, retries, approvals) are in
+// the same chain through row events (row_events: each write of such a row, column by column;
+// trail.go's registry says which tables, Coverage how each table is covered). VerifyChain walks
+// the chain, replays each payout's events against every column of its row, compares each covered
+// row with its latest row event, recomputes the state totals, compares the schema (triggers
+// included) with what the migrations make, and runs PRAGMA quick_check. A ledger made before the
+// chain, or before it covered a table, is sealed into it by the migration that adds it.
 //
 // Events about the ledger itself have an empty reference and a kind for a state: the approval
 // policy (EventPolicy; the latest one is the policy in force) and each signature a run was

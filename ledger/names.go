@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -22,20 +24,74 @@ type NameCheck struct {
 	Check       string // NameNotCompared, NameMatch or NameMismatch
 }
 
-// SetNameCheck records the bank's name for ref's account and its verdict. It never touches the
-// payout's state, and returns ErrNotFound for a reference not in the ledger.
+// SetNameCheck records the bank's name for ref's account and its verdict, with an event in the
+// payout's trail (the name as a salted digest). It never touches the payout's state, records
+// nothing when both are what the payout already has (a callback delivered again), and returns
+// ErrNotFound for a reference not in the ledger.
 func (db *DB) SetNameCheck(ctx context.Context, ref, displayName, check string) error {
-	res, err := db.sql.ExecContext(ctx, `UPDATE payouts SET display_name = ?, name_check = ? WHERE ref = ?`,
-		displayName, check, ref)
-	if err != nil {
+	if err := db.setNameCheck(ctx, ref, displayName, check); err != nil {
 		return fmt.Errorf("name check of %s: %w", ref, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("name check of %s: %w", ref, err)
-	} else if n == 0 {
-		return fmt.Errorf("name check of %s: %w", ref, ErrNotFound)
 	}
 	return nil
+}
+
+func (db *DB) setNameCheck(ctx context.Context, ref, displayName, check string) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var state, oldName, oldCheck string
+	err = tx.QueryRowContext(ctx, `SELECT state, display_name, name_check FROM payouts WHERE ref = ?`, ref).Scan(&state, &oldName, &oldCheck)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	} else if err != nil {
+		return err
+	}
+	if oldName == displayName && oldCheck == check {
+		return nil
+	}
+	salt, err := saltOf(ctx, tx, ref)
+	if err != nil {
+		return err
+	}
+	digest := PurgedPayload
+	if salt == "" {
+		displayName = oldName // purged: no personal data of it is kept again
+	} else {
+		digest = personalDigest(salt, "display_name", displayName)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payouts SET display_name = ?, name_check = ? WHERE ref = ?`, displayName, check, ref); err != nil {
+		return err
+	}
+	head, err := readChainHead(ctx, tx)
+	if err != nil {
+		return err
+	}
+	e := &ChainEvent{Ref: ref, At: fmtTime(db.now()), From: state, To: state, Detail: nameCheckDetail(check),
+		Facts: factsText(nameFact, digest, "name_check", nameCheckFact(check), nameOnlyFact, "1")}
+	db.newChainer(head).link(e)
+	if _, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(make([]any, 0, 14), e)...); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// nameFact is the key of the facts that hold the salted digest of the bank's name; nameOnlyFact
+// marks an event that recorded only the name, which leaves the payout's update time.
+const (
+	nameFact     = "display_name"
+	nameOnlyFact = "name_only"
+)
+
+func nameCheckDetail(check string) string {
+	switch check {
+	case NameMatch:
+		return "the bank's name for the account matches the recipient"
+	case NameMismatch:
+		return "the bank's name for the account differs from the recipient"
+	}
+	return "the bank's name for the account recorded, not compared"
 }
 
 // NameChecks returns the name checks of the payouts among refs that have a bank's name, keyed

@@ -29,8 +29,15 @@ func TestNameCheckKeptWithoutTouchingThePayout(t *testing.T) {
 	if err := db.SetNameCheck(ctx, "nobody", "X", ledger.NameMatch); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("name check of an unknown reference: %v, want ErrNotFound", err)
 	}
-	if after := mustGet(t, db, ps[1].Ref); fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) || len(mustEvents(t, db, ps[1].Ref)) != events {
+	// The name has its event in the trail; the payout's row is as it was, its update time too.
+	if after := mustGet(t, db, ps[1].Ref); fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) || len(mustEvents(t, db, ps[1].Ref)) != events+1 {
 		t.Fatalf("the name check changed the payout: %+v, was %+v", after, before)
+	}
+	if err := db.SetNameCheck(ctx, ps[1].Ref, "LIM WEI JIE", ledger.NameMismatch); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mustEvents(t, db, ps[1].Ref)); n != events+1 {
+		t.Errorf("the same name check again: %d events, want %d (nothing new)", n, events+1)
 	}
 
 	refs := make([]string, len(ps))

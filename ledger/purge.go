@@ -67,19 +67,25 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 		}
 		res.Purged = append(res.Purged, p.Ref)
 	}
-	if res.RejectedRows, err = purgeRejectedRows(ctx, tx, req); err != nil {
+	if res.RejectedRows, err = purgeRejectedRows(ctx, tx, chain, req, now); err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: rejected rows: %w", err)
 	}
 	// The callbacks about purged payouts (now or earlier: one may come after its payout was
 	// purged), and those received before the cut-off about no payout of the ledger.
-	n, err := execCount(ctx, tx, `UPDATE callbacks SET payload = ? WHERE payload <> ? AND (invoice_no IN
+	ids, err := scanAll(ctx, tx, `UPDATE callbacks SET payload = ? WHERE payload <> ? AND (invoice_no IN
 			(SELECT invoice_no FROM payouts p WHERE invoice_no <> '' AND NOT EXISTS (SELECT 1 FROM payout_salts s WHERE s.ref = p.ref))
-		OR received_at < ? AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> ''))`,
-		PurgedPayload, PurgedPayload, cutoff)
+		OR received_at < ? AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> ''))
+		RETURNING id`, func(s scanner) (int64, error) {
+		var id int64
+		return id, s.Scan(&id)
+	}, PurgedPayload, PurgedPayload, cutoff)
+	if err == nil && len(ids) > 0 {
+		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+inJSONList, jsonList(ids))
+	}
 	if err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)
 	}
-	res.Callbacks = n
+	res.Callbacks = len(ids)
 	if err := tx.Commit(); err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: %w", err)
 	}
@@ -110,6 +116,9 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 			return err
 		}
 	}
+	if err := resealPurged(ctx, tx, chain, "run_rows", now, req.Detail, `WHERE ref = ?`, p.Ref); err != nil {
+		return err
+	}
 	e := &ChainEvent{Ref: p.Ref, At: now, From: string(p.State), To: string(p.State), Detail: req.Detail,
 		Facts: factsJSON(map[string]string{purgeFact: req.Before.UTC().Format(time.DateOnly), "recipient": name, "account": account,
 			"display_name": displayName})}
@@ -118,18 +127,9 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 	return err
 }
 
-func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
-	r, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	n, err := r.RowsAffected()
-	return int(n), err
-}
-
 // purgeRejectedRows masks the input rows that validation rejected in runs started before the
 // cut-off: they were never payouts, and hold names and account numbers as typed.
-func purgeRejectedRows(ctx context.Context, tx *sql.Tx, req PurgeRequest) (int, error) {
+func purgeRejectedRows(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeRequest, now string) (int, error) {
 	type row struct {
 		runID              string
 		line               int
@@ -154,7 +154,23 @@ func purgeRejectedRows(ctx context.Context, tx *sql.Tx, req PurgeRequest) (int, 
 			name, account, r.runID, r.line); err != nil {
 			return 0, err
 		}
+		if err := resealPurged(ctx, tx, chain, "run_rows", now, req.Detail, `WHERE run_id = ? AND line = ?`, r.runID, r.line); err != nil {
+			return 0, err
+		}
 		n++
 	}
 	return n, nil
+}
+
+// resealPurged follows a purge's masking of the rows of table that match where: the salts of
+// their earlier row events are forgotten, so that the digests of what was masked can no longer
+// be tried against guesses, and each row is sealed again as it is now.
+func resealPurged(ctx context.Context, tx *sql.Tx, chain *chainer, table, now, detail, where string, args ...any) error {
+	t := rowTableNamed(table)
+	if _, err := tx.ExecContext(ctx, `UPDATE row_events SET payload = ? WHERE payload NOT IN ('', ?) AND ref IN
+		(SELECT '`+t.name+`/' || `+t.key+` FROM `+t.name+` `+where+`)`, append([]any{PurgedPayload, PurgedPayload}, args...)...); err != nil {
+		return err
+	}
+	_, err := sealRows(ctx, tx, chain, table, "", now, detail, where, args...)
+	return err
 }

@@ -214,15 +214,16 @@ func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []P
 	} else if err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
-	if err := recordRows(ctx, tx, runID, rows); err != nil {
-		return fmt.Errorf("record run %s: %w", runID, err)
-	}
 	chain, err := db.startRecordedChain(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
 	defer chain.close()
-	if err := recordPayouts(ctx, tx, runID, file, fmtTime(db.now()), fresh, chain); err != nil {
+	now := fmtTime(db.now())
+	if err := recordRows(ctx, tx, chain.chainer, runID, now, rows); err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	if err := recordPayouts(ctx, tx, runID, file, now, fresh, chain); err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -296,7 +297,8 @@ func (m *multiRowInsert) close() error {
 	return errors.Join(errs...)
 }
 
-func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) error {
+// recordRows inserts a run's input lines, each sealed with its row event.
+func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now string, rows []RunRow) error {
 	ins := &multiRowInsert{prep: tx, width: 12,
 		head: `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank, account, amount, description,
 		rejected, reason, skipped) VALUES `,
@@ -310,6 +312,14 @@ func recordRows(ctx context.Context, tx *sql.Tx, runID string, rows []RunRow) er
 				r.Description, r.Rejected, r.Reason, r.Skipped)
 		}
 		if err := ins.exec(ctx, args); err != nil {
+			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
+		}
+		lines := make([]int, len(chunk))
+		for i, r := range chunk {
+			lines[i] = r.Line
+		}
+		if _, err := sealRows(ctx, tx, chain, "run_rows", runID, now, "input line recorded",
+			`WHERE run_id = ? AND line IN `+inJSONList+` ORDER BY line`, runID, jsonList(lines)); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
 		}
 	}

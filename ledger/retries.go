@@ -16,14 +16,11 @@ func (db *DB) SetRunColumns(ctx context.Context, runID string, columns []string)
 	if err != nil {
 		return fmt.Errorf("columns of run %s: %w", runID, err)
 	}
-	res, err := db.sql.ExecContext(ctx, `UPDATE runs SET columns = ? WHERE id = ?`, string(data), runID)
+	err = db.writeSealed(ctx, "runs", runID, "the input's columns", func(tx *sql.Tx) (string, []any, error) {
+		return `WHERE id = ?`, []any{runID}, updateOne(ctx, tx, `UPDATE runs SET columns = ? WHERE id = ?`, string(data), runID)
+	})
 	if err != nil {
 		return fmt.Errorf("columns of run %s: %w", runID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("columns of run %s: %w", runID, err)
-	} else if n == 0 {
-		return fmt.Errorf("columns of run %s: %w", runID, ErrNotFound)
 	}
 	return nil
 }
@@ -119,6 +116,14 @@ func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, 
 			ref, old, runID, fmtTime(now)); err != nil {
 			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 		}
+		head, err := readChainHead(ctx, tx)
+		if err != nil {
+			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+		}
+		if _, err := sealRows(ctx, tx, db.newChainer(head), "retries", runID, fmtTime(db.now()),
+			"retry reference claimed", `WHERE new_ref = ?`, ref); err != nil {
+			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
+		}
 		if err := tx.Commit(); err != nil {
 			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 		}
@@ -154,18 +159,15 @@ func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, err
 // LinkRetry records the payout r.New, just recorded by run runID, as a retry of r.Old: its
 // retry_of column, and an event in its trail naming the payout it replaces.
 func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
-	res, err := db.sql.ExecContext(ctx, `UPDATE payouts SET retry_of = ? WHERE ref = ? AND retry_of = ''`, r.Old, r.New)
+	// The link and its event are one change, so that the trail never lacks the event of a link.
+	linked, err := db.RetryOf(ctx, r.New)
 	if err != nil {
 		return fmt.Errorf("link retry %s: %w", r.New, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("link retry %s: %w", r.New, err)
-	}
-	if n == 0 {
+	if linked != "" {
 		return nil // linked already, by an earlier run of the same row
 	}
-	return db.Apply(ctx, Change{Ref: r.New, From: Ready, To: Ready, RunID: runID,
+	return db.Apply(ctx, Change{Ref: r.New, From: Ready, To: Ready, RunID: runID, RetryOf: r.Old,
 		Detail: fmt.Sprintf("a retry of %s, which the service refused with nothing created (offered by the retry file of run %s)", r.Old, r.RunID)})
 }
 

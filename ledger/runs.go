@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -10,8 +11,11 @@ const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, e
 
 // AddRun records the start of a run.
 func (db *DB) AddRun(ctx context.Context, r Run) error {
-	_, err := db.sql.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode, r.Source, r.Rows)
+	err := db.writeSealed(ctx, "runs", r.ID, "run started", func(tx *sql.Tx) (string, []any, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode, r.Source, r.Rows)
+		return `WHERE id = ?`, []any{r.ID}, err
+	})
 	if err != nil {
 		return fmt.Errorf("add run %s: %w", r.ID, err)
 	}
@@ -20,15 +24,26 @@ func (db *DB) AddRun(ctx context.Context, r Run) error {
 
 // FinishRun records how a run ended. It returns ErrNotFound for an unknown run.
 func (db *DB) FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error {
-	res, err := db.sql.ExecContext(ctx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
-		status, exitCode, fmtTime(ended), id)
+	err := db.writeSealed(ctx, "runs", id, "run ended: "+status, func(tx *sql.Tx) (string, []any, error) {
+		return `WHERE id = ?`, []any{id}, updateOne(ctx, tx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
+			status, exitCode, fmtTime(ended), id)
+	})
 	if err != nil {
 		return fmt.Errorf("finish run %s: %w", id, err)
 	}
+	return nil
+}
+
+// updateOne runs an UPDATE that must change a row: ErrNotFound when it changes none.
+func updateOne(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("finish run %s: %w", id, err)
+		return err
 	} else if n == 0 {
-		return fmt.Errorf("finish run %s: %w", id, ErrNotFound)
+		return ErrNotFound
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ import (
 
 // generatorVersion names the way fillLikeRuns writes: change it when that changes, so that a
 // cached ledger of the old kind is not reused.
-const generatorVersion = 2
+const generatorVersion = 3
 
 // runSize is the rows of one generated run, and of the run the benchmarks time.
 const runSize = 1000
@@ -226,23 +226,13 @@ func fillLikeRuns(tb testing.TB, db *ledger.DB, runID string, first, n int) []le
 	return ps
 }
 
-// storeCallbacks stores callbacks in one transaction; the receiver stores them one by one.
+// storeCallbacks stores callbacks one by one, as the receiver does, each with its row event.
 func storeCallbacks(tb testing.TB, db *ledger.DB, cbs []ledger.StoredCallback) {
 	tb.Helper()
-	tx, err := ledger.SQLOf(db).Begin()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer tx.Rollback()
-	at := time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z")
 	for _, c := range cbs {
-		if _, err := tx.Exec(`INSERT INTO callbacks (received_at, invoice_no, verdict, payload) VALUES (?, ?, ?, ?)`,
-			at, c.InvoiceNo, c.Verdict, c.Payload); err != nil {
+		if err := db.StoreCallback(context.Background(), c); err != nil {
 			tb.Fatal(err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		tb.Fatal(err)
 	}
 }
 
@@ -425,5 +415,21 @@ func BenchmarkQuickCheck(b *testing.B) {
 		if err := db.QuickCheck(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkVerifyChain: `payout audit verify` of the big ledger: the file check, the chain, every
+// payout replayed, the totals, every covered row and the schema.
+//
+//	go test -run '^$' -bench VerifyChain -benchtime 1x ./ledger/
+func BenchmarkVerifyChain(b *testing.B) {
+	db := openQuiet(b, cachedLedger(b, benchPayouts(b)))
+	b.ResetTimer()
+	for range b.N {
+		rep, err := db.VerifyChain(context.Background())
+		if err != nil || len(rep.Findings) != 0 {
+			b.Fatalf("%v %v", rep.Findings, err)
+		}
+		b.ReportMetric(float64(rep.Payouts), "payouts")
 	}
 }

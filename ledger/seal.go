@@ -15,8 +15,92 @@ const sealedActor = "unknown: recorded before the audit trail, sealed at migrati
 // afterMigration runs, in the migration's transaction, the step a migration needs from the
 // program.
 func (db *DB) afterMigration(ctx context.Context, tx *sql.Tx, name string) error {
-	if strings.HasSuffix(name, "_audit.sql") {
+	switch {
+	case strings.HasSuffix(name, "_audit.sql"):
 		return sealChain(ctx, tx)
+	case strings.HasSuffix(name, "_trail.sql"):
+		return db.sealTrail(ctx, tx)
+	}
+	return nil
+}
+
+// sealTrail brings what the chain did not cover before into it, as it stands at the upgrade:
+// every row of the tables covered by row events gets one, and every payout whose times,
+// counters, last error, retry link or bank's name its events do not tell (they were not in the
+// events' facts before) gets an attestation event recording them as the row holds them.
+func (db *DB) sealTrail(ctx context.Context, tx *sql.Tx) error {
+	head, err := readChainHead(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("seal trail: %w", err)
+	}
+	c := &chainer{head: head, actor: sealedActor, version: orUnknown(db.version)}
+	now := fmtTime(db.now())
+	for _, t := range rowTables {
+		if _, err := sealRows(ctx, tx, c, t.name, "", now, "sealed at the upgrade that brought its table into the chain", ""); err != nil {
+			return fmt.Errorf("seal trail: %w", err)
+		}
+	}
+	// A chunk of payouts at a time: the events are inserted once the chunk's reads are closed.
+	after := ""
+	for {
+		var last sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT max(ref) FROM (SELECT ref FROM payouts WHERE ref > ? ORDER BY ref LIMIT 2000)`, after).Scan(&last)
+		if err != nil {
+			return fmt.Errorf("seal trail: %w", err)
+		}
+		if !last.Valid {
+			return nil
+		}
+		if err := attestChunk(ctx, tx, c, now, after, last.String); err != nil {
+			return fmt.Errorf("seal trail: %w", err)
+		}
+		after = last.String
+	}
+}
+
+// attestedColumns are the payouts columns that events did not tell before the trail covered them.
+var attestedColumns = []string{"created_at", "updated_at", "attempts", "not_found_count", "first_not_found_at",
+	"last_error", "retry_of", "name_check", "display_name"}
+
+// attestChunk appends the attestation events of the payouts with references in (after, last].
+func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last string) error {
+	var attests []*ChainEvent
+	var rep ChainReport
+	err := eachReplay(ctx, tx, &rep, "ref > ? AND ref <= ?", []any{after, last}, func(r *replay, row payoutRow) {
+		needed := false
+		for _, p := range r.compare(row.col, row.salt) {
+			for _, col := range attestedColumns {
+				needed = needed || strings.HasPrefix(p, col+" ")
+			}
+		}
+		if !needed {
+			return
+		}
+		facts := map[string]string{attestFact: "schema upgrade"}
+		for _, col := range attestedColumns[:len(attestedColumns)-1] { // the bank's name goes in as a digest
+			facts[col] = row.col[col]
+		}
+		if row.col["display_name"] != "" {
+			facts["name_check"] = nameCheckFact(row.col["name_check"])
+		}
+		switch {
+		case row.col["display_name"] == "":
+		case row.salt == "":
+			facts[nameFact] = PurgedPayload
+		default:
+			facts[nameFact] = personalDigest(row.salt, "display_name", row.col["display_name"])
+		}
+		attests = append(attests, &ChainEvent{Ref: row.col["ref"], At: now, From: r.state, To: r.state,
+			Detail: "its times and counters, as the ledger held them when the audit trail came to cover them", Facts: factsJSON(facts)})
+	})
+	if err != nil {
+		return err
+	}
+	for _, e := range attests {
+		c.link(e)
+		if _, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(make([]any, 0, 14), e)...); err != nil {
+			return fmt.Errorf("attest %s: %w", e.Ref, err)
+		}
 	}
 	return nil
 }

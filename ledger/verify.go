@@ -15,11 +15,16 @@ type Finding struct {
 	EventID int64
 	Ref     string
 	Problem string
+	// Table is the table of EventID when it is not events: row_events.
+	Table string
 }
 
 func (f Finding) String() string {
 	var b strings.Builder
-	if f.EventID != 0 {
+	switch {
+	case f.EventID != 0 && f.Table == "row_events":
+		b.WriteString("row event " + strconv.FormatInt(f.EventID, 10) + " (row_events): ")
+	case f.EventID != 0:
 		b.WriteString("event " + strconv.FormatInt(f.EventID, 10) + ": ")
 	}
 	if f.Ref != "" {
@@ -31,10 +36,11 @@ func (f Finding) String() string {
 
 // ChainReport is what VerifyChain found: nothing wrong when Findings is empty.
 type ChainReport struct {
-	Events   int
-	Payouts  int
-	Head     ChainHead
-	Findings []Finding
+	Events    int // in the events table
+	RowEvents int // in the row_events table
+	Payouts   int
+	Head      ChainHead
+	Findings  []Finding
 }
 
 // replay is what a payout's events say its row holds.
@@ -46,6 +52,10 @@ type replay struct {
 	latest    map[string]string // the last value each later fact was set to
 	purge     map[string]string // the facts of its purge event; nil when it was not purged
 	maskedIDs []int64           // events whose payload purge replaced
+
+	createdAt, updatedAt string // the first event's time; the last change's
+	attempts, notFound   int
+	firstNotFoundAt      string
 }
 
 // VerifyChain checks the whole ledger in one consistent read: PRAGMA quick_check; every event's
@@ -72,6 +82,17 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 	}
 	if err := replayPayouts(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: payouts: %w", err))
+	}
+	if err := verifyTotals(ctx, conn, &rep); err != nil {
+		return damaged(rep, fmt.Errorf("verify: state totals: %w", err))
+	}
+	for i := range rowTables {
+		if err := verifyRowTable(ctx, conn, &rowTables[i], &rep); err != nil {
+			return damaged(rep, fmt.Errorf("verify: %s: %w", rowTables[i].name, err))
+		}
+	}
+	if err := verifySchema(ctx, conn, &rep); err != nil {
+		return damaged(rep, fmt.Errorf("verify: schema: %w", err))
 	}
 	return rep, nil
 }
@@ -115,14 +136,16 @@ func scanChainEvent(s scanner) (ChainEvent, error) {
 // walkChain checks every event in id order: ids without gaps, each prev_hash the hash before it,
 // each hash its content's.
 func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
-	rows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events ORDER BY id`)
+	rows, err := conn.QueryContext(ctx, `SELECT 'events', `+chainEventColumns+` FROM events
+		UNION ALL SELECT 'row_events', `+chainEventColumns+` FROM row_events ORDER BY 2`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var prev ChainHead
 	for rows.Next() {
-		e, err := scanChainEvent(rows)
+		var table string
+		e, err := scanChainEvent(headScanner{rows: rows, head: []any{&table}})
 		if err != nil {
 			return err
 		}
@@ -137,10 +160,18 @@ func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 			problems = append(problems, "its content does not match its hash (edited, or inserted by hand)")
 		}
 		if len(problems) > 0 {
-			rep.Findings = append(rep.Findings, Finding{EventID: e.ID, Ref: e.Ref, Problem: strings.Join(problems, "; ")})
+			f := Finding{EventID: e.ID, Ref: e.Ref, Problem: strings.Join(problems, "; "), Table: table}
+			if table == "row_events" {
+				f.Ref, f.Problem = "", "row "+e.Ref+": "+f.Problem
+			}
+			rep.Findings = append(rep.Findings, f)
 		}
 		prev = ChainHead{ID: e.ID, Hash: e.Hash}
-		rep.Events++
+		if table == "row_events" {
+			rep.RowEvents++
+		} else {
+			rep.Events++
+		}
 	}
 	rep.Head = prev
 	return rows.Err()
@@ -156,6 +187,7 @@ func (r *replay) apply(e ChainEvent, salt string) string {
 	for k, v := range facts {
 		r.latest[k] = v
 	}
+	r.count(e, facts)
 	switch {
 	case e.Payload == PurgedPayload:
 		r.maskedIDs = append(r.maskedIDs, e.ID)
@@ -169,52 +201,115 @@ func (r *replay) apply(e ChainEvent, salt string) string {
 	return ""
 }
 
-// payoutRow is a payouts row with its stored amount text and its salt ("" once purged).
+// count replays what an event did to the row's times and counters. A name event (the bank's
+// name) leaves them; an attestation (the upgrade that brought them into the chain) sets them.
+func (r *replay) count(e ChainEvent, facts map[string]string) {
+	switch {
+	case facts[attestFact] != "":
+		r.createdAt, r.updatedAt = facts["created_at"], facts["updated_at"]
+		r.attempts, _ = strconv.Atoi(facts["attempts"])
+		r.notFound, _ = strconv.Atoi(facts["not_found_count"])
+		r.firstNotFoundAt = facts["first_not_found_at"]
+		return
+	case facts[nameOnlyFact] != "":
+		return
+	}
+	r.updatedAt = e.At
+	if facts["attempts"] == "0" { // a release: the count of sends starts again
+		r.attempts = 0
+	}
+	if facts["attempt"] != "" {
+		r.attempts++
+	}
+	switch facts["not_found"] {
+	case "count":
+		r.notFound++
+		if r.firstNotFoundAt == "" {
+			r.firstNotFoundAt = e.At
+		}
+	case "first":
+		r.notFound, r.firstNotFoundAt = 1, e.At
+	case "reset":
+		r.notFound, r.firstNotFoundAt = 0, ""
+	}
+}
+
+// payoutRow is a payouts row as stored, every column as text, and its salt ("" once purged).
 type payoutRow struct {
-	p            Payout
-	amount, salt string
+	col  map[string]string
+	salt string
+}
+
+// verifiedPayoutColumns are the payouts columns verify reads: every column of the table. A
+// column added to payouts is added here and to compare, or the coverage test fails.
+var verifiedPayoutColumns = []string{"ref", "run_id", "line", "recipient", "provider_id", "bank", "account", "amount",
+	"description", "state", "invoice_no", "transaction_status", "bank_reference_no", "attempts", "not_found_count",
+	"first_not_found_at", "last_error", "created_at", "updated_at", "display_name", "name_check", "retry_of"}
+
+func scanPayoutRow(s scanner) (payoutRow, error) {
+	r := payoutRow{col: make(map[string]string, len(verifiedPayoutColumns))}
+	vals := make([]string, len(verifiedPayoutColumns))
+	dest := []any{&r.salt}
+	for i := range vals {
+		dest = append(dest, &vals[i])
+	}
+	if err := s.Scan(dest...); err != nil {
+		return r, err
+	}
+	for i, c := range verifiedPayoutColumns {
+		r.col[c] = vals[i]
+	}
+	return r, nil
 }
 
 // replayPayouts replays each payout's events against its row. It reads the events by reference
 // and the payouts by reference side by side, so it holds one payout's events at a time whatever
 // the size of the ledger.
-func replayPayouts(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
-	// Events about the ledger itself (empty ref) are about no payout.
-	evRows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events WHERE ref <> '' ORDER BY ref, id`)
+func replayPayouts(ctx context.Context, conn txQuerier, rep *ChainReport) error {
+	return eachReplay(ctx, conn, rep, "", nil, func(r *replay, row payoutRow) {
+		for _, problem := range r.compare(row.col, row.salt) {
+			rep.Findings = append(rep.Findings, Finding{Ref: row.col["ref"], Problem: problem})
+		}
+	})
+}
+
+// eachReplay replays the events of each payout whose reference matches where (a condition on
+// ref, or "") and calls each with the replay and the payout's row; events without a row and rows
+// without events are findings.
+func eachReplay(ctx context.Context, conn txQuerier, rep *ChainReport, where string, args []any, each func(*replay, payoutRow)) error {
+	// Events about the ledger itself (empty ref: the approval policy, the signatures a run went
+	// ahead on) are about no payout.
+	cond := "WHERE ref <> ''"
+	if where != "" {
+		cond += " AND (" + where + ")"
+	}
+	evRows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events `+cond+` ORDER BY ref, id`, args...)
 	if err != nil {
 		return err
 	}
 	defer evRows.Close()
-	pRows, err := conn.QueryContext(ctx, `SELECT COALESCE((SELECT salt FROM payout_salts s WHERE s.ref = payouts.ref), ''), amount, `+
-		payoutColumns+` FROM payouts ORDER BY ref`)
+	pRows, err := conn.QueryContext(ctx, `SELECT COALESCE((SELECT salt FROM payout_salts s WHERE s.ref = payouts.ref), ''), `+
+		strings.Join(verifiedPayoutColumns, ", ")+` FROM payouts `+where+` ORDER BY ref`, args...)
 	if err != nil {
 		return err
 	}
 	defer pRows.Close()
 	events := &stream[ChainEvent]{rows: evRows, scan: scanChainEvent}
-	payouts := &stream[payoutRow]{rows: pRows, scan: func(s scanner) (payoutRow, error) {
-		var r payoutRow
-		p, err := scanPayout(headScanner{rows: pRows, head: []any{&r.salt, &r.amount}})
-		r.p = p
-		return r, err
-	}}
+	payouts := &stream[payoutRow]{rows: pRows, scan: scanPayoutRow}
 	events.advance()
 	payouts.advance()
 	for events.next != nil || payouts.next != nil {
 		switch {
-		case payouts.next == nil || events.next != nil && events.next.Ref < payouts.next.p.Ref:
+		case payouts.next == nil || events.next != nil && events.next.Ref < payouts.next.col["ref"]:
 			g := events.group(func(e *ChainEvent) string { return e.Ref })
 			rep.Findings = append(rep.Findings, Finding{EventID: g[0].ID, Ref: g[0].Ref, Problem: "it has events but no row in the payouts table (deleted)"})
-		case events.next == nil || payouts.next.p.Ref < events.next.Ref:
-			rep.Findings = append(rep.Findings, Finding{Ref: payouts.next.p.Ref, Problem: "it has no events (inserted by hand)"})
+		case events.next == nil || payouts.next.col["ref"] < events.next.Ref:
+			rep.Findings = append(rep.Findings, Finding{Ref: payouts.next.col["ref"], Problem: "it has no events (inserted by hand)"})
 			rep.Payouts++
 			payouts.advance()
 		default:
 			row := *payouts.next
-			r := replayOf(events.group(func(e *ChainEvent) string { return e.Ref }), row.salt, rep)
-			for _, problem := range r.compare(row.p, row.amount, row.salt) {
-				rep.Findings = append(rep.Findings, Finding{Ref: row.p.Ref, Problem: problem})
-			}
+			each(replayOf(events.group(func(e *ChainEvent) string { return e.Ref }), row.salt, rep), row)
 			rep.Payouts++
 			payouts.advance()
 		}
@@ -264,7 +359,8 @@ func replayOf(events []ChainEvent, salt string, rep *ChainReport) *replay {
 	first := events[0]
 	// The first event's facts are the recorded details, and in a sealed ledger they may also
 	// carry the invoice number and statuses.
-	r := &replay{firstID: first.ID, state: first.To, recorded: decodeFacts(first.Facts), personal: first.Personal, latest: decodeFacts(first.Facts)}
+	r := &replay{firstID: first.ID, state: first.To, recorded: decodeFacts(first.Facts), personal: first.Personal,
+		latest: decodeFacts(first.Facts), createdAt: first.At, updatedAt: first.At}
 	for _, e := range events[1:] {
 		if problem := r.apply(e, salt); problem != "" {
 			rep.Findings = append(rep.Findings, Finding{EventID: e.ID, Ref: e.Ref, Problem: problem})
@@ -274,34 +370,48 @@ func replayOf(events []ChainEvent, salt string, rep *ChainReport) *replay {
 	return r
 }
 
-// compare lists where p's row differs from what its events say.
-func (r *replay) compare(p Payout, amount, salt string) []string {
+// compare lists where a payouts row differs from what its events say.
+func (r *replay) compare(row map[string]string, salt string) []string {
 	var out []string
-	differs := func(what, row, events string) {
-		if row != events {
-			out = append(out, fmt.Sprintf("%s in the payouts table is %q, its events say %q (edited by hand)", what, row, events))
+	differs := func(column, events string) {
+		if row[column] != events {
+			out = append(out, fmt.Sprintf("%s in the payouts table is %q, its events say %q (edited by hand)", column, row[column], events))
 		}
 	}
-	differs("state", string(p.State), r.state)
-	differs("amount", amount, r.recorded["amount"])
-	differs("provider", strconv.FormatInt(p.ProviderID, 10), r.recorded["provider_id"])
-	differs("bank", p.Bank, r.recorded["bank"])
-	differs("description", p.Description, r.recorded["description"])
-	differs("run", p.RunID, r.recorded["run_id"])
-	differs("line", strconv.Itoa(p.Line), r.recorded["line"])
-	differs("invoice number", p.InvoiceNo, r.latest["invoice_no"])
-	differs("transaction status", p.TransactionStatus, r.latest["transaction_status"])
-	differs("bank reference", p.BankReferenceNo, r.latest["bank_reference_no"])
+	differs("state", r.state)
+	for _, c := range []string{"amount", "provider_id", "bank", "description", "run_id", "line"} {
+		differs(c, r.recorded[c])
+	}
+	for _, c := range []string{"invoice_no", "transaction_status", "bank_reference_no", "last_error", "retry_of"} {
+		differs(c, r.latest[c])
+	}
+	if check := r.latest["name_check"]; check == nameNotComparedFact {
+		differs("name_check", NameNotCompared)
+	} else {
+		differs("name_check", check)
+	}
+	differs("created_at", r.createdAt)
+	differs("updated_at", r.updatedAt)
+	differs("attempts", strconv.Itoa(r.attempts))
+	differs("not_found_count", strconv.Itoa(r.notFound))
+	differs("first_not_found_at", r.firstNotFoundAt)
 	if r.purge != nil {
-		differs("masked name", p.Recipient, r.purge["recipient"])
-		differs("masked account number", p.Account, r.purge["account"])
+		differs("recipient", r.purge["recipient"])
+		differs("account", r.purge["account"])
 		return out
 	}
 	if len(r.maskedIDs) > 0 {
 		out = append(out, fmt.Sprintf("the payload of event %d was replaced but the payout was never purged", r.maskedIDs[0]))
 	}
-	if salt == "" || personalDigest(salt, "recipient", p.Recipient, "account", p.Account) != r.personal {
-		out = append(out, fmt.Sprintf("name or account number does not match the digest recorded by event %d (edited by hand)", r.firstID))
+	if salt == "" || personalDigest(salt, "recipient", row["recipient"], "account", row["account"]) != r.personal {
+		out = append(out, fmt.Sprintf("recipient or account in the payouts table, or the payout's salt in payout_salts, does not match the digest recorded by event %d (edited by hand)", r.firstID))
+	}
+	switch name := r.latest[nameFact]; {
+	case name == PurgedPayload:
+	case name == "" && row["display_name"] != "":
+		out = append(out, fmt.Sprintf("display_name in the payouts table is set, its events recorded none (edited by hand)"))
+	case name != "" && (salt == "" || personalDigest(salt, "display_name", row["display_name"]) != name):
+		out = append(out, "display_name in the payouts table does not match the digest its events recorded (edited by hand)")
 	}
 	return out
 }

@@ -49,14 +49,19 @@ func (h *Handler) recordName(ctx context.Context, log *slog.Logger, p ledger.Pay
 	return nil
 }
 
-// noteNameMismatch says in the last of a callback's changes, the event a reader of the payout's
-// history sees, that the bank's name for the account differs from the recipient.
-func noteNameMismatch(changes []ledger.Change, p ledger.Payout, displayName string) {
-	if len(changes) == 0 {
+// noteName keeps the bank's name for the account and its check with the last of a callback's
+// changes, the event a reader of the payout's history sees, and says there when the name differs
+// from the recipient.
+func noteName(changes []ledger.Change, p ledger.Payout, displayName string) {
+	displayName = cleanDisplayName(displayName)
+	if len(changes) == 0 || displayName == "" {
 		return
 	}
-	if check, _ := CheckName(p.Recipient, cleanDisplayName(displayName)); check == ledger.NameMismatch {
-		changes[len(changes)-1].Detail += "; the bank's name for the account differs from the recipient"
+	last := &changes[len(changes)-1]
+	check, _ := CheckName(p.Recipient, displayName)
+	last.DisplayName, last.NameCheck = displayName, check
+	if check == ledger.NameMismatch {
+		last.Detail += "; the bank's name for the account differs from the recipient"
 	}
 }
 

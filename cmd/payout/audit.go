@@ -81,10 +81,11 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, f)
 	}
 	if len(rep.Findings) > 0 {
-		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the trail does not check out: %d finding(s) in %d events and %d payouts; chain head %s",
-			len(rep.Findings), rep.Events, rep.Payouts, rep.Head)}
+		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the trail does not check out: %d finding(s) in %d events, %d row events and %d payouts; chain head %s",
+			len(rep.Findings), rep.Events, rep.RowEvents, rep.Payouts, rep.Head)}
 	}
-	fmt.Fprintf(e.stdout, "intact: %d events, %d payouts, file check ok; chain head %s\n", rep.Events, rep.Payouts, rep.Head)
+	fmt.Fprintf(e.stdout, "intact: %d events, %d row events, %d payouts, totals, schema and file check ok; chain head %s\n",
+		rep.Events, rep.RowEvents, rep.Payouts, rep.Head)
 	return nil
 }
 

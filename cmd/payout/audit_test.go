@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/ledger"
 )
 
 // paidRun pays the sample file and returns the run's id and report paths.
@@ -86,11 +87,24 @@ func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "intact: ") || m == nil {
 		t.Fatalf("audit verify of an untouched ledger: exit %d: %s %s", code, out, errOut)
 	}
-	// The run's report was written after its last event: it pins the head verify reports.
+	// The run's report was written after its last payout's event: it pins the chain up to there.
+	// Only the run's end (its status and exit code, a row event) follows it.
 	html := readFile(t, reports[len(reports)-1])
-	if !strings.Contains(html, `id="chain-head">`+m[1]+`<`) {
-		t.Errorf("report %s does not print chain head %s", reports[len(reports)-1], m[1])
+	pinned := regexp.MustCompile(`id="chain-head">(\d+):([0-9a-f]{64})<`).FindStringSubmatch(html)
+	head, err := ledger.ParseChainHead(m[1])
+	if err != nil || pinned == nil || pinned[1] != fmt.Sprint(head.ID-1) {
+		t.Fatalf("report %s prints chain head %v, want the entry before verify's head %s", reports[len(reports)-1], pinned, m[1])
 	}
+	db, err := sql.Open("sqlite", filepath.Join(u.dir, "payout-ledger.db")+"?_pragma=query_only(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM (SELECT id, hash FROM events UNION ALL SELECT id, hash FROM row_events) WHERE id = ? AND hash = ?`,
+		pinned[1], pinned[2]).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the report's chain head %s:%s is not in the chain (%d, %v)", pinned[1], pinned[2], n, err)
+	}
+	db.Close()
 
 	me, err := osuser.Current()
 	if err != nil {
@@ -325,11 +339,21 @@ func TestPurgeMasksOldFinalPayoutsAndLeavesPendingOnes(t *testing.T) {
 	if statusAfter, _, _ := u.run("status"); statusAfter != statusBefore {
 		t.Errorf("totals changed by purge:\n%s\nthen\n%s", statusBefore, statusAfter)
 	}
-	if out, errOut, code := u.run("audit", "verify"); code != 0 {
-		t.Errorf("audit verify after purge: exit %d: %s %s", code, out, errOut)
+	// The update times this test moved back by hand are named, and nothing else: the purge itself
+	// keeps the trail.
+	backdated := regexp.MustCompile(`^payout (OLD-1|OLD-2|NEW-1): updated_at in the payouts table is "2025-01-01T00:00:00.000000000Z", its events say "[^"]+" \(edited by hand\)$`)
+	out, errOut, code = u.run("audit", "verify")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if !backdated.MatchString(l) {
+			t.Errorf("audit verify after purge: a finding other than the update times moved back by this test: %q", l)
+		}
+	}
+	if code != 4 || len(lines) != 3 {
+		t.Errorf("audit verify after purge: exit %d, want 4 naming the 3 update times moved back: %s %s", code, out, errOut)
 	}
 	sqlOn(t, u, `UPDATE payouts SET recipient = 'Siti Aminah' WHERE ref = 'OLD-1'`)
-	if out, _, code := u.run("audit", "verify"); code != 4 || !strings.Contains(out, `payout OLD-1: masked name in the payouts table is "Siti Aminah", its events say "S***"`) {
+	if out, _, code := u.run("audit", "verify"); code != 4 || !strings.Contains(out, `payout OLD-1: recipient in the payouts table is "Siti Aminah", its events say "S***"`) {
 		t.Errorf("audit verify after a purged name was put back by hand: exit %d: %s", code, out)
 	}
 }

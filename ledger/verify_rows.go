@@ -1,0 +1,236 @@
+package ledger
+
+// The parts of VerifyChain beyond the payouts: the state totals recomputed, the rows covered by
+// row events compared column by column, and the schema compared with what the migrations make.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+)
+
+// verifyTotals recomputes the count and sum of every state from the payouts (which the replay
+// checked against the chain) and compares the running totals with them.
+func verifyTotals(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
+	type total struct{ count, sen int64 }
+	read := func(query string) (map[string]total, error) {
+		out := map[string]total{}
+		rows, err := scanAll(ctx, conn, query, func(s scanner) (struct {
+			state string
+			total
+		}, error) {
+			var r struct {
+				state string
+				total
+			}
+			return r, s.Scan(&r.state, &r.count, &r.sen)
+		})
+		for _, r := range rows {
+			out[r.state] = r.total
+		}
+		return out, err
+	}
+	stored, err := read(`SELECT state, count, sen FROM state_totals`)
+	if err != nil {
+		return err
+	}
+	actual, err := read(`SELECT state, count(*), COALESCE(SUM(amount_sen), 0) FROM payouts GROUP BY state`)
+	if err != nil {
+		return err
+	}
+	states := make([]string, 0, len(stored)+len(actual))
+	for s := range stored {
+		states = append(states, s)
+	}
+	for s := range actual {
+		if _, ok := stored[s]; !ok {
+			states = append(states, s)
+		}
+	}
+	sort.Strings(states)
+	for _, s := range states {
+		st, ok := stored[s]
+		a := actual[s]
+		switch {
+		case !ok:
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("state_totals has no row for state %s, which %d payouts are in (deleted by hand)", s, a.count)})
+		case st.count != a.count:
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("state_totals row of state %s: count is %d, the payouts table has %d (edited by hand)", s, st.count, a.count)})
+		}
+		if ok && st.sen != a.sen {
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("state_totals row of state %s: sen is %d, the payouts in that state add up to %d (edited by hand)", s, st.sen, a.sen)})
+		}
+	}
+	return nil
+}
+
+// rowEntry is the latest row event of a covered row.
+type rowEntry struct {
+	id               int64
+	ref, facts, salt string
+}
+
+// verifyRowTable compares every row of t with its latest row event, column by column, reading
+// both in key order side by side.
+func verifyRowTable(ctx context.Context, conn *sql.Conn, t *rowTable, rep *ChainReport) error {
+	cols, err := tableColumns(ctx, conn, t.name)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		key  string
+		vals []string
+	}
+	rRows, err := conn.QueryContext(ctx, t.quotedRowsSQL(cols, `ORDER BY `+t.order))
+	if err != nil {
+		return err
+	}
+	defer rRows.Close()
+	eRows, err := conn.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= ? AND ref < ? ORDER BY ref, id`,
+		t.name+"/", t.name+"0") // '0' follows '/': every ref of the table
+	if err != nil {
+		return err
+	}
+	defer eRows.Close()
+	rows := &stream[row]{rows: rRows, scan: func(s scanner) (row, error) {
+		k, v, err := scanQuoted(s, len(cols))
+		return row{k, v}, err
+	}}
+	entries := &stream[rowEntry]{rows: eRows, scan: func(s scanner) (rowEntry, error) {
+		var e rowEntry
+		return e, s.Scan(&e.id, &e.ref, &e.facts, &e.salt)
+	}}
+	rows.advance()
+	entries.advance()
+	prefix := t.name + "/"
+	for rows.next != nil || entries.next != nil {
+		switch {
+		case rows.next == nil || entries.next != nil && entries.next.ref < prefix+rows.next.key:
+			g := entries.group(func(e *rowEntry) string { return e.ref })
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("%s row %s: row event %d records it, but it is not in the table (deleted by hand)",
+				t.name, strings.TrimPrefix(g[0].ref, prefix), g[len(g)-1].id)})
+		case entries.next == nil || prefix+rows.next.key < entries.next.ref:
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("%s row %s: no row event records it (inserted by hand)", t.name, rows.next.key)})
+			rows.advance()
+		default:
+			g := entries.group(func(e *rowEntry) string { return e.ref })
+			for _, p := range t.compare(cols, rows.next.vals, g[len(g)-1]) {
+				rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("%s row %s: %s", t.name, rows.next.key, p)})
+			}
+			rows.advance()
+		}
+		if rows.err != nil || entries.err != nil {
+			return errors.Join(rows.err, entries.err)
+		}
+	}
+	return nil
+}
+
+// compare lists the columns of a row that differ from its latest row event.
+func (t *rowTable) compare(cols, vals []string, e rowEntry) []string {
+	if t.rowFacts(cols, vals, e.salt) == e.facts {
+		return nil // the common case, without parsing the facts
+	}
+	facts := decodeFacts(e.facts)
+	var out []string
+	for i, c := range cols {
+		want, ok := facts[c]
+		delete(facts, c)
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("column %s is %s, row event %d does not record it (added by hand)", c, vals[i], e.id))
+		case t.personal[c] && personalDigest(e.salt, t.name, c, vals[i]) != want:
+			out = append(out, fmt.Sprintf("column %s does not match the digest of row event %d (edited by hand, or that row event's salt in row_events.payload was)", c, e.id))
+		case !t.personal[c] && vals[i] != want:
+			out = append(out, fmt.Sprintf("column %s is %s, row event %d says %s (edited by hand)", c, vals[i], e.id, want))
+		}
+	}
+	for c := range facts {
+		out = append(out, fmt.Sprintf("column %s, which row event %d records, is gone (dropped by hand)", c, e.id))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// schemaObject is one entry of sqlite_master.
+type schemaObject struct{ kind, name, sql string }
+
+// verifySchema compares the ledger's tables, indexes and triggers with what this build's
+// migrations make: a trigger dropped or changed by hand (the events' append-only guard, the
+// running totals) or a table added by hand is named.
+func verifySchema(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
+	want, err := referenceSchema(ctx)
+	if err != nil {
+		return err
+	}
+	have, err := readSchema(ctx, conn)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(want)+len(have))
+	for n := range want {
+		names = append(names, n)
+	}
+	for n := range have {
+		if _, ok := want[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, inWant := want[n]
+		h, inHave := have[n]
+		switch {
+		case !inHave:
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("schema: %s %s is missing (dropped by hand)", w.kind, w.name)})
+		case !inWant:
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("schema: %s %s is not made by the migrations (added by hand)", h.kind, h.name)})
+		case w != h:
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("schema: %s %s differs from what the migrations make (changed by hand)", h.kind, h.name)})
+		}
+	}
+	for _, o := range have {
+		if _, ok := coverage[o.name]; o.kind == "table" && !ok {
+			rep.Findings = append(rep.Findings, Finding{Problem: fmt.Sprintf("schema: table %s is not covered by the trail", o.name)})
+		}
+	}
+	return nil
+}
+
+func readSchema(ctx context.Context, q txQuerier) (map[string]schemaObject, error) {
+	objs, err := scanAll(ctx, q, `SELECT type, name, COALESCE(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex_%'`,
+		func(s scanner) (schemaObject, error) {
+			var o schemaObject
+			return o, s.Scan(&o.kind, &o.name, &o.sql)
+		})
+	out := make(map[string]schemaObject, len(objs))
+	for _, o := range objs {
+		out[o.name] = o
+	}
+	return out, err
+}
+
+// referenceSchema is the schema this build's migrations make, in a database in memory.
+func referenceSchema(ctx context.Context) (map[string]schemaObject, error) {
+	mem, err := sql.Open("sqlite", "file:reference?mode=memory")
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	mem.SetMaxOpenConns(1) // one connection: each would have its own database in memory
+	ref := &DB{sql: mem, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := ref.migrate(ctx); err != nil {
+		return nil, err
+	}
+	return readSchema(ctx, mem)
+}
+
+// attestFact marks the event that brought a payout's times and counters into the chain when the
+// ledger was upgraded: it records them as the row held them then.
+const attestFact = "attested"
