@@ -68,10 +68,10 @@ func TestVerifyNamesSchemaChangesByHand(t *testing.T) {
 	settle(t, db, seed(t, db, "r1", 4))
 	db = handEdit(t, db, path, `DROP TRIGGER row_events_no_delete`,
 		`CREATE TRIGGER row_events_no_delete BEFORE DELETE ON row_events WHEN 0 BEGIN SELECT RAISE(ABORT, 'no'); END`,
-		`DROP INDEX payouts_by_payee`, `CREATE TABLE notes (ref TEXT, amount TEXT)`)
+		`DROP INDEX payouts_by_payee_digits`, `CREATE TABLE notes (ref TEXT, amount TEXT)`)
 	rep := verify(t, db)
 	for _, want := range []string{"schema: trigger row_events_no_delete differs from what the migrations make (changed by hand)",
-		"schema: index payouts_by_payee is missing (dropped by hand)", "schema: table notes is not made by the migrations (added by hand)",
+		"schema: index payouts_by_payee_digits is missing (dropped by hand)", "schema: table notes is not made by the migrations (added by hand)",
 		"schema: table notes is not covered by the trail"} {
 		if !findingAt(rep, 0, want) {
 			t.Errorf("findings %v\nwant %q", rep.Findings, want)

@@ -282,6 +282,7 @@ func eachReplay(ctx context.Context, conn txQuerier, rep *ChainReport, where str
 	cond := "WHERE ref <> ''"
 	if where != "" {
 		cond += " AND (" + where + ")"
+		where = "WHERE " + where
 	}
 	evRows, err := conn.QueryContext(ctx, `SELECT `+chainEventColumns+` FROM events `+cond+` ORDER BY ref, id`, args...)
 	if err != nil {

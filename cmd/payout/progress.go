@@ -19,7 +19,7 @@ import (
 type progressBar struct {
 	w       io.Writer
 	zone    *time.Location // the operator's: the times the bar shows
-	width   func() int // the terminal's columns now
+	width   func() int     // the terminal's columns now
 	mu      sync.Mutex
 	start   time.Time
 	last    time.Time

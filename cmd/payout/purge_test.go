@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/payout/payout/api/sandbox"
+	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 // ledgerBytesHolding names which of the ledger's files (the database and its -wal) hold any of
@@ -35,24 +38,56 @@ func ledgerBytesHolding(t *testing.T, u *user, secrets []string) []string {
 	return found
 }
 
-func TestPurgeLeavesNoNameOrAccountInTheLedgerFilesWhileCallbacksHoldsItOpen(t *testing.T) {
-	clock := &settableClock{t: time.Now()}
-	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"), Now: clock.Now,
-		SettleAfter: time.Hour, SettleInterval: -1})
-	t.Cleanup(sb.Close)
-	u := newUser(t, sb)
-	file := filepath.Join(u.dir, "old.csv")
-	secrets := []string{"Zulkarnain Wirawan", "Kavitha Subramaniam", "7770001234", "7770005678"}
-	if err := os.WriteFile(file, []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\n"+
-		"GONE-1,Zulkarnain Wirawan,Maybank,7770001234,10.00\nGONE-2,Kavitha Subramaniam,Maybank,7770005678,20.00\n"), 0o600); err != nil {
+// paidLastYear records in u's ledger, as a run and its callbacks did in 2025, a payout to each
+// name and account of people, and the name the bank holds for it, in capitals.
+func paidLastYear(t *testing.T, u *user, people [][2]string) {
+	t.Helper()
+	ctx := context.Background()
+	at := time.Date(2025, 1, 1, 8, 0, 0, 0, time.UTC)
+	db, err := ledger.Open(ctx, filepath.Join(u.dir, "payout-ledger.db"), ledger.Options{Now: func() time.Time {
+		at = at.Add(time.Second)
+		return at
+	}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	paidRun(t, u, file)
-	clock.add(2 * time.Hour)
-	if out, errOut, code := u.run("reconcile"); code != 0 { // settles them, and records the names the bank holds
-		t.Fatalf("reconcile exit %d: %s %s", code, out, errOut)
+	defer db.Close()
+	if err := db.AddRun(ctx, ledger.Run{ID: "run-2025", Kind: "run", File: "old.csv", FileSHA256: strings.Repeat("0", 64),
+		StartedAt: at, Status: "running"}); err != nil {
+		t.Fatal(err)
 	}
-	sqlOn(t, u, `UPDATE payouts SET updated_at = '2025-01-01T00:00:00.000000000Z'`)
+	var fresh []ledger.Payout
+	var rows []ledger.RunRow
+	for i, p := range people {
+		ref := fmt.Sprintf("GONE-%d", i+1)
+		fresh = append(fresh, ledger.Payout{Ref: ref, RunID: "run-2025", Line: i + 2, Recipient: p[0], ProviderID: 1, Bank: "Maybank",
+			Account: p[1], Amount: decimal.NewFromInt(int64(10 * (i + 1))), State: ledger.Ready})
+		rows = append(rows, ledger.RunRow{Line: i + 2, Ref: ref, Recipient: p[0], ProviderID: 1, Bank: "Maybank", Account: p[1],
+			Amount: fresh[i].Amount.StringFixed(2)})
+	}
+	if err := db.Record(ctx, "run-2025", rows, fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range fresh {
+		if err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true},
+			ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: "POI-" + p.Ref},
+			ledger.Change{Ref: p.Ref, From: ledger.Submitted, To: ledger.Succeeded, DisplayName: strings.ToUpper(p.Recipient),
+				NameCheck: ledger.NameMatch, Detail: "callback: SUCCESS"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.FinishRun(ctx, "run-2025", "finished", 0, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPurgeLeavesNoNameOrAccountInTheLedgerFilesWhileCallbacksHoldsItOpen(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	secrets := []string{"Zulkarnain Wirawan", "Kavitha Subramaniam", "7770001234", "7770005678"}
+	paidLastYear(t, u, [][2]string{{secrets[0], secrets[2]}, {secrets[1], secrets[3]}})
+	if out, errOut, code := u.run("audit", "verify"); code != 0 {
+		t.Fatalf("audit verify before the purge: exit %d: %s %s", code, out, errOut)
+	}
 	if found := ledgerBytesHolding(t, u, secrets); len(found) != len(secrets) {
 		t.Fatalf("before the purge the ledger's files hold only %v of %v: the test cannot see what it looks for", found, secrets)
 	}
