@@ -319,7 +319,11 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 		}
 		return true, r.refuseUnapproved(ctx, res, plan, why)
 	}
-	res.ApprovedBy, res.ApprovedAt = v.ApprovedBy(), r.cfg.Now().UTC()
+	principals := make([]string, len(v.Accepted))
+	for i, a := range v.Accepted {
+		principals[i] = a.Principal()
+	}
+	res.ApprovedBy, res.ApprovedAt = approvedBy(principals), r.cfg.Now().UTC()
 	if r.cfg.DryRun {
 		return false, nil
 	}
@@ -364,11 +368,23 @@ func runApprover(ctx context.Context, db *ledger.DB, runID string) (string, time
 	if err != nil || len(events) == 0 {
 		return "", time.Time{}, err
 	}
+	principals := make([]string, len(events))
+	for i, e := range events {
+		principals[i] = e.Facts["principal"]
+	}
+	return approvedBy(principals), events[0].At, nil
+}
+
+// approvedBy is what a run's reports print as its approvers: the principals of the signatures it
+// went ahead on (a key's principals comma separated, as each approval's event records them),
+// each once, separated by ", ". The run's own reports and those written again from the chain
+// print the same, and an evidence pack's verifier holds each name against those events.
+func approvedBy(principals []string) string {
 	var names []string
-	for _, e := range events {
-		if p := e.Facts["principal"]; !slices.Contains(names, p) {
+	for _, p := range principals {
+		if !slices.Contains(names, p) {
 			names = append(names, p)
 		}
 	}
-	return strings.Join(names, ", "), events[0].At, nil
+	return strings.Join(names, ", ")
 }

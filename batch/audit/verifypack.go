@@ -130,7 +130,10 @@ type packVerifier struct {
 	// approvers are those the reports print as having approved the run's file, with the reports
 	// that print them.
 	approvers map[string][]string
-	rep       PackReport
+	// signedBy are the principals of the signatures the run went ahead on, as its APPROVED events
+	// (in the chain) record them, and of the decisions an older version kept in approvals.jsonl.
+	signedBy map[string]bool
+	rep      PackReport
 }
 
 func (v *packVerifier) finding(format string, args ...any) {
@@ -162,6 +165,7 @@ func (v *packVerifier) run() error {
 	if err := v.member(approvalsMember, v.checkApprovals); err != nil {
 		return err
 	}
+	v.checkApprovers()
 	for _, name := range v.names() {
 		if _, done := v.sums[name]; !done && name != sumsMember {
 			if err := v.member(name, func(r io.Reader) error { return nil }); err != nil {
@@ -197,17 +201,35 @@ func (v *packVerifier) checkApprovals(r io.Reader) error {
 	if err := sc.Err(); err != nil {
 		v.finding("%s: %v", approvalsMember, err)
 	}
+	for who := range approved {
+		v.signed(who)
+	}
+	return nil
+}
+
+func (v *packVerifier) signed(principal string) {
+	if v.signedBy == nil {
+		v.signedBy = map[string]bool{}
+	}
+	v.signedBy[principal] = true
+}
+
+// checkApprovers holds every name a report prints as having approved the run against the
+// signatures the run's events record.
+func (v *packVerifier) checkApprovers() {
 	whos := make([]string, 0, len(v.approvers))
 	for who := range v.approvers {
 		whos = append(whos, who)
 	}
 	sort.Strings(whos)
 	for _, who := range whos {
-		if !approved[who] {
-			v.finding("%s print(s) the run as approved by %s, %s holds no approval by %s", strings.Join(v.approvers[who], ", "), who, approvalsMember, who)
+		for _, name := range strings.Split(who, ", ") {
+			if !v.signedBy[name] {
+				v.finding("%s print(s) the run as approved by %s: no APPROVED event of the run, nor %s, records a signature by %s",
+					strings.Join(v.approvers[who], ", "), who, approvalsMember, name)
+			}
 		}
 	}
-	return nil
 }
 
 func (v *packVerifier) names() []string {

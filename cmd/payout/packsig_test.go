@@ -70,3 +70,25 @@ func TestAuditPackIsSignedByTheServiceAccount(t *testing.T) {
 		t.Errorf("a changed pack under the old signature: exit %d, want 4: %s", code, errOut)
 	}
 }
+
+// The pack of a run paid on signatures verifies, its reports' "Approved by" held against the
+// run's APPROVED events in the chain; a report made to name another approver, with SHA256SUMS
+// written again, is refused.
+func TestAuditPackHoldsItsApproversAgainstTheChain(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	k := newSigners(t, u)
+	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatalf("policy: exit %d: %s", code, errOut)
+	}
+	file := filepath.Join(u.dir, "payroll.csv")
+	copyFile(t, samplePath(t), file)
+	u.signPlan(t, k.alice, "payroll.csv", file+".alice.sig")
+	runID, _ := paidRun(t, u, file)
+	_, members := exportPack(t, u, runID, "run.zip")
+	forged := filepath.Join(u.dir, "forged.zip")
+	writeZipWithSums(t, forged, forge(t, members, `\.report\.html$`, replaceOnce(`id="approved-by">alice at`, `id="approved-by">carol at`)))
+	out, errOut, code := u.run("audit", "verify", "--pack", forged)
+	if code != 4 || !strings.Contains(out, "no APPROVED event of the run, nor approvals.jsonl, records a signature by carol") {
+		t.Errorf("a report naming another approver: exit %d, want 4 naming carol:\n%s%s", code, out, errOut)
+	}
+}
