@@ -101,6 +101,9 @@ type Config struct {
 
 	// Progress, when set, is called as rows reach an answer (done of total).
 	Progress func(done, total int)
+	// SignHead, when set, signs the statement of the chain head a run's reports print
+	// (HeadStatement), written beside them with its signature.
+	SignHead func(ctx context.Context, statement []byte) ([]byte, error)
 	// Waiting, when set, is called when the run has nothing to do but wait for the grace of
 	// payouts whose outcome is unknown (n payouts, until then), and with 0 once it works again.
 	Waiting func(n int, until time.Time)

@@ -70,6 +70,13 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	if err := db.FinishRun(ctx, res.RunID, status, res.ExitCode, ended); err != nil {
 		return res, errors.Join(err, reportErr)
 	}
+	if reportErr == nil && r.cfg.SignHead != nil {
+		// The run is paid and reported: a head left unsigned is said (stderr reaches cron's mail),
+		// and changes nothing of the run's outcome.
+		if err := r.signHead(ctx, &res, paths.CSV, meta.ChainHead); err != nil {
+			r.cfg.Logger.Error("the chain head the reports print was not signed", "run", res.RunID, "err", err)
+		}
+	}
 	if reportErr != nil {
 		res.Reports = nil
 		return res, fmt.Errorf("%w: run %s %s with exit code %d, but `payout report %s` must write its reports from the ledger: %w",

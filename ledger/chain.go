@@ -226,6 +226,21 @@ func (db *DB) ChainHead(ctx context.Context) (ChainHead, error) {
 	return readChainHead(ctx, db.sql)
 }
 
+// ChainHashAt is the hash of the chain's entry id (an event or a row event): what a head that
+// was signed at id must still read. ErrNotFound when the chain has no such entry.
+func (db *DB) ChainHashAt(ctx context.Context, id int64) (string, error) {
+	var hash string
+	err := db.sql.QueryRowContext(ctx, `SELECT hash FROM events WHERE id = ? UNION ALL SELECT hash FROM row_events WHERE id = ?`,
+		id, id).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("chain entry %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("chain entry %d: %w", id, err)
+	}
+	return hash, nil
+}
+
 // chainer links events inside one write transaction.
 type chainer struct {
 	head           ChainHead

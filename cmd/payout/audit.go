@@ -55,8 +55,9 @@ func auditCmd(ctx context.Context, e *env, args []string) error {
 // Exit 0: intact; 4: something does not match (each finding on stdout); 1: the check could not
 // run; 2: usage.
 func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "audit verify", "audit verify [--pack FILE] [--ledger FILE]")
+	fs := newFlagSet(e, "audit verify", "audit verify [--pack FILE | --head FILE] [--ledger FILE]")
 	pack := fs.String("pack", "", "check this evidence pack instead of the ledger (no ledger needed)")
+	headFile := fs.String("head", "", "also check a run's signed chain head (the .chain-head file beside its reports, and its .sig) against the ledger")
 	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -76,6 +77,17 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	rep, err := db.VerifyChain(ctx)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
+	}
+	if *headFile != "" {
+		note, finding, err := signedHead(ctx, e, db, *headFile, time.Now())
+		if err != nil {
+			return err
+		}
+		if finding != "" {
+			rep.Findings = append(rep.Findings, ledger.Finding{Problem: finding})
+		} else {
+			fmt.Fprintln(e.stdout, note)
+		}
 	}
 	for _, f := range rep.Findings {
 		fmt.Fprintln(e.stdout, f)
@@ -122,36 +134,78 @@ func verifyPack(e *env, path string, now time.Time) error {
 // the allowed signers, and says whose it is. An unsigned pack is only consistent in itself:
 // anyone can write one, and the note says so. A signature that does not check out is exit 4.
 func packSignature(e *env, path string, now time.Time) (string, error) {
-	sigPath := path + audit.SignatureSuffix
-	armored, err := os.ReadFile(sigPath)
+	id, err := checkSignatureFile(e, path, path+audit.SignatureSuffix, now)
 	if errors.Is(err, os.ErrNotExist) {
 		return "unsigned: it is consistent in itself, compare its chain head with the ledger's (payout audit verify) to trust it", nil
 	} else if err != nil {
-		return "", &exitError{code: exitAborted, err: fmt.Errorf("audit verify: %w", err)}
+		return "", err
+	}
+	return fmt.Sprintf("signed by %s (%s)", id.Principal(), id.Fingerprint), nil
+}
+
+// checkSignatureFile checks that sigPath signs the file at path in namespace payout-pack with a
+// key the allowed signers ($PAYOUT_ALLOWED_SIGNERS) trust: os.ErrNotExist when there is no
+// signature; exit 2 without allowed signers; exit 4 when it does not hold.
+func checkSignatureFile(e *env, path, sigPath string, now time.Time) (signature.Identity, error) {
+	armored, err := os.ReadFile(sigPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return signature.Identity{}, err
+	} else if err != nil {
+		return signature.Identity{}, &exitError{code: exitAborted, err: fmt.Errorf("audit verify: %w", err)}
 	}
 	allowedPath := e.getenv(batch.EnvAllowedSigners)
 	if allowedPath == "" {
-		return "", usageError("audit verify: %s is signed (%s): set %s to the allowed_signers file that names the service account's key, to check it",
+		return signature.Identity{}, usageError("audit verify: %s is signed (%s): set %s to the allowed_signers file that names the service account's key, to check it",
 			path, sigPath, batch.EnvAllowedSigners)
 	}
 	allowed, err := signature.LoadAllowedSigners(allowedPath)
 	if err != nil {
-		return "", configError(&ConfigError{Field: batch.EnvAllowedSigners, Value: allowedPath, Err: err})
+		return signature.Identity{}, configError(&ConfigError{Field: batch.EnvAllowedSigners, Value: allowedPath, Err: err})
 	}
 	sig, err := signature.Parse(armored)
 	if err != nil {
-		return "", &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s: %w", sigPath, err)}
+		return signature.Identity{}, &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s: %w", sigPath, err)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", &exitError{code: exitAborted, err: err}
+		return signature.Identity{}, usageError("audit verify: %v", err)
 	}
 	defer f.Close()
 	id, err := allowed.Verify(f, sig, signature.NamespacePack, now)
 	if err != nil {
-		return "", &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the signature %s does not hold: %w", sigPath, err)}
+		return signature.Identity{}, &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the signature %s does not hold: %w", sigPath, err)}
 	}
-	return fmt.Sprintf("signed by %s (%s)", id.Principal(), id.Fingerprint), nil
+	return id, nil
+}
+
+// signedHead checks a chain-head statement that a run's end wrote beside its reports: its
+// signature (FILE.sig), and that the ledger's chain still holds that head. A finding names a
+// head the chain no longer holds: the history the run reported was rewritten since.
+func signedHead(ctx context.Context, e *env, db *ledger.DB, path string, now time.Time) (note, finding string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", usageError("audit verify --head: %v", err)
+	}
+	runID, head, err := batch.ParseHeadStatement(data)
+	if err != nil {
+		return "", "", usageError("audit verify --head %s: %v", path, err)
+	}
+	id, err := checkSignatureFile(e, path, path+".sig", now)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", usageError("audit verify --head %s: no signature %s.sig beside it", path, path)
+	} else if err != nil {
+		return "", "", err
+	}
+	hash, err := db.ChainHashAt(ctx, head.ID)
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return "", fmt.Sprintf("head %s that run %s reported, signed by %s: the chain has no entry %d (the ledger was cut back or replaced)", head, runID, id.Principal(), head.ID), nil
+	case err != nil:
+		return "", "", &exitError{code: exitAborted, err: err}
+	case hash != head.Hash:
+		return "", fmt.Sprintf("head %s that run %s reported, signed by %s: the chain's entry %d now reads %s (the history before it was rewritten)", head, runID, id.Principal(), head.ID, hash), nil
+	}
+	return fmt.Sprintf("the head %s that run %s reported, signed by %s (%s), is in the chain", head, runID, id.Principal(), id.Fingerprint), "", nil
 }
 
 // auditExportCmd writes a run's evidence pack.

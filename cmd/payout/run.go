@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
 
@@ -187,7 +189,8 @@ type session struct {
 	lock    *ledger.FileLock
 	runner  *batch.Runner
 	metrics *metricsWriter
-	bar     *progressBar // nil unless stderr is a terminal
+	bar     *progressBar   // nil unless stderr is a terminal
+	key     *signature.Key // $PAYOUT_SIGNING_KEY: signs the chain head each run's reports print
 }
 
 // sessionMode says what a session will do, and so what it needs.
@@ -264,6 +267,17 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	}
 	rcfg := s.runnerConfig(mode, vopts)
 	rcfg.Approval, rcfg.Repeats = approval, repeats
+	if mode == modePay {
+		if s.key, err = signature.SigningKeyFromEnv(ctx, e.getenv); err != nil {
+			s.close()
+			return nil, configError(&ConfigError{Field: signature.EnvSigningKey, Value: e.getenv(signature.EnvSigningKey), Err: err})
+		}
+		if key := s.key; key != nil {
+			rcfg.SignHead = func(ctx context.Context, statement []byte) ([]byte, error) {
+				return signature.Sign(ctx, bytes.NewReader(statement), signature.NamespacePack, key)
+			}
+		}
+	}
 	if saved != nil {
 		rcfg.Service = saved
 	}
@@ -346,6 +360,7 @@ func (s *session) close() {
 	if s.lock != nil {
 		_ = s.lock.Unlock()
 	}
+	_ = s.key.Close()
 }
 
 // runError gives a run's error its exit code (batch.ErrorExit) and says what to do about it.
