@@ -13,25 +13,8 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/report/reporttest"
 )
-
-// needTool returns the path of an outside program a test checks the reports with. Where it is
-// missing the test is skipped with what to install, but under CI (CI=true), whose set-up
-// (.ci/run) installs it, a missing tool fails the test: it must never pass there unchecked.
-func needTool(tb testing.TB, debianPackage string, names ...string) string {
-	tb.Helper()
-	for _, name := range names {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	msg := names[0] + " is not installed: install it with `apt-get install -y " + debianPackage + "` (.ci/run does so under CI=true)"
-	if os.Getenv("CI") == "true" {
-		tb.Fatal(msg)
-	}
-	tb.Skip(msg)
-	return ""
-}
 
 // payroll is n rows of a run as they come back from the service: long names and bank names, a
 // few failures with the service's message.
@@ -55,7 +38,7 @@ func payroll(tb testing.TB, n int) []report.Row {
 // pdfPages returns each page's text and whether it is landscape.
 func pdfPages(t *testing.T, pdf string) (texts []string, landscape []bool) {
 	t.Helper()
-	info, err := exec.Command(needTool(t, "poppler-utils", "pdfinfo"), "-f", "1", "-l", "1000", pdf).Output()
+	info, err := exec.Command(reporttest.NeedTool(t, "poppler-utils", "pdfinfo"), "-f", "1", "-l", "1000", pdf).Output()
 	if err != nil {
 		t.Fatalf("pdfinfo %s: %v", pdf, err)
 	}
@@ -64,7 +47,7 @@ func pdfPages(t *testing.T, pdf string) (texts []string, landscape []bool) {
 		h, _ := strconv.ParseFloat(m[2], 64)
 		landscape = append(landscape, w > h)
 	}
-	text, err := exec.Command(needTool(t, "poppler-utils", "pdftotext"), "-layout", pdf, "-").Output()
+	text, err := exec.Command(reporttest.NeedTool(t, "poppler-utils", "pdftotext"), "-layout", pdf, "-").Output()
 	if err != nil {
 		t.Fatalf("pdftotext %s: %v", pdf, err)
 	}
@@ -80,8 +63,8 @@ func pdfPages(t *testing.T, pdf string) (texts []string, landscape []bool) {
 // carries the header row, first column to last (no column goes to a page of its own), and the
 // summary takes one page.
 func TestResultXLSXPrintsOnLandscapePagesOneWide(t *testing.T) {
-	office := needTool(t, "libreoffice-calc", "libreoffice", "soffice")
-	needTool(t, "poppler-utils", "pdfinfo")
+	office := reporttest.NeedTool(t, "libreoffice-calc", "libreoffice", "soffice")
+	reporttest.NeedTool(t, "poppler-utils", "pdfinfo")
 	dir := t.TempDir()
 	var books []string
 	for _, n := range []int{50, 150} {

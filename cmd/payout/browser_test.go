@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/payout/payout/batch/report/reporttest"
 )
 
 // measureScript writes into the page what a person at the window would see overflow: the
@@ -90,7 +92,7 @@ func checkFits1280(t *testing.T, browser, report string) {
 // failure, rejected rows and a name the bank holds otherwise through the sandbox and the callback
 // receiver, reconciles it, and opens both HTML reports in headless Chromium at 1280 px.
 func TestCommandReportsFitA1280PixelWindow(t *testing.T) {
-	browser := needTool(t, "chromium", "chromium", "chromium-browser")
+	browser := reporttest.NeedTool(t, "chromium", "chromium", "chromium-browser")
 	u := newUser(t, newSandbox(t))
 	secrets := []string{"PAYOUT_AUTH_TOKEN=wide-token", "PAYOUT_HASH_KEY=wide-hash-key-0123456789"}
 	receiver := startServer(t, u, secrets, "callbacks", "--listen", "127.0.0.1:0")

@@ -268,14 +268,9 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	rcfg := s.runnerConfig(mode, vopts)
 	rcfg.Approval, rcfg.Repeats = approval, repeats
 	if mode == modePay {
-		if s.key, err = signature.SigningKeyFromEnv(ctx, e.getenv); err != nil {
+		if err := s.signHeads(ctx, &rcfg); err != nil {
 			s.close()
-			return nil, configError(&ConfigError{Field: signature.EnvSigningKey, Value: e.getenv(signature.EnvSigningKey), Err: err})
-		}
-		if key := s.key; key != nil {
-			rcfg.SignHead = func(ctx context.Context, statement []byte) ([]byte, error) {
-				return signature.Sign(ctx, bytes.NewReader(statement), signature.NamespacePack, key)
-			}
+			return nil, err
 		}
 	}
 	if saved != nil {
@@ -283,6 +278,21 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	}
 	s.runner = batch.NewRunner(rcfg)
 	return s, nil
+}
+
+// signHeads loads $PAYOUT_SIGNING_KEY, if set, for the runner to sign the chain head each run's
+// reports print; a key that cannot be used is a configuration error before anything is paid.
+func (s *session) signHeads(ctx context.Context, rcfg *batch.Config) error {
+	var err error
+	if s.key, err = signature.SigningKeyFromEnv(ctx, s.e.getenv); err != nil {
+		return configError(&ConfigError{Field: signature.EnvSigningKey, Value: s.e.getenv(signature.EnvSigningKey), Err: err})
+	}
+	if key := s.key; key != nil {
+		rcfg.SignHead = func(ctx context.Context, statement []byte) ([]byte, error) {
+			return signature.Sign(ctx, bytes.NewReader(statement), signature.NamespacePack, key)
+		}
+	}
+	return nil
 }
 
 func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) batch.Config {
