@@ -69,7 +69,7 @@ func allocatedBy(fn func()) uint64 {
 }
 
 func TestVerifyPackRefusesABombWithinABoundedHeap(t *testing.T) {
-	const size = 64 << 20 // each member inflates to 64 MiB of zeros
+	const size = 24 << 20 // each member inflates to 24 MiB of zeros: three times a member's limit
 	lim := audit.PackLimits{Member: 8 << 20, Total: 16 << 20, Members: 100, Payouts: 1000, Small: 1 << 20, XLSX: 4 << 20, Line: 1 << 20}
 	names := []string{"events.jsonl", "input/pay.csv", "reports/pay.report.html", "run.json"}
 	for _, tc := range []struct {
@@ -88,13 +88,13 @@ func TestVerifyPackRefusesABombWithinABoundedHeap(t *testing.T) {
 			var err error
 			alloc := allocatedBy(func() { _, err = audit.VerifyPackWithin(bytes.NewReader(pack), int64(len(pack)), lim) })
 			if err == nil {
-				t.Fatal("a pack whose members inflate to 4 x 64 MiB was verified")
+				t.Fatal("a pack whose members inflate to 4 x 24 MiB was verified")
 			}
 			if tc.claim > lim.Member && !errors.Is(err, audit.ErrPackTooLarge) {
 				t.Errorf("error %v, want ErrPackTooLarge", err)
 			}
 			// The limits allow 16 MiB of members in all; the heap must stay well below even that,
-			// and far below the 256 MiB the members inflate to.
+			// and far below the 96 MiB the members inflate to.
 			if alloc > 8<<20 {
 				t.Errorf("verifying allocated %d MiB (%v)", alloc>>20, err)
 			}

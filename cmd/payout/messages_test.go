@@ -40,11 +40,19 @@ func TestMessageServiceUnreachable(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 	down := &user{tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), "PAYOUT_BASE_URL="+closed)}
+	// Each command tries the service a few times before it gives up: side by side, they wait once.
 	for _, args := range [][]string{{"run", samplePath(t)}, {"run", "--dry-run", samplePath(t)}, {"providers"}} {
-		_, errOut, code := down.run(args...)
-		if code != 1 || !strings.Contains(errOut, "PAYOUT_BASE_URL="+closed) || !strings.Contains(errOut, "check the host and port") {
-			t.Errorf("payout %v with nothing at %s: exit %d, stderr %q; want 1 naming PAYOUT_BASE_URL and what to check", args, closed, code, errOut)
+		name := args[0]
+		if len(args) > 2 {
+			name += " " + args[1]
 		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, errOut, code := (&user{tb: t, dir: down.dir, env: down.env}).run(args...)
+			if code != 1 || !strings.Contains(errOut, "PAYOUT_BASE_URL="+closed) || !strings.Contains(errOut, "check the host and port") {
+				t.Errorf("payout %v with nothing at %s: exit %d, stderr %q; want 1 naming PAYOUT_BASE_URL and what to check", args, closed, code, errOut)
+			}
+		})
 	}
 }
 
