@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/user"
+	"strconv"
 
 	"github.com/payout/payout/ledger"
 )
@@ -12,10 +13,13 @@ import (
 const CallbackActor = "service callback"
 
 // Actor names who runs the command, for the audit trail: the operating-system account (what
-// cron, sudo and file ownership already establish) and the host, as "user@host".
+// cron, sudo and file ownership already establish) and the host, as "user@host". The account is
+// looked up by the process's uid alone, never taken from the environment ($USER, which anyone
+// sets): an account without a passwd entry is "uid N", the same for every process it runs.
 func Actor() string {
-	name := "unknown user"
-	if u, err := user.Current(); err == nil && u.Username != "" {
+	uid := strconv.Itoa(os.Getuid())
+	name := "uid " + uid
+	if u, err := user.LookupId(uid); err == nil && u.Username != "" {
 		name = u.Username
 	}
 	return name + "@" + hostname()
