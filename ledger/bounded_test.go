@@ -42,16 +42,24 @@ func TestBoundedRunQueries(t *testing.T) {
 			t.Errorf("%s: %v, want %v", what, got, want)
 		}
 	}
-	runs, err := db.RecentRuns(ctx, 2)
-	check("RecentRuns(2)", runs, err, "run-4", "run-5")
-	runs, err = db.RecentRuns(ctx, 10)
-	check("RecentRuns(10)", runs, err, "run-0", "run-1", "run-2", "run-3", "run-4", "run-5")
-	runs, err = db.RunsWithStatus(ctx, "running")
-	check("RunsWithStatus(running)", runs, err, "run-1", "run-3", "run-5")
-	runs, err = db.RunsOfFile(ctx, "sha-a")
-	check("RunsOfFile(sha-a)", runs, err, "run-0", "run-2", "run-4")
-	runs, err = db.RunsSince(ctx, t0.Add(4*time.Hour))
-	check("RunsSince(+4h)", runs, err, "run-4", "run-5")
+	for _, c := range []struct {
+		f    ledger.RunFilter
+		want []string
+	}{
+		{ledger.RunFilter{}, []string{"run-0", "run-1", "run-2", "run-3", "run-4", "run-5"}},
+		{ledger.RunFilter{Latest: 2}, []string{"run-4", "run-5"}},
+		{ledger.RunFilter{Latest: 10}, []string{"run-0", "run-1", "run-2", "run-3", "run-4", "run-5"}},
+		{ledger.RunFilter{Status: "running"}, []string{"run-1", "run-3", "run-5"}},
+		{ledger.RunFilter{FileSHA256: "sha-a"}, []string{"run-0", "run-2", "run-4"}},
+		{ledger.RunFilter{Since: t0.Add(4 * time.Hour)}, []string{"run-4", "run-5"}},
+		{ledger.RunFilter{Status: "running", Latest: 2}, []string{"run-5"}},
+		{ledger.RunFilter{FileSHA256: "sha-b", Since: t0.Add(2 * time.Hour)}, []string{"run-3", "run-5"}},
+		{ledger.RunFilter{Source: "nothing"}, nil},
+		{ledger.RunFilter{Listing: []string{}}, nil},
+	} {
+		runs, err := db.FindRuns(ctx, c.f)
+		check(fmt.Sprintf("FindRuns%s", c.f), runs, err, c.want...)
+	}
 }
 
 func TestLatestInStates(t *testing.T) {

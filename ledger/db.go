@@ -32,7 +32,7 @@ type Options struct {
 	Logger *slog.Logger     // slog.Default() when nil
 	// Verify checks the file before the ledger is used and refuses a damaged one (ErrDamaged):
 	// its SQLite header, and its length against the pages the header counts. The checks cost the
-	// same at any size; QuickCheck reads the whole file. Commands that pay set it.
+	// same at any size; VerifyChain's quick_check reads the whole file. Commands that pay set it.
 	Verify bool
 	// Actor and Version stamp every event this process appends: who ran it ("user@host", or
 	// "service callback") and the program's version. Empty ones are recorded as "unknown".

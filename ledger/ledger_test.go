@@ -662,7 +662,7 @@ func TestQueries(t *testing.T) {
 		if err := db.AddRun(ctx, ledger.Run{ID: "r3", Kind: "run", File: "copy.csv", FileSHA256: "sha-r1", StartedAt: time.Now().Add(time.Hour), Status: "running"}); err != nil {
 			t.Fatal(err)
 		}
-		runs, err := db.Runs(ctx)
+		runs, err := db.FindRuns(ctx, ledger.RunFilter{})
 		if err != nil || len(runs) != 3 {
 			t.Errorf("runs %+v %v", runs, err)
 		}

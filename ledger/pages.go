@@ -122,7 +122,7 @@ func runsHoldingSQL(set PayoutSet) (string, []any) {
 	index := ""
 	if !set.RefusedSince.IsZero() {
 		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
-		index = " INDEXED BY payouts_refused"
+		index = indexedBy("payouts_refused")
 	}
 	return `SELECT h.run_id FROM (SELECT DISTINCT p.run_id FROM payouts p` + index + ` WHERE ` + where + `) h
 		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args
@@ -133,7 +133,7 @@ func runsHoldingSQL(set PayoutSet) (string, []any) {
 // (0, "").
 func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set PayoutSet, line int, ref string, n int) ([]Payout, error) {
 	where, args := set.where()
-	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p INDEXED BY payouts_by_run
+	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + indexedBy("payouts_by_run") + `
 		WHERE p.run_id = ? AND (p.line, p.ref) > (?, ?) AND ` + where + ` ORDER BY p.line, p.ref LIMIT ?`
 	ps, err := db.queryPayouts(ctx, q, append(append([]any{runID, line, ref}, args...), n)...)
 	if err != nil {
@@ -146,10 +146,10 @@ func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set PayoutSet, 
 // has none.
 func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
 	var last int
-	err := db.sql.QueryRowContext(ctx, `SELECT max(COALESCE((SELECT max(line) FROM run_rows WHERE run_id = ?1), 0),
-		COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
-		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
-		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0))`, runID).Scan(&last)
+	err := db.sql.QueryRowContext(ctx, `SELECT `+greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
+		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+indexedBy("runs_by_source")+`
+		CROSS JOIN payouts p`+indexedBy("payouts_by_run")+` ON p.run_id = o.id
+		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0)`), runID).Scan(&last)
 	if err != nil {
 		return 0, fmt.Errorf("last line of run %s: %w", runID, err)
 	}

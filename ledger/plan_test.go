@@ -21,8 +21,9 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 	defer db.Close()
 	refusedHolding, refusedArgs := runsHoldingSQL(PayoutSet{RefusedSince: time.Now()})
 	notFinalHolding, notFinalArgs := runsHoldingSQL(PayoutSet{States: []State{Submitted, Unknown, Submitting, Ready}})
-	runsSQL := func(where string) string {
-		return `SELECT ` + runColumns + ` FROM runs ` + where + ` ORDER BY started_at, rowid`
+	findRuns := func(f RunFilter) string {
+		where, _ := findRunsWhere(f)
+		return runsSQL(where)
 	}
 	// A LIMIT saves reading only when no sort of everything read comes before it. (RecentRuns
 	// sorts only the n runs its subquery picked, in index order.)
@@ -61,10 +62,11 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 			WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
 			ORDER BY r.run_id, r.line`, nil, []string{"USING INDEX run_rows_rejected", "SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetRun", runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},
-		{"RecentRuns", runsSQL(recentRunsWhere), []any{10}, []string{"USING COVERING INDEX runs_by_start"}},
-		{"RunsWithStatus", runsSQL(`WHERE status = ?`), []any{"running"}, []string{"USING INDEX runs_by_status (status=?)"}},
-		{"RunsOfFile", runsSQL(`WHERE file_sha256 = ?`), []any{"sha"}, []string{"USING INDEX runs_by_file (file_sha256=?)"}},
-		{"RunsSince", runsSQL(`WHERE started_at >= ?`), []any{"2026"}, []string{"USING INDEX runs_by_start (started_at>?)"}},
+		{"FindRuns latest", findRuns(RunFilter{Latest: 10}), []any{10}, []string{"USING COVERING INDEX runs_by_start"}},
+		{"FindRuns status", findRuns(RunFilter{Status: "running"}), []any{"running"}, []string{"USING INDEX runs_by_status (status=?)"}},
+		{"FindRuns file", findRuns(RunFilter{FileSHA256: "sha"}), []any{"sha"}, []string{"USING INDEX runs_by_file (file_sha256=?)"}},
+		{"FindRuns since", findRuns(RunFilter{Since: time.Now()}), []any{"2026"}, []string{"USING INDEX runs_by_start (started_at>?)"}},
+		{"FindRuns source", findRuns(RunFilter{Source: "src"}), []any{"src"}, []string{"USING INDEX runs_by_source (source=?)"}},
 	} {
 		t.Run(q.name, func(t *testing.T) {
 			plan := queryPlan(t, db, q.sql, q.args...)

@@ -61,7 +61,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 			return runLines(ctx, db, run.ID, page, nil, emit)
 		}, run.Rows, nil
 	case !opts.Since.IsZero():
-		runs, err := db.RunsSince(ctx, opts.Since)
+		runs, err := db.FindRuns(ctx, ledger.RunFilter{Since: opts.Since})
 		if err != nil {
 			return "", nil, 0, err
 		}
