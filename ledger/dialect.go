@@ -50,6 +50,16 @@ func indexedBy(index string) string { return ` INDEXED BY ` + index }
 // greatest is the larger of two values: SQLite's two-argument max. PostgreSQL: GREATEST(a, b).
 func greatest(a, b string) string { return `max(` + a + `, ` + b + `)` }
 
+// quoted is a column's value as an SQL literal ('text', 12, NULL): the form in which a row event
+// holds each column, and so part of the chain's hashes. PostgreSQL's quote_nullable writes
+// numbers and text alike; an engine that cannot write SQLite's literal text renders it in Go
+// from the scanned values; VerifyChain, which recomputes every hash, holds it to the same text.
+func quoted(column string) string { return `quote("` + column + `")` }
+
+// tableColumnsSQL lists a table's columns, in table order, given its name. PostgreSQL: SELECT
+// column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position.
+const tableColumnsSQL = `SELECT name FROM pragma_table_info(?) ORDER BY cid`
+
 // jsonList is the JSON array of values, the parameter of inJSONList and payoutsOfJSONList.
 func jsonList(values any) string {
 	b, err := json.Marshal(values)

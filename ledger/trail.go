@@ -76,10 +76,10 @@ type txQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// tableColumns are a table's columns, in table order, as PRAGMA table_info lists them (generated
-// columns are not listed: they are computed from the others).
+// tableColumns are a table's columns, in table order (generated columns are not listed: they
+// are computed from the others).
 func tableColumns(ctx context.Context, q txQuerier, table string) ([]string, error) {
-	return scanAll(ctx, q, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, func(s scanner) (string, error) {
+	return scanAll(ctx, q, tableColumnsSQL, func(s scanner) (string, error) {
 		var n string
 		return n, s.Scan(&n)
 	}, table)
@@ -90,7 +90,7 @@ func (t *rowTable) quotedRowsSQL(cols []string, where string) string {
 	var b strings.Builder
 	b.WriteString(`SELECT ` + t.key)
 	for _, c := range cols {
-		b.WriteString(`, quote("` + c + `")`)
+		b.WriteString(`, ` + quoted(c))
 	}
 	b.WriteString(` FROM "` + t.name + `" ` + where)
 	return b.String()
