@@ -129,10 +129,17 @@ type Event struct {
 	Actor   string // who recorded it: "user@host", or "service callback"
 }
 
-// Filter selects payouts. Zero fields select everything.
+// Filter selects payouts: List returns them, WalkPayouts hands them over a page at a time. Every
+// field set narrows it; the zero value selects every payout.
 type Filter struct {
-	States []State
-	Since  time.Time
+	States       []State   // in one of these states
+	CreatedSince time.Time // recorded at or after this time
+	// RefusedSince selects the payouts whose create the service refused (FAILED without an
+	// invoice number) that last changed at or after it.
+	RefusedSince time.Time
+	// Latest keeps only the latest n payouts, from the latest run's last line back (List alone;
+	// it reads the runs from the latest, and stops at the nth payout, at any size).
+	Latest int
 }
 
 // StoredCallback is a verified or rejected callback, kept in the ledger's callbacks table for

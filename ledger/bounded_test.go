@@ -62,7 +62,7 @@ func TestBoundedRunQueries(t *testing.T) {
 	}
 }
 
-func TestLatestInStates(t *testing.T) {
+func TestListLatest(t *testing.T) {
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	seed(t, db, "old", 5)
@@ -77,7 +77,7 @@ func TestLatestInStates(t *testing.T) {
 	if err := db.Apply(ctx, ledger.Change{Ref: "new-ref-2", From: ledger.Submitted, To: ledger.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.LatestInStates(ctx, 3, ledger.Submitted, ledger.Succeeded)
+	ps, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}, Latest: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLatestInStates(t *testing.T) {
 		got = append(got, p.Ref)
 	}
 	if want := []string{"new-ref-2", "new-ref-0", "old-ref-3"}; !slices.Equal(got, want) {
-		t.Errorf("LatestInStates: %v, want %v (latest run first, then by line from the last)", got, want)
+		t.Errorf("List(Latest 3): %v, want %v (latest run first, then by line from the last)", got, want)
 	}
 }
 
@@ -112,7 +112,7 @@ func TestRefusedSince(t *testing.T) {
 	cut := mustGet(t, db, "r1-ref-0").UpdatedAt.Add(time.Nanosecond)
 	fail("r1-ref-1", "")
 	fail("r1-ref-2", "POI-2") // failed at the service: it has an invoice number
-	if got := pagedPayouts(t, db, ledger.PayoutSet{RefusedSince: cut}, 2); !slices.Equal(got, []string{"r1-ref-1"}) {
+	if got := pagedPayouts(t, db, ledger.Filter{RefusedSince: cut}, 2); !slices.Equal(got, []string{"r1-ref-1"}) {
 		t.Errorf("refused since: %v, want only r1-ref-1 (r1-ref-0 is older, r1-ref-2 has an invoice)", got)
 	}
 }

@@ -23,7 +23,6 @@ type RunWrites interface {
 	LookupDetails(ctx context.Context, refs []string) (map[string]Payout, error)
 	Get(ctx context.Context, ref string) (Payout, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
-	LatestInStates(ctx context.Context, n int, states ...State) ([]Payout, error)
 	RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error)
 	RecentPayouts(ctx context.Context, payees []Payee, since time.Time) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
@@ -64,7 +63,7 @@ type ReconcileStore interface {
 	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
-	WalkPayouts(ctx context.Context, set PayoutSet, page int, fn func(Payout) error) error
+	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
 	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
 	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error

@@ -41,8 +41,8 @@ func SchemaDigest() string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// QuickCheck runs PRAGMA quick_check, as VerifyChain does, alone: every page of every table and index is read and its
-// structure checked (not that indexes match their tables, which integrity_check adds at many
+// QuickCheck runs PRAGMA quick_check alone, as VerifyChain runs it first: every page of every
+// table and index is read and its structure checked (not that indexes match their tables, which integrity_check adds at many
 // times the cost). It reads the whole file, so its cost grows with the ledger: opening for
 // paying does not run it. A damaged ledger is refused with an *OpenError (ErrDamaged) saying
 // what was found.

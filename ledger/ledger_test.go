@@ -631,7 +631,7 @@ func TestQueries(t *testing.T) {
 		}
 	})
 	t.Run("list since excludes what was recorded before", func(t *testing.T) {
-		got, err := db.List(ctx, ledger.Filter{Since: mustGet(t, db, r2[0].Ref).CreatedAt})
+		got, err := db.List(ctx, ledger.Filter{CreatedSince: mustGet(t, db, r2[0].Ref).CreatedAt})
 		if err != nil || len(got) != 2 || got[0].RunID != "r2" {
 			t.Errorf("%+v %v", got, err)
 		}

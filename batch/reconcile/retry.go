@@ -58,7 +58,7 @@ func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[st
 		refs = refs[:0]
 		return err
 	}
-	err := db.WalkPayouts(ctx, ledger.PayoutSet{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
+	err := db.WalkPayouts(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
 		if !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
 			return nil
 		}
