@@ -42,10 +42,10 @@ func SchemaDigest() string {
 }
 
 // QuickCheck runs PRAGMA quick_check alone, as VerifyChain runs it first: every page of every
-// table and index is read and its structure checked (not that indexes match their tables, which integrity_check adds at many
-// times the cost). It reads the whole file, so its cost grows with the ledger: opening for
-// paying does not run it. A damaged ledger is refused with an *OpenError (ErrDamaged) saying
-// what was found.
+// table and index is read and its structure checked (not that indexes match their tables,
+// which integrity_check adds at many times the cost). It reads the whole file, so its cost
+// grows with the ledger: opening for paying does not run it. A damaged ledger is refused with
+// an *OpenError (ErrDamaged) saying what was found.
 func (db *DB) QuickCheck(ctx context.Context) error {
 	findings, err := db.quickCheckFindings(ctx)
 	if err != nil {
