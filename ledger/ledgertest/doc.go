@@ -6,7 +6,8 @@
 // machine and the refusal of every other (ErrIllegalMove) and of a stale From
 // (ErrStateConflict), several writers on one ledger at once (goroutines of one handle and two
 // handles, as a run and the callback receiver are) extending one hash chain that verifies, the
-// running totals against a scan, runs and their lines, callbacks stored once with their replays
-// counted, the approval policy's events, and a purge that masks personal data and keeps the
-// chain. Engine-specific checks (a file's header, a server's locks) stay in the engine's tests.
+// running totals against a scan, runs and their lines, the finders of runs and payouts with
+// their filters, callbacks stored once with their replays counted, the approval policy's
+// events, and a purge that masks personal data and keeps the chain. Engine-specific checks (a
+// file's header, a server's locks) stay in the engine's tests.
 package ledgertest

@@ -39,6 +39,7 @@ func Run(t *testing.T, e Engine) {
 		{"ChainVerifiesAndHeadAdvances", testChain},
 		{"TotalsEqualAScan", testTotals},
 		{"RunsAreFoundByFilter", testFindRuns},
+		{"PayoutsAreFoundByFilter", testFindPayouts},
 		{"RunLinesJoinTheirPayouts", testRunLines},
 		{"CallbacksAreStoredOnceAndReplaysCounted", testCallbacks},
 		{"ApprovalPolicyIsInTheChain", testApprovalPolicy},
