@@ -1,6 +1,9 @@
 package ledger
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // The ledger's SQL is written once, in the forms SQLite and PostgreSQL both accept: standard
 // joins and subqueries, CASE, COALESCE, `INSERT ... ON CONFLICT (...) DO NOTHING | DO UPDATE`
@@ -55,6 +58,12 @@ func greatest(a, b string) string { return `max(` + a + `, ` + b + `)` }
 // numbers and text alike; an engine that cannot write SQLite's literal text renders it in Go
 // from the scanned values; VerifyChain, which recomputes every hash, holds it to the same text.
 func quoted(column string) string { return `quote("` + column + `")` }
+
+// zeroPadded is an integer column as text of width digits, zeros first, so that keys sort as
+// their numbers do (row events' keys, in the chain). PostgreSQL: lpad(column::text, width, '0').
+func zeroPadded(column string, width int) string {
+	return "printf('%0" + strconv.Itoa(width) + "d', " + column + ")"
+}
 
 // tableColumnsSQL lists a table's columns, in table order, given its name. PostgreSQL: SELECT
 // column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position.

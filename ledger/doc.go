@@ -2,6 +2,13 @@
 // external_invoice_ref, every state change as an event, and every run, so that a rerun resumes
 // and never pays twice.
 //
+// The rest of the project calls it through the operations contract.go names, one small set per
+// use (a run's writes, retry files, reports' reads, reconcile, callbacks, approvals, audit), and
+// Ledger, all of them, which an engine implements and the conformance suite in ledger/ledgertest
+// tests. DB, on a SQLite file, is the engine. Its SQL is written once where engines agree;
+// dialect.go names the few fragments where they differ, and the sqlite_*.go files hold what only
+// a file has (opening checks, pragmas, the lock, quick_check, VACUUM and the WAL).
+//
 // A ledger is made once, by Create, and opened afterwards by Open, which never makes one: a
 // missing, empty or foreign file is refused (ErrNoLedger, ErrEmptyLedger, ErrNotLedger), since a
 // ledger that does not know the payouts already made would make them again. Options.Verify adds

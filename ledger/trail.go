@@ -25,11 +25,11 @@ type rowTable struct {
 var rowTables = []rowTable{
 	{name: "runs", key: "id", order: "id"},
 	// A run's id may hold characters that sort before '/': the lines are read in their keys' order.
-	{name: "run_rows", key: "run_id || '/' || printf('%09d', line)", order: "1",
+	{name: "run_rows", key: "run_id || '/' || " + zeroPadded("line", 9), order: "1",
 		personal: map[string]bool{"recipient": true, "account": true}},
-	{name: "callbacks", key: "printf('%012d', id)", order: "id", personal: map[string]bool{"payload": true}},
+	{name: "callbacks", key: zeroPadded("id", 12), order: "id", personal: map[string]bool{"payload": true}},
 	{name: "retries", key: "new_ref", order: "new_ref"},
-	{name: "approvals", key: "printf('%012d', id)", order: "id"},
+	{name: "approvals", key: zeroPadded("id", 12), order: "id"},
 	{name: "approved_runs", key: "run_id", order: "run_id"},
 }
 
