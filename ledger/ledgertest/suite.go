@@ -36,6 +36,7 @@ func Run(t *testing.T, e Engine) {
 		{"ARefusedCallLeavesNothing", testRefusedCallIsAtomic},
 		{"ConcurrentWritersKeepOneChain", testConcurrentWriters},
 		{"TwoHandlesKeepOneChain", testTwoHandles},
+		{"EveryKindOfWriteAtOnceKeepsOneChain", testMixedWriters},
 		{"ChainVerifiesAndHeadAdvances", testChain},
 		{"TotalsEqualAScan", testTotals},
 		{"RunsAreFoundByFilter", testFindRuns},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/ledger"
 )
@@ -101,5 +102,63 @@ func hammer(t *testing.T, handles []ledger.Ledger, ps []ledger.Payout) {
 		if got := mustGet(t, handles[0], p.Ref); got.State != ledger.Succeeded || got.Attempts != 1 {
 			t.Errorf("%s: %s after %d attempts, want SUCCEEDED after 1", p.Ref, got.State, got.Attempts)
 		}
+	}
+}
+
+// testMixedWriters: every kind of write at once, from two handles when the engine opens them:
+// moves, a second run recording its payouts, callbacks, approvals and runs ending; each reads the
+// chain's head inside its own write, so the chain stays one line.
+func testMixedWriters(t *testing.T, e Engine) {
+	l := e.New(t)
+	other := l
+	if e.Again != nil {
+		other = e.Again(t, l)
+	}
+	ctx := context.Background()
+	ps := seed(t, l, "r1", 20)
+	addRun(t, other, "r2", 1)
+	const n = 20
+	var wg sync.WaitGroup
+	run := func(name string, f func(i int) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				if err := f(i); err != nil {
+					t.Errorf("%s %d: %v", name, i, err)
+					return
+				}
+			}
+		}()
+	}
+	run("move", func(i int) error {
+		return l.Apply(ctx, ledger.Change{Ref: ps[i].Ref, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true})
+	})
+	run("record", func(i int) error {
+		p := payout(fmt.Sprintf("r2-%d", i), "1.00", i+2)
+		return other.Record(ctx, "r2", []ledger.RunRow{rowOf(p)}, []ledger.Payout{p})
+	})
+	run("callback", func(i int) error {
+		return other.StoreCallback(ctx, ledger.StoredCallback{InvoiceNo: fmt.Sprintf("INV-%d", i), Verdict: "unknown-invoice", Payload: "{}"})
+	})
+	run("approval", func(i int) error {
+		_, err := l.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: "r1", Kind: ledger.EventApproved, Detail: fmt.Sprintf("approval %d", i)})
+		return err
+	})
+	run("run", func(i int) error {
+		id := fmt.Sprintf("side-%d", i)
+		if err := other.AddRun(ctx, ledger.Run{ID: id, Kind: "reconcile", StartedAt: t0, Status: "running"}); err != nil {
+			return err
+		}
+		return other.FinishRun(ctx, id, "finished", 0, t0.Add(time.Minute))
+	})
+	wg.Wait()
+	a := intact(t, l)
+	// r1's payouts: recorded and moved; r2's: recorded; the approvals.
+	if want := 2*len(ps) + n + n; a.Events != want || a.Payouts != len(ps)+n {
+		t.Errorf("verify counted %d events of %d payouts, want %d of %d", a.Events, a.Payouts, want, len(ps)+n)
+	}
+	if b := intact(t, other); b.Head != a.Head {
+		t.Errorf("two heads: %v and %v", a.Head, b.Head)
 	}
 }
