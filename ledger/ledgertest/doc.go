@@ -7,7 +7,8 @@
 // (ErrStateConflict), several writers on one ledger at once (goroutines of one handle and two
 // handles, as a run and the callback receiver are) extending one hash chain that verifies, the
 // running totals against a scan, runs and their lines, the finders of runs and payouts with
-// their filters, callbacks stored once with their replays counted, the approval policy's
-// events, and a purge that masks personal data and keeps the chain. Engine-specific checks (a
+// their filters, one retry reference per refused payout, the bank's names kept beside their
+// payouts, callbacks stored once with their replays counted, the approval policy's events, and
+// a purge that masks personal data and keeps the chain. Engine-specific checks (a
 // file's header, a server's locks) stay in the engine's tests.
 package ledgertest

@@ -41,6 +41,8 @@ func Run(t *testing.T, e Engine) {
 		{"TotalsEqualAScan", testTotals},
 		{"RunsAreFoundByFilter", testFindRuns},
 		{"PayoutsAreFoundByFilter", testFindPayouts},
+		{"ARetryIsOnePerPayout", testRetries},
+		{"NameChecksAreKeptBesideThePayout", testNameChecks},
 		{"RunLinesJoinTheirPayouts", testRunLines},
 		{"CallbacksAreStoredOnceAndReplaysCounted", testCallbacks},
 		{"ApprovalPolicyIsInTheChain", testApprovalPolicy},
