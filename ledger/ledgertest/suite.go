@@ -43,6 +43,8 @@ func Run(t *testing.T, e Engine) {
 		{"PayoutsAreFoundByFilter", testFindPayouts},
 		{"ARetryIsOnePerPayout", testRetries},
 		{"NameChecksAreKeptBesideThePayout", testNameChecks},
+		{"RepeatsAndRejectsAreFound", testRepeatsAndRejects},
+		{"ARunsEvidenceIsItsPayoutsEvents", testEvidence},
 		{"RunLinesJoinTheirPayouts", testRunLines},
 		{"CallbacksAreStoredOnceAndReplaysCounted", testCallbacks},
 		{"ApprovalPolicyIsInTheChain", testApprovalPolicy},
