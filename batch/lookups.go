@@ -184,7 +184,7 @@ func (s *lookups) proveLookups(ctx context.Context) bool {
 	candidates := append([]string(nil), s.known...)
 	s.mu.Unlock()
 	if len(candidates) == 0 {
-		existing, err := s.r.cfg.Ledger.LatestInStates(ctx, 3, ledger.Submitted, ledger.Succeeded)
+		existing, err := s.r.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}, Latest: 3})
 		if err != nil {
 			return false
 		}

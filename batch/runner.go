@@ -244,9 +244,13 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err := db.SetRunColumns(ctx, run.ID, sv.header); err != nil {
 		return res, err
 	}
-	sameAs, err := db.RunsOfSource(ctx, run.Source)
+	sameRuns, err := db.FindRuns(ctx, ledger.RunFilter{Source: run.Source})
 	if err != nil {
 		return res, err
+	}
+	sameAs := make(map[string]bool, len(sameRuns))
+	for _, s := range sameRuns {
+		sameAs[s.ID] = true
 	}
 	rc := &recorder{r: r, log: log, sv: sv, run: run, pay: sv.rejected == 0 || r.cfg.AllowPartial, sameAs: sameAs,
 		paidElsewhere: &paidElsewhere{r: r, path: res.File, sum: res.SHA256, runs: make(map[string]ledger.Run)}}
@@ -314,7 +318,7 @@ var errPoolStopped = errors.New("the run stopped sending")
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
 func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.RunsWithStatus(ctx, "running")
+	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: "running"})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,8 @@
 package ledger
 
-// The ledger's types, and the methods of DB the rest of the project calls.
+// The ledger's types; contract.go names the operations on them that the rest of the project calls.
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -130,10 +129,17 @@ type Event struct {
 	Actor   string // who recorded it: "user@host", or "service callback"
 }
 
-// Filter selects payouts. Zero fields select everything.
+// Filter selects payouts: List returns them, WalkPayouts hands them over a page at a time. Every
+// field set narrows it; the zero value selects every payout.
 type Filter struct {
-	States []State
-	Since  time.Time
+	States       []State   // in one of these states
+	CreatedSince time.Time // recorded at or after this time
+	// RefusedSince selects the payouts whose create the service refused (FAILED without an
+	// invoice number) that last changed at or after it.
+	RefusedSince time.Time
+	// Latest keeps only the latest n payouts, from the latest run's last line back (List alone;
+	// it reads the runs from the latest, and stops at the nth payout, at any size).
+	Latest int
 }
 
 // StoredCallback is a verified or rejected callback, kept in the ledger's callbacks table for
@@ -148,19 +154,14 @@ type StoredCallback struct {
 	TokenSHA256 string
 }
 
-var _ interface {
-	AddRun(ctx context.Context, r Run) error
-	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
-	GetRun(ctx context.Context, id string) (Run, error)
-	Runs(ctx context.Context) ([]Run, error)
-	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
-	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
-	Apply(ctx context.Context, changes ...Change) error
-	Get(ctx context.Context, ref string) (Payout, error)
-	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
-	List(ctx context.Context, f Filter) ([]Payout, error)
-	Events(ctx context.Context, ref string) ([]Event, error)
-	RunReport(ctx context.Context, runID string) ([]ReportLine, error)
-	StoreCallback(ctx context.Context, c StoredCallback) error
-	Close() error
-} = (*DB)(nil)
+// DB is the SQLite engine of every contract in contract.go.
+var (
+	_ Ledger         = (*DB)(nil)
+	_ RunWrites      = (*DB)(nil)
+	_ RetryFiles     = (*DB)(nil)
+	_ ReportReads    = (*DB)(nil)
+	_ ReconcileStore = (*DB)(nil)
+	_ CallbackStore  = (*DB)(nil)
+	_ ApprovalStore  = (*DB)(nil)
+	_ AuditStore     = (*DB)(nil)
+)

@@ -173,7 +173,7 @@ func (w *writer) commitBatch(batch []*applyReq) {
 // applyBatch applies batch in one transaction and commits it, or rolls it back and returns the
 // error that stopped it. A refused call's error is in results.
 func (w *writer) applyBatch(ctx context.Context, batch []*applyReq) ([]error, error) {
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := w.conn.ExecContext(ctx, beginWrite); err != nil {
 		return nil, err
 	}
 	head, err := readChainHead(ctx, w.conn)

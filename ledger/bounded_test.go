@@ -42,19 +42,27 @@ func TestBoundedRunQueries(t *testing.T) {
 			t.Errorf("%s: %v, want %v", what, got, want)
 		}
 	}
-	runs, err := db.RecentRuns(ctx, 2)
-	check("RecentRuns(2)", runs, err, "run-4", "run-5")
-	runs, err = db.RecentRuns(ctx, 10)
-	check("RecentRuns(10)", runs, err, "run-0", "run-1", "run-2", "run-3", "run-4", "run-5")
-	runs, err = db.RunsWithStatus(ctx, "running")
-	check("RunsWithStatus(running)", runs, err, "run-1", "run-3", "run-5")
-	runs, err = db.RunsOfFile(ctx, "sha-a")
-	check("RunsOfFile(sha-a)", runs, err, "run-0", "run-2", "run-4")
-	runs, err = db.RunsSince(ctx, t0.Add(4*time.Hour))
-	check("RunsSince(+4h)", runs, err, "run-4", "run-5")
+	for _, c := range []struct {
+		f    ledger.RunFilter
+		want []string
+	}{
+		{ledger.RunFilter{}, []string{"run-0", "run-1", "run-2", "run-3", "run-4", "run-5"}},
+		{ledger.RunFilter{Latest: 2}, []string{"run-4", "run-5"}},
+		{ledger.RunFilter{Latest: 10}, []string{"run-0", "run-1", "run-2", "run-3", "run-4", "run-5"}},
+		{ledger.RunFilter{Status: "running"}, []string{"run-1", "run-3", "run-5"}},
+		{ledger.RunFilter{FileSHA256: "sha-a"}, []string{"run-0", "run-2", "run-4"}},
+		{ledger.RunFilter{Since: t0.Add(4 * time.Hour)}, []string{"run-4", "run-5"}},
+		{ledger.RunFilter{Status: "running", Latest: 2}, []string{"run-5"}},
+		{ledger.RunFilter{FileSHA256: "sha-b", Since: t0.Add(2 * time.Hour)}, []string{"run-3", "run-5"}},
+		{ledger.RunFilter{Source: "nothing"}, nil},
+		{ledger.RunFilter{Listing: []string{}}, nil},
+	} {
+		runs, err := db.FindRuns(ctx, c.f)
+		check(fmt.Sprintf("FindRuns%s", c.f), runs, err, c.want...)
+	}
 }
 
-func TestLatestInStates(t *testing.T) {
+func TestListLatest(t *testing.T) {
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	seed(t, db, "old", 5)
@@ -69,7 +77,7 @@ func TestLatestInStates(t *testing.T) {
 	if err := db.Apply(ctx, ledger.Change{Ref: "new-ref-2", From: ledger.Submitted, To: ledger.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.LatestInStates(ctx, 3, ledger.Submitted, ledger.Succeeded)
+	ps, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}, Latest: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +86,7 @@ func TestLatestInStates(t *testing.T) {
 		got = append(got, p.Ref)
 	}
 	if want := []string{"new-ref-2", "new-ref-0", "old-ref-3"}; !slices.Equal(got, want) {
-		t.Errorf("LatestInStates: %v, want %v (latest run first, then by line from the last)", got, want)
+		t.Errorf("List(Latest 3): %v, want %v (latest run first, then by line from the last)", got, want)
 	}
 }
 
@@ -104,7 +112,7 @@ func TestRefusedSince(t *testing.T) {
 	cut := mustGet(t, db, "r1-ref-0").UpdatedAt.Add(time.Nanosecond)
 	fail("r1-ref-1", "")
 	fail("r1-ref-2", "POI-2") // failed at the service: it has an invoice number
-	if got := pagedPayouts(t, db, ledger.PayoutSet{RefusedSince: cut}, 2); !slices.Equal(got, []string{"r1-ref-1"}) {
+	if got := pagedPayouts(t, db, ledger.Filter{RefusedSince: cut}, 2); !slices.Equal(got, []string{"r1-ref-1"}) {
 		t.Errorf("refused since: %v, want only r1-ref-1 (r1-ref-0 is older, r1-ref-2 has an invoice)", got)
 	}
 }

@@ -2,11 +2,18 @@
 // external_invoice_ref, every state change as an event, and every run, so that a rerun resumes
 // and never pays twice.
 //
+// The rest of the project calls it through the operations contract.go names, one small set per
+// use (a run's writes, retry files, reports' reads, reconcile, callbacks, approvals, audit), and
+// Ledger, all of them, which an engine implements and the conformance suite in ledger/ledgertest
+// tests. DB, on a SQLite file, is the engine. Its SQL is written once where engines agree;
+// dialect.go names the few fragments where they differ, and the sqlite_*.go files hold what only
+// a file has (opening checks, pragmas, the lock, quick_check, VACUUM and the WAL).
+//
 // A ledger is made once, by Create, and opened afterwards by Open, which never makes one: a
 // missing, empty or foreign file is refused (ErrNoLedger, ErrEmptyLedger, ErrNotLedger), since a
 // ledger that does not know the payouts already made would make them again. Options.Verify adds
 // checks that cost the same at any size (check.go says which), and a damaged file is refused
-// (ErrDamaged) rather than paid on; QuickCheck reads the whole file.
+// (ErrDamaged) rather than paid on; VerifyChain's quick_check reads the whole file.
 //
 // The file is in WAL mode with synchronous=FULL, readable by its owner only (mode 0600, which
 // SQLite copies to the -wal and -shm files). Open migrates an older schema to the current one
@@ -18,7 +25,7 @@
 // one, one that is not a ledger, and one shorter than its header says (a truncated copy); these
 // checks cost the same at any size, and every read checks the cells of the pages it reads, so
 // damage on a page a command reads stops it ("restore the last backup"). Damage elsewhere cannot
-// hide a payout a run looks up. QuickCheck, SQLite's full quick_check, is left to `payout audit
+// hide a payout a run looks up. SQLite's full quick_check is left to `payout audit
 // verify` (9 s at 2 million payouts). A new ledger is not checked reference by reference at the
 // service: making one is an explicit step, and a lookup per row would halve every first run's
 // rate.

@@ -5,12 +5,17 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"io/fs"
+	"strings"
 )
 
 // SQLOf exposes the connection pool to the tests, which check pragmas on pooled connections
 // and that the database itself refuses to rewrite the audit trail.
 func SQLOf(db *DB) *sql.DB { return db.sql }
+
+// RetryOf is the reference the payout ref was recorded as a retry of (its retry_of column).
+func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) { return db.retryOf(ctx, ref) }
 
 // RunRows is the rows of RunReport without their payouts, for the tests of Record.
 func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
@@ -34,4 +39,41 @@ func SchemaDigest() string {
 		h.Write(body)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// QuickCheck runs PRAGMA quick_check alone, as VerifyChain runs it first: every page of every
+// table and index is read and its structure checked (not that indexes match their tables,
+// which integrity_check adds at many times the cost). It reads the whole file, so its cost
+// grows with the ledger: opening for paying does not run it. A damaged ledger is refused with
+// an *OpenError (ErrDamaged) saying what was found.
+func (db *DB) QuickCheck(ctx context.Context) error {
+	findings, err := db.quickCheckFindings(ctx)
+	if err != nil {
+		// Damage bad enough to stop the check itself is a finding too.
+		if classified := classify(db.path, err); errors.Is(classified, ErrDamaged) {
+			return refuse(db.path, ErrDamaged, "quick_check stopped: "+err.Error())
+		}
+		return err
+	}
+	if len(findings) == 1 && findings[0] == "ok" {
+		return nil
+	}
+	return refuse(db.path, ErrDamaged, "quick_check: "+strings.Join(findings, "; "))
+}
+
+func (db *DB) quickCheckFindings(ctx context.Context) ([]string, error) {
+	rows, err := db.sql.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var findings []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		findings = append(findings, s)
+	}
+	return findings, rows.Err()
 }

@@ -631,7 +631,7 @@ func TestQueries(t *testing.T) {
 		}
 	})
 	t.Run("list since excludes what was recorded before", func(t *testing.T) {
-		got, err := db.List(ctx, ledger.Filter{Since: mustGet(t, db, r2[0].Ref).CreatedAt})
+		got, err := db.List(ctx, ledger.Filter{CreatedSince: mustGet(t, db, r2[0].Ref).CreatedAt})
 		if err != nil || len(got) != 2 || got[0].RunID != "r2" {
 			t.Errorf("%+v %v", got, err)
 		}
@@ -662,7 +662,7 @@ func TestQueries(t *testing.T) {
 		if err := db.AddRun(ctx, ledger.Run{ID: "r3", Kind: "run", File: "copy.csv", FileSHA256: "sha-r1", StartedAt: time.Now().Add(time.Hour), Status: "running"}); err != nil {
 			t.Fatal(err)
 		}
-		runs, err := db.Runs(ctx)
+		runs, err := db.FindRuns(ctx, ledger.RunFilter{})
 		if err != nil || len(runs) != 3 {
 			t.Errorf("runs %+v %v", runs, err)
 		}

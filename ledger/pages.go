@@ -4,23 +4,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // WalkPayouts and WalkRunLines read a set of payouts, or a run's lines, a page at a time, in the
 // order List and RunReport give them (by run, then line), so that a caller walks a scope of any
 // size holding one page. Each page is its own short read: the caller may write between pages.
 
-// PayoutSet selects payouts by what they are now. Every field set narrows it.
-type PayoutSet struct {
-	States       []State   // in one of these states
-	CreatedSince time.Time // recorded at or after this time
-	// RefusedSince selects the payouts whose create the service refused (FAILED without an
-	// invoice number) that last changed at or after it.
-	RefusedSince time.Time
-}
-
-func (s PayoutSet) where() (string, []any) {
+// where is f's WHERE condition over payouts "p", in positional parameters; TRUE when f selects
+// every payout.
+func (s Filter) where() (string, []any) {
 	var where []string
 	var args []any
 	if len(s.States) > 0 {
@@ -39,14 +31,17 @@ func (s PayoutSet) where() (string, []any) {
 		args = append(args, fmtTime(s.RefusedSince))
 	}
 	if len(where) == 0 {
-		return "1", nil
+		return "TRUE", nil
 	}
 	return strings.Join(where, " AND "), args
 }
 
 // WalkPayouts calls fn with each payout of the set, by run, then line, reading page payouts at a
 // time; no read is open while fn runs.
-func (db *DB) WalkPayouts(ctx context.Context, set PayoutSet, page int, fn func(Payout) error) error {
+func (db *DB) WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error {
+	if set.Latest != 0 {
+		return fmt.Errorf("walk payouts: Latest is for List, which reads the latest first")
+	}
 	runs, err := db.runsHolding(ctx, set)
 	if err != nil {
 		return err
@@ -95,7 +90,7 @@ func (db *DB) WalkRunLines(ctx context.Context, runID string, page int, fn func(
 
 // runsHolding returns the runs that recorded a payout of the set, in the order List gives their
 // payouts: by the run's start, then its id.
-func (db *DB) runsHolding(ctx context.Context, set PayoutSet) ([]string, error) {
+func (db *DB) runsHolding(ctx context.Context, set Filter) ([]string, error) {
 	query, args := runsHoldingSQL(set)
 	rows, err := db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -117,12 +112,12 @@ func (db *DB) runsHolding(ctx context.Context, set PayoutSet) ([]string, error) 
 }
 
 // runsHoldingSQL is runsHolding's query of set, and its parameters.
-func runsHoldingSQL(set PayoutSet) (string, []any) {
+func runsHoldingSQL(set Filter) (string, []any) {
 	where, args := set.where()
 	index := ""
 	if !set.RefusedSince.IsZero() {
 		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
-		index = " INDEXED BY payouts_refused"
+		index = indexedBy("payouts_refused")
 	}
 	return `SELECT h.run_id FROM (SELECT DISTINCT p.run_id FROM payouts p` + index + ` WHERE ` + where + `) h
 		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args
@@ -131,9 +126,9 @@ func runsHoldingSQL(set PayoutSet) (string, []any) {
 // runPayoutsAfter returns up to n payouts of the set that run recorded, after the position
 // (line, ref) in the order of line then ref: a page of List's order. The first page is after
 // (0, "").
-func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set PayoutSet, line int, ref string, n int) ([]Payout, error) {
+func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, line int, ref string, n int) ([]Payout, error) {
 	where, args := set.where()
-	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p INDEXED BY payouts_by_run
+	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + indexedBy("payouts_by_run") + `
 		WHERE p.run_id = ? AND (p.line, p.ref) > (?, ?) AND ` + where + ` ORDER BY p.line, p.ref LIMIT ?`
 	ps, err := db.queryPayouts(ctx, q, append(append([]any{runID, line, ref}, args...), n)...)
 	if err != nil {
@@ -146,10 +141,10 @@ func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set PayoutSet, 
 // has none.
 func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
 	var last int
-	err := db.sql.QueryRowContext(ctx, `SELECT max(COALESCE((SELECT max(line) FROM run_rows WHERE run_id = ?1), 0),
-		COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
-		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
-		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0))`, runID).Scan(&last)
+	err := db.sql.QueryRowContext(ctx, `SELECT `+greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
+		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+indexedBy("runs_by_source")+`
+		CROSS JOIN payouts p`+indexedBy("payouts_by_run")+` ON p.run_id = o.id
+		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0)`), runID).Scan(&last)
 	if err != nil {
 		return 0, fmt.Errorf("last line of run %s: %w", runID, err)
 	}

@@ -75,7 +75,7 @@ func TestPagesGiveWhatOneQueryGives(t *testing.T) {
 				t.Errorf("run %s in ranges of %d: %v, want %v", id, page, lineKeys(got), lineKeys(want))
 			}
 		}
-		sets := []ledger.PayoutSet{
+		sets := []ledger.Filter{
 			{States: []ledger.State{ledger.Submitted, ledger.Submitting, ledger.Ready}},
 			{CreatedSince: started},
 			{RefusedSince: started},
@@ -84,7 +84,7 @@ func TestPagesGiveWhatOneQueryGives(t *testing.T) {
 			var want []ledger.Payout
 			var err error
 			if set.RefusedSince.IsZero() {
-				want, err = db.List(ctx, ledger.Filter{States: set.States, Since: set.CreatedSince})
+				want, err = db.List(ctx, set)
 			} else {
 				want, err = refusedSince(ctx, db, set.RefusedSince)
 			}
@@ -132,7 +132,7 @@ func refsOf(ps []ledger.Payout) []string {
 	return out
 }
 
-func pagedPayouts(tb testing.TB, db *ledger.DB, set ledger.PayoutSet, page int) []string {
+func pagedPayouts(tb testing.TB, db *ledger.DB, set ledger.Filter, page int) []string {
 	tb.Helper()
 	var out []string
 	err := db.WalkPayouts(context.Background(), set, page, func(p ledger.Payout) error {

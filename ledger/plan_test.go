@@ -19,14 +19,17 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	refusedHolding, refusedArgs := runsHoldingSQL(PayoutSet{RefusedSince: time.Now()})
-	notFinalHolding, notFinalArgs := runsHoldingSQL(PayoutSet{States: []State{Submitted, Unknown, Submitting, Ready}})
-	runsSQL := func(where string) string {
-		return `SELECT ` + runColumns + ` FROM runs ` + where + ` ORDER BY started_at, rowid`
+	refusedHolding, refusedArgs := runsHoldingSQL(Filter{RefusedSince: time.Now()})
+	notFinalHolding, notFinalArgs := runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
+	pending, pendingArgs := listSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
+	latest, latestArgs := listSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
+	findRuns := func(f RunFilter) string {
+		where, _ := findRunsWhere(f)
+		return runsSQL(where)
 	}
-	// A LIMIT saves reading only when no sort of everything read comes before it. (RecentRuns
+	// A LIMIT saves reading only when no sort of everything read comes before it. (FindRuns latest
 	// sorts only the n runs its subquery picked, in index order.)
-	limited := map[string]bool{"LatestInStates": true}
+	limited := map[string]bool{"List latest": true}
 	for _, q := range []struct {
 		name  string
 		sql   string
@@ -46,12 +49,10 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"LookupDetails", lookupDetailsSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
 			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
-		{"pending list", `SELECT ` + payoutColumns + ` FROM payouts WHERE state IN (?,?,?,?)
-			ORDER BY (SELECT started_at FROM runs WHERE runs.id = payouts.run_id), run_id, line, ref`,
-			[]any{"SUBMITTED", "UNKNOWN", "SUBMITTING", "READY"}, []string{"USING INDEX payouts_by_state (state=?)"}},
+		{"pending list", pending, pendingArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
 		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
-		{"LatestInStates", latestInStatesSQL(2), []any{"SUBMITTED", "SUCCEEDED", 3},
+		{"List latest", latest, latestArgs,
 			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
 		{"Events", `SELECT id FROM events WHERE ref = ? ORDER BY id`, []any{"r"}, []string{"USING COVERING INDEX events_by_ref (ref=?)"}},
 		{"RunReport", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
@@ -61,10 +62,11 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 			WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
 			ORDER BY r.run_id, r.line`, nil, []string{"USING INDEX run_rows_rejected", "SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetRun", runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},
-		{"RecentRuns", runsSQL(recentRunsWhere), []any{10}, []string{"USING COVERING INDEX runs_by_start"}},
-		{"RunsWithStatus", runsSQL(`WHERE status = ?`), []any{"running"}, []string{"USING INDEX runs_by_status (status=?)"}},
-		{"RunsOfFile", runsSQL(`WHERE file_sha256 = ?`), []any{"sha"}, []string{"USING INDEX runs_by_file (file_sha256=?)"}},
-		{"RunsSince", runsSQL(`WHERE started_at >= ?`), []any{"2026"}, []string{"USING INDEX runs_by_start (started_at>?)"}},
+		{"FindRuns latest", findRuns(RunFilter{Latest: 10}), []any{10}, []string{"USING COVERING INDEX runs_by_start"}},
+		{"FindRuns status", findRuns(RunFilter{Status: "running"}), []any{"running"}, []string{"USING INDEX runs_by_status (status=?)"}},
+		{"FindRuns file", findRuns(RunFilter{FileSHA256: "sha"}), []any{"sha"}, []string{"USING INDEX runs_by_file (file_sha256=?)"}},
+		{"FindRuns since", findRuns(RunFilter{Since: time.Now()}), []any{"2026"}, []string{"USING INDEX runs_by_start (started_at>?)"}},
+		{"FindRuns source", findRuns(RunFilter{Source: "src"}), []any{"src"}, []string{"USING INDEX runs_by_source (source=?)"}},
 	} {
 		t.Run(q.name, func(t *testing.T) {
 			plan := queryPlan(t, db, q.sql, q.args...)

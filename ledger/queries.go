@@ -142,32 +142,29 @@ var lookupSQL = `SELECT ` + plainPayoutColumns + ` FROM ` + payoutsOfJSONList
 
 const lookupDetailsSQL = `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + payoutsOfJSONList
 
-// List returns the payouts the filter selects, ordered by run, then line. Since selects the
-// payouts recorded (created) at or after it.
+// List returns the payouts the filter selects, ordered by run, then line; with f.Latest, the
+// latest f.Latest of them, from the latest run's last line back.
 func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
-	var where []string
-	var args []any
-	if len(f.States) > 0 {
-		where = append(where, `state IN (?`+strings.Repeat(",?", len(f.States)-1)+`)`)
-		for _, s := range f.States {
-			args = append(args, string(s))
-		}
-	}
-	if !f.Since.IsZero() {
-		where = append(where, `created_at >= ?`)
-		args = append(args, fmtTime(f.Since))
-	}
-	q := `SELECT ` + payoutColumns + ` FROM payouts`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, ` AND `)
-	}
-	// Runs sort by when they started, so "by run" follows the ledger's history.
-	q += ` ORDER BY (SELECT started_at FROM runs WHERE runs.id = payouts.run_id), run_id, line, ref`
+	q, args := listSQL(f)
 	ps, err := db.queryPayouts(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list payouts: %w", err)
 	}
 	return ps, nil
+}
+
+// listSQL is List's query of f, and its parameters.
+func listSQL(f Filter) (string, []any) {
+	where, args := f.where()
+	if f.Latest > 0 {
+		// Walks the runs from the latest, and each run's payouts by line, so that it stops after
+		// the first n matches instead of sorting the ledger.
+		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r CROSS JOIN payouts p ON p.run_id = r.id
+		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + insertionOrder + ` DESC, p.line DESC LIMIT ?`, append(args, f.Latest)
+	}
+	// Runs sort by when they started, so "by run" follows the ledger's history.
+	return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p WHERE ` + where + `
+		ORDER BY (SELECT started_at FROM runs WHERE runs.id = p.run_id), p.run_id, p.line, p.ref`, args
 }
 
 // Events returns a payout's audit trail, oldest first (empty for an unknown reference).

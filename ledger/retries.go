@@ -160,7 +160,7 @@ func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, err
 // retry_of column, and an event in its trail naming the payout it replaces.
 func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
 	// The link and its event are one change, so that the trail never lacks the event of a link.
-	linked, err := db.RetryOf(ctx, r.New)
+	linked, err := db.retryOf(ctx, r.New)
 	if err != nil {
 		return fmt.Errorf("link retry %s: %w", r.New, err)
 	}
@@ -171,8 +171,8 @@ func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
 		Detail: fmt.Sprintf("a retry of %s, which the service refused with nothing created (offered by the retry file of run %s)", r.Old, r.RunID)})
 }
 
-// RetryOf is the reference the payout ref was recorded as a retry of; empty when it is none.
-func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) {
+// retryOf is the reference the payout ref was recorded as a retry of; empty when it is none.
+func (db *DB) retryOf(ctx context.Context, ref string) (string, error) {
 	var old string
 	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = ?`, ref).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -182,26 +182,4 @@ func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) {
 		return "", fmt.Errorf("payout %s: %w", ref, err)
 	}
 	return old, nil
-}
-
-// RunsListing returns the runs (of files, not reconciliations) whose input lists one of refs as
-// a valid row, oldest first.
-func (db *DB) RunsListing(ctx context.Context, refs []string) ([]string, error) {
-	if len(refs) == 0 {
-		return nil, nil
-	}
-	list := jsonList(refs)
-	// A run lists a payout in its own lines, or as the line a run of its source recorded.
-	runs, err := db.queryRuns(ctx, `WHERE kind <> 'reconcile' AND (id IN (SELECT run_id FROM run_rows
-		WHERE NOT rejected AND ref IN `+inJSONList+`) OR id IN (SELECT o.id FROM payouts p JOIN runs s ON s.id = p.run_id
-		JOIN runs o ON o.source = s.source WHERE s.source <> '' AND o.started_at >= s.started_at AND p.ref IN `+inJSONList+`))`,
-		list, list)
-	if err != nil {
-		return nil, fmt.Errorf("runs listing payouts: %w", err)
-	}
-	ids := make([]string, 0, len(runs))
-	for _, r := range runs {
-		ids = append(ids, r.ID)
-	}
-	return ids, nil
 }

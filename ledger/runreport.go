@@ -120,23 +120,23 @@ var (
 
 // runLinesQuery reads a run's lines, with the columns cols of their payouts: its own rows, and
 // the payouts of the runs of its source, each run's found through its index (the joins are in the
-// order written, so that a big ledger is never scanned for them). Its parameter ?1 is the run;
-// with lineRange, ?2 and ?3 bound the lines read (from ?2 up to, not including, ?3).
+// order written, so that a big ledger is never scanned for them). Its parameter $1 is the run;
+// with lineRange, $2 and $3 bound the lines read (from $2 up to, not including, $3).
 func runLinesQuery(cols string, lineRange bool) string {
 	rowLines, payoutLines := "", ""
 	if lineRange {
-		rowLines, payoutLines = " AND r.line >= ?2 AND r.line < ?3", " AND p.line >= ?2 AND p.line < ?3"
+		rowLines, payoutLines = " AND r.line >= $2 AND r.line < $3", " AND p.line >= $2 AND p.line < $3"
 	}
 	return `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
 		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, ` +
 		joinedColumns(cols) + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
-		WHERE r.run_id = ?1` + rowLines + `
+		WHERE r.run_id = $1` + rowLines + `
 		UNION ALL
-		SELECT 1, ?1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
-		0, '', p.run_id <> ?1, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o INDEXED BY runs_by_source
-		CROSS JOIN payouts p INDEXED BY payouts_by_run ON p.run_id = o.id
-		WHERE s.id = ?1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at` + payoutLines + `
-		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = ?1 AND x.line = p.line)
+		SELECT 1, $1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
+		0, '', p.run_id <> $1, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o` + indexedBy("runs_by_source") + `
+		CROSS JOIN payouts p` + indexedBy("payouts_by_run") + ` ON p.run_id = o.id
+		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at` + payoutLines + `
+		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = $1 AND x.line = p.line)
 		ORDER BY 3`
 }
 

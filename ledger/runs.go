@@ -60,38 +60,8 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
 	return runs[0], nil
 }
 
-// RunsOfSource returns the ids of the runs of one source (see Run.Source); none for "".
-func (db *DB) RunsOfSource(ctx context.Context, source string) (map[string]bool, error) {
-	out := make(map[string]bool)
-	if source == "" {
-		return out, nil
-	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM runs WHERE source = ?`, source)
-	if err != nil {
-		return nil, fmt.Errorf("runs of %s: %w", source, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("runs of %s: %w", source, err)
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
-}
-
-// Runs returns every run, oldest first.
-func (db *DB) Runs(ctx context.Context) ([]Run, error) {
-	runs, err := db.queryRuns(ctx, ``)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return runs, nil
-}
-
 func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+runColumns+` FROM runs `+where+` ORDER BY started_at, rowid`, args...)
+	rows, err := db.sql.QueryContext(ctx, runsSQL(where), args...)
 	if err != nil {
 		return nil, err
 	}

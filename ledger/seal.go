@@ -44,7 +44,7 @@ func (db *DB) sealTrail(ctx context.Context, tx *sql.Tx) error {
 	after := ""
 	for {
 		var last sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT max(ref) FROM (SELECT ref FROM payouts WHERE ref > ? ORDER BY ref LIMIT 2000)`, after).Scan(&last)
+		err := tx.QueryRowContext(ctx, `SELECT max(ref) FROM (SELECT ref FROM payouts WHERE ref > ? ORDER BY ref LIMIT 2000) AS page`, after).Scan(&last)
 		if err != nil {
 			return fmt.Errorf("seal trail: %w", err)
 		}

@@ -25,11 +25,11 @@ type rowTable struct {
 var rowTables = []rowTable{
 	{name: "runs", key: "id", order: "id"},
 	// A run's id may hold characters that sort before '/': the lines are read in their keys' order.
-	{name: "run_rows", key: "run_id || '/' || printf('%09d', line)", order: "1",
+	{name: "run_rows", key: "run_id || '/' || " + zeroPadded("line", 9), order: "1",
 		personal: map[string]bool{"recipient": true, "account": true}},
-	{name: "callbacks", key: "printf('%012d', id)", order: "id", personal: map[string]bool{"payload": true}},
+	{name: "callbacks", key: zeroPadded("id", 12), order: "id", personal: map[string]bool{"payload": true}},
 	{name: "retries", key: "new_ref", order: "new_ref"},
-	{name: "approvals", key: "printf('%012d', id)", order: "id"},
+	{name: "approvals", key: zeroPadded("id", 12), order: "id"},
 	{name: "approved_runs", key: "run_id", order: "run_id"},
 }
 
@@ -76,10 +76,10 @@ type txQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// tableColumns are a table's columns, in table order, as PRAGMA table_info lists them (generated
-// columns are not listed: they are computed from the others).
+// tableColumns are a table's columns, in table order (generated columns are not listed: they
+// are computed from the others).
 func tableColumns(ctx context.Context, q txQuerier, table string) ([]string, error) {
-	return scanAll(ctx, q, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, func(s scanner) (string, error) {
+	return scanAll(ctx, q, tableColumnsSQL, func(s scanner) (string, error) {
 		var n string
 		return n, s.Scan(&n)
 	}, table)
@@ -90,7 +90,7 @@ func (t *rowTable) quotedRowsSQL(cols []string, where string) string {
 	var b strings.Builder
 	b.WriteString(`SELECT ` + t.key)
 	for _, c := range cols {
-		b.WriteString(`, quote("` + c + `")`)
+		b.WriteString(`, ` + quoted(c))
 	}
 	b.WriteString(` FROM "` + t.name + `" ` + where)
 	return b.String()

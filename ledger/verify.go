@@ -97,33 +97,6 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 	return rep, nil
 }
 
-// damaged turns an error that SQLite gives for a damaged file into a finding: the check ends
-// there, and what it found is that the file is damaged. Other errors pass unchanged.
-func damaged(rep ChainReport, err error) (ChainReport, error) {
-	if !errors.Is(classify("", err), ErrDamaged) {
-		return rep, err
-	}
-	rep.Findings = append(rep.Findings, Finding{Problem: "the file is damaged, the check stopped: " + err.Error()})
-	return rep, nil
-}
-
-func quickCheckFindings(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
-	lines, err := scanAll(ctx, conn, `PRAGMA quick_check`, func(s scanner) (string, error) {
-		var line string
-		return line, s.Scan(&line)
-	})
-	if err != nil {
-		return fmt.Errorf("verify: quick_check: %w", err)
-	}
-	if len(lines) == 1 && lines[0] == "ok" {
-		return nil
-	}
-	for _, l := range lines {
-		rep.Findings = append(rep.Findings, Finding{Problem: "the file is damaged: quick_check: " + l})
-	}
-	return nil
-}
-
 const chainEventColumns = `id, ref, run_id, at, from_state, to_state, detail, payload, actor, version, facts, personal, prev_hash, hash`
 
 func scanChainEvent(s scanner) (ChainEvent, error) {

@@ -130,9 +130,9 @@ func (c *chunks) listRuns(ctx context.Context, refs []string) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	runs, err := c.rc.cfg.Ledger.RunsListing(ctx, refs)
-	for _, id := range runs {
-		c.runs[id] = true
+	runs, err := c.rc.cfg.Ledger.FindRuns(ctx, ledger.RunFilter{Listing: refs})
+	for _, r := range runs {
+		c.runs[r.ID] = true
 	}
 	return err
 }

@@ -571,7 +571,7 @@ func TestReconcileScopeErrors(t *testing.T) {
 			}
 		})
 	}
-	runs, err := b.db.Runs(context.Background())
+	runs, err := b.db.FindRuns(context.Background(), ledger.RunFilter{})
 	if err != nil || len(runs) != 1 {
 		t.Errorf("runs %v (%v): a refused reconciliation must record nothing", runs, err)
 	}

@@ -48,14 +48,17 @@ func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, runs map[st
 func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[string]bool) error {
 	var refs []string
 	list := func() error {
-		found, err := db.RunsListing(ctx, refs)
-		for _, id := range found {
-			runs[id] = true
+		if len(refs) == 0 {
+			return nil
+		}
+		found, err := db.FindRuns(ctx, ledger.RunFilter{Listing: refs})
+		for _, r := range found {
+			runs[r.ID] = true
 		}
 		refs = refs[:0]
 		return err
 	}
-	err := db.WalkPayouts(ctx, ledger.PayoutSet{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
+	err := db.WalkPayouts(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
 		if !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
 			return nil
 		}

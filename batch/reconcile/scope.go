@@ -61,7 +61,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 			return runLines(ctx, db, run.ID, page, nil, emit)
 		}, run.Rows, nil
 	case !opts.Since.IsZero():
-		runs, err := db.RunsSince(ctx, opts.Since)
+		runs, err := db.FindRuns(ctx, ledger.RunFilter{Since: opts.Since})
 		if err != nil {
 			return "", nil, 0, err
 		}
@@ -85,7 +85,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 		refusedSince = rc.cfg.Now().Add(-opts.FailedWithin)
 	}
 	return scope, func(ctx context.Context, emit func(reconEntry) error) error {
-		err := db.WalkPayouts(ctx, ledger.PayoutSet{States: notFinal}, page, func(p ledger.Payout) error {
+		err := db.WalkPayouts(ctx, ledger.Filter{States: notFinal}, page, func(p ledger.Payout) error {
 			return emit(payoutEntry(p))
 		})
 		if err != nil || refusedSince.IsZero() {
@@ -93,7 +93,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 		}
 		// The FAILED rows the service never held as payouts (no invoice number: their create was
 		// refused) that failed within the last while.
-		return db.WalkPayouts(ctx, ledger.PayoutSet{RefusedSince: refusedSince}, page, func(p ledger.Payout) error {
+		return db.WalkPayouts(ctx, ledger.Filter{RefusedSince: refusedSince}, page, func(p ledger.Payout) error {
 			e := payoutEntry(p)
 			e.recheck = true
 			return emit(e)
@@ -115,7 +115,7 @@ func sinceRows(ctx context.Context, db *ledger.DB, page int, runs []ledger.Run, 
 			return err
 		}
 	}
-	return db.WalkPayouts(ctx, ledger.PayoutSet{CreatedSince: since}, page, func(p ledger.Payout) error {
+	return db.WalkPayouts(ctx, ledger.Filter{CreatedSince: since}, page, func(p ledger.Payout) error {
 		if _, ok := seen[p.Ref]; ok {
 			return nil
 		}

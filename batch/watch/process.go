@@ -210,7 +210,7 @@ func (w *Watcher) moveTo(name, sub string) (string, error) {
 // that needed nothing (exit 0), the first that sent something; a later drop of the same file is
 // such a run too, but sent nothing.
 func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, error) {
-	runs, err := w.db.RunsOfFile(ctx, sum)
+	runs, err := w.db.FindRuns(ctx, ledger.RunFilter{FileSHA256: sum})
 	if err != nil {
 		return nil, err
 	}

@@ -311,7 +311,7 @@ func showAwaiting(ctx context.Context, e *env, db *ledger.DB, zone *time.Locatio
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\napproval policy: %s\n", policyText(pol, zone))
-	runs, err := db.Runs(ctx)
+	runs, err := db.FindRuns(ctx, ledger.RunFilter{})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ const module = "github.com/payout/payout"
 // cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
+// ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
@@ -27,6 +28,8 @@ func mayImport(from, to string) bool {
 		return within(to, "batch") || within(to, "ledger") || within(to, "api")
 	case from == "api/sandbox":
 		return to == "api"
+	case from == "ledger/ledgertest":
+		return to == "ledger" // the conformance suite tests the ledger's contract, and nothing else
 	}
 	// ledger, api, templates and the module's root (the embedded sample) stand alone.
 	return false
@@ -79,6 +82,9 @@ func TestMayImport(t *testing.T) {
 		{"api", "batch/report", false},
 		{"api/sandbox", "api", true},
 		{"api/sandbox", "ledger", false},
+		{"ledger/ledgertest", "ledger", true},
+		{"ledger/ledgertest", "batch", false},
+		{"ledger", "ledger/ledgertest", false},
 		{"templates", "batch", false},
 		{"batch", "cmd/payout", false},
 	} {

@@ -67,7 +67,7 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB, zone *time.Location)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	runs, err := db.RecentRuns(ctx, 10)
+	runs, err := db.FindRuns(ctx, ledger.RunFilter{Latest: 10})
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

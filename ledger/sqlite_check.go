@@ -2,12 +2,12 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -18,7 +18,7 @@ import (
 // runs with cell_size_check, so that SQLite checks each cell of each page it reads: damage on a
 // page that a run or a reconciliation reads (the payouts it looks up, the index of pending
 // payouts) stops it with ErrDamaged, and a page that it never reads cannot hide anything from it.
-// QuickCheck reads the whole file, for an audit.
+// VerifyChain's quick_check reads the whole file, for an audit.
 
 // headerSize is the SQLite file header: the first 100 bytes of page 1.
 const headerSize = 100
@@ -89,43 +89,6 @@ func walInUse(path string) bool {
 	return err == nil && fi.Size() > 0
 }
 
-// QuickCheck runs PRAGMA quick_check: every page of every table and index is read and its
-// structure checked (not that indexes match their tables, which integrity_check adds at many
-// times the cost). It reads the whole file, so its cost grows with the ledger: opening for
-// paying does not run it. A damaged ledger is refused with an *OpenError (ErrDamaged) saying
-// what was found.
-func (db *DB) QuickCheck(ctx context.Context) error {
-	findings, err := db.quickCheckFindings(ctx)
-	if err != nil {
-		// Damage bad enough to stop the check itself is a finding too.
-		if classified := classify(db.path, err); errors.Is(classified, ErrDamaged) {
-			return refuse(db.path, ErrDamaged, "quick_check stopped: "+err.Error())
-		}
-		return err
-	}
-	if len(findings) == 1 && findings[0] == "ok" {
-		return nil
-	}
-	return refuse(db.path, ErrDamaged, "quick_check: "+strings.Join(findings, "; "))
-}
-
-func (db *DB) quickCheckFindings(ctx context.Context) ([]string, error) {
-	rows, err := db.sql.QueryContext(ctx, "PRAGMA quick_check(5)")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var findings []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		findings = append(findings, s)
-	}
-	return findings, rows.Err()
-}
-
 // Damaged reports whether err is SQLite finding the ledger's file damaged, when it was opened
 // or later, on a page a query read.
 func Damaged(err error) bool {
@@ -134,4 +97,31 @@ func Damaged(err error) bool {
 	}
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CORRUPT
+}
+
+// damaged turns an error that SQLite gives for a damaged file into a finding: the check ends
+// there, and what it found is that the file is damaged. Other errors pass unchanged.
+func damaged(rep ChainReport, err error) (ChainReport, error) {
+	if !errors.Is(classify("", err), ErrDamaged) {
+		return rep, err
+	}
+	rep.Findings = append(rep.Findings, Finding{Problem: "the file is damaged, the check stopped: " + err.Error()})
+	return rep, nil
+}
+
+func quickCheckFindings(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
+	lines, err := scanAll(ctx, conn, `PRAGMA quick_check`, func(s scanner) (string, error) {
+		var line string
+		return line, s.Scan(&line)
+	})
+	if err != nil {
+		return fmt.Errorf("verify: quick_check: %w", err)
+	}
+	if len(lines) == 1 && lines[0] == "ok" {
+		return nil
+	}
+	for _, l := range lines {
+		rep.Findings = append(rep.Findings, Finding{Problem: "the file is damaged: quick_check: " + l})
+	}
+	return nil
 }

@@ -1,0 +1,120 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// The ledger's contract with its callers: one small set of operations per use, each named by
+// what calls it, and Ledger, all of them together, which is what an engine implements and what
+// the conformance suite (ledger/ledgertest) tests. *DB, the SQLite engine, implements every one;
+// what only a file has (ForgetFreed's VACUUM, the file lock, Open's checks) stays outside them,
+// and a test holds every other exported method of DB to being in one of them.
+
+// RunWrites is what a run of a file does to the ledger while it pays: its record, its input
+// lines and payouts, the lookups that decide what is new, and every payout's moves.
+type RunWrites interface {
+	AddRun(ctx context.Context, r Run) error
+	SetRunColumns(ctx context.Context, runID string, columns []string) error
+	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
+	GetRun(ctx context.Context, id string) (Run, error)
+	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
+	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
+	LookupDetails(ctx context.Context, refs []string) (map[string]Payout, error)
+	Get(ctx context.Context, ref string) (Payout, error)
+	List(ctx context.Context, f Filter) ([]Payout, error)
+	RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error)
+	RecentPayouts(ctx context.Context, payees []Payee, since time.Time) (map[string]Payout, error)
+	Apply(ctx context.Context, changes ...Change) error
+}
+
+// RetryFiles is what writing and paying a retry file reads and records: a refused payout's one
+// retry reference, and the input's columns the file is written in.
+type RetryFiles interface {
+	RunColumns(ctx context.Context, runID string) ([]string, error)
+	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error)
+	LinkRetry(ctx context.Context, runID string, r Retry) error
+	Retries(ctx context.Context, refs []string) (map[string]Retry, error)
+	RetryFor(ctx context.Context, old string) (Retry, bool, error)
+	RetryRoot(ctx context.Context, ref string) (string, error)
+}
+
+// ReportReads is what reports read: a run's lines with their payouts, the totals, the trail of
+// one payout, the names the bank gave.
+type ReportReads interface {
+	GetRun(ctx context.Context, id string) (Run, error)
+	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	RunReport(ctx context.Context, runID string) ([]ReportLine, error)
+	EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error
+	EachReportLine(ctx context.Context, runID string, fn func(ReportLine) error) error
+	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
+	List(ctx context.Context, f Filter) ([]Payout, error)
+	Counts(ctx context.Context) (map[State]CountAmount, error)
+	RejectedRows(ctx context.Context) (CountAmount, error)
+	Events(ctx context.Context, ref string) ([]Event, error)
+	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
+	NameMismatches(ctx context.Context) ([]NameCheck, error)
+}
+
+// ReconcileStore is what reconciling reads and records: its own run, the payouts of its scope a
+// page at a time, and the moves its lookups decide.
+type ReconcileStore interface {
+	AddRun(ctx context.Context, r Run) error
+	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
+	GetRun(ctx context.Context, id string) (Run, error)
+	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
+	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
+	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
+	Apply(ctx context.Context, changes ...Change) error
+	Counts(ctx context.Context) (map[State]CountAmount, error)
+	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
+	RetryFor(ctx context.Context, old string) (Retry, bool, error)
+}
+
+// CallbackStore is what the callback receiver does: find the payout an invoice names, move it,
+// keep the bank's name for the account, and store every callback once.
+type CallbackStore interface {
+	SchemaVersion(ctx context.Context) (int, error)
+	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
+	Apply(ctx context.Context, changes ...Change) error
+	SetNameCheck(ctx context.Context, ref, displayName, check string) error
+	StoreCallback(ctx context.Context, c StoredCallback) error
+}
+
+// ApprovalStore is the approval policy in force, and the approvals a run was paid on, as events
+// of the ledger's own in the chain.
+type ApprovalStore interface {
+	ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error)
+	SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error)
+	AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error)
+	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
+	RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error)
+	ChainHead(ctx context.Context) (ChainHead, error)
+}
+
+// AuditStore is what an auditor reads and what a purge does: the chain, verified whole, a run's
+// evidence up to a head, and personal data masked without breaking the chain.
+type AuditStore interface {
+	VerifyChain(ctx context.Context) (ChainReport, error)
+	ChainHead(ctx context.Context) (ChainHead, error)
+	RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]EvidenceEvent, error)
+	Events(ctx context.Context, ref string) ([]Event, error)
+	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
+	GetRun(ctx context.Context, id string) (Run, error)
+	List(ctx context.Context, f Filter) ([]Payout, error)
+	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
+}
+
+// Ledger is every use's operations together, and Close: what an engine implements.
+type Ledger interface {
+	RunWrites
+	RetryFiles
+	ReportReads
+	ReconcileStore
+	CallbackStore
+	ApprovalStore
+	AuditStore
+	Close() error
+}

@@ -1,0 +1,111 @@
+package ledgertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/payout/payout/ledger"
+)
+
+// testRetries: a refused payout has one retry reference whoever asks, the first candidate no
+// payout or retry holds; a retry of a retry leads back to the first payout; a retry recorded
+// and linked names the payout it replaces; a run keeps its input's columns.
+func testRetries(t *testing.T, e Engine) {
+	l := e.New(t)
+	ctx := context.Background()
+	ps := seed(t, l, "r1", 2)
+	old, taken := ps[0].Ref, ps[1].Ref
+	candidate := func(n int) string { return []string{"", taken, "NEW-2", "NEW-3"}[n] }
+	first, err := l.ClaimRetry(ctx, old, "r1", t0, candidate)
+	if err != nil || first.New != "NEW-2" || first.Old != old || first.RunID != "r1" {
+		t.Fatalf("claim: %+v, %v; want NEW-2 (candidate 1 is a payout's reference)", first, err)
+	}
+	if again, err := l.ClaimRetry(ctx, old, "r2", t0, func(int) string { return "OTHER" }); err != nil || again != first {
+		t.Fatalf("claimed again: %+v, %v; want %+v", again, err, first)
+	}
+	second, err := l.ClaimRetry(ctx, "NEW-2", "r1", t0, candidate)
+	if err != nil || second.New != "NEW-3" {
+		t.Fatalf("retry of the retry: %+v, %v; want NEW-3", second, err)
+	}
+	if root, err := l.RetryRoot(ctx, "NEW-3"); err != nil || root != old {
+		t.Errorf("root of NEW-3: %q, %v; want %s", root, err, old)
+	}
+	if root, err := l.RetryRoot(ctx, taken); err != nil || root != taken {
+		t.Errorf("root of a payout that is no retry: %q, %v", root, err)
+	}
+	if got, ok, err := l.RetryFor(ctx, old); err != nil || !ok || got != first {
+		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)
+	}
+	if _, ok, err := l.RetryFor(ctx, taken); err != nil || ok {
+		t.Errorf("retry for a payout with none: %v %v", ok, err)
+	}
+	found, err := l.Retries(ctx, []string{"NEW-2", "NEW-3", taken})
+	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
+		t.Errorf("retries: %+v, %v", found, err)
+	}
+	testLinkRetry(t, l, first)
+	must(t, l.SetRunColumns(ctx, "r1", []string{"Amount", "ref", "retry_reason"}))
+	if cols, err := l.RunColumns(ctx, "r1"); err != nil || !slices.Equal(cols, []string{"Amount", "ref", "retry_reason"}) {
+		t.Errorf("columns %q, %v", cols, err)
+	}
+	if _, err := l.RunColumns(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("columns of an unknown run: %v, want ErrNotFound", err)
+	}
+	intact(t, l)
+}
+
+// testLinkRetry records the retry r.New in a run of its own and links it, twice: one event in its
+// trail names the payout it replaces.
+func testLinkRetry(t *testing.T, l ledger.Ledger, r ledger.Retry) {
+	ctx := context.Background()
+	addRun(t, l, "r-retry", 1)
+	p := payout(r.New, "10.00", 2)
+	must(t, l.Record(ctx, "r-retry", []ledger.RunRow{rowOf(p)}, []ledger.Payout{p}))
+	for range 2 {
+		must(t, l.LinkRetry(ctx, "r-retry", r))
+	}
+	linked := 0
+	for _, ev := range mustEvents(t, l, r.New) {
+		if ev.From == ledger.Ready && ev.To == ledger.Ready && ev.RunID == "r-retry" {
+			linked++
+			if !strings.HasPrefix(ev.Detail, "a retry of "+r.Old) {
+				t.Errorf("the link's event says %q, want it to name %s", ev.Detail, r.Old)
+			}
+		}
+	}
+	if linked != 1 {
+		t.Errorf("linked twice: %d events, want 1", linked)
+	}
+}
+
+// testNameChecks: the bank's name for an account is kept beside its payout, without moving it
+// or touching its row; the same check again adds nothing; mismatches are listed.
+func testNameChecks(t *testing.T, e Engine) {
+	l := e.New(t)
+	ctx := context.Background()
+	ps := seed(t, l, "r1", 3)
+	before, events := mustGet(t, l, ps[1].Ref), len(mustEvents(t, l, ps[1].Ref))
+	for range 2 {
+		must(t, l.SetNameCheck(ctx, ps[1].Ref, "LIM WEI JIE", ledger.NameMismatch))
+	}
+	must(t, l.SetNameCheck(ctx, ps[2].Ref, "ALI", ledger.NameMatch))
+	if err := l.SetNameCheck(ctx, "nobody", "X", ledger.NameMatch); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("name check of an unknown payout: %v, want ErrNotFound", err)
+	}
+	if after := mustGet(t, l, ps[1].Ref); fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) || len(mustEvents(t, l, ps[1].Ref)) != events+1 {
+		t.Errorf("the name check changed the payout, or was recorded twice: %+v, was %+v", after, before)
+	}
+	checks, err := l.NameChecks(ctx, []string{ps[0].Ref, ps[1].Ref, ps[2].Ref})
+	if err != nil || len(checks) != 2 || checks[ps[1].Ref].DisplayName != "LIM WEI JIE" || checks[ps[2].Ref].Check != ledger.NameMatch {
+		t.Errorf("name checks %+v %v", checks, err)
+	}
+	mismatches, err := l.NameMismatches(ctx)
+	if err != nil || len(mismatches) != 1 || mismatches[0].Ref != ps[1].Ref {
+		t.Errorf("mismatches %+v %v, want %s alone", mismatches, err, ps[1].Ref)
+	}
+	intact(t, l)
+}

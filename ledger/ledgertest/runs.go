@@ -1,0 +1,150 @@
+package ledgertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/ledger"
+)
+
+// testFindRuns: a run is kept as added and as finished, and each field of the filter selects
+// what it says, oldest first.
+func testFindRuns(t *testing.T, e Engine) {
+	l := e.New(t)
+	ctx := context.Background()
+	// Added out of order: runs are found by their start.
+	for _, i := range []int{3, 0, 4, 1, 2, 5} {
+		status, sha := "finished", "sha-a"
+		if i%2 == 1 {
+			status, sha = "running", "sha-b"
+		}
+		must(t, l.AddRun(ctx, ledger.Run{ID: fmt.Sprintf("run-%d", i), Kind: "run", File: sha + ".csv", FileSHA256: sha,
+			StartedAt: t0.Add(time.Duration(i) * time.Hour), Status: status, Source: sha, Rows: i}))
+	}
+	must(t, l.AddRun(ctx, ledger.Run{ID: "rec", Kind: "reconcile", StartedAt: t0.Add(6 * time.Hour), Status: "running"}))
+	ended := t0.Add(7 * time.Hour)
+	must(t, l.FinishRun(ctx, "rec", "finished", 2, ended))
+	if r, err := l.GetRun(ctx, "rec"); err != nil || r.Status != "finished" || r.ExitCode != 2 || !r.EndedAt.Equal(ended) || r.Kind != "reconcile" {
+		t.Errorf("finished run: %+v %v", r, err)
+	}
+	if r, err := l.GetRun(ctx, "run-4"); err != nil || r.File != "sha-a.csv" || r.Rows != 4 || !r.StartedAt.Equal(t0.Add(4*time.Hour)) || !r.EndedAt.IsZero() {
+		t.Errorf("run as added: %+v %v", r, err)
+	}
+	if _, err := l.GetRun(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("an unknown run: %v, want ErrNotFound", err)
+	}
+	if err := l.FinishRun(ctx, "nope", "finished", 0, ended); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("finishing an unknown run: %v, want ErrNotFound", err)
+	}
+	all := []string{"run-0", "run-1", "run-2", "run-3", "run-4", "run-5", "rec"}
+	for _, c := range []struct {
+		f    ledger.RunFilter
+		want []string
+	}{
+		{ledger.RunFilter{}, all},
+		{ledger.RunFilter{Latest: 2}, []string{"run-5", "rec"}},
+		{ledger.RunFilter{Latest: 10}, all},
+		{ledger.RunFilter{Status: "running"}, []string{"run-1", "run-3", "run-5"}},
+		{ledger.RunFilter{FileSHA256: "sha-a"}, []string{"run-0", "run-2", "run-4"}},
+		{ledger.RunFilter{Source: "sha-b"}, []string{"run-1", "run-3", "run-5"}},
+		{ledger.RunFilter{Since: t0.Add(4 * time.Hour)}, []string{"run-4", "run-5", "rec"}},
+		{ledger.RunFilter{Status: "running", Latest: 2}, []string{"run-5"}},
+		{ledger.RunFilter{FileSHA256: "sha-b", Since: t0.Add(2 * time.Hour)}, []string{"run-3", "run-5"}},
+		{ledger.RunFilter{Source: "none"}, nil},
+		{ledger.RunFilter{Listing: []string{}}, nil},
+	} {
+		runs, err := l.FindRuns(ctx, c.f)
+		if got := ids(runs); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("FindRuns%s: %v %v, want %v", c.f, got, err, c.want)
+		}
+	}
+	testListing(t, l)
+}
+
+// testListing: a run lists the payouts of its own lines, and those a run of its source
+// recorded before it; a reconciliation lists none.
+func testListing(t *testing.T, l ledger.Ledger) {
+	ctx := context.Background()
+	first := ledger.Run{ID: "src-1", Kind: "run", File: "s.csv", FileSHA256: "s", Source: "s", StartedAt: t0.Add(8 * time.Hour), Status: "finished"}
+	must(t, l.AddRun(ctx, first))
+	p := payout("listed", "1.00", 2)
+	must(t, l.Record(ctx, first.ID, []ledger.RunRow{rowOf(p)}, []ledger.Payout{p}))
+	again := first
+	again.ID, again.StartedAt = "src-2", t0.Add(9*time.Hour)
+	must(t, l.AddRun(ctx, again))
+	runs, err := l.FindRuns(ctx, ledger.RunFilter{Listing: []string{"listed", "nope"}})
+	if got := ids(runs); err != nil || !slices.Equal(got, []string{"src-1", "src-2"}) {
+		t.Errorf("runs listing a payout: %v %v, want its run and the later run of its source", got, err)
+	}
+}
+
+func ids(runs []ledger.Run) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// testRunLines: a run's lines come back in line order, valid or not, each valid one with its
+// payout as it stands, alike from RunReport, EachRunLine and a page at a time.
+func testRunLines(t *testing.T, e Engine) {
+	l := e.New(t)
+	ctx := context.Background()
+	addRun(t, l, "big", 0)
+	const n = 50
+	var rows []ledger.RunRow
+	var fresh []ledger.Payout
+	for i := range n {
+		p := payout(fmt.Sprintf("rl-%03d", i), "3.10", i+2)
+		row := rowOf(p)
+		switch i % 7 {
+		case 3:
+			row.Rejected, row.Reason = true, "amount: not a number"
+		case 5: // valid, but the run stopped before its first request
+		default:
+			fresh = append(fresh, p)
+		}
+		rows = append(rows, row)
+	}
+	must(t, l.Record(ctx, "big", rows, fresh))
+	moveTo(t, l, "rl-049", ledger.Submitting)
+	got, err := l.RunReport(ctx, "big")
+	must(t, err)
+	if len(got) != n {
+		t.Fatalf("%d lines, want %d", len(got), n)
+	}
+	for i, line := range got {
+		want := i%7 != 3 && i%7 != 5
+		if line.Row.Line != i+2 || line.Row.Ref != rows[i].Ref || line.Row.Rejected != rows[i].Rejected || line.Row.RunID != "big" ||
+			(line.Payout != nil) != want || (want && (line.Payout.Ref != line.Row.Ref || line.Payout.Recipient != line.Row.Recipient)) {
+			t.Fatalf("line %d: %+v payout %+v", i+2, line.Row, line.Payout)
+		}
+	}
+	if p := got[n-1].Payout; p.State != ledger.Submitting {
+		t.Errorf("the last line's payout as it stands: %s", p.State)
+	}
+	for name, each := range map[string]func(func(ledger.ReportLine) error) error{
+		"EachRunLine":  func(fn func(ledger.ReportLine) error) error { return l.EachRunLine(ctx, "big", fn) },
+		"WalkRunLines": func(fn func(ledger.ReportLine) error) error { return l.WalkRunLines(ctx, "big", 7, fn) },
+	} {
+		i := 0
+		err := each(func(line ledger.ReportLine) error {
+			if line.Row != got[i].Row || (line.Payout == nil) != (got[i].Payout == nil) {
+				return fmt.Errorf("line %d: %+v, want %+v", got[i].Row.Line, line.Row, got[i].Row)
+			}
+			i++
+			return nil
+		})
+		if err != nil || i != n {
+			t.Errorf("%s: %d of %d lines, %v", name, i, n, err)
+		}
+	}
+	if none, err := l.RunReport(ctx, "no-such-run"); err != nil || len(none) != 0 {
+		t.Errorf("an unknown run's lines: %d, %v", len(none), err)
+	}
+}
