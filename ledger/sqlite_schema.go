@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"time"
 )
 
@@ -25,17 +24,7 @@ func verifySchema(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(want)+len(have))
-	for n := range want {
-		names = append(names, n)
-	}
-	for n := range have {
-		if _, ok := want[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range keysOfBoth(want, have) {
 		w, inWant := want[n]
 		h, inHave := have[n]
 		switch {

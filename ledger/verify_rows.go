@@ -8,6 +8,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -41,17 +43,7 @@ func verifyTotals(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 	if err != nil {
 		return err
 	}
-	states := make([]string, 0, len(stored)+len(actual))
-	for s := range stored {
-		states = append(states, s)
-	}
-	for s := range actual {
-		if _, ok := stored[s]; !ok {
-			states = append(states, s)
-		}
-	}
-	sort.Strings(states)
-	for _, s := range states {
+	for _, s := range keysOfBoth(stored, actual) {
 		st, ok := stored[s]
 		a := actual[s]
 		switch {
@@ -158,3 +150,16 @@ func (t *rowTable) compare(cols, vals []string, e rowEntry) []string {
 // attestFact marks the event that brought a payout's times and counters into the chain when the
 // ledger was upgraded: it records them as the row held them then.
 const attestFact = "attested"
+
+// keysOfBoth is every key of a and of b, once each, sorted: what two readings of one thing (the
+// stored and the recomputed, the wanted and the found) are compared over.
+func keysOfBoth[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
