@@ -201,8 +201,8 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 		return rc.notFound(ctx, t, p, now, false)
 	case RefusedCreate(p):
 		// Refused when it was sent: the service created nothing, and says so.
-		if !FailureConfirmed(p.InvoiceNo, p.LastError) && rc.refusalNotFoundTrusted(ctx) {
-			if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError),
+		if !FailureConfirmed(p) && rc.refusalNotFoundTrusted(ctx) {
+			if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: confirmedError(p.LastError), ConfirmRefusal: true,
 				Detail: "reconcile: refused when it was sent, and not found by external_invoice_ref: nothing was created"}); o != nil {
 				return *o
 			}

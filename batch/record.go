@@ -127,6 +127,7 @@ func (rc *recorder) line(ctx context.Context, row *fileRow, existing map[string]
 	}
 	if reason != "" {
 		rr.Reason = joinMessages(reason, rr.Reason)
+		rr.PaidElsewhere = true
 		plain = false
 	}
 	return rr, !plain || rr.Reason != "", nil

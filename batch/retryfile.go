@@ -257,7 +257,7 @@ func failedRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.P
 	if err != nil {
 		return retryRow{}, false, err
 	}
-	if !FailureConfirmed(p.InvoiceNo, p.LastError) {
+	if !FailureConfirmed(p) {
 		why := "failed, but not yet known to have created nothing: run `payout reconcile` first; " +
 			"it keeps its reference, which is never sent again, and the retry file reconcile writes offers it under a new one once confirmed"
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil

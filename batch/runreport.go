@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -152,13 +151,14 @@ func EachReportRow(ctx context.Context, db *ledger.DB, runID string, fileRejecte
 func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 	rr, p := l.Row, l.Payout
 	row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-		Bank: rr.Bank, Account: rr.Account, Skipped: rr.Skipped && p != nil}
+		Bank: rr.Bank, Account: rr.Account, Skipped: rr.Skipped && p != nil, PaidElsewhere: rr.PaidElsewhere && p != nil}
 	switch {
 	case p != nil:
 		row.State = string(p.State)
 		row.Amount = p.Amount
 		row.InvoiceNo = p.InvoiceNo
 		row.TransactionStatus = p.TransactionStatus
+		row.RefusalConfirmed = p.RefusalConfirmed
 		row.Message = joinMessages(payoutMessage(*p, rr), rr.Reason)
 		return row
 	case rr.Rejected:
@@ -183,7 +183,7 @@ func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 // payoutMessage says, in a report row, what a person should know of its payout's state.
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	switch {
-	case rr.Skipped && strings.HasPrefix(rr.Reason, paidElsewherePrefix):
+	case rr.Skipped && rr.PaidElsewhere:
 		return "" // the reason says which file paid it
 	case rr.Skipped:
 		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
@@ -208,7 +208,7 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 // paying it again under a new reference cannot pay twice.
 func FailuresConfirmed(rows []report.Row) bool {
 	for _, row := range rows {
-		if ledger.State(row.State) == ledger.Failed && !FailureConfirmed(row.InvoiceNo, row.Message) {
+		if ledger.State(row.State) == ledger.Failed && row.InvoiceNo == "" && !row.RefusalConfirmed {
 			return false
 		}
 	}
@@ -217,7 +217,7 @@ func FailuresConfirmed(rows []report.Row) bool {
 
 // PaidElsewhere reports whether a report row was not sent because a run of another file paid it.
 func PaidElsewhere(row report.Row) bool {
-	return strings.HasPrefix(row.Message, paidElsewherePrefix)
+	return row.PaidElsewhere
 }
 
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with

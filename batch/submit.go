@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -314,7 +313,7 @@ func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout
 		}
 		return outcome{task: t, serviceOK: true, rowDone: true}
 	}
-	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: ledger.Failed, Error: confirmedError(p.LastError),
+	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: ledger.Failed, Error: confirmedError(p.LastError), ConfirmRefusal: true,
 		Detail: "refused by the service, and a lookup by external_invoice_ref found no payout: nothing was created; final FAILED"}); o != nil {
 		return *o
 	}
@@ -330,8 +329,8 @@ func confirmedError(refusal string) string {
 
 // FailureConfirmed reports whether a FAILED row is known never to pay: the service holds it as
 // FAILED (it has an invoice number), or a lookup confirmed that the service created nothing.
-func FailureConfirmed(invoiceNo, lastError string) bool {
-	return invoiceNo != "" || strings.Contains(lastError, RefusalConfirmed)
+func FailureConfirmed(p ledger.Payout) bool {
+	return p.InvoiceNo != "" || p.RefusalConfirmed
 }
 
 // errorText is an error as an auditor reads it. api errors never carry the token.

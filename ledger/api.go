@@ -53,8 +53,11 @@ type Payout struct {
 	NotFoundCount     int    // consecutive lookups that said not found
 	FirstNotFoundAt   time.Time
 	LastError         string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// RefusalConfirmed marks a FAILED payout whose refusal a lookup by external_invoice_ref
+	// confirmed: the service created nothing, and it may be paid again under a new reference.
+	RefusalConfirmed bool
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // SameDetails reports whether q would pay the same beneficiary the same amount as p.
@@ -93,6 +96,8 @@ type RunRow struct {
 	Rejected    bool
 	Reason      string // why it was rejected (column: reason)
 	Skipped     bool   // the payout was already accepted in an earlier run
+	// PaidElsewhere marks a skipped line whose payout a run of another file recorded and paid.
+	PaidElsewhere bool
 }
 
 // Change moves one payout from From to To (From == To records an event without a move) and
@@ -110,6 +115,7 @@ type Change struct {
 	CountNotFound     bool   // a lookup said not found: NotFoundCount++, FirstNotFoundAt set if zero
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
 	ResetAttempts     bool   // a person released it: its count of sends starts again (the event records it)
+	ConfirmRefusal    bool   // a lookup confirmed the service's refusal: RefusalConfirmed is set, for good
 	RetryOf           string // the payout this one was linked to as its retry (see LinkRetry)
 	DisplayName       string // the bank's name for the account, from a callback; kept with NameCheck when set
 	NameCheck         string // NameNotCompared, NameMatch or NameMismatch: DisplayName against the recipient

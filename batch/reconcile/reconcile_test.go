@@ -690,7 +690,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	if !found {
 		t.Errorf("events of REF-MADE %+v, want FAILED → SUBMITTED, saying why", events)
 	}
-	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none.InvoiceNo, none.LastError) {
+	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none) {
 		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
 	}
 }
