@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -30,20 +31,20 @@ type lookups struct {
 
 // settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
 // (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
-func (s *lookups) settledByCallback(o outcome) outcome {
+func (s *lookups) settledByCallback(o taskResult) taskResult {
 	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
 		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
-		return outcome{task: o.task, serviceOK: o.serviceOK, rowDone: true}
+		return taskResult{task: o.task, serviceOK: o.serviceOK, rowDone: true}
 	}
 	return o
 }
 
-func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
+func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *taskResult {
 	for i := range changes {
 		changes[i].Ref, changes[i].RunID = t.ref, s.runID
 	}
 	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
-		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+		return &taskResult{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
 	}
 	if s.log.Enabled(ctx, slog.LevelDebug) {
 		s.logChanges(ctx, t.ref, changes)
@@ -87,64 +88,54 @@ func (s *lookups) noteStuck(p ledger.Payout) {
 	s.mu.Unlock()
 }
 
-// notFound records a "not found" for an UNKNOWN row and decides (afterNotFound): look again later,
-// leave it for reconciliation, or, proven never created, make it READY: send, for the run, sends
-// it at once; reconcile never sends, and the next run of its file does. A single "not found"
-// proves little: the create may still be queued.
-func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time, send bool) outcome {
+// notFound records a "not found" for an UNKNOWN row and does what outcome.AfterNotFound decides:
+// look again later, leave it for reconciliation, or, proven never created, make it READY: send,
+// for the run, sends it at once; reconcile never sends, and the next run of its file does. A
+// single "not found" proves little: the create may still be queued.
+func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time, send bool) taskResult {
 	cfg := s.r.cfg
 	count := p.NotFoundCount + 1
 	first := p.FirstNotFoundAt
 	if first.IsZero() {
 		first = now
 	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true,
-		Detail: fmt.Sprintf("lookup %d by external_invoice_ref: not found", count)}); o != nil {
+	if o := s.apply(ctx, t, outcome.NotFoundCounted(count)); o != nil {
 		return *o
 	}
 	waited := now.Sub(first)
-	verdict, at := afterNotFound(p, count, first, now, s.r.graceRule())
-	if verdict == lookAgain {
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
+	verdict, at := outcome.AfterNotFound(p, count, first, now, s.r.graceRule())
+	if verdict == outcome.LookAgain {
+		return taskResult{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
 	}
 	reason := ""
 	switch {
-	case verdict == keptUnknown:
+	case verdict == outcome.KeptUnknown:
 		reason = "--no-resend-unknown is set"
-	case verdict == stuckForGood:
+	case verdict == outcome.StuckForGood:
 		s.noteStuck(p)
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, Error: StuckMessage(t.ref, p.Attempts),
-			Detail: fmt.Sprintf("not found by external_invoice_ref, but not sent again: %s", StuckMessage(t.ref, p.Attempts))}); o != nil {
+		if o := s.apply(ctx, t, outcome.StuckNoted(p)); o != nil {
 			return *o
 		}
 		s.log.Warn("payout stuck: "+StuckMessage(t.ref, p.Attempts), "ref", t.ref)
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{task: t, serviceOK: true, rowDone: true}
 	case s.broken.Load():
 		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
 	case !s.proveLookups(ctx):
 		reason = "no lookup of a payout known to exist has worked in this run"
 	}
 	if reason != "" {
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
-			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
-				waited.Round(time.Millisecond), reason)}); o != nil {
+		if o := s.apply(ctx, t, outcome.NotResent(count, waited, reason)); o != nil {
 			return *o
 		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{task: t, serviceOK: true, rowDone: true}
 	}
-	then := "not sent by reconcile: the next run of its file sends it"
-	if send {
-		then = "sending again"
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
-		Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; %s",
-			count, waited.Round(time.Millisecond), then)}); o != nil {
+	if o := s.apply(ctx, t, outcome.NeverCreated(count, waited, send)); o != nil {
 		return *o
 	}
 	if !send {
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{task: t, serviceOK: true, rowDone: true}
 	}
-	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
+	return taskResult{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
 }
 
 // lookUp is Get Payout by external_invoice_ref. The service reads a reference as an invoice

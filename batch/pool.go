@@ -10,13 +10,14 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 )
 
 // Bounds that keep one row from looping within a run; the row is then left for a rerun or for
 // `payout reconcile`, in the state the ledger records.
 const (
-	maxRateLimited = 30 // 429s in a row for one task
+	maxRateLimited = outcome.MaxRateLimited // 429s in a row for one task
 	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
 	// pool.throttleBreaker): the service keeps throttling although its Retry-After is
 	// honoured, and the next reconcile, later, loses nothing.
@@ -36,7 +37,7 @@ type pool struct {
 	log *slog.Logger
 	// handle does one task and records its outcome before it returns. Its context is never
 	// cancelled: once a request may have been sent, its answer is recorded.
-	handle func(ctx context.Context, t task) outcome
+	handle func(ctx context.Context, t task) taskResult
 	// throttleBreaker, when above zero, stops the pool after that many 429s in a row with no
 	// other answer between them (ErrThrottled).
 	throttleBreaker int
@@ -44,9 +45,9 @@ type pool struct {
 
 // do waits for the rate limiter and runs one task, unless the pool is being stopped: then
 // nothing is sent, and the row stays as the ledger has it.
-func (p *pool) do(ctx context.Context, t task) outcome {
+func (p *pool) do(ctx context.Context, t task) taskResult {
 	if err := p.cfg.Limiter.Wait(ctx); err != nil || ctx.Err() != nil {
-		return outcome{task: t}
+		return taskResult{task: t}
 	}
 	start := time.Now()
 	o := p.handle(context.WithoutCancel(ctx), t)
@@ -78,7 +79,7 @@ type task struct {
 }
 
 // outcome is what a worker reports back to the pool after one task.
-type outcome struct {
+type taskResult struct {
 	task      task
 	next      *task         // a follow-up for the same row, if any
 	serviceOK bool          // the service answered something
@@ -99,7 +100,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 	st := &poolState{p: p, done: done, total: total, size: newSizer(p.cfg, p.log)}
 	st.push(tasks)
 	work := make(chan task)
-	results := make(chan outcome)
+	results := make(chan taskResult)
 	workers := p.startWorkers(ctx, work, results, st.size.workers)
 	defer workers.stop()
 	timer := time.NewTimer(time.Hour)
@@ -170,7 +171,7 @@ func (p *pool) run(ctx context.Context, tasks []task, done, total int, feed <-ch
 }
 
 // startWorkers starts n workers that do the tasks of work and send their outcomes to results.
-func (p *pool) startWorkers(ctx context.Context, work chan task, results chan<- outcome, n int) *workerGroup {
+func (p *pool) startWorkers(ctx context.Context, work chan task, results chan<- taskResult, n int) *workerGroup {
 	g := &workerGroup{p: p, ctx: ctx, work: work, results: results}
 	g.add(n)
 	return g
@@ -245,7 +246,7 @@ func (st *poolState) settleDone(n int) {
 }
 
 // settle takes a worker's outcome: its follow-up, the breakers, the progress.
-func (st *poolState) settle(o outcome) {
+func (st *poolState) settle(o taskResult) {
 	cfg := st.p.cfg
 	st.inflight--
 	if o.task.initial {

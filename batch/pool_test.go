@@ -14,20 +14,20 @@ import (
 )
 
 // poolFor is a pool of one worker, no rate limit, whose tasks are handled by handle.
-func poolFor(handle func(task) outcome) *pool {
+func poolFor(handle func(task) taskResult) *pool {
 	cfg := Config{Limiter: rate.NewLimiter(rate.Inf, 1), Workers: 1, BreakerThreshold: 3, Now: time.Now}
 	return &pool{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		handle: func(_ context.Context, t task) outcome { return handle(t) }}
+		handle: func(_ context.Context, t task) taskResult { return handle(t) }}
 }
 
 func TestPoolLooksUpUnknownOutcomesBeforeAnySend(t *testing.T) {
 	var order []string
 	var mu sync.Mutex
-	p := poolFor(func(t task) outcome {
+	p := poolFor(func(t task) taskResult {
 		mu.Lock()
 		order = append(order, t.ref)
 		mu.Unlock()
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{task: t, serviceOK: true, rowDone: true}
 	})
 	now := time.Now()
 	tasks := []task{{ref: "send-1", kind: taskSend, at: now.Add(-time.Hour)}, {ref: "send-2", kind: taskSend, at: now.Add(-time.Hour)},
@@ -43,19 +43,19 @@ func TestPoolLooksUpUnknownOutcomesBeforeAnySend(t *testing.T) {
 func TestPoolBreakers(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		o        outcome
+		o        taskResult
 		breaker  int
 		want     error
 		handled  int
 		wantText string
 	}{
-		{"failures in a row", outcome{failure: true}, 0, ErrAborted, 3, "failed 3 times in a row"},
-		{"429s in a row", outcome{throttled: true}, 5, ErrThrottled, 5, "5 answers in a row were 429"},
-		{"a fatal answer", outcome{fatal: ErrUnauthorized}, 0, ErrUnauthorized, 1, "auth token"},
+		{"failures in a row", taskResult{failure: true}, 0, ErrAborted, 3, "failed 3 times in a row"},
+		{"429s in a row", taskResult{throttled: true}, 5, ErrThrottled, 5, "5 answers in a row were 429"},
+		{"a fatal answer", taskResult{fatal: ErrUnauthorized}, 0, ErrUnauthorized, 1, "auth token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			handled := 0
-			p := poolFor(func(t task) outcome {
+			p := poolFor(func(t task) taskResult {
 				handled++
 				o := tc.o
 				o.task, o.next = t, &task{ref: t.ref, kind: t.kind, at: time.Now()}
@@ -77,10 +77,10 @@ func TestPoolStopsOnSignal(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("interrupt")
 	handled := 0
-	p := poolFor(func(t task) outcome {
+	p := poolFor(func(t task) taskResult {
 		handled++
 		cancel(stop)
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{task: t, serviceOK: true, rowDone: true}
 	})
 	now := time.Now()
 	tasks := []task{{ref: "A", kind: taskSend, at: now}, {ref: "B", kind: taskSend, at: now}, {ref: "C", kind: taskSend, at: now}}
@@ -97,7 +97,7 @@ func TestPoolStoppedWhileItDrainsEndsAborted(t *testing.T) {
 	for range 500 {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		stop := errors.New("interrupt")
-		p := poolFor(func(t task) outcome { return outcome{task: t, serviceOK: true, rowDone: true} })
+		p := poolFor(func(t task) taskResult { return taskResult{task: t, serviceOK: true, rowDone: true} })
 		// The first row done stops the run, with the worker idle again and the next chunk waiting.
 		p.cfg.Progress = func(done, _ int) {
 			if done == 1 {

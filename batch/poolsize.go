@@ -143,7 +143,7 @@ type workerGroup struct {
 	p       *pool
 	ctx     context.Context
 	work    chan task
-	results chan<- outcome
+	results chan<- taskResult
 	wg      sync.WaitGroup
 }
 

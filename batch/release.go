@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
 // ErrReleaseRefused is returned (wrapped, with why) by Release when it leaves the payout as it is.
-var ErrReleaseRefused = errors.New("release refused")
+var ErrReleaseRefused = outcome.ErrReleaseRefused
 
 // Release makes an UNKNOWN payout READY again, with its count of sends at zero, so that the
 // next runs of its file send it up to MaxSendAttempts times more: a
@@ -36,8 +37,8 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	if err != nil {
 		return p, err
 	}
-	if p.State != ledger.Unknown {
-		return p, fmt.Errorf("%w: payout %s is %s: only a payout whose outcome is unknown is released", ErrReleaseRefused, ref, p.State)
+	if err := outcome.Releasable(p); err != nil {
+		return p, err
 	}
 	if err := cfg.Limiter.Wait(ctx); err != nil {
 		return p, err
@@ -54,12 +55,7 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	if !s.proveLookups(ctx) && s.broken.Load() {
 		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", ErrReleaseRefused)
 	}
-	// The count of sends starts again: kept at MaxSendAttempts, one more 503 would leave the
-	// released row stuck after a single send. The event keeps how many there were.
-	err = cfg.Ledger.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true, ResetAttempts: true,
-		Error: fmt.Sprintf("released by %s: %s", actor, reason),
-		Detail: fmt.Sprintf("released by %s after %d sends with no answer, not found by external_invoice_ref: %s; the next runs of its file may send it up to %d more times",
-			actor, p.Attempts, reason, MaxSendAttempts)})
+	err = cfg.Ledger.Apply(ctx, outcome.Released(p, actor, reason))
 	if errors.Is(err, ledger.ErrStateConflict) {
 		return p, fmt.Errorf("%w: payout %s changed while it was looked up: %v", ErrReleaseRefused, ref, err)
 	}

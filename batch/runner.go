@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -354,8 +355,8 @@ func (r *Runner) retryWait(err error, attempt int) time.Duration {
 	return r.backoffs().retryWait(err, attempt)
 }
 
-func (r *Runner) graceRule() graceRule {
-	return graceRule{grace: r.cfg.UnknownGrace, lookups: r.cfg.NotFoundLookups, noResend: r.cfg.NoResendUnknown}
+func (r *Runner) graceRule() outcome.Grace {
+	return outcome.Grace{Grace: r.cfg.UnknownGrace, Lookups: r.cfg.NotFoundLookups, NoResend: r.cfg.NoResendUnknown}
 }
 
 func (r *Runner) backoffs() backoffs {
@@ -411,10 +412,7 @@ func FileSHA256(path string) (string, error) {
 
 // MaskAccount keeps an account number's last four digits, for logs and messages.
 func MaskAccount(account string) string {
-	if len(account) <= 4 {
-		return "****"
-	}
-	return "****" + account[len(account)-4:]
+	return outcome.MaskAccount(account)
 }
 
 // backoff is exponential with equal jitter: half the step (base doubled per attempt, at most max)

@@ -12,6 +12,8 @@ const module = "github.com/payout/payout"
 // cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
+// batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
+// batch/report, and every package of batch may ask it.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
@@ -23,6 +25,11 @@ func mayImport(from, to string) bool {
 		return to == "templates"
 	case from == "batch/atomicfile":
 		return false
+	case from == "batch/outcome":
+		// The state machine's decisions: pure, below everything of the run but what they decide on.
+		return to == "ledger" || to == "api" || to == "batch/report"
+	case to == "batch/outcome":
+		return within(from, "batch")
 	case within(from, "batch"):
 		return within(to, "batch") || within(to, "ledger") || within(to, "api")
 	case from == "api/sandbox":
@@ -81,6 +88,11 @@ func TestMayImport(t *testing.T) {
 		{"api/sandbox", "ledger", false},
 		{"templates", "batch", false},
 		{"batch", "cmd/payout", false},
+		{"batch/outcome", "ledger", true},
+		{"batch/outcome", "batch", false},
+		{"batch/outcome", "batch/read", false},
+		{"batch/callbacks", "batch/outcome", true},
+		{"ledger", "batch/outcome", false},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)
