@@ -345,7 +345,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 // refuseUnapproved records a run that paid nothing because its file lacks signatures.
 func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, why string) error {
 	now := r.cfg.Now()
-	run := ledger.Run{ID: res.RunID, Kind: "run", File: res.File, FileSHA256: plan.FileSHA256, StartedAt: res.StartedAt,
+	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: plan.FileSHA256, StartedAt: res.StartedAt,
 		EndedAt: now, Status: RunAwaitingApproval, ExitCode: ExitAwaitingApproval}
 	if err := r.cfg.Ledger.AddRun(ctx, run); err != nil {
 		return err

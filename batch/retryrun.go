@@ -138,7 +138,7 @@ func (r *Runner) sentBySameInput(ctx context.Context, ref, path, sum string) (bo
 		if err != nil {
 			return false, err
 		}
-		return run.Kind != "reconcile" && sameInput(run, path, sum), nil
+		return run.Kind != ledger.KindReconcile && sameInput(run, path, sum), nil
 	}
 	return false, nil
 }

@@ -233,8 +233,8 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err := closeInterruptedRuns(ctx, db, res.StartedAt); err != nil {
 		return res, err
 	}
-	run := ledger.Run{ID: res.RunID, Kind: "run", File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
-		Status: "running", Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
+	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
+		Status: ledger.RunRunning, Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
 	if err := db.AddRun(ctx, run); err != nil {
 		return res, err
 	}
@@ -312,12 +312,12 @@ var errPoolStopped = errors.New("the run stopped sending")
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
 func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.RunsWithStatus(ctx, "running")
+	runs, err := db.RunsWithStatus(ctx, ledger.RunRunning)
 	if err != nil {
 		return err
 	}
 	for _, run := range runs {
-		if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
+		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, ExitAborted, now); err != nil {
 			return err
 		}
 	}

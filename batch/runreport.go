@@ -14,7 +14,7 @@ import (
 )
 
 // RunFinished is the status of a run that ended by itself (its exit code says how it went).
-const RunFinished = "finished"
+const RunFinished = ledger.RunFinished
 
 // ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
 // closed in the ledger but its reports could not be written.
@@ -32,7 +32,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	if aborted != nil {
 		res.Aborted = aborted.Error()
 	}
-	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
+	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
 		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db), Zone: r.cfg.Zone}
 	var readErr error
@@ -62,7 +62,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	status := RunFinished
 	if aborted != nil {
-		status = "aborted"
+		status = ledger.RunAborted
 	}
 	// The run is closed even when its reports could not be written: its payouts are settled in the
 	// ledger, and a run left "running" would look like one still sending.
@@ -229,7 +229,7 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
 	}
-	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
+	meta := report.Summary{RunID: run.ID, Kind: string(run.Kind), File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows,
 		ChainHead: ChainHeadText(ctx, db), Zone: zone}
 	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
@@ -247,9 +247,9 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 // stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.
 func stoppedReason(run ledger.Run) string {
 	switch run.Status {
-	case "aborted":
+	case ledger.RunAborted:
 		return "the run stopped before it had sent every row (its reason was reported when it stopped)"
-	case "interrupted":
+	case ledger.RunInterrupted:
 		return "the process running it stopped before the run ended"
 	}
 	return ""

@@ -65,15 +65,36 @@ func (p Payout) SameDetails(q Payout) bool {
 	return p.Ref == q.Ref && p.Account == q.Account && p.ProviderID == q.ProviderID && p.Amount.Equal(q.Amount)
 }
 
+// RunKind is what a run did.
+type RunKind string
+
+// The kinds of run.
+const (
+	KindRun       RunKind = "run"       // `payout run`, or one file of `watch`
+	KindDryRun    RunKind = "dry-run"   // read and validated, nothing sent
+	KindReconcile RunKind = "reconcile" // looked payouts up, sent nothing
+)
+
+// RunStatus is where a run stands.
+type RunStatus string
+
+// The statuses of a run.
+const (
+	RunRunning     RunStatus = "running"     // started, not ended (or its process is gone)
+	RunFinished    RunStatus = "finished"    // ended by itself: its exit code says how it went
+	RunAborted     RunStatus = "aborted"     // stopped before it had dealt with every row
+	RunInterrupted RunStatus = "interrupted" // its process stopped before the run ended
+)
+
 // Run is one invocation of `payout run` (or one file of `watch`) or of `reconcile`.
 type Run struct {
 	ID         string
-	Kind       string // "run", "dry-run", "reconcile"
+	Kind       RunKind
 	File       string // input file name as given
 	FileSHA256 string
 	StartedAt  time.Time
 	EndedAt    time.Time // zero while running or when killed
-	Status     string    // "running", "finished", "aborted"
+	Status     RunStatus
 	ExitCode   int
 	// Source names the input a run read: the file's SHA-256, with the sheet of a workbook. The
 	// runs of one source share their payouts' lines (see RunLines). Empty for other kinds.
@@ -156,7 +177,7 @@ type StoredCallback struct {
 
 var _ interface {
 	AddRun(ctx context.Context, r Run) error
-	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
+	FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error
 	GetRun(ctx context.Context, id string) (Run, error)
 	Runs(ctx context.Context) ([]Run, error)
 	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)

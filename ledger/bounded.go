@@ -23,7 +23,7 @@ func (db *DB) RecentRuns(ctx context.Context, n int) ([]Run, error) {
 const recentRunsWhere = `WHERE rowid IN (SELECT rowid FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?)`
 
 // RunsWithStatus returns the runs whose status is status ("running", say), oldest first.
-func (db *DB) RunsWithStatus(ctx context.Context, status string) ([]Run, error) {
+func (db *DB) RunsWithStatus(ctx context.Context, status RunStatus) ([]Run, error) {
 	runs, err := db.queryRuns(ctx, `WHERE status = ?`, status)
 	if err != nil {
 		return nil, fmt.Errorf("list %s runs: %w", status, err)
