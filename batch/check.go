@@ -3,7 +3,6 @@ package batch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,56 +78,23 @@ func (rc *reconciliation) check(ctx context.Context, t task) taskResult {
 }
 
 func (rc *reconciliation) checkOnce(ctx context.Context, t task) taskResult {
-	cfg := rc.r.cfg
 	if t.kind != taskLookup {
 		rc.log.Error("reconcile refused to send a payout", "ref", t.ref)
 		return taskResult{task: t, rowDone: true}
 	}
-	p, err := cfg.Ledger.Get(ctx, t.ref)
-	if err != nil {
-		return taskResult{task: t, fatal: err}
-	}
-	got, err := lookUp(ctx, cfg.Service, t.ref)
-	now := cfg.Now()
-	switch outcome.VerdictOf(err) {
-	case outcome.Found:
-		rc.proven.Store(true)
-		return rc.found(ctx, t, p, got)
-	case outcome.NotFound:
-		return rc.missing(ctx, t, p, now)
-	case outcome.Refused:
-		return taskResult{task: t, fatal: ErrUnauthorized}
-	case outcome.Limited:
-		return rc.throttled(ctx, t, p, err, now)
-	}
-	msg := errorText(err)
-	if t.attempt+1 < cfg.MaxLookupErrors {
-		return taskResult{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
-			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1}}
-	}
-	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
-		Detail: fmt.Sprintf("reconcile: lookup failed %d times, not checked: %s", t.attempt+1, msg)}); o != nil {
-		return *o
-	}
-	rc.record(t.ref, ServiceView{Failed: msg, Mismatches: []string{MismatchNotChecked}})
-	return taskResult{task: t, failure: true, rowDone: true}
-}
-
-// throttled handles a 429: the lookup is tried again after the wait the service asked for, within
-// the run's bound on 429s; past it, the payout is reported not checked.
-func (rc *reconciliation) throttled(ctx context.Context, t task, p ledger.Payout, err error, now time.Time) taskResult {
-	wait, retry := rc.rateLimited(err, t, now)
-	if retry != nil {
-		return taskResult{task: t, throttled: true, pause: now.Add(wait), next: retry}
-	}
-	msg := errorText(err)
-	if o := rc.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
-		Detail: fmt.Sprintf("reconcile: lookup rate limited %d times in a row (HTTP 429), not checked: %s", t.limited+1, msg)}); o != nil {
-		return *o
-	}
-	rc.throttledRows.Add(1)
-	rc.record(t.ref, ServiceView{Failed: "the service is throttling lookups (HTTP 429)", Mismatches: []string{MismatchNotChecked}})
-	return taskResult{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
+	return rc.lookUpRow(ctx, t, true, lookupSteps{
+		found: func(p ledger.Payout, got api.Payout) taskResult { return rc.found(ctx, t, p, got) },
+		missing: func(p ledger.Payout, now time.Time) taskResult {
+			return rc.missing(ctx, t, p, now)
+		},
+		gaveUp: func(limited bool, msg string) {
+			if limited {
+				rc.throttledRows.Add(1)
+				msg = "the service is throttling lookups (HTTP 429)"
+			}
+			rc.record(t.ref, ServiceView{Failed: msg, Mismatches: []string{MismatchNotChecked}})
+		},
+	})
 }
 
 // found records what the service holds for a payout, as outcome.ReconcileFound decides.

@@ -138,6 +138,66 @@ func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now tim
 	return taskResult{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
 }
 
+// lookupSteps are what a caller of lookUpRow does with a lookup's answer: found, with the
+// service's payout; missing, when the service says it holds none; gaveUp, when set, after the
+// row's lookups got no usable answer within their bound and its note is recorded.
+type lookupSteps struct {
+	found   func(p ledger.Payout, got api.Payout) taskResult
+	missing func(p ledger.Payout, now time.Time) taskResult
+	gaveUp  func(limited bool, msg string)
+}
+
+// lookUpRow is the one "look up, retry, give up" of the run and reconcile: it reads the row as
+// the ledger holds it, looks it up by external_invoice_ref, and hands an answer to steps. A
+// refused auth token stops the run; a 429 is tried again after the service's wait, and no usable
+// answer after a backoff, each within its bound; past it the row is given up with a note
+// (outcome.LookupGivenUp), its state kept.
+func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps lookupSteps) taskResult {
+	cfg := s.r.cfg
+	p, err := cfg.Ledger.Get(ctx, t.ref)
+	if err != nil {
+		return taskResult{task: t, fatal: err}
+	}
+	got, err := lookUp(ctx, cfg.Service, t.ref)
+	now := cfg.Now()
+	switch outcome.VerdictOf(err) {
+	case outcome.Found:
+		s.proven.Store(true)
+		return steps.found(p, got)
+	case outcome.NotFound:
+		return steps.missing(p, now)
+	case outcome.Refused:
+		return taskResult{task: t, fatal: ErrUnauthorized}
+	}
+	msg := errorText(err)
+	limited := api.KindOf(err) == api.KindRateLimited
+	o := taskResult{task: t, throttled: limited, failure: !limited}
+	if limited {
+		wait, retry := s.rateLimited(err, t, now)
+		o.pause = now.Add(wait)
+		if retry != nil {
+			o.next = retry
+			return o
+		}
+	} else if t.attempt+1 < cfg.MaxLookupErrors {
+		o.next = &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)),
+			attempt: t.attempt + 1, refused: t.refused}
+		return o
+	}
+	tries := t.attempt + 1
+	if limited {
+		tries = t.limited + 1
+	}
+	if fail := s.apply(ctx, t, outcome.LookupGivenUp(p, reconcile, limited, tries, msg)); fail != nil {
+		return *fail
+	}
+	if steps.gaveUp != nil {
+		steps.gaveUp(limited, msg)
+	}
+	o.rowDone = true
+	return o
+}
+
 // lookUp is Get Payout by external_invoice_ref. The service reads a reference as an invoice
 // number too, so an answer about another payout (another external_invoice_ref, or none with ref
 // as its invoice number) says nothing about this one: it is no answer, and is looked up again.

@@ -203,66 +203,34 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 
 func orNone(s string) string { return outcome.OrNone(s) }
 
+// lookup looks a row up (lookups.lookUpRow): found, the ledger follows the service; not found,
+// an accepted row waits for reconcile, a refused one is confirmed, an UNKNOWN one waits out its
+// grace and is sent again once proven never created.
 func (s *submission) lookup(ctx context.Context, t task) taskResult {
-	cfg := s.r.cfg
-	db := cfg.Ledger
-	p, err := db.Get(ctx, t.ref)
-	if err != nil {
-		return taskResult{task: t, fatal: err}
-	}
-	got, err := lookUp(ctx, cfg.Service, t.ref)
-	now := cfg.Now()
-	verdict := outcome.VerdictOf(err)
-	if verdict == outcome.Found {
-		s.proven.Store(true)
-		how := "found by external_invoice_ref"
-		if t.refused {
-			how = "refused by the service, but found by external_invoice_ref: the service holds it"
-		}
-		changes := outcome.AfterFound(p, got, how, outcome.Differences(p, got))
-		if o := s.apply(ctx, t, changes...); o != nil {
-			return *o
-		}
-		return taskResult{task: t, serviceOK: true, rowDone: true}
-	}
-	msg := errorText(err)
-	switch verdict {
-	case outcome.NotFound:
-		if p.State != ledger.Unknown {
-			// Accepted by the service but not yet visible: the invoice number stays empty until reconcile.
-			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
-				Detail: "lookup after an accepted create found nothing yet; reconcile fills the invoice number"}); o != nil {
+	return s.lookUpRow(ctx, t, false, lookupSteps{
+		found: func(p ledger.Payout, got api.Payout) taskResult {
+			how := "found by external_invoice_ref"
+			if t.refused {
+				how = "refused by the service, but found by external_invoice_ref: the service holds it"
+			}
+			if o := s.apply(ctx, t, outcome.AfterFound(p, got, how, outcome.Differences(p, got))...); o != nil {
 				return *o
 			}
 			return taskResult{task: t, serviceOK: true, rowDone: true}
-		}
-		if t.refused {
-			return s.confirmRefusal(ctx, t, p)
-		}
-		return s.notFound(ctx, t, p, now, true)
-	case outcome.Refused:
-		return taskResult{task: t, fatal: ErrUnauthorized}
-	case outcome.Limited:
-		wait, retry := s.rateLimited(err, t, now)
-		if retry == nil {
-			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
-				Detail: fmt.Sprintf("lookup rate limited %d times in a row: left for `payout reconcile`", t.limited+1)}); o != nil {
-				return *o
+		},
+		missing: func(p ledger.Payout, now time.Time) taskResult {
+			switch {
+			case p.State != ledger.Unknown:
+				if o := s.apply(ctx, t, outcome.NotYetVisible(p)); o != nil {
+					return *o
+				}
+				return taskResult{task: t, serviceOK: true, rowDone: true}
+			case t.refused:
+				return s.confirmRefusal(ctx, t, p)
 			}
-			return taskResult{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
-		}
-		return taskResult{task: t, throttled: true, pause: now.Add(wait), next: retry}
-	default:
-		if t.attempt+1 >= cfg.MaxLookupErrors {
-			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
-				Detail: fmt.Sprintf("lookup failed %d times: left for `payout reconcile`: %s", t.attempt+1, msg)}); o != nil {
-				return *o
-			}
-			return taskResult{task: t, failure: true, rowDone: true}
-		}
-		return taskResult{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
-			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1, refused: t.refused}}
-	}
+			return s.notFound(ctx, t, p, now, true)
+		},
+	})
 }
 
 // RefusalConfirmed ends the error of a FAILED row whose refusal a lookup by external_invoice_ref

@@ -257,3 +257,23 @@ func TestRelease(t *testing.T) {
 		t.Errorf("release %+v", c)
 	}
 }
+
+// TestLookupGivenUp: a row whose lookups got no usable answer keeps its state; the run leaves it
+// for reconcile, reconcile reports it not checked, and both keep the last error.
+func TestLookupGivenUp(t *testing.T) {
+	p := ledger.Payout{Ref: "R1", State: ledger.Unknown}
+	for _, tc := range []struct {
+		reconcile, limited bool
+		want               string
+	}{
+		{false, false, "lookup failed 3 times: left for `payout reconcile`: boom"},
+		{false, true, "lookup rate limited 3 times in a row: left for `payout reconcile`"},
+		{true, false, "reconcile: lookup failed 3 times, not checked: boom"},
+		{true, true, "reconcile: lookup rate limited 3 times in a row (HTTP 429), not checked: boom"},
+	} {
+		c := outcome.LookupGivenUp(p, tc.reconcile, tc.limited, 3, "boom")
+		if c.From != ledger.Unknown || c.To != ledger.Unknown || c.Error != "boom" || c.Detail != tc.want {
+			t.Errorf("reconcile %t, limited %t: %+v, want %q", tc.reconcile, tc.limited, c, tc.want)
+		}
+	}
+}

@@ -241,3 +241,28 @@ func FailureConfirmed(p ledger.Payout) bool {
 func RefusedCreate(p ledger.Payout) bool {
 	return p.State == ledger.Failed && p.InvoiceNo == ""
 }
+
+// LookupGivenUp is the note on a row whose lookups got no usable answer tries times (limited:
+// every one a 429), with the last error msg: the run leaves it for reconcile; reconcile reports
+// it not checked. Its state stays as it is.
+func LookupGivenUp(p ledger.Payout, reconcile, limited bool, tries int, msg string) ledger.Change {
+	var detail string
+	switch {
+	case reconcile && limited:
+		detail = fmt.Sprintf("reconcile: lookup rate limited %d times in a row (HTTP 429), not checked: %s", tries, msg)
+	case reconcile:
+		detail = fmt.Sprintf("reconcile: lookup failed %d times, not checked: %s", tries, msg)
+	case limited:
+		detail = fmt.Sprintf("lookup rate limited %d times in a row: left for `payout reconcile`", tries)
+	default:
+		detail = fmt.Sprintf("lookup failed %d times: left for `payout reconcile`: %s", tries, msg)
+	}
+	return ledger.Change{From: p.State, To: p.State, Error: msg, Detail: detail}
+}
+
+// NotYetVisible is the note on a row the service accepted that a lookup did not find yet: the
+// invoice number stays empty until reconcile fills it in.
+func NotYetVisible(p ledger.Payout) ledger.Change {
+	return ledger.Change{From: p.State, To: p.State,
+		Detail: "lookup after an accepted create found nothing yet; reconcile fills the invoice number"}
+}

@@ -43,6 +43,13 @@ func TestEveryDecisionIsAMoveOfTheLedger(t *testing.T) {
 	add(outcome.ConfirmRefusal(unknown, true))
 	add(outcome.ConfirmRefusal(unknown, false))
 	add(outcome.Released(unknown, "ops@host", "checked"))
+	for _, s := range []ledger.State{ledger.Unknown, ledger.Submitted, ledger.Succeeded, ledger.Failed} {
+		p := ledger.Payout{Ref: "R1", State: s}
+		add(outcome.NotYetVisible(p))
+		for _, reconcile := range []bool{false, true} {
+			add(outcome.LookupGivenUp(p, reconcile, false, 3, "HTTP 503"), outcome.LookupGivenUp(p, reconcile, true, 30, "HTTP 429"))
+		}
+	}
 	// Reconcile looks up every state but REJECTED; callbacks name any payout.
 	for _, s := range all {
 		for _, confirmed := range []bool{false, true} {
