@@ -70,9 +70,9 @@ func (rc *reconciliation) record(ref string, v ServiceView) {
 // number of times, rather than stopping the reconciliation.
 func (rc *reconciliation) check(ctx context.Context, t task) taskResult {
 	o := rc.checkOnce(ctx, t)
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.r.cfg.MaxLookupErrors {
+	if o.Fatal != nil && errors.Is(o.Fatal, ledger.ErrStateConflict) && t.attempt+1 < rc.r.cfg.MaxLookupErrors {
 		rc.log.Info("payout changed during its lookup; looking it up again", "ref", t.ref)
-		return taskResult{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: rc.r.cfg.Now(), attempt: t.attempt + 1}}
+		return taskResult{Task: t, ServiceOK: true, Next: &task{ref: t.ref, kind: taskLookup, at: rc.r.cfg.Now(), attempt: t.attempt + 1}}
 	}
 	return rc.settledByCallback(o)
 }
@@ -80,7 +80,7 @@ func (rc *reconciliation) check(ctx context.Context, t task) taskResult {
 func (rc *reconciliation) checkOnce(ctx context.Context, t task) taskResult {
 	if t.kind != taskLookup {
 		rc.log.Error("reconcile refused to send a payout", "ref", t.ref)
-		return taskResult{task: t, rowDone: true}
+		return taskResult{Task: t, RowDone: true}
 	}
 	return rc.lookUpRow(ctx, t, true, lookupSteps{
 		found: func(p ledger.Payout, got api.Payout) taskResult { return rc.found(ctx, t, p, got) },
@@ -104,7 +104,7 @@ func (rc *reconciliation) found(ctx context.Context, t task, p ledger.Payout, go
 		return *o
 	}
 	rc.record(t.ref, ServiceView{Found: true, Payout: got, Mismatches: v.Mismatches, Note: v.Note})
-	return taskResult{task: t, serviceOK: true, rowDone: true}
+	return taskResult{Task: t, ServiceOK: true, RowDone: true}
 }
 
 // missing handles "not found". For an UNKNOWN row it is the run's decision (look again after a
@@ -123,5 +123,5 @@ func (rc *reconciliation) missing(ctx context.Context, t task, p ledger.Payout, 
 		return *o
 	}
 	rc.record(t.ref, ServiceView{NotFound: true, Mismatches: v.Mismatches, Note: v.Note})
-	return taskResult{task: t, serviceOK: true, rowDone: true}
+	return taskResult{Task: t, ServiceOK: true, RowDone: true}
 }

@@ -32,9 +32,9 @@ type lookups struct {
 // settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
 // (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
 func (s *lookups) settledByCallback(o taskResult) taskResult {
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
-		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
-		return taskResult{task: o.task, serviceOK: o.serviceOK, rowDone: true}
+	if o.Fatal != nil && errors.Is(o.Fatal, ledger.ErrStateConflict) {
+		s.log.Info("payout moved by a callback while this task handled it", "ref", o.Task.ref, "err", o.Fatal.Error())
+		return taskResult{Task: o.Task, ServiceOK: o.ServiceOK, RowDone: true}
 	}
 	return o
 }
@@ -44,7 +44,7 @@ func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *
 		changes[i].Ref, changes[i].RunID = t.ref, s.runID
 	}
 	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
-		return &taskResult{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+		return &taskResult{Task: t, Fatal: fmt.Errorf("record %s: %w", t.ref, err)}
 	}
 	if s.log.Enabled(ctx, slog.LevelDebug) {
 		s.logChanges(ctx, t.ref, changes)
@@ -105,7 +105,7 @@ func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now tim
 	waited := now.Sub(first)
 	verdict, at := outcome.AfterNotFound(p, count, first, now, s.r.graceRule())
 	if verdict == outcome.LookAgain {
-		return taskResult{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
+		return taskResult{Task: t, ServiceOK: true, Next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
 	}
 	reason := ""
 	switch {
@@ -117,7 +117,7 @@ func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now tim
 			return *o
 		}
 		s.log.Warn("payout stuck: "+StuckMessage(t.ref, p.Attempts), "ref", t.ref)
-		return taskResult{task: t, serviceOK: true, rowDone: true}
+		return taskResult{Task: t, ServiceOK: true, RowDone: true}
 	case s.broken.Load():
 		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
 	case !s.proveLookups(ctx):
@@ -127,15 +127,15 @@ func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now tim
 		if o := s.apply(ctx, t, outcome.NotResent(count, waited, reason)); o != nil {
 			return *o
 		}
-		return taskResult{task: t, serviceOK: true, rowDone: true}
+		return taskResult{Task: t, ServiceOK: true, RowDone: true}
 	}
 	if o := s.apply(ctx, t, outcome.NeverCreated(count, waited, send)); o != nil {
 		return *o
 	}
 	if !send {
-		return taskResult{task: t, serviceOK: true, rowDone: true}
+		return taskResult{Task: t, ServiceOK: true, RowDone: true}
 	}
-	return taskResult{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
+	return taskResult{Task: t, ServiceOK: true, Next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
 }
 
 // lookupSteps are what a caller of lookUpRow does with a lookup's answer: found, with the
@@ -156,7 +156,7 @@ func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps l
 	cfg := s.r.cfg
 	p, err := cfg.Ledger.Get(ctx, t.ref)
 	if err != nil {
-		return taskResult{task: t, fatal: err}
+		return taskResult{Task: t, Fatal: err}
 	}
 	got, err := lookUp(ctx, cfg.Service, t.ref)
 	now := cfg.Now()
@@ -167,20 +167,20 @@ func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps l
 	case outcome.NotFound:
 		return steps.missing(p, now)
 	case outcome.Refused:
-		return taskResult{task: t, fatal: ErrUnauthorized}
+		return taskResult{Task: t, Fatal: ErrUnauthorized}
 	}
 	msg := errorText(err)
 	limited := api.KindOf(err) == api.KindRateLimited
-	o := taskResult{task: t, throttled: limited, failure: !limited}
+	o := taskResult{Task: t, Throttled: limited, Failure: !limited}
 	if limited {
 		wait, retry := s.rateLimited(err, t, now)
-		o.pause = now.Add(wait)
+		o.Pause = now.Add(wait)
 		if retry != nil {
-			o.next = retry
+			o.Next = retry
 			return o
 		}
 	} else if t.attempt+1 < cfg.MaxLookupErrors {
-		o.next = &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)),
+		o.Next = &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)),
 			attempt: t.attempt + 1, refused: t.refused}
 		return o
 	}
@@ -194,7 +194,7 @@ func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps l
 	if steps.gaveUp != nil {
 		steps.gaveUp(limited, msg)
 	}
-	o.rowDone = true
+	o.RowDone = true
 	return o
 }
 

@@ -26,14 +26,6 @@ type recorder struct {
 	paidElsewhere *paidElsewhere
 }
 
-// feedBatch is a chunk's work for the pool: its tasks, how many of its rows need nothing more,
-// and, last, why the pass stopped when it could not go on.
-type feedBatch struct {
-	tasks []task
-	done  int
-	err   error
-}
-
 // record runs the pass; a run's pool takes what it feeds until it closes the feed.
 func (rc *recorder) record(ctx context.Context) error {
 	chunk := 0
@@ -87,7 +79,7 @@ func (rc *recorder) chunk(ctx context.Context, rows []fileRow, existing map[stri
 	}
 	tasks, done := rc.sub.take(payouts, rc.r.cfg.Now())
 	select {
-	case rc.feed <- feedBatch{tasks: tasks, done: done}:
+	case rc.feed <- feedBatch{Tasks: tasks, Done: done}:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -47,7 +48,7 @@ const (
 
 // ErrAborted is returned (wrapped) when a run stopped before every row was dealt with: a signal,
 // the circuit breaker, a refused auth token. Everything done so far is in the ledger; a rerun resumes.
-var ErrAborted = errors.New("run aborted")
+var ErrAborted = pool.ErrAborted
 
 // Config holds what a Runner needs. Ledger, Service and a pool reference are required to submit.
 type Config struct {
@@ -288,7 +289,7 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 		err := rc.record(passCtx)
 		if err != nil && passCtx.Err() == nil {
 			select {
-			case feed <- feedBatch{err: err}:
+			case feed <- feedBatch{Err: err}:
 			case <-passCtx.Done():
 			}
 		}

@@ -107,7 +107,7 @@ func (s *submission) row(ref string) (ledger.Payout, bool) {
 // forgets the row: a run holds only the rows in the pool.
 func (s *submission) handleAndForget(ctx context.Context, t task) taskResult {
 	o := s.handle(ctx, t)
-	if o.rowDone {
+	if o.RowDone {
 		s.rowsMu.Lock()
 		delete(s.rows, t.ref)
 		s.rowsMu.Unlock()
@@ -119,8 +119,7 @@ func (s *submission) handleAndForget(ctx context.Context, t task) taskResult {
 // number of rows to pay. It returns a non-nil error (wrapping ErrAborted) when it stopped before
 // every row was dealt with, and the rows found stuck.
 func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]StuckPayout, error) {
-	p := &pool{cfg: s.r.cfg, log: s.log, handle: s.handleAndForget}
-	err := p.run(ctx, nil, 0, total, feed)
+	err := s.r.newPool(s.log, s.handleAndForget, 0).Run(ctx, nil, 0, total, feed)
 	return s.stuck, err
 }
 
@@ -153,7 +152,7 @@ func (s *submission) send(ctx context.Context, t task) taskResult {
 	p, ok := s.row(t.ref)
 	if !ok {
 		// Never a request built from anything but the payout the ledger recorded.
-		return taskResult{task: t, fatal: fmt.Errorf("send %s: the run does not hold its payout", t.ref)}
+		return taskResult{Task: t, Fatal: fmt.Errorf("send %s: the run does not hold its payout", t.ref)}
 	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
@@ -216,7 +215,7 @@ func (s *submission) lookup(ctx context.Context, t task) taskResult {
 			if o := s.apply(ctx, t, outcome.AfterFound(p, got, how, outcome.Differences(p, got))...); o != nil {
 				return *o
 			}
-			return taskResult{task: t, serviceOK: true, rowDone: true}
+			return taskResult{Task: t, ServiceOK: true, RowDone: true}
 		},
 		missing: func(p ledger.Payout, now time.Time) taskResult {
 			switch {
@@ -224,7 +223,7 @@ func (s *submission) lookup(ctx context.Context, t task) taskResult {
 				if o := s.apply(ctx, t, outcome.NotYetVisible(p)); o != nil {
 					return *o
 				}
-				return taskResult{task: t, serviceOK: true, rowDone: true}
+				return taskResult{Task: t, ServiceOK: true, RowDone: true}
 			case t.refused:
 				return s.confirmRefusal(ctx, t, p)
 			}
@@ -243,7 +242,7 @@ func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout
 	if o := s.apply(ctx, t, outcome.ConfirmRefusal(p, s.refusalNotFoundTrusted(ctx))); o != nil {
 		return *o
 	}
-	return taskResult{task: t, serviceOK: true, rowDone: true}
+	return taskResult{Task: t, ServiceOK: true, RowDone: true}
 }
 
 // FailureConfirmed reports whether a FAILED row is known never to pay (outcome.FailureConfirmed).

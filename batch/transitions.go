@@ -47,21 +47,21 @@ func afterSend(t task, created api.CreateResult, err error, now time.Time, b bac
 	for i := range d.Changes {
 		d.Changes[i].Ref = t.ref
 	}
-	o := taskResult{task: t, serviceOK: d.ServiceOK, failure: d.Failure, throttled: d.RateLimited, fatal: d.Fatal}
+	o := taskResult{Task: t, ServiceOK: d.ServiceOK, Failure: d.Failure, Throttled: d.RateLimited, Fatal: d.Fatal}
 	if d.RateLimited {
-		o.pause = now.Add(wait)
+		o.Pause = now.Add(wait)
 	}
 	switch d.Next {
 	case outcome.Done:
-		o.rowDone = true
+		o.RowDone = true
 	case outcome.LookUp:
-		o.next = &task{ref: t.ref, kind: taskLookup, at: now, refused: d.Refused}
+		o.Next = &task{ref: t.ref, kind: taskLookup, at: now, refused: d.Refused}
 	case outcome.LookUpLater:
-		o.next = &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(b.base, b.max, 0))}
+		o.Next = &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(b.base, b.max, 0))}
 	case outcome.SendLater:
-		o.next = &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(b.base, b.max, t.attempt)), attempt: t.attempt + 1}
+		o.Next = &task{ref: t.ref, kind: taskSend, at: now.Add(backoff(b.base, b.max, t.attempt)), attempt: t.attempt + 1}
 	case outcome.Throttled:
-		o.next = retry
+		o.Next = retry
 	}
 	return d.Changes, o
 }

@@ -67,18 +67,18 @@ func TestAfterSend(t *testing.T) {
 			if want := map[bool]int{true: 1, false: 0}[tc.counted]; counted != want {
 				t.Errorf("%d changes count the send, want %d", counted, want)
 			}
-			flags := map[[3]bool]string{{true, false, false}: "ok", {false, true, false}: "failure", {false, false, true}: "throttled"}[[3]bool{o.serviceOK, o.failure, o.throttled}]
+			flags := map[[3]bool]string{{true, false, false}: "ok", {false, true, false}: "failure", {false, false, true}: "throttled"}[[3]bool{o.ServiceOK, o.Failure, o.Throttled}]
 			if flags != tc.flags {
 				t.Errorf("outcome %+v, want %q", o, tc.flags)
 			}
-			if (o.fatal != nil) != tc.fatal || o.rowDone != tc.rowDone || (o.next != nil) != tc.hasNext {
+			if (o.Fatal != nil) != tc.fatal || o.RowDone != tc.rowDone || (o.Next != nil) != tc.hasNext {
 				t.Errorf("outcome %+v", o)
 			}
-			if o.next != nil && (o.next.kind != tc.next || o.next.refused != tc.refused || o.next.ref != "R1" || o.next.at.Before(now)) {
-				t.Errorf("follow-up %+v", *o.next)
+			if o.Next != nil && (o.Next.kind != tc.next || o.Next.refused != tc.refused || o.Next.ref != "R1" || o.Next.at.Before(now)) {
+				t.Errorf("follow-up %+v", *o.Next)
 			}
-			if tc.pauseFor > 0 && !o.pause.Equal(now.Add(tc.pauseFor)) {
-				t.Errorf("pause until %s, want %s", o.pause, now.Add(tc.pauseFor))
+			if tc.pauseFor > 0 && !o.Pause.Equal(now.Add(tc.pauseFor)) {
+				t.Errorf("pause until %s, want %s", o.Pause, now.Add(tc.pauseFor))
 			}
 		})
 	}

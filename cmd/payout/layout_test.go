@@ -13,7 +13,8 @@ const module = "github.com/payout/payout"
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
-// batch/report, and every package of batch may ask it.
+// batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
+// knows only by their times, imports only batch/report.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
@@ -28,6 +29,9 @@ func mayImport(from, to string) bool {
 	case from == "batch/outcome":
 		// The state machine's decisions: pure, below everything of the run but what they decide on.
 		return to == "ledger" || to == "api" || to == "batch/report"
+	case from == "batch/pool":
+		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
+		return to == "batch/report"
 	case to == "batch/outcome":
 		return within(from, "batch")
 	case within(from, "batch"):
@@ -93,6 +97,10 @@ func TestMayImport(t *testing.T) {
 		{"batch/outcome", "batch/read", false},
 		{"batch/callbacks", "batch/outcome", true},
 		{"ledger", "batch/outcome", false},
+		{"batch/pool", "batch/report", true},
+		{"batch/pool", "ledger", false},
+		{"batch/pool", "batch/outcome", false},
+		{"batch", "batch/pool", true},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)
