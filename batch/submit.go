@@ -82,7 +82,7 @@ func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []task,
 		case p.State == ledger.Ready:
 			tasks = append(tasks, task{ref: p.Ref, kind: taskSend, at: now})
 		case p.State == ledger.Unknown:
-			// Looked up before anything is sent (see taskQueue).
+			// Looked up before anything is sent (a pool.Task that goes First).
 			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now, initial: true})
 		case p.State == ledger.Submitted && p.InvoiceNo == "":
 			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now})
