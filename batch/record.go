@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"time"
 
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -157,7 +157,7 @@ func (pe *paidElsewhere) note(ctx context.Context, old ledger.Payout) (string, e
 	}
 	pe.count++
 	return fmt.Sprintf("%s%s in run %s on %s; not sent again", paidElsewherePrefix,
-		filepath.Base(run.File), run.ID, dayIn(run.StartedAt, pe.r.cfg.Zone)), nil
+		filepath.Base(run.File), run.ID, report.FormatDay(run.StartedAt, pe.r.cfg.Zone)), nil
 }
 
 // warn says, once, that rows were skipped because another file paid them.
@@ -171,14 +171,5 @@ func (pe *paidElsewhere) warn(ctx context.Context, log *slog.Logger) {
 	}
 	log.Log(ctx, level, "rows skipped because another file paid them: check that this is not last period's file or references",
 		"rows", pe.count, "first_paid_by", filepath.Base(pe.first.File), "first_run", pe.first.ID,
-		"on", dayIn(pe.first.StartedAt, pe.r.cfg.Zone))
-}
-
-// dayIn is the day of t in the operator's zone (UTC when nil), for messages that name the day
-// of an earlier run.
-func dayIn(t time.Time, zone *time.Location) string {
-	if zone == nil {
-		zone = time.UTC
-	}
-	return t.In(zone).Format(time.DateOnly)
+		"on", report.FormatDay(pe.first.StartedAt, pe.r.cfg.Zone))
 }

@@ -14,7 +14,8 @@ const module = "github.com/payout/payout"
 // batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
 // batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
-// knows only by their times, imports only batch/report.
+// knows only by their times, imports only batch/report; batch/repeats only the ledger, read and
+// report.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
@@ -32,6 +33,8 @@ func mayImport(from, to string) bool {
 	case from == "batch/pool":
 		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
 		return to == "batch/report"
+	case from == "batch/repeats":
+		return to == "ledger" || to == "batch/read" || to == "batch/report"
 	case to == "batch/outcome":
 		return within(from, "batch")
 	case within(from, "batch"):
@@ -101,6 +104,8 @@ func TestMayImport(t *testing.T) {
 		{"batch/pool", "ledger", false},
 		{"batch/pool", "batch/outcome", false},
 		{"batch", "batch/pool", true},
+		{"batch/repeats", "ledger", true},
+		{"batch/repeats", "batch", false},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)
