@@ -37,8 +37,3 @@ func Unstamped(path string) string {
 	ext := filepath.Ext(name)
 	return stampPattern.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
 }
-
-// acceptedEarlier reports whether a row in this state needs nothing more from a run.
-func acceptedEarlier(s ledger.State) bool {
-	return s == ledger.Submitted || s == ledger.Succeeded
-}

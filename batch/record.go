@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -108,7 +109,7 @@ func (rc *recorder) line(ctx context.Context, row *fileRow, existing map[string]
 	if !ok {
 		return rr, rr.Reason != "", nil
 	}
-	if !acceptedEarlier(old.State) {
+	if !outcome.AcceptedEarlier(old.State) {
 		return rr, true, nil // resumed: this run sends it or looks it up
 	}
 	rr.Skipped = true

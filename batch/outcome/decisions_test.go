@@ -277,3 +277,11 @@ func TestLookupGivenUp(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptedEarlier(t *testing.T) {
+	for _, s := range []ledger.State{ledger.Ready, ledger.Submitting, ledger.Submitted, ledger.Unknown, ledger.Succeeded, ledger.Failed, ledger.Rejected} {
+		if got, want := outcome.AcceptedEarlier(s), s == ledger.Submitted || s == ledger.Succeeded; got != want {
+			t.Errorf("AcceptedEarlier(%s) = %t, want %t", s, got, want)
+		}
+	}
+}

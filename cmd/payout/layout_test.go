@@ -33,6 +33,8 @@ func mayImport(from, to string) bool {
 	case from == "batch/pool":
 		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
 		return to == "batch/report"
+	case from == "batch/retry":
+		return to == "ledger" || to == "batch/read" || to == "batch/report" || to == "batch/outcome" || to == "batch/atomicfile"
 	case from == "batch/repeats":
 		return to == "ledger" || to == "batch/read" || to == "batch/report"
 	case to == "batch/outcome":
@@ -106,6 +108,8 @@ func TestMayImport(t *testing.T) {
 		{"batch", "batch/pool", true},
 		{"batch/repeats", "ledger", true},
 		{"batch/repeats", "batch", false},
+		{"batch/retry", "batch/outcome", true},
+		{"batch/retry", "batch", false},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)
