@@ -84,6 +84,8 @@ const (
 	RunFinished    RunStatus = "finished"    // ended by itself: its exit code says how it went
 	RunAborted     RunStatus = "aborted"     // stopped before it had dealt with every row
 	RunInterrupted RunStatus = "interrupted" // its process stopped before the run ended
+	// RunAwaitingApproval: it paid nothing, its file's plan lacks the signatures the policy asks for.
+	RunAwaitingApproval RunStatus = "awaiting-approval"
 )
 
 // Run is one invocation of `payout run` (or one file of `watch`) or of `reconcile`.

@@ -33,6 +33,8 @@ func mayImport(from, to string) bool {
 	case from == "batch/pool":
 		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
 		return to == "batch/report"
+	case from == "batch/approval":
+		return to == "batch/signature"
 	case from == "batch/retry":
 		return to == "ledger" || to == "batch/read" || to == "batch/report" || to == "batch/outcome" || to == "batch/atomicfile"
 	case from == "batch/repeats":
@@ -110,6 +112,8 @@ func TestMayImport(t *testing.T) {
 		{"batch/repeats", "batch", false},
 		{"batch/retry", "batch/outcome", true},
 		{"batch/retry", "batch", false},
+		{"batch/approval", "batch/signature", true},
+		{"batch/approval", "ledger", false},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)
