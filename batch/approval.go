@@ -50,8 +50,8 @@ func RefusalStatement(plan Plan, reason string) []byte {
 	return approval.RefusalStatement(plan.judged(), reason)
 }
 
-// Judge checks the signatures beside path against plan, as of now, for a policy of need signers.
-func (r *Runner) Judge(path string, plan Plan, need int) Verdict {
+// judge checks the signatures beside path against plan, as of now, for a policy of need signers.
+func (r *Runner) judge(path string, plan Plan, need int) Verdict {
 	return approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
 }
 
@@ -83,7 +83,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	if err != nil || pol.Approvals == 0 {
 		return false, err
 	}
-	v := r.Judge(res.File, plan, pol.Approvals)
+	v := r.judge(res.File, plan, pol.Approvals)
 	if why := v.Missing(); why != "" {
 		if r.cfg.DryRun {
 			res.AwaitingApproval = why

@@ -14,14 +14,15 @@ import (
 // ErrReleaseRefused is returned (wrapped, with why) by Release when it leaves the payout as it is.
 var ErrReleaseRefused = outcome.ErrReleaseRefused
 
-// Release makes an UNKNOWN payout READY again, with its count of sends at zero, so that the
-// next runs of its file send it up to MaxSendAttempts times more: a
-// person has checked with the service that it holds no such payout (a stuck row, see
-// MaxSendAttempts), and reason says so. actor names who decided (OS user and host); the event
-// keeps both. The payout is looked up by external_invoice_ref first: Release refuses while the
-// service finds it, and when a payout known to exist is not found (lookups prove nothing then).
-// A service that does not answer is an error that does not wrap ErrReleaseRefused.
-func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger.Payout, error) {
+// Release makes an UNKNOWN payout READY again (outcome.Released), with its count of sends at
+// zero, so that the next runs of its file send it up to MaxSendAttempts times more: a person has
+// checked with the service that it holds no such payout (a stuck row, see MaxSendAttempts), and
+// reason says so. actor names who decided (OS user and host); the event keeps both. The payout
+// is looked up by external_invoice_ref first, with config's ledger and service: Release refuses
+// while the service finds it, and when a payout known to exist is not found (lookups prove
+// nothing then). A service that does not answer is an error that does not wrap ErrReleaseRefused.
+func Release(ctx context.Context, config Config, ref, reason, actor string) (ledger.Payout, error) {
+	r := NewRunner(config)
 	cfg := r.cfg
 	if cfg.Ledger == nil || cfg.Service == nil {
 		return ledger.Payout{}, errors.New("release: a ledger and a service are required")
