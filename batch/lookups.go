@@ -166,7 +166,7 @@ func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps l
 		return steps.found(p, got)
 	case outcome.NotFound:
 		return steps.missing(p, now)
-	case outcome.Refused:
+	case outcome.AuthRefused:
 		return taskResult{Task: t, Fatal: ErrUnauthorized}
 	}
 	msg := errorText(err)

@@ -15,11 +15,11 @@ import (
 type Verdict int
 
 const (
-	Found    Verdict = iota // the service holds the payout
-	NotFound                // the service says, unambiguously, that it holds none
-	Limited                 // 429: look again after the wait the service asks for
-	Refused                 // the auth token was refused: nothing more can be looked up
-	NoAnswer                // no usable answer: look again after a backoff, within a bound
+	Found       Verdict = iota // the service holds the payout
+	NotFound                   // the service says, unambiguously, that it holds none
+	Limited                    // 429: look again after the wait the service asks for
+	AuthRefused                // the auth token was refused: nothing more can be looked up
+	NoAnswer                   // no usable answer: look again after a backoff, within a bound
 )
 
 // VerdictOf classifies the error of a Get Payout (nil: found).
@@ -33,7 +33,7 @@ func VerdictOf(err error) Verdict {
 	case api.KindRateLimited:
 		return Limited
 	case api.KindUnauthorized:
-		return Refused
+		return AuthRefused
 	}
 	return NoAnswer
 }

@@ -22,7 +22,7 @@ func TestVerdictOf(t *testing.T) {
 		{nil, outcome.Found},
 		{&api.Error{Kind: api.KindNotFound}, outcome.NotFound},
 		{&api.Error{Kind: api.KindRateLimited}, outcome.Limited},
-		{&api.Error{Kind: api.KindUnauthorized}, outcome.Refused},
+		{&api.Error{Kind: api.KindUnauthorized}, outcome.AuthRefused},
 		{&api.Error{Kind: api.KindRetryable}, outcome.NoAnswer},
 		{&api.Error{Kind: api.KindRejected}, outcome.NoAnswer},
 		{errors.New("connection reset"), outcome.NoAnswer},
