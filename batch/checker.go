@@ -37,8 +37,7 @@ func (c *Checker) Check(ctx context.Context, asked []Lookup) Checked {
 		tasks = append(tasks, task{ref: l.Ref, kind: taskLookup, at: l.At})
 	}
 	c.total = max(c.total, c.done+len(asked))
-	p := &pool{cfg: c.r.cfg, log: c.rc.log, handle: c.rc.check, throttleBreaker: maxThrottled}
-	stopped := p.run(ctx, tasks, c.done, c.total, nil)
+	stopped := c.r.newPool(c.rc.log, c.rc.check, maxThrottled).Run(ctx, tasks, c.done, c.total, nil)
 	c.done += len(asked)
 	return Checked{Views: c.rc.views, Throttled: int(c.rc.throttledRows.Load()), Stopped: stopped}
 }

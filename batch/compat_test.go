@@ -269,7 +269,7 @@ func runAgainst(t *testing.T, f *compatService) {
 			}
 		case !f.refused[r.Ref] && f.creates[r.Ref] != 1:
 			t.Errorf("%s created %d times", r.Ref, f.creates[r.Ref])
-		case held == nil && p.State == ledger.Failed && !batch.FailureConfirmed(p.InvoiceNo, p.LastError):
+		case held == nil && p.State == ledger.Failed && !batch.FailureConfirmed(p):
 			t.Errorf("%s: FAILED without a confirmation: %q", r.Ref, p.LastError)
 		case held == nil && p.State != ledger.Failed && p.State != ledger.Unknown:
 			t.Errorf("%s: never created, ledger state %s", r.Ref, p.State)

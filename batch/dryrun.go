@@ -23,7 +23,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 	for {
 		var sv *survey
 		var again fileScan
-		meta := report.Summary{RunID: res.RunID, Kind: "dry-run", File: res.File, FileSHA256: res.SHA256,
+		meta := report.Summary{RunID: res.RunID, Kind: string(ledger.KindDryRun), File: res.File, FileSHA256: res.SHA256,
 			Started: res.StartedAt, DryRun: true, Zone: r.cfg.Zone}
 		paths, summary, err := report.WriteRunStream(r.cfg.ReportDir, filepath.Base(res.File), meta, func(add func(report.Row) error) error {
 			scan.hash = true

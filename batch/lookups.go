@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -30,20 +31,20 @@ type lookups struct {
 
 // settledByCallback turns a state conflict into "done": only a callback moves rows beside a run
 // (the run holds the ledger's lock), and only towards SUCCEEDED, so the row has its answer.
-func (s *lookups) settledByCallback(o outcome) outcome {
-	if o.fatal != nil && errors.Is(o.fatal, ledger.ErrStateConflict) {
-		s.log.Info("payout moved by a callback while this task handled it", "ref", o.task.ref, "err", o.fatal.Error())
-		return outcome{task: o.task, serviceOK: o.serviceOK, rowDone: true}
+func (s *lookups) settledByCallback(o taskResult) taskResult {
+	if o.Fatal != nil && errors.Is(o.Fatal, ledger.ErrStateConflict) {
+		s.log.Info("payout moved by a callback while this task handled it", "ref", o.Task.ref, "err", o.Fatal.Error())
+		return taskResult{Task: o.Task, ServiceOK: o.ServiceOK, RowDone: true}
 	}
 	return o
 }
 
-func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *outcome {
+func (s *lookups) apply(ctx context.Context, t task, changes ...ledger.Change) *taskResult {
 	for i := range changes {
 		changes[i].Ref, changes[i].RunID = t.ref, s.runID
 	}
 	if err := s.r.cfg.Ledger.Apply(ctx, changes...); err != nil {
-		return &outcome{task: t, fatal: fmt.Errorf("record %s: %w", t.ref, err)}
+		return &taskResult{Task: t, Fatal: fmt.Errorf("record %s: %w", t.ref, err)}
 	}
 	if s.log.Enabled(ctx, slog.LevelDebug) {
 		s.logChanges(ctx, t.ref, changes)
@@ -87,64 +88,114 @@ func (s *lookups) noteStuck(p ledger.Payout) {
 	s.mu.Unlock()
 }
 
-// notFound records a "not found" for an UNKNOWN row and decides (afterNotFound): look again later,
-// leave it for reconciliation, or, proven never created, make it READY: send, for the run, sends
-// it at once; reconcile never sends, and the next run of its file does. A single "not found"
-// proves little: the create may still be queued.
-func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time, send bool) outcome {
+// notFound records a "not found" for an UNKNOWN row and does what outcome.AfterNotFound decides:
+// look again later, leave it for reconciliation, or, proven never created, make it READY: send,
+// for the run, sends it at once; reconcile never sends, and the next run of its file does. A
+// single "not found" proves little: the create may still be queued.
+func (s *lookups) notFound(ctx context.Context, t task, p ledger.Payout, now time.Time, send bool) taskResult {
 	cfg := s.r.cfg
 	count := p.NotFoundCount + 1
 	first := p.FirstNotFoundAt
 	if first.IsZero() {
 		first = now
 	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, CountNotFound: true,
-		Detail: fmt.Sprintf("lookup %d by external_invoice_ref: not found", count)}); o != nil {
+	if o := s.apply(ctx, t, outcome.NotFoundCounted(count)); o != nil {
 		return *o
 	}
 	waited := now.Sub(first)
-	verdict, at := afterNotFound(p, count, first, now, s.r.graceRule())
-	if verdict == lookAgain {
-		return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
+	verdict, at := outcome.AfterNotFound(p, count, first, now, s.r.graceRule())
+	if verdict == outcome.LookAgain {
+		return taskResult{Task: t, ServiceOK: true, Next: &task{ref: t.ref, kind: taskLookup, at: at, graceEnd: first.Add(cfg.UnknownGrace)}}
 	}
 	reason := ""
 	switch {
-	case verdict == keptUnknown:
+	case verdict == outcome.KeptUnknown:
 		reason = "--no-resend-unknown is set"
-	case verdict == stuckForGood:
+	case verdict == outcome.StuckForGood:
 		s.noteStuck(p)
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown, Error: StuckMessage(t.ref, p.Attempts),
-			Detail: fmt.Sprintf("not found by external_invoice_ref, but not sent again: %s", StuckMessage(t.ref, p.Attempts))}); o != nil {
+		if o := s.apply(ctx, t, outcome.StuckNoted(p)); o != nil {
 			return *o
 		}
 		s.log.Warn("payout stuck: "+StuckMessage(t.ref, p.Attempts), "ref", t.ref)
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{Task: t, ServiceOK: true, RowDone: true}
 	case s.broken.Load():
 		reason = "a payout known to exist was reported not found, so \"not found\" proves nothing on this service"
 	case !s.proveLookups(ctx):
 		reason = "no lookup of a payout known to exist has worked in this run"
 	}
 	if reason != "" {
-		if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Unknown,
-			Detail: fmt.Sprintf("not found by %d lookups over %s, but not sent again: %s; needs reconciliation", count,
-				waited.Round(time.Millisecond), reason)}); o != nil {
+		if o := s.apply(ctx, t, outcome.NotResent(count, waited, reason)); o != nil {
 			return *o
 		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{Task: t, ServiceOK: true, RowDone: true}
 	}
-	then := "not sent by reconcile: the next run of its file sends it"
-	if send {
-		then = "sending again"
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true,
-		Detail: fmt.Sprintf("not found by %d lookups over %s while lookups of existing payouts work: the earlier request created nothing; %s",
-			count, waited.Round(time.Millisecond), then)}); o != nil {
+	if o := s.apply(ctx, t, outcome.NeverCreated(count, waited, send)); o != nil {
 		return *o
 	}
 	if !send {
-		return outcome{task: t, serviceOK: true, rowDone: true}
+		return taskResult{Task: t, ServiceOK: true, RowDone: true}
 	}
-	return outcome{task: t, serviceOK: true, next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
+	return taskResult{Task: t, ServiceOK: true, Next: &task{ref: t.ref, kind: taskSend, at: now, resend: true}}
+}
+
+// lookupSteps are what a caller of lookUpRow does with a lookup's answer: found, with the
+// service's payout; missing, when the service says it holds none; gaveUp, when set, after the
+// row's lookups got no usable answer within their bound and its note is recorded.
+type lookupSteps struct {
+	found   func(p ledger.Payout, got api.Payout) taskResult
+	missing func(p ledger.Payout, now time.Time) taskResult
+	gaveUp  func(limited bool, msg string)
+}
+
+// lookUpRow is the one "look up, retry, give up" of the run and reconcile: it reads the row as
+// the ledger holds it, looks it up by external_invoice_ref, and hands an answer to steps. A
+// refused auth token stops the run; a 429 is tried again after the service's wait, and no usable
+// answer after a backoff, each within its bound; past it the row is given up with a note
+// (outcome.LookupGivenUp), its state kept.
+func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps lookupSteps) taskResult {
+	cfg := s.r.cfg
+	p, err := cfg.Ledger.Get(ctx, t.ref)
+	if err != nil {
+		return taskResult{Task: t, Fatal: err}
+	}
+	got, err := lookUp(ctx, cfg.Service, t.ref)
+	now := cfg.Now()
+	switch outcome.VerdictOf(err) {
+	case outcome.Found:
+		s.proven.Store(true)
+		return steps.found(p, got)
+	case outcome.NotFound:
+		return steps.missing(p, now)
+	case outcome.AuthRefused:
+		return taskResult{Task: t, Fatal: ErrUnauthorized}
+	}
+	msg := errorText(err)
+	limited := api.KindOf(err) == api.KindRateLimited
+	o := taskResult{Task: t, Throttled: limited, Failure: !limited}
+	if limited {
+		wait, retry := s.rateLimited(err, t, now)
+		o.Pause = now.Add(wait)
+		if retry != nil {
+			o.Next = retry
+			return o
+		}
+	} else if t.attempt+1 < cfg.MaxLookupErrors {
+		o.Next = &task{ref: t.ref, kind: taskLookup, at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)),
+			attempt: t.attempt + 1, refused: t.refused}
+		return o
+	}
+	tries := t.attempt + 1
+	if limited {
+		tries = t.limited + 1
+	}
+	if fail := s.apply(ctx, t, outcome.LookupGivenUp(p, reconcile, limited, tries, msg)); fail != nil {
+		return *fail
+	}
+	if steps.gaveUp != nil {
+		steps.gaveUp(limited, msg)
+	}
+	o.RowDone = true
+	return o
 }
 
 // lookUp is Get Payout by external_invoice_ref. The service reads a reference as an invoice

@@ -22,8 +22,13 @@ func sameInput(run ledger.Run, path, sum string) bool {
 	if run.FileSHA256 != "" && run.FileSHA256 == sum {
 		return true
 	}
-	completed := run.Status == RunFinished && run.ExitCode == ExitOK
-	return !completed && strings.EqualFold(Unstamped(run.File), Unstamped(path))
+	return !Completed(run) && strings.EqualFold(Unstamped(run.File), Unstamped(path))
+}
+
+// Completed reports whether run is a run of a file that finished with every row accepted (exit
+// 0): the one test, for the run and folder mode, of a file paid whole.
+func Completed(run ledger.Run) bool {
+	return run.Kind == ledger.KindRun && run.Status == ledger.RunFinished && run.ExitCode == ExitOK
 }
 
 // stampPattern is the timestamp folder mode (package watch) puts before the extension of a name
@@ -36,9 +41,4 @@ func Unstamped(path string) string {
 	name := filepath.Base(path)
 	ext := filepath.Ext(name)
 	return stampPattern.ReplaceAllString(strings.TrimSuffix(name, ext), "") + ext
-}
-
-// acceptedEarlier reports whether a row in this state needs nothing more from a run.
-func acceptedEarlier(s ledger.State) bool {
-	return s == ledger.Submitted || s == ledger.Succeeded
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"time"
 
+	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -24,14 +25,6 @@ type recorder struct {
 	sameAs map[string]bool // runs of the same source, this one included
 	// paidElsewhere counts the skipped rows that a run of another input paid.
 	paidElsewhere *paidElsewhere
-}
-
-// feedBatch is a chunk's work for the pool: its tasks, how many of its rows need nothing more,
-// and, last, why the pass stopped when it could not go on.
-type feedBatch struct {
-	tasks []task
-	done  int
-	err   error
 }
 
 // record runs the pass; a run's pool takes what it feeds until it closes the feed.
@@ -87,7 +80,7 @@ func (rc *recorder) chunk(ctx context.Context, rows []fileRow, existing map[stri
 	}
 	tasks, done := rc.sub.take(payouts, rc.r.cfg.Now())
 	select {
-	case rc.feed <- feedBatch{tasks: tasks, done: done}:
+	case rc.feed <- feedBatch{Tasks: tasks, Done: done}:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
@@ -116,7 +109,7 @@ func (rc *recorder) line(ctx context.Context, row *fileRow, existing map[string]
 	if !ok {
 		return rr, rr.Reason != "", nil
 	}
-	if !acceptedEarlier(old.State) {
+	if !outcome.AcceptedEarlier(old.State) {
 		return rr, true, nil // resumed: this run sends it or looks it up
 	}
 	rr.Skipped = true
@@ -127,6 +120,7 @@ func (rc *recorder) line(ctx context.Context, row *fileRow, existing map[string]
 	}
 	if reason != "" {
 		rr.Reason = joinMessages(reason, rr.Reason)
+		rr.PaidElsewhere = true
 		plain = false
 	}
 	return rr, !plain || rr.Reason != "", nil
@@ -164,7 +158,7 @@ func (pe *paidElsewhere) note(ctx context.Context, old ledger.Payout) (string, e
 	}
 	pe.count++
 	return fmt.Sprintf("%s%s in run %s on %s; not sent again", paidElsewherePrefix,
-		filepath.Base(run.File), run.ID, dayIn(run.StartedAt, pe.r.cfg.Zone)), nil
+		filepath.Base(run.File), run.ID, report.FormatDay(run.StartedAt, pe.r.cfg.Zone)), nil
 }
 
 // warn says, once, that rows were skipped because another file paid them.
@@ -178,14 +172,5 @@ func (pe *paidElsewhere) warn(ctx context.Context, log *slog.Logger) {
 	}
 	log.Log(ctx, level, "rows skipped because another file paid them: check that this is not last period's file or references",
 		"rows", pe.count, "first_paid_by", filepath.Base(pe.first.File), "first_run", pe.first.ID,
-		"on", dayIn(pe.first.StartedAt, pe.r.cfg.Zone))
-}
-
-// dayIn is the day of t in the operator's zone (UTC when nil), for messages that name the day
-// of an earlier run.
-func dayIn(t time.Time, zone *time.Location) string {
-	if zone == nil {
-		zone = time.UTC
-	}
-	return t.In(zone).Format(time.DateOnly)
+		"on", report.FormatDay(pe.first.StartedAt, pe.r.cfg.Zone))
 }

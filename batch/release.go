@@ -7,20 +7,22 @@ import (
 	"strings"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
 // ErrReleaseRefused is returned (wrapped, with why) by Release when it leaves the payout as it is.
-var ErrReleaseRefused = errors.New("release refused")
+var ErrReleaseRefused = outcome.ErrReleaseRefused
 
-// Release makes an UNKNOWN payout READY again, with its count of sends at zero, so that the
-// next runs of its file send it up to MaxSendAttempts times more: a
-// person has checked with the service that it holds no such payout (a stuck row, see
-// MaxSendAttempts), and reason says so. actor names who decided (OS user and host); the event
-// keeps both. The payout is looked up by external_invoice_ref first: Release refuses while the
-// service finds it, and when a payout known to exist is not found (lookups prove nothing then).
-// A service that does not answer is an error that does not wrap ErrReleaseRefused.
-func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger.Payout, error) {
+// Release makes an UNKNOWN payout READY again (outcome.Released), with its count of sends at
+// zero, so that the next runs of its file send it up to MaxSendAttempts times more: a person has
+// checked with the service that it holds no such payout (a stuck row, see MaxSendAttempts), and
+// reason says so. actor names who decided (OS user and host); the event keeps both. The payout
+// is looked up by external_invoice_ref first, with config's ledger and service: Release refuses
+// while the service finds it, and when a payout known to exist is not found (lookups prove
+// nothing then). A service that does not answer is an error that does not wrap ErrReleaseRefused.
+func Release(ctx context.Context, config Config, ref, reason, actor string) (ledger.Payout, error) {
+	r := NewRunner(config)
 	cfg := r.cfg
 	if cfg.Ledger == nil || cfg.Service == nil {
 		return ledger.Payout{}, errors.New("release: a ledger and a service are required")
@@ -36,8 +38,8 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	if err != nil {
 		return p, err
 	}
-	if p.State != ledger.Unknown {
-		return p, fmt.Errorf("%w: payout %s is %s: only a payout whose outcome is unknown is released", ErrReleaseRefused, ref, p.State)
+	if err := outcome.Releasable(p); err != nil {
+		return p, err
 	}
 	if err := cfg.Limiter.Wait(ctx); err != nil {
 		return p, err
@@ -54,12 +56,7 @@ func (r *Runner) Release(ctx context.Context, ref, reason, actor string) (ledger
 	if !s.proveLookups(ctx) && s.broken.Load() {
 		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", ErrReleaseRefused)
 	}
-	// The count of sends starts again: kept at MaxSendAttempts, one more 503 would leave the
-	// released row stuck after a single send. The event keeps how many there were.
-	err = cfg.Ledger.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, ResetNotFound: true, ResetAttempts: true,
-		Error: fmt.Sprintf("released by %s: %s", actor, reason),
-		Detail: fmt.Sprintf("released by %s after %d sends with no answer, not found by external_invoice_ref: %s; the next runs of its file may send it up to %d more times",
-			actor, p.Attempts, reason, MaxSendAttempts)})
+	err = cfg.Ledger.Apply(ctx, outcome.Released(p, actor, reason))
 	if errors.Is(err, ledger.ErrStateConflict) {
 		return p, fmt.Errorf("%w: payout %s changed while it was looked up: %v", ErrReleaseRefused, ref, err)
 	}

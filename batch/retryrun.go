@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
 )
 
@@ -22,7 +23,7 @@ var ErrRetryOfPaid = errors.New("a retry of a payout the service holds after all
 func checkRetries(ctx context.Context, db *ledger.DB, rows []fileRow, existing map[string]ledger.Payout) error {
 	var refs []string
 	for i := range rows {
-		if _, recorded := existing[rows[i].payment.Ref]; rows[i].valid() && !recorded && mayBeRetryRef(rows[i].payment.Ref) {
+		if _, recorded := existing[rows[i].payment.Ref]; rows[i].valid() && !recorded && retry.MayBeRef(rows[i].payment.Ref) {
 			refs = append(refs, rows[i].payment.Ref)
 		}
 	}
@@ -138,7 +139,7 @@ func (r *Runner) sentBySameInput(ctx context.Context, ref, path, sum string) (bo
 		if err != nil {
 			return false, err
 		}
-		return run.Kind != "reconcile" && sameInput(run, path, sum), nil
+		return run.Kind != ledger.KindReconcile && sameInput(run, path, sum), nil
 	}
 	return false, nil
 }

@@ -18,6 +18,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -46,7 +48,7 @@ const (
 
 // ErrAborted is returned (wrapped) when a run stopped before every row was dealt with: a signal,
 // the circuit breaker, a refused auth token. Everything done so far is in the ledger; a rerun resumes.
-var ErrAborted = errors.New("run aborted")
+var ErrAborted = pool.ErrAborted
 
 // Config holds what a Runner needs. Ledger, Service and a pool reference are required to submit.
 type Config struct {
@@ -235,8 +237,8 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	if err := closeInterruptedRuns(ctx, db, res.StartedAt); err != nil {
 		return res, err
 	}
-	run := ledger.Run{ID: res.RunID, Kind: "run", File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
-		Status: "running", Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
+	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
+		Status: ledger.RunRunning, Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
 	if err := db.AddRun(ctx, run); err != nil {
 		return res, err
 	}
@@ -294,7 +296,7 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 		err := rc.record(passCtx)
 		if err != nil && passCtx.Err() == nil {
 			select {
-			case feed <- feedBatch{err: err}:
+			case feed <- feedBatch{Err: err}:
 			case <-passCtx.Done():
 			}
 		}
@@ -318,12 +320,12 @@ var errPoolStopped = errors.New("the run stopped sending")
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
 func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: "running"})
+	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
 	if err != nil {
 		return err
 	}
 	for _, run := range runs {
-		if err := db.FinishRun(ctx, run.ID, "interrupted", ExitAborted, now); err != nil {
+		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, ExitAborted, now); err != nil {
 			return err
 		}
 	}
@@ -361,8 +363,8 @@ func (r *Runner) retryWait(err error, attempt int) time.Duration {
 	return r.backoffs().retryWait(err, attempt)
 }
 
-func (r *Runner) graceRule() graceRule {
-	return graceRule{grace: r.cfg.UnknownGrace, lookups: r.cfg.NotFoundLookups, noResend: r.cfg.NoResendUnknown}
+func (r *Runner) graceRule() outcome.Grace {
+	return outcome.Grace{Grace: r.cfg.UnknownGrace, Lookups: r.cfg.NotFoundLookups, NoResend: r.cfg.NoResendUnknown}
 }
 
 func (r *Runner) backoffs() backoffs {
@@ -418,10 +420,7 @@ func FileSHA256(path string) (string, error) {
 
 // MaskAccount keeps an account number's last four digits, for logs and messages.
 func MaskAccount(account string) string {
-	if len(account) <= 4 {
-		return "****"
-	}
-	return "****" + account[len(account)-4:]
+	return outcome.MaskAccount(account)
 }
 
 // backoff is exponential with equal jitter: half the step (base doubled per attempt, at most max)

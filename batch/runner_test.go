@@ -480,7 +480,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.State != ledger.Failed || !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
+		if p.State != ledger.Failed || !batch.FailureConfirmed(p) {
 			t.Errorf("refused row %+v, want FAILED with its refusal confirmed", p)
 		}
 		if n := h.Sandbox.CreateCounts()[rows[1].Ref]; n != 0 {

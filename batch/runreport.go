@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -15,7 +14,7 @@ import (
 )
 
 // RunFinished is the status of a run that ended by itself (its exit code says how it went).
-const RunFinished = "finished"
+const RunFinished = ledger.RunFinished
 
 // ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
 // closed in the ledger but its reports could not be written.
@@ -33,7 +32,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	if aborted != nil {
 		res.Aborted = aborted.Error()
 	}
-	meta := report.Summary{RunID: res.RunID, Kind: run.Kind, File: res.File, FileSHA256: res.SHA256,
+	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
 		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db), Zone: r.cfg.Zone}
 	var readErr error
@@ -63,7 +62,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	status := RunFinished
 	if aborted != nil {
-		status = "aborted"
+		status = ledger.RunAborted
 	}
 	// The run is closed even when its reports could not be written: its payouts are settled in the
 	// ledger, and a run left "running" would look like one still sending.
@@ -159,13 +158,14 @@ func EachReportRow(ctx context.Context, db *ledger.DB, runID string, fileRejecte
 func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 	rr, p := l.Row, l.Payout
 	row := report.Row{Line: rr.Line, Ref: rr.Ref, Recipient: rr.Recipient, ProviderID: rr.ProviderID,
-		Bank: rr.Bank, Account: rr.Account, Skipped: rr.Skipped && p != nil}
+		Bank: rr.Bank, Account: rr.Account, Skipped: rr.Skipped && p != nil, PaidElsewhere: rr.PaidElsewhere && p != nil}
 	switch {
 	case p != nil:
 		row.State = string(p.State)
 		row.Amount = p.Amount
 		row.InvoiceNo = p.InvoiceNo
 		row.TransactionStatus = p.TransactionStatus
+		row.RefusalConfirmed = p.RefusalConfirmed
 		row.Message = joinMessages(payoutMessage(*p, rr), rr.Reason)
 		return row
 	case rr.Rejected:
@@ -190,7 +190,7 @@ func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 // payoutMessage says, in a report row, what a person should know of its payout's state.
 func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	switch {
-	case rr.Skipped && strings.HasPrefix(rr.Reason, paidElsewherePrefix):
+	case rr.Skipped && rr.PaidElsewhere:
 		return "" // the reason says which file paid it
 	case rr.Skipped:
 		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
@@ -215,7 +215,7 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 // paying it again under a new reference cannot pay twice.
 func FailuresConfirmed(rows []report.Row) bool {
 	for _, row := range rows {
-		if ledger.State(row.State) == ledger.Failed && !FailureConfirmed(row.InvoiceNo, row.Message) {
+		if ledger.State(row.State) == ledger.Failed && row.InvoiceNo == "" && !row.RefusalConfirmed {
 			return false
 		}
 	}
@@ -224,7 +224,7 @@ func FailuresConfirmed(rows []report.Row) bool {
 
 // PaidElsewhere reports whether a report row was not sent because a run of another file paid it.
 func PaidElsewhere(row report.Row) bool {
-	return strings.HasPrefix(row.Message, paidElsewherePrefix)
+	return row.PaidElsewhere
 }
 
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
@@ -236,7 +236,7 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
 	}
-	meta := report.Summary{RunID: run.ID, Kind: run.Kind, File: run.File, FileSHA256: run.FileSHA256,
+	meta := report.Summary{RunID: run.ID, Kind: string(run.Kind), File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows,
 		ChainHead: ChainHeadText(ctx, db), Zone: zone}
 	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
@@ -254,9 +254,9 @@ func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, n
 // stoppedReason says why a run did not finish, as far as the ledger knows; empty when it finished.
 func stoppedReason(run ledger.Run) string {
 	switch run.Status {
-	case "aborted":
+	case ledger.RunAborted:
 		return "the run stopped before it had sent every row (its reason was reported when it stopped)"
-	case "interrupted":
+	case ledger.RunInterrupted:
 		return "the process running it stopped before the run ended"
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/ledger"
 )
 
@@ -54,10 +55,8 @@ type fileScan struct {
 	seed    maphash.Seed
 	rules   RepeatPolicy
 	now     func() time.Time
-	zone    *time.Location        // the operator's: the day a hold names is theirs
-	runs    map[string]ledger.Run // runs named by the holds, read once
-	// recent, when not nil, holds every account paid within the repeat window (readRecentPayees).
-	recent *ledger.RecentPayees
+	zone    *time.Location // the operator's: the day a hold names is theirs
+	guard   *repeats.Guard // made at its first use (repeatGuard)
 }
 
 // scanned is what a pass learned of the whole file.
@@ -170,10 +169,10 @@ func (s *fileScan) readChunk(rd read.Reader, v *read.Validator, rows []fileRow) 
 			d := *dup
 			d.Value = raw.Ref
 			errs = append([]*read.RowError{&d}, errs...)
-		} else if rep, ok := s.repeats[raw.Line]; ok && len(errs) == 0 && !s.rules.allows(payment.Ref) {
+		} else if rep, ok := s.repeats[raw.Line]; ok && len(errs) == 0 && !s.rules.Allows(payment.Ref) {
 			d := *rep
 			d.Value = raw.Account
-			d.Err = fmt.Errorf("%w; %s", rep.Err, s.rules.hint(payment.Ref))
+			d.Err = fmt.Errorf("%w; %s", rep.Err, s.rules.Hint(payment.Ref))
 			errs = append(errs, &d)
 		}
 		rows = append(rows, fileRow{raw: raw, payment: payment, errs: errs, planned: planned})

@@ -2,38 +2,24 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
-// MaxSendAttempts bounds the sends of one row, over all runs, that may have created a payout:
-// past it, a row that lookups do not find is never sent again by a run or reconcile (a service
-// that keeps losing what it was sent, or a lookup that cannot find what the service holds, is how
-// a payout is made twice). It stays UNKNOWN, stuck, until a person checks with the service and
-// runs `payout release`.
-//
-// A send counts (ledger.Payout.Attempts) when its request reached, or may have reached, the
-// service: an answer (accepted, refused, duplicate) or no usable one (timeout after the request
-// was written, a 5xx, an unreadable answer: the service's interface does not promise that a 5xx
-// created nothing). A send whose answer proves it created nothing does not count: a connection
-// refused or a request never written (api.KindRetryable), a 429, a refused auth token, a missing
-// endpoint. Nor does an intent whose process died before it recorded the answer: the ledger
-// cannot tell a death before the POST from one after it, counting both let an operator's kills
-// strand rows that were never sent, and such a row is looked up and sent again only on the same
-// proof as any other (not found over the whole grace while lookups of existing payouts work).
-const MaxSendAttempts = 5
+// MaxSendAttempts bounds the sends of one row, over all runs, that may have created a payout
+// (see outcome.MaxSendAttempts).
+const MaxSendAttempts = outcome.MaxSendAttempts
 
 // StuckMessage is what a run, reconcile and `payout status` say of a row at MaxSendAttempts that
 // lookups do not find.
 func StuckMessage(ref string, attempts int) string {
-	return fmt.Sprintf("stuck: sent %d times with no answer; check with the service, then `payout release %s --reason ...`", attempts, ref)
+	return outcome.StuckMessage(ref, attempts)
 }
 
 // StuckPayout is a row found stuck: its reference and how many times it was sent.
@@ -44,14 +30,14 @@ type StuckPayout struct {
 
 // Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at MaxSendAttempts.
 func Stuck(p ledger.Payout) bool {
-	return p.State == ledger.Unknown && p.Attempts >= MaxSendAttempts
+	return outcome.Stuck(p)
 }
 
 // AuthHint is what to check when the service refuses the auth token.
-const AuthHint = "check PAYOUT_AUTH_TOKEN / PAYOUT_AUTH_TOKEN_FILE"
+const AuthHint = outcome.AuthHint
 
 // ErrUnauthorized stops a run: the service refused the auth token.
-var ErrUnauthorized = errors.New("the service refused the auth token: " + AuthHint)
+var ErrUnauthorized = outcome.ErrUnauthorized
 
 // ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
 // error is returned as it is.
@@ -96,7 +82,7 @@ func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []task,
 		case p.State == ledger.Ready:
 			tasks = append(tasks, task{ref: p.Ref, kind: taskSend, at: now})
 		case p.State == ledger.Unknown:
-			// Looked up before anything is sent (see taskQueue).
+			// Looked up before anything is sent (a pool.Task that goes First).
 			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now, initial: true})
 		case p.State == ledger.Submitted && p.InvoiceNo == "":
 			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now})
@@ -119,9 +105,9 @@ func (s *submission) row(ref string) (ledger.Payout, bool) {
 
 // handleAndForget handles a task and, once nothing more will happen to its row in this run,
 // forgets the row: a run holds only the rows in the pool.
-func (s *submission) handleAndForget(ctx context.Context, t task) outcome {
+func (s *submission) handleAndForget(ctx context.Context, t task) taskResult {
 	o := s.handle(ctx, t)
-	if o.rowDone {
+	if o.RowDone {
 		s.rowsMu.Lock()
 		delete(s.rows, t.ref)
 		s.rowsMu.Unlock()
@@ -133,8 +119,7 @@ func (s *submission) handleAndForget(ctx context.Context, t task) outcome {
 // number of rows to pay. It returns a non-nil error (wrapping ErrAborted) when it stopped before
 // every row was dealt with, and the rows found stuck.
 func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]StuckPayout, error) {
-	p := &pool{cfg: s.r.cfg, log: s.log, handle: s.handleAndForget}
-	err := p.run(ctx, nil, 0, total, feed)
+	err := s.r.newPool(s.log, s.handleAndForget, 0).Run(ctx, nil, 0, total, feed)
 	return s.stuck, err
 }
 
@@ -156,18 +141,18 @@ func RecoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error 
 }
 
 // handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
-func (s *submission) handle(ctx context.Context, t task) outcome {
+func (s *submission) handle(ctx context.Context, t task) taskResult {
 	if t.kind == taskSend {
 		return s.settledByCallback(s.send(ctx, t))
 	}
 	return s.settledByCallback(s.lookup(ctx, t))
 }
 
-func (s *submission) send(ctx context.Context, t task) outcome {
+func (s *submission) send(ctx context.Context, t task) taskResult {
 	p, ok := s.row(t.ref)
 	if !ok {
 		// Never a request built from anything but the payout the ledger recorded.
-		return outcome{task: t, fatal: fmt.Errorf("send %s: the run does not hold its payout", t.ref)}
+		return taskResult{Task: t, Fatal: fmt.Errorf("send %s: the run does not hold its payout", t.ref)}
 	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
@@ -204,7 +189,7 @@ func (s *submission) post(ctx context.Context, p ledger.Payout) (api.CreateResul
 }
 
 // answer records what the service said to a row's POST and says what comes next.
-func (s *submission) answer(ctx context.Context, t task, created api.CreateResult, err error) outcome {
+func (s *submission) answer(ctx context.Context, t task, created api.CreateResult, err error) taskResult {
 	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.backoffs())
 	if fail := s.apply(ctx, t, changes...); fail != nil {
 		return *fail
@@ -215,123 +200,54 @@ func (s *submission) answer(ctx context.Context, t task, created api.CreateResul
 	return o
 }
 
-// acceptedChanges moves a row the service holds to SUBMITTED, and on to its final state when the
-// service already gives one.
-func acceptedChanges(from ledger.State, invoiceNo, status, how string) []ledger.Change {
-	detail := fmt.Sprintf("%s: invoice %s, status %s", how, orNone(invoiceNo), orNone(status))
-	changes := []ledger.Change{{From: from, To: ledger.Submitted, InvoiceNo: invoiceNo, TransactionStatus: status,
-		ResetNotFound: true, Detail: detail}}
-	switch status {
-	case api.StatusSuccess:
-		changes = append(changes, ledger.Change{From: ledger.Submitted, To: ledger.Succeeded, Detail: "the service reports SUCCESS"})
-	case api.StatusFailed:
-		changes = append(changes, ledger.Change{From: ledger.Submitted, To: ledger.Failed, Error: "the service reports FAILED",
-			Detail: "the service reports FAILED"})
-	}
-	return changes
-}
+func orNone(s string) string { return outcome.OrNone(s) }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
-func (s *submission) lookup(ctx context.Context, t task) outcome {
-	cfg := s.r.cfg
-	db := cfg.Ledger
-	p, err := db.Get(ctx, t.ref)
-	if err != nil {
-		return outcome{task: t, fatal: err}
-	}
-	got, err := lookUp(ctx, cfg.Service, t.ref)
-	now := cfg.Now()
-	verdict := verdictOf(err)
-	if verdict == lookupFound {
-		s.proven.Store(true)
-		how := "found by external_invoice_ref"
-		if t.refused {
-			how = "refused by the service, but found by external_invoice_ref: the service holds it"
-		}
-		changes := afterFound(p, got, how, differences(p, got))
-		if o := s.apply(ctx, t, changes...); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	}
-	msg := errorText(err)
-	switch verdict {
-	case lookupNotFound:
-		if p.State != ledger.Unknown {
-			// Accepted by the service but not yet visible: the invoice number stays empty until reconcile.
-			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
-				Detail: "lookup after an accepted create found nothing yet; reconcile fills the invoice number"}); o != nil {
+// lookup looks a row up (lookups.lookUpRow): found, the ledger follows the service; not found,
+// an accepted row waits for reconcile, a refused one is confirmed, an UNKNOWN one waits out its
+// grace and is sent again once proven never created.
+func (s *submission) lookup(ctx context.Context, t task) taskResult {
+	return s.lookUpRow(ctx, t, false, lookupSteps{
+		found: func(p ledger.Payout, got api.Payout) taskResult {
+			how := "found by external_invoice_ref"
+			if t.refused {
+				how = "refused by the service, but found by external_invoice_ref: the service holds it"
+			}
+			if o := s.apply(ctx, t, outcome.AfterFound(p, got, how, outcome.Differences(p, got))...); o != nil {
 				return *o
 			}
-			return outcome{task: t, serviceOK: true, rowDone: true}
-		}
-		if t.refused {
-			return s.confirmRefusal(ctx, t, p)
-		}
-		return s.notFound(ctx, t, p, now, true)
-	case lookupStop:
-		return outcome{task: t, fatal: ErrUnauthorized}
-	case lookupThrottled:
-		wait, retry := s.rateLimited(err, t, now)
-		if retry == nil {
-			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
-				Detail: fmt.Sprintf("lookup rate limited %d times in a row: left for `payout reconcile`", t.limited+1)}); o != nil {
-				return *o
+			return taskResult{Task: t, ServiceOK: true, RowDone: true}
+		},
+		missing: func(p ledger.Payout, now time.Time) taskResult {
+			switch {
+			case p.State != ledger.Unknown:
+				if o := s.apply(ctx, t, outcome.NotYetVisible(p)); o != nil {
+					return *o
+				}
+				return taskResult{Task: t, ServiceOK: true, RowDone: true}
+			case t.refused:
+				return s.confirmRefusal(ctx, t, p)
 			}
-			return outcome{task: t, throttled: true, pause: now.Add(wait), rowDone: true}
-		}
-		return outcome{task: t, throttled: true, pause: now.Add(wait), next: retry}
-	default:
-		if t.attempt+1 >= cfg.MaxLookupErrors {
-			if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State, Error: msg,
-				Detail: fmt.Sprintf("lookup failed %d times: left for `payout reconcile`: %s", t.attempt+1, msg)}); o != nil {
-				return *o
-			}
-			return outcome{task: t, failure: true, rowDone: true}
-		}
-		return outcome{task: t, failure: true, next: &task{ref: t.ref, kind: taskLookup,
-			at: now.Add(backoff(cfg.BackoffBase, cfg.BackoffMax, t.attempt)), attempt: t.attempt + 1, refused: t.refused}}
-	}
+			return s.notFound(ctx, t, p, now, true)
+		},
+	})
 }
 
 // RefusalConfirmed ends the error of a FAILED row whose refusal a lookup by external_invoice_ref
-// confirmed: only such a row is known never to have been created, and may be paid again under a
-// new reference.
-const RefusalConfirmed = "refusal confirmed: a lookup by external_invoice_ref found no payout"
+// confirmed (see outcome.ConfirmRefusal); the row's RefusalConfirmed says it.
+const RefusalConfirmed = outcome.RefusalConfirmed
 
-// confirmRefusal makes a refused row final FAILED: the lookup found no payout with its reference.
-func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout) outcome {
-	if !s.refusalNotFoundTrusted(ctx) {
-		if o := s.apply(ctx, t, ledger.Change{From: p.State, To: p.State,
-			Detail: "refused by the service and not found by external_invoice_ref, but a payout known to exist was reported not found in this run: \"not found\" proves nothing; needs reconciliation"}); o != nil {
-			return *o
-		}
-		return outcome{task: t, serviceOK: true, rowDone: true}
-	}
-	if o := s.apply(ctx, t, ledger.Change{From: p.State, To: ledger.Failed, Error: confirmedError(p.LastError),
-		Detail: "refused by the service, and a lookup by external_invoice_ref found no payout: nothing was created; final FAILED"}); o != nil {
+// confirmRefusal records what a lookup that did not find a refused row decides
+// (outcome.ConfirmRefusal): final FAILED, unless "not found" is not trusted in this run.
+func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout) taskResult {
+	if o := s.apply(ctx, t, outcome.ConfirmRefusal(p, s.refusalNotFoundTrusted(ctx))); o != nil {
 		return *o
 	}
-	return outcome{task: t, serviceOK: true, rowDone: true}
+	return taskResult{Task: t, ServiceOK: true, RowDone: true}
 }
 
-func confirmedError(refusal string) string {
-	if refusal == "" {
-		return RefusalConfirmed
-	}
-	return refusal + "; " + RefusalConfirmed
-}
-
-// FailureConfirmed reports whether a FAILED row is known never to pay: the service holds it as
-// FAILED (it has an invoice number), or a lookup confirmed that the service created nothing.
-func FailureConfirmed(invoiceNo, lastError string) bool {
-	return invoiceNo != "" || strings.Contains(lastError, RefusalConfirmed)
+// FailureConfirmed reports whether a FAILED row is known never to pay (outcome.FailureConfirmed).
+func FailureConfirmed(p ledger.Payout) bool {
+	return outcome.FailureConfirmed(p)
 }
 
 // errorText is an error as an auditor reads it. api errors never carry the token.

@@ -52,8 +52,11 @@ type Payout struct {
 	NotFoundCount     int    // consecutive lookups that said not found
 	FirstNotFoundAt   time.Time
 	LastError         string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// RefusalConfirmed marks a FAILED payout whose refusal a lookup by external_invoice_ref
+	// confirmed: the service created nothing, and it may be paid again under a new reference.
+	RefusalConfirmed bool
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // SameDetails reports whether q would pay the same beneficiary the same amount as p.
@@ -61,15 +64,38 @@ func (p Payout) SameDetails(q Payout) bool {
 	return p.Ref == q.Ref && p.Account == q.Account && p.ProviderID == q.ProviderID && p.Amount.Equal(q.Amount)
 }
 
+// RunKind is what a run did.
+type RunKind string
+
+// The kinds of run.
+const (
+	KindRun       RunKind = "run"       // `payout run`, or one file of `watch`
+	KindDryRun    RunKind = "dry-run"   // read and validated, nothing sent
+	KindReconcile RunKind = "reconcile" // looked payouts up, sent nothing
+)
+
+// RunStatus is where a run stands.
+type RunStatus string
+
+// The statuses of a run.
+const (
+	RunRunning     RunStatus = "running"     // started, not ended (or its process is gone)
+	RunFinished    RunStatus = "finished"    // ended by itself: its exit code says how it went
+	RunAborted     RunStatus = "aborted"     // stopped before it had dealt with every row
+	RunInterrupted RunStatus = "interrupted" // its process stopped before the run ended
+	// RunAwaitingApproval: it paid nothing, its file's plan lacks the signatures the policy asks for.
+	RunAwaitingApproval RunStatus = "awaiting-approval"
+)
+
 // Run is one invocation of `payout run` (or one file of `watch`) or of `reconcile`.
 type Run struct {
 	ID         string
-	Kind       string // "run", "dry-run", "reconcile"
+	Kind       RunKind
 	File       string // input file name as given
 	FileSHA256 string
 	StartedAt  time.Time
 	EndedAt    time.Time // zero while running or when killed
-	Status     string    // "running", "finished", "aborted"
+	Status     RunStatus
 	ExitCode   int
 	// Source names the input a run read: the file's SHA-256, with the sheet of a workbook. The
 	// runs of one source share their payouts' lines (see RunLines). Empty for other kinds.
@@ -92,6 +118,8 @@ type RunRow struct {
 	Rejected    bool
 	Reason      string // why it was rejected (column: reason)
 	Skipped     bool   // the payout was already accepted in an earlier run
+	// PaidElsewhere marks a skipped line whose payout a run of another file recorded and paid.
+	PaidElsewhere bool
 }
 
 // Change moves one payout from From to To (From == To records an event without a move) and
@@ -109,6 +137,7 @@ type Change struct {
 	CountNotFound     bool   // a lookup said not found: NotFoundCount++, FirstNotFoundAt set if zero
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
 	ResetAttempts     bool   // a person released it: its count of sends starts again (the event records it)
+	ConfirmRefusal    bool   // a lookup confirmed the service's refusal: RefusalConfirmed is set, for good
 	RetryOf           string // the payout this one was linked to as its retry (see LinkRetry)
 	DisplayName       string // the bank's name for the account, from a callback; kept with NameCheck when set
 	NameCheck         string // NameNotCompared, NameMatch or NameMismatch: DisplayName against the recipient

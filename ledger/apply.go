@@ -66,6 +66,7 @@ const updateSQL = `UPDATE payouts SET state = ?,
 	retry_of = COALESCE(NULLIF(?, ''), retry_of),
 	display_name = CASE WHEN ? <> '' THEN ? ELSE display_name END,
 	name_check = CASE WHEN ? <> '' THEN ? ELSE name_check END,
+	refusal_confirmed = refusal_confirmed | ?,
 	attempts = attempts * ? + ?,
 	not_found_count = CASE ? WHEN 1 THEN not_found_count + 1 WHEN 2 THEN 1 WHEN 3 THEN 0 ELSE not_found_count END,
 	first_not_found_at = CASE ? WHEN 1 THEN CASE WHEN first_not_found_at = '' THEN ? ELSE first_not_found_at END
@@ -238,7 +239,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		attempt = 1
 	}
 	res, err := w.update.ExecContext(ctx, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
-		c.Error, c.RetryOf, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
+		c.Error, c.RetryOf, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, c.ConfirmRefusal, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
 	}

@@ -24,9 +24,9 @@ func TestBoundedRunQueries(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Added out of order: the queries order by start.
 	for _, i := range []int{3, 0, 4, 1, 2, 5} {
-		status, sha := "finished", "sha-a"
+		status, sha := ledger.RunFinished, "sha-a"
 		if i%2 == 1 {
-			status, sha = "running", "sha-b"
+			status, sha = ledger.RunRunning, "sha-b"
 		}
 		if err := db.AddRun(ctx, ledger.Run{ID: fmt.Sprintf("run-%d", i), Kind: "run", FileSHA256: sha,
 			StartedAt: t0.Add(time.Duration(i) * time.Hour), Status: status}); err != nil {

@@ -163,7 +163,7 @@ func appendJSONString(buf []byte, s string) []byte {
 // counters of the row: audit verify replays them to the row's attempts, not-found count and
 // last error ("attempts": "0" when a release starts the count of sends again). nameDigest is the salted digest of the bank's name the change sets, if any.
 func changeFacts(c Change, nameDigest string) string {
-	attempt, attempts, check := "", "", ""
+	attempt, attempts, check, confirmed := "", "", "", ""
 	if c.CountAttempt {
 		attempt = "1"
 	}
@@ -173,9 +173,12 @@ func changeFacts(c Change, nameDigest string) string {
 	if c.DisplayName != "" {
 		check = nameCheckFact(c.NameCheck)
 	}
+	if c.ConfirmRefusal {
+		confirmed = "1"
+	}
 	return factsText("attempt", attempt, "attempts", attempts, "bank_reference_no", c.BankReferenceNo, nameFact, nameDigest,
 		"invoice_no", c.InvoiceNo, "last_error", c.Error, "name_check", check, "not_found", notFoundFacts[notFoundMode(c)],
-		"retry_of", c.RetryOf, "transaction_status", c.TransactionStatus)
+		"refusal_confirmed", confirmed, "retry_of", c.RetryOf, "transaction_status", c.TransactionStatus)
 }
 
 // nameCheckFact is a name check as an event's facts hold it: a name not compared is named, since

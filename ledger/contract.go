@@ -16,7 +16,7 @@ import (
 type RunWrites interface {
 	AddRun(ctx context.Context, r Run) error
 	SetRunColumns(ctx context.Context, runID string, columns []string) error
-	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
+	FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
@@ -61,7 +61,7 @@ type ReportReads interface {
 // page at a time, and the moves its lookups decide.
 type ReconcileStore interface {
 	AddRun(ctx context.Context, r Run) error
-	FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error
+	FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error

@@ -10,7 +10,7 @@ import (
 // RunFilter selects runs; FindRuns returns those that match every field set. The zero value
 // selects every run.
 type RunFilter struct {
-	Status     string    // "running", say
+	Status     RunStatus // RunRunning, say
 	FileSHA256 string    // the runs of one file's bytes
 	Source     string    // the runs of one source (see Run.Source)
 	Since      time.Time // started at or after
@@ -45,7 +45,7 @@ func (f RunFilter) String() string {
 			parts = append(parts, name+"="+v)
 		}
 	}
-	add("status", f.Status)
+	add("status", string(f.Status))
 	add("file", f.FileSHA256)
 	add("source", f.Source)
 	add("since", fmtTime(f.Since))

@@ -17,7 +17,7 @@ const lookupChunk = 500
 
 const payoutColumns = `ref, run_id, line, recipient, provider_id, bank, account, amount, description, state,
 	invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at,
-	last_error, created_at, updated_at`
+	last_error, created_at, updated_at, refusal_confirmed`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -26,7 +26,7 @@ func scanPayout(s scanner) (Payout, error) {
 	var amount, state, firstNF, created, updated string
 	err := s.Scan(&p.Ref, &p.RunID, &p.Line, &p.Recipient, &p.ProviderID, &p.Bank, &p.Account, &amount,
 		&p.Description, &state, &p.InvoiceNo, &p.TransactionStatus, &p.BankReferenceNo, &p.Attempts,
-		&p.NotFoundCount, &firstNF, &p.LastError, &created, &updated)
+		&p.NotFoundCount, &firstNF, &p.LastError, &created, &updated, &p.RefusalConfirmed)
 	if err != nil {
 		return Payout{}, err
 	}
@@ -296,17 +296,17 @@ func (m *multiRowInsert) close() error {
 
 // recordRows inserts a run's input lines, each sealed with its row event.
 func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now string, rows []RunRow) error {
-	ins := &multiRowInsert{prep: tx, width: 12,
+	ins := &multiRowInsert{prep: tx, width: 13,
 		head: `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank, account, amount, description,
-		rejected, reason, skipped) VALUES `,
-		row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}
+		rejected, reason, skipped, paid_elsewhere) VALUES `,
+		row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}
 	defer ins.close()
 	args := make([]any, 0, insertChunk*ins.width)
 	for chunk := range slices.Chunk(rows, insertChunk) {
 		args = args[:0]
 		for _, r := range chunk {
 			args = append(args, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account, r.Amount,
-				r.Description, r.Rejected, r.Reason, r.Skipped)
+				r.Description, r.Rejected, r.Reason, r.Skipped, r.PaidElsewhere)
 		}
 		if err := ins.exec(ctx, args); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)

@@ -72,7 +72,7 @@ func scanReportLine(rows *sql.Rows, scan func(scanner) (Payout, error)) (ReportL
 	var recorded bool
 	r := &line.Row
 	head := headScanner{rows: rows, head: []any{&recorded, &r.RunID, &r.Line, &r.Ref, &r.Recipient,
-		&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped}}
+		&r.ProviderID, &r.Bank, &r.Account, &r.Amount, &r.Description, &r.Rejected, &r.Reason, &r.Skipped, &r.PaidElsewhere}}
 	p, err := scan(head)
 	if err != nil {
 		return ReportLine{}, err
@@ -84,13 +84,13 @@ func scanReportLine(rows *sql.Rows, scan func(scanner) (Payout, error)) (ReportL
 }
 
 // reportPayoutColumns are the columns of a payout that a report shows (EachReportLine).
-const reportPayoutColumns = `ref, run_id, state, amount, invoice_no, transaction_status, attempts, last_error`
+const reportPayoutColumns = `ref, run_id, state, amount, invoice_no, transaction_status, attempts, last_error, refusal_confirmed`
 
 // scanReportPayout scans reportPayoutColumns.
 func scanReportPayout(s scanner) (Payout, error) {
 	var p Payout
 	var state, amount string
-	if err := s.Scan(&p.Ref, &p.RunID, &state, &amount, &p.InvoiceNo, &p.TransactionStatus, &p.Attempts, &p.LastError); err != nil {
+	if err := s.Scan(&p.Ref, &p.RunID, &state, &amount, &p.InvoiceNo, &p.TransactionStatus, &p.Attempts, &p.LastError, &p.RefusalConfirmed); err != nil {
 		return Payout{}, err
 	}
 	p.State = State(state)
@@ -128,12 +128,12 @@ func runLinesQuery(cols string, lineRange bool) string {
 		rowLines, payoutLines = " AND r.line >= $2 AND r.line < $3", " AND p.line >= $2 AND p.line < $3"
 	}
 	return `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
-		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, ` +
+		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, r.paid_elsewhere, ` +
 		joinedColumns(cols) + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
 		WHERE r.run_id = $1` + rowLines + `
 		UNION ALL
 		SELECT 1, $1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
-		0, '', p.run_id <> $1, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o` + indexedBy("runs_by_source") + `
+		0, '', p.run_id <> $1, 0, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o` + indexedBy("runs_by_source") + `
 		CROSS JOIN payouts p` + indexedBy("payouts_by_run") + ` ON p.run_id = o.id
 		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at` + payoutLines + `
 		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = $1 AND x.line = p.line)
@@ -151,7 +151,7 @@ func joinedColumns(cols string) string {
 		c = strings.TrimSpace(c)
 		zero := "''"
 		switch c {
-		case "line", "provider_id", "attempts", "not_found_count":
+		case "line", "provider_id", "attempts", "not_found_count", "refusal_confirmed":
 			zero = "0"
 		case "amount":
 			zero = "'0'"

@@ -23,8 +23,8 @@ func (db *DB) AddRun(ctx context.Context, r Run) error {
 }
 
 // FinishRun records how a run ended. It returns ErrNotFound for an unknown run.
-func (db *DB) FinishRun(ctx context.Context, id string, status string, exitCode int, ended time.Time) error {
-	err := db.writeSealed(ctx, "runs", id, "run ended: "+status, func(tx *sql.Tx) (string, []any, error) {
+func (db *DB) FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error {
+	err := db.writeSealed(ctx, "runs", id, "run ended: "+string(status), func(tx *sql.Tx) (string, []any, error) {
 		return `WHERE id = ?`, []any{id}, updateOne(ctx, tx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
 			status, exitCode, fmtTime(ended), id)
 	})

@@ -20,6 +20,8 @@ func (db *DB) afterMigration(ctx context.Context, tx *sql.Tx, name string) error
 		return sealChain(ctx, tx)
 	case strings.HasSuffix(name, "_trail.sql"):
 		return db.sealTrail(ctx, tx)
+	case strings.HasSuffix(name, "_typed_facts.sql"):
+		return db.sealTypedFacts(ctx, tx)
 	}
 	return nil
 }
@@ -40,27 +42,57 @@ func (db *DB) sealTrail(ctx context.Context, tx *sql.Tx) error {
 			return fmt.Errorf("seal trail: %w", err)
 		}
 	}
-	// A chunk of payouts at a time: the events are inserted once the chunk's reads are closed.
+	if err := attestPayouts(ctx, tx, c, now); err != nil {
+		return fmt.Errorf("seal trail: %w", err)
+	}
+	return nil
+}
+
+// sealTypedFacts brings the columns that replaced text (payouts.refusal_confirmed,
+// run_rows.paid_elsewhere), as the migration set them from that text, into the chain: the lines
+// are sealed again with the new column, and each payout whose refusal was confirmed gets an
+// attestation event recording it.
+func (db *DB) sealTypedFacts(ctx context.Context, tx *sql.Tx) error {
+	head, err := readChainHead(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("seal typed facts: %w", err)
+	}
+	c := &chainer{head: head, actor: sealedActor, version: orUnknown(db.version)}
+	now := fmtTime(db.now())
+	if _, err := sealRows(ctx, tx, c, "run_rows", "", now, "sealed again at the upgrade that added its column paid_elsewhere", ""); err != nil {
+		return fmt.Errorf("seal typed facts: %w", err)
+	}
+	if err := attestPayouts(ctx, tx, c, now); err != nil {
+		return fmt.Errorf("seal typed facts: %w", err)
+	}
+	return nil
+}
+
+// attestPayouts appends an attestation event for each payout whose attested columns its events
+// do not tell, a chunk of payouts at a time: the events are inserted once the chunk's reads are
+// closed.
+func attestPayouts(ctx context.Context, tx *sql.Tx, c *chainer, now string) error {
 	after := ""
 	for {
 		var last sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT max(ref) FROM (SELECT ref FROM payouts WHERE ref > ? ORDER BY ref LIMIT 2000) AS page`, after).Scan(&last)
 		if err != nil {
-			return fmt.Errorf("seal trail: %w", err)
+			return err
 		}
 		if !last.Valid {
 			return nil
 		}
 		if err := attestChunk(ctx, tx, c, now, after, last.String); err != nil {
-			return fmt.Errorf("seal trail: %w", err)
+			return err
 		}
 		after = last.String
 	}
 }
 
-// attestedColumns are the payouts columns that events did not tell before the trail covered them.
+// attestedColumns are the payouts columns that events did not tell before the trail covered them,
+// or before they were columns (refusal_confirmed). The bank's name stays last.
 var attestedColumns = []string{"created_at", "updated_at", "attempts", "not_found_count", "first_not_found_at",
-	"last_error", "retry_of", "name_check", "display_name"}
+	"last_error", "retry_of", "refusal_confirmed", "name_check", "display_name"}
 
 // attestChunk appends the attestation events of the payouts with references in (after, last].
 func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last string) error {
@@ -111,7 +143,8 @@ func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last s
 // the row holds, so that the replay of `payout audit verify` ends at the row. Each payout gets
 // its salt.
 func sealChain(ctx context.Context, tx *sql.Tx) error {
-	payouts, err := scanAll(ctx, tx, `SELECT `+payoutColumns+` FROM payouts`, scanPayout)
+	// It runs in an older migration than refusal_confirmed's, which reads as false here.
+	payouts, err := scanAll(ctx, tx, `SELECT `+strings.Replace(payoutColumns, "refusal_confirmed", "0", 1)+` FROM payouts`, scanPayout)
 	if err != nil {
 		return fmt.Errorf("seal chain: %w", err)
 	}

@@ -125,8 +125,8 @@ func Export(ctx context.Context, db *ledger.DB, o ExportOptions) (PackInfo, erro
 	if members[approvalsMember], err = jsonLines(approvals); err != nil {
 		return PackInfo{}, err
 	}
-	info := PackInfo{Format: PackFormat, RunID: run.ID, Kind: run.Kind, File: run.File, InputSHA256: run.FileSHA256,
-		StartedAt: fmtTime(run.StartedAt), EndedAt: fmtTime(run.EndedAt), Status: run.Status, ExitCode: run.ExitCode,
+	info := PackInfo{Format: PackFormat, RunID: run.ID, Kind: string(run.Kind), File: run.File, InputSHA256: run.FileSHA256,
+		StartedAt: fmtTime(run.StartedAt), EndedAt: fmtTime(run.EndedAt), Status: string(run.Status), ExitCode: run.ExitCode,
 		ChainHead: head.String(), ExportedAt: fmtTime(o.Now), ExportedBy: o.Actor, Events: len(events)}
 	if members[runMember], err = json.MarshalIndent(info, "", "  "); err != nil {
 		return PackInfo{}, err

@@ -11,10 +11,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -33,19 +33,17 @@ const DefaultMaxBody = api.MaxCallbackBytes
 const callbackLedgerTimeout = 30 * time.Second
 
 // Verdicts a verified callback is stored with (ledger.StoredCallback.Verdict).
+// The verdicts a callback's payload earns are decided by package outcome.
 const (
-	VerdictApplied         = "applied"          // the payout moved to SUCCEEDED
-	VerdictReplay          = "replay"           // already SUCCEEDED: nothing changed
-	VerdictUnknownInvoice  = "unknown-invoice"  // no payout with this invoice_no in the ledger
-	VerdictAmountMismatch  = "amount-mismatch"  // amount differs from the ledger's: flagged, not applied
-	VerdictNotSuccess      = "not-success"      // the payload does not say SUCCESS (id 2): not applied
-	VerdictConflict        = "conflict"         // the ledger says FAILED: flagged, not applied
-	VerdictReplayMismatch  = "replay-mismatch"  // already SUCCEEDED with another bank reference: flagged
-	VerdictUnexpectedState = "unexpected-state" // READY, SUBMITTING or REJECTED: flagged, not applied
+	VerdictApplied         = outcome.CallbackApplied
+	VerdictReplay          = outcome.CallbackReplay
+	VerdictUnknownInvoice  = "unknown-invoice" // no payout with this invoice_no in the ledger
+	VerdictAmountMismatch  = outcome.CallbackAmountMismatch
+	VerdictNotSuccess      = outcome.CallbackNotSuccess
+	VerdictConflict        = outcome.CallbackConflict
+	VerdictReplayMismatch  = outcome.CallbackReplayMismatch
+	VerdictUnexpectedState = outcome.CallbackUnexpectedState
 )
-
-// callbackSuccessStatusID is the invoice_status_id the service pairs with invoice_status SUCCESS.
-const callbackSuccessStatusID = 2
 
 // Config holds what a Handler needs. Ledger and HashKey are required.
 type Config struct {
@@ -231,7 +229,7 @@ func refusal(err error) (int, string) {
 	return http.StatusInternalServerError, "cannot verify callback"
 }
 
-// settle decides what a verified callback does to the ledger and does it. When the payout
+// settle applies what package outcome decides a verified callback does to the ledger. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout
 // again and decides once more. Its bool reports that an event of the payout now holds the
 // callback's payload: every change decide makes carries it, or follows one that does.
@@ -244,7 +242,7 @@ func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.P
 		if err != nil {
 			return "", ledger.Payout{}, false, fmt.Errorf("find invoice: %w", err)
 		}
-		verdict, changes := decide(cb, p)
+		verdict, changes := outcome.AfterCallback(cb, p)
 		noteName(changes, p, cb.Payload.DisplayName)
 		if len(changes) == 0 {
 			return verdict, p, false, nil
@@ -257,70 +255,4 @@ func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.P
 			return "", p, false, fmt.Errorf("apply callback to %s: %w", p.Ref, err)
 		}
 	}
-}
-
-// decide returns the verdict on a verified callback for payout p and the ledger changes it
-// makes. It changes nothing it cannot prove: anything but a SUCCESS of the ledger's amount for
-// a payout the service accepted is flagged with an event and left to reconcile and people.
-func decide(cb api.Callback, p ledger.Payout) (string, []ledger.Change) {
-	pl := cb.Payload
-	raw := string(cb.RawPayload)
-	note := func(verdict, detail string) (string, []ledger.Change) {
-		return verdict, []ledger.Change{{Ref: p.Ref, From: p.State, To: p.State, Detail: "callback: " + detail, Payload: raw}}
-	}
-	if !strings.EqualFold(strings.TrimSpace(pl.InvoiceStatus), api.StatusSuccess) || pl.InvoiceStatusID != callbackSuccessStatusID || bankSaysNo(cb.RawPayload) {
-		return note(VerdictNotSuccess, fmt.Sprintf("invoice_status %q (id %d, bank_response_success %t) is not SUCCESS (id 2): not applied",
-			pl.InvoiceStatus, pl.InvoiceStatusID, pl.BankResponseSuccess))
-	}
-	if !pl.Amount.Equal(p.Amount) {
-		return note(VerdictAmountMismatch, fmt.Sprintf("SUCCESS for amount %s differs from ledger %s: not applied",
-			pl.Amount.String(), p.Amount.StringFixed(2)))
-	}
-	success := ledger.Change{Ref: p.Ref, From: ledger.Submitted, To: ledger.Succeeded, TransactionStatus: api.StatusSuccess,
-		BankReferenceNo: pl.BankReferenceNo, Detail: "callback: SUCCESS, bank reference " + bankRefText(pl.BankReferenceNo), Payload: raw}
-	switch p.State {
-	case ledger.Submitted:
-		return VerdictApplied, []ledger.Change{success}
-	case ledger.Unknown:
-		// A signed callback naming the invoice proves the service created the payout: the row
-		// takes the documented way through SUBMITTED, in one transaction.
-		found := ledger.Change{Ref: p.Ref, From: ledger.Unknown, To: ledger.Submitted, ResetNotFound: true,
-			Detail: "callback: the service has the payout (invoice " + pl.InvoiceNo + ")"}
-		return VerdictApplied, []ledger.Change{found, success}
-	case ledger.Succeeded:
-		if p.BankReferenceNo != "" && pl.BankReferenceNo != "" && p.BankReferenceNo != pl.BankReferenceNo {
-			return note(VerdictReplayMismatch, fmt.Sprintf("replayed SUCCESS with bank reference %s, ledger has %s: not applied",
-				pl.BankReferenceNo, p.BankReferenceNo))
-		}
-		// A replay adds nothing to the payout's history; the stored callback records it.
-		return VerdictReplay, nil
-	case ledger.Failed:
-		return note(VerdictConflict, "SUCCESS for a payout the ledger has as FAILED: not applied, check with the service")
-	}
-	return note(VerdictUnexpectedState, fmt.Sprintf("SUCCESS for a payout in state %s: not applied, reconcile will settle it", p.State))
-}
-
-// bankSaysNo reports whether the payload carries bank_response_success explicitly false (absent
-// is not a no: the field's presence is not documented as certain).
-func bankSaysNo(raw json.RawMessage) bool {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
-		return false
-	}
-	v, ok := fields["bank_response_success"]
-	if !ok {
-		return false
-	}
-	switch string(bytes.TrimSpace(v)) {
-	case "false", `"false"`, "0", `"0"`:
-		return true
-	}
-	return false
-}
-
-func bankRefText(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }

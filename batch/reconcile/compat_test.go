@@ -51,7 +51,7 @@ func TestReconcileDoesNotConfirmARefusalWhenLookupsMissKnownPayouts(t *testing.T
 		t.Fatal(err)
 	}
 	refused := b.state("A-REFUSED")
-	if batch.FailureConfirmed(refused.InvoiceNo, refused.LastError) {
+	if batch.FailureConfirmed(refused) {
 		t.Errorf("A-REFUSED %+v: refusal confirmed by a lookup that does not find B-ACCEPTED either (reconcile %+v)", refused, res)
 	}
 }

@@ -91,7 +91,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	started := rc.cfg.Now()
 	res := Result{RunID: batch.NewRunID(started)}
 	log := rc.cfg.Logger.With("run", res.RunID, "kind", "reconcile")
-	if err := db.AddRun(bg, ledger.Run{ID: res.RunID, Kind: "reconcile", StartedAt: started, Status: "running"}); err != nil {
+	if err := db.AddRun(bg, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started, Status: ledger.RunRunning}); err != nil {
 		return res, err
 	}
 	// The ledger lock is held: a row still SUBMITTING belongs to a process that died.
@@ -125,9 +125,9 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, pass.runs, rc.cfg.ChunkRows, ended); err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
 	}
-	status := "finished"
+	status := ledger.RunFinished
 	if res.ExitCode == batch.ExitAborted {
-		status = "aborted"
+		status = ledger.RunAborted
 	}
 	if err := db.FinishRun(bg, res.RunID, status, res.ExitCode, ended); err != nil {
 		return res, err
@@ -158,7 +158,7 @@ func (rc *reconciler) scopeRun(ctx context.Context, opts Options) (ledger.Run, e
 	if err != nil {
 		return ledger.Run{}, err
 	}
-	if run.Kind == "reconcile" {
+	if run.Kind == ledger.KindReconcile {
 		return ledger.Run{}, fmt.Errorf("%w: run %s is a reconciliation, not a file's run", ErrScope, opts.RunID)
 	}
 	return run, nil
@@ -189,7 +189,7 @@ func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Resu
 
 // abandon closes the reconcile run as aborted and returns err.
 func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
-	if ferr := rc.cfg.Ledger.FinishRun(ctx, res.RunID, "aborted", batch.ExitAborted, rc.cfg.Now()); ferr != nil {
+	if ferr := rc.cfg.Ledger.FinishRun(ctx, res.RunID, ledger.RunAborted, batch.ExitAborted, rc.cfg.Now()); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err

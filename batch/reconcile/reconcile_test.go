@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,7 +33,7 @@ const reconToken = "recon-token-0123456789"
 type reconBench struct {
 	tb      testing.TB
 	sandbox *sandbox.Server
-	clock   *sandboxClock
+	clock   *batchtest.Clock // the sandbox's time: payouts stay PENDING until a test moves it past SettleAfter
 	client  *api.Client
 	db      *ledger.DB
 	dir     string
@@ -48,7 +47,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	if faults.Latency == 0 && faults.LatencyJitter == 0 {
 		faults.Latency, faults.LatencyJitter = batchtest.Latency, batchtest.LatencyJitter
 	}
-	clock := &sandboxClock{now: time.Now()}
+	clock := batchtest.NewClock(time.Now())
 	sb := sandbox.New(sandbox.Options{AuthToken: reconToken, HashKey: []byte("recon-hash-key-0123456789"), Seed: 11,
 		Now: clock.Now, SettleAfter: time.Hour, SettleInterval: -1, FailSuffixes: sandbox.DefaultFailSuffixes, Faults: faults})
 	ts := httptest.NewServer(sb)
@@ -75,23 +74,9 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	}}
 }
 
-// sandboxClock is the sandbox's time: payouts stay PENDING until a test moves it past SettleAfter.
-type sandboxClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *sandboxClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
 // settle makes every payout created so far final at the service.
 func (b *reconBench) settle() {
-	b.clock.mu.Lock()
-	b.clock.now = b.clock.now.Add(2 * time.Hour)
-	b.clock.mu.Unlock()
+	b.clock.Advance(2 * time.Hour)
 	b.sandbox.Settle()
 }
 
@@ -690,7 +675,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	if !found {
 		t.Errorf("events of REF-MADE %+v, want FAILED → SUBMITTED, saying why", events)
 	}
-	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none.InvoiceNo, none.LastError) {
+	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none) {
 		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
 	}
 }

@@ -59,7 +59,7 @@ func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[st
 		return err
 	}
 	err := db.WalkPayouts(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
-		if !batch.FailureConfirmed(p.InvoiceNo, p.LastError) {
+		if !batch.FailureConfirmed(p) {
 			return nil
 		}
 		if _, ok, err := db.RetryFor(ctx, p.Ref); err != nil || ok {

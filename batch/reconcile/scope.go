@@ -108,7 +108,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 func sinceRows(ctx context.Context, db *ledger.DB, page int, runs []ledger.Run, since time.Time, emit func(reconEntry) error) error {
 	seen := make(map[string]struct{})
 	for _, run := range runs {
-		if run.Kind == "reconcile" || run.Kind == "dry-run" {
+		if run.Kind == ledger.KindReconcile || run.Kind == ledger.KindDryRun {
 			continue
 		}
 		if err := runLines(ctx, db, run.ID, page, seen, emit); err != nil {

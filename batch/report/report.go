@@ -51,6 +51,11 @@ type Row struct {
 	Message           string
 	// Skipped marks a row the service had accepted in an earlier run: not sent again.
 	Skipped bool
+	// PaidElsewhere marks a skipped row that a run of another file paid. Not shown: the message says it.
+	PaidElsewhere bool
+	// RefusalConfirmed marks a FAILED row that a lookup confirmed the service never created. Not
+	// shown: the message says it.
+	RefusalConfirmed bool
 }
 
 // StateTotal is the count and sum of the rows in one state.

@@ -27,6 +27,12 @@ func FormatClock(t time.Time, zone *time.Location) string {
 	return t.In(orUTC(zone)).Format(ClockLayout)
 }
 
+// FormatDay writes the day of t in zone (UTC when nil), for messages that name the day of an
+// earlier run: "2026-11-27".
+func FormatDay(t time.Time, zone *time.Location) string {
+	return t.In(orUTC(zone)).Format(time.DateOnly)
+}
+
 // ZoneText names zone for a report's header, with its offset at t (the offset of a zone with
 // summer time depends on the date): "Asia/Kuala_Lumpur (UTC+08:00)". A zone without a name of
 // its own (the system's, when it cannot be named) is shown by its abbreviation.

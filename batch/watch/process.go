@@ -216,7 +216,7 @@ func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, err
 	}
 	var same []ledger.Run
 	for _, r := range runs {
-		if r.Kind == "run" && r.Status == "finished" && r.ExitCode == batch.ExitOK {
+		if batch.Completed(r) {
 			same = append(same, r)
 		}
 	}

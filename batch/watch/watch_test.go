@@ -20,24 +20,6 @@ import (
 	"github.com/payout/payout/batch/watch"
 )
 
-// watchClock is the watcher's clock, moved by hand: settling is decided without sleeping.
-type watchClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *watchClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *watchClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // watchRig is a watched folder over a test harness, with the outcomes and logs it produced.
 type watchRig struct {
 	*batchtest.Harness
@@ -155,7 +137,7 @@ func TestWatchCreatesFolders(t *testing.T) {
 
 func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	const settle = 10 * time.Second
-	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	clock := batchtest.NewClock(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)) // moved by hand: settling is decided without sleeping
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
 	rows := batchtest.Payroll(9, "SLOW")
 	data := watchCSV(rows)
@@ -177,12 +159,12 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	}
 	watchAppend(t, inbox, chunks[0])
 	stillInInbox("first chunk, just seen")
-	clock.Add(settle - time.Second)
+	clock.Advance(settle - time.Second)
 	stillInInbox("first chunk, not yet settled")
 	watchAppend(t, inbox, chunks[1])
-	clock.Add(2 * time.Second) // past the settle time since first seen, but the file grew
+	clock.Advance(2 * time.Second) // past the settle time since first seen, but the file grew
 	stillInInbox("second chunk")
-	clock.Add(settle - time.Second)
+	clock.Advance(settle - time.Second)
 	stillInInbox("second chunk, not yet settled")
 
 	// Same size, new content and modification time: still a change.
@@ -196,17 +178,17 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	if err := os.Chtimes(inbox, info.ModTime(), info.ModTime().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	clock.Add(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	stillInInbox("rewritten in place")
 
 	watchPut(t, inbox, append(append([]byte(nil), chunks[0]...), chunks[1]...))
 	watchAppend(t, inbox, chunks[2])
-	clock.Add(time.Second)
+	clock.Advance(time.Second)
 	stillInInbox("last chunk")
-	clock.Add(settle - time.Second)
+	clock.Advance(settle - time.Second)
 	stillInInbox("complete, one second short of the settle time")
 
-	clock.Add(time.Second)
+	clock.Advance(time.Second)
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("poll after settling: exit %d, want 0; logs:\n%s", exit, rig.logs)
 	}
@@ -563,18 +545,18 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 
 func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 	const settle = 10 * time.Second
-	clock := &watchClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	clock := batchtest.NewClock(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)) // moved by hand: settling is decided without sleeping
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
 	watchPut(t, rig.path(watch.InboxDir, "blank.csv"), nil)
 	if exit := rig.poll(); exit != batch.ExitOK {
 		t.Fatalf("first poll: exit %d", exit)
 	}
-	clock.Add(settle - time.Second)
+	clock.Advance(settle - time.Second)
 	if exit := rig.poll(); exit != batch.ExitOK || len(rig.listDir(watch.InboxDir)) != 1 {
 		t.Fatalf("before the settle time: exit %d, inbox %v; an empty file may be a copy not yet begun",
 			exit, rig.listDir(watch.InboxDir))
 	}
-	clock.Add(time.Second)
+	clock.Advance(time.Second)
 	if exit := rig.poll(); exit != batch.ExitRejected {
 		t.Fatalf("settled: exit %d, want 3; logs:\n%s", exit, rig.logs)
 	}

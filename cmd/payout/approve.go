@@ -318,7 +318,7 @@ func showAwaiting(ctx context.Context, e *env, db *ledger.DB, zone *time.Locatio
 	latest := make(map[string]ledger.Run)
 	var order []string
 	for _, r := range runs {
-		if r.Kind != "run" {
+		if r.Kind != ledger.KindRun {
 			continue
 		}
 		if _, seen := latest[r.FileSHA256]; !seen {

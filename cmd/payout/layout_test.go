@@ -13,6 +13,10 @@ const module = "github.com/payout/payout"
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
 // ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone.
+// batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
+// batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
+// knows only by their times, imports only batch/report; batch/repeats only the ledger, read and
+// report.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
@@ -24,6 +28,20 @@ func mayImport(from, to string) bool {
 		return to == "templates"
 	case from == "batch/atomicfile":
 		return false
+	case from == "batch/outcome":
+		// The state machine's decisions: pure, below everything of the run but what they decide on.
+		return to == "ledger" || to == "api" || to == "batch/report"
+	case from == "batch/pool":
+		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
+		return to == "batch/report"
+	case from == "batch/approval":
+		return to == "batch/signature"
+	case from == "batch/retry":
+		return to == "ledger" || to == "batch/read" || to == "batch/report" || to == "batch/outcome" || to == "batch/atomicfile"
+	case from == "batch/repeats":
+		return to == "ledger" || to == "batch/read" || to == "batch/report"
+	case to == "batch/outcome":
+		return within(from, "batch")
 	case within(from, "batch"):
 		return within(to, "batch") || within(to, "ledger") || within(to, "api")
 	case from == "api/sandbox":
@@ -87,6 +105,21 @@ func TestMayImport(t *testing.T) {
 		{"ledger", "ledger/ledgertest", false},
 		{"templates", "batch", false},
 		{"batch", "cmd/payout", false},
+		{"batch/outcome", "ledger", true},
+		{"batch/outcome", "batch", false},
+		{"batch/outcome", "batch/read", false},
+		{"batch/callbacks", "batch/outcome", true},
+		{"ledger", "batch/outcome", false},
+		{"batch/pool", "batch/report", true},
+		{"batch/pool", "ledger", false},
+		{"batch/pool", "batch/outcome", false},
+		{"batch", "batch/pool", true},
+		{"batch/repeats", "ledger", true},
+		{"batch/repeats", "batch", false},
+		{"batch/retry", "batch/outcome", true},
+		{"batch/retry", "batch", false},
+		{"batch/approval", "batch/signature", true},
+		{"batch/approval", "ledger", false},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)

@@ -39,7 +39,7 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	ref := fs.Arg(0)
-	p, err := s.runner.Release(ctx, ref, reason, batch.Actor())
+	p, err := batch.Release(ctx, s.runner.Config(), ref, reason, batch.Actor())
 	switch {
 	case errors.Is(err, batch.ErrReleaseRefused):
 		return usageError("release: %v", err)

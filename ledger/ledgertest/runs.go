@@ -18,7 +18,7 @@ func testFindRuns(t *testing.T, e Engine) {
 	ctx := context.Background()
 	// Added out of order: runs are found by their start.
 	for _, i := range []int{3, 0, 4, 1, 2, 5} {
-		status, sha := "finished", "sha-a"
+		status, sha := ledger.RunFinished, "sha-a"
 		if i%2 == 1 {
 			status, sha = "running", "sha-b"
 		}

@@ -1,4 +1,4 @@
-package batch
+package pool
 
 import (
 	"context"
@@ -139,16 +139,16 @@ func perSecond(v float64) string {
 
 // workerGroup is the pool's running workers: each takes tasks from work, one at a time, and
 // sends its outcome to results.
-type workerGroup struct {
-	p       *pool
+type workerGroup[T Task] struct {
+	p       *Pool[T]
 	ctx     context.Context
-	work    chan task
-	results chan<- outcome
+	work    chan T
+	results chan<- Result[T]
 	wg      sync.WaitGroup
 }
 
 // add starts n more workers.
-func (g *workerGroup) add(n int) {
+func (g *workerGroup[T]) add(n int) {
 	for range n {
 		g.wg.Add(1)
 		go func() {
@@ -161,16 +161,14 @@ func (g *workerGroup) add(n int) {
 }
 
 // stop closes work and waits for the workers to finish.
-func (g *workerGroup) stop() {
+func (g *workerGroup[T]) stop() {
 	close(g.work)
 	g.wg.Wait()
 }
 
-// logSending logs the start of a run's sending: how many rows, at what rate, with how many workers.
-func (r *Runner) logSending(log *slog.Logger, total int) {
-	workers := any(r.cfg.Workers)
-	if r.cfg.Workers == 0 {
-		workers = "sized from the rate and the service's latency"
-	}
-	log.Info("recording and sending", "rows_to_pay", total, "rate", float64(r.cfg.Limiter.Limit()), "workers", workers)
+// startWorkers starts n workers that do the tasks of work and send their results to results.
+func (p *Pool[T]) startWorkers(ctx context.Context, work chan T, results chan<- Result[T], n int) *workerGroup[T] {
+	g := &workerGroup[T]{p: p, ctx: ctx, work: work, results: results}
+	g.add(n)
+	return g
 }

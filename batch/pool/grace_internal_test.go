@@ -1,7 +1,8 @@
-package batch
+package pool
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -24,8 +25,8 @@ func TestAnnounceGraceShowsNoNegativeWait(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			p := &pool{log: slog.New(slog.NewTextHandler(&buf, nil))}
-			said := p.announceGrace(taskQueue{{kind: taskLookup, graceEnd: tc.graceEnd}}, now, time.Time{})
+			p := New(Config{Logger: slog.New(slog.NewTextHandler(&buf, nil))}, func(context.Context, graceTask) Result[graceTask] { return Result[graceTask]{} })
+			said := p.announceGrace(queue[graceTask]{{end: tc.graceEnd}}, now, time.Time{})
 			got := buf.String()
 			switch {
 			case tc.want == "" && (got != "" || !said.IsZero()):
@@ -38,3 +39,11 @@ func TestAnnounceGraceShowsNoNegativeWait(t *testing.T) {
 		})
 	}
 }
+
+// graceTask is a lookup waiting out a grace that ends at end.
+type graceTask struct{ end time.Time }
+
+func (t graceTask) Due() time.Time      { return t.end }
+func (graceTask) First() bool           { return false }
+func (graceTask) Waits() bool           { return false }
+func (t graceTask) GraceEnd() time.Time { return t.end }

@@ -1,4 +1,4 @@
-package batch
+package retry
 
 import (
 	"context"
@@ -11,32 +11,33 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
 // A run's retry file holds the rows of its input still unpaid, in the input's own columns and
-// order, plus RetryColumn saying why each is there: fixed and run, it pays exactly those rows.
+// order, plus Column saying why each is there: fixed and run, it pays exactly those rows.
 // A row is unpaid unless its payout is SUCCEEDED or SUBMITTED (pending at the service); rows
 // skipped because an earlier run paid them are among the paid. Each row keeps its own reference,
 // so that the ledger's exactly-once rules make running it safe (a row whose outcome is unknown is
 // looked up before anything is sent), except a row the service refused with nothing created
 // (FAILED, confirmed): its reference is final, and the row is offered under a reference derived
-// from it (RetryRef), recorded in the ledger as a retry of it before the file is written. A
+// from it (Ref), recorded in the ledger as a retry of it before the file is written. A
 // payout has at most one retry, so every retry file of a run offers the same derived reference,
 // and paying it twice is a rerun that pays nothing more.
 
-// RetryColumn is the column a retry file adds after the input's own: why each row is there. The
+// Column is the column a retry file adds after the input's own: why each row is there. The
 // reader ignores it, as it ignores every column it does not know.
-const RetryColumn = "retry_reason"
+const Column = "retry_reason"
 
 // WhyUnknown begins the reason of a row whose outcome is unknown.
 const WhyUnknown = "outcome unknown: run `payout reconcile` first; paying this row again before that could pay twice"
 
-// RetryRef is the n-th reference derived from root to pay again a payout refused under it:
+// Ref is the n-th reference derived from root to pay again a payout refused under it:
 // root-Rn, or, when that is longer than a reference may be, root cut short with a hash of the
 // whole root before -Rn, so that two long roots alike at the start still differ.
-func RetryRef(root string, n int) string {
+func Ref(root string, n int) string {
 	suffix := "-R" + strconv.Itoa(n)
 	if len(root)+len(suffix) <= read.MaxRefLength {
 		return root + suffix
@@ -47,9 +48,9 @@ func RetryRef(root string, n int) string {
 	return root[:keep] + "-" + hash + suffix
 }
 
-// mayBeRetryRef reports whether ref has the shape of a RetryRef (it ends in -R and a number):
+// MayBeRef reports whether ref has the shape of a Ref (it ends in -R and a number):
 // no other reference can be a retry's, so a check of a file's rows asks the ledger only of these.
-func mayBeRetryRef(ref string) bool {
+func MayBeRef(ref string) bool {
 	i := strings.LastIndex(ref, "-R")
 	if i < 0 || i+2 == len(ref) {
 		return false
@@ -62,14 +63,14 @@ func mayBeRetryRef(ref string) bool {
 	return true
 }
 
-// RetryFile is a retry file written, and how many rows it holds.
-type RetryFile struct {
+// File is a retry file written, and how many rows it holds.
+type File struct {
 	CSV, XLSX string // XLSX is empty unless the run's input was an XLSX
 	Rows      int
 }
 
 // List is the paths written.
-func (f RetryFile) List() []string {
+func (f File) List() []string {
 	var out []string
 	for _, p := range []string{f.CSV, f.XLSX} {
 		if p != "" {
@@ -79,24 +80,24 @@ func (f RetryFile) List() []string {
 	return out
 }
 
-// WriteRetryFile writes the retry file of a run into dir: `<name without extension>.<run
+// Write writes the retry file of a run into dir: `<name without extension>.<run
 // id>.retry.csv`, and `.retry.xlsx` too when the run's input was an XLSX, with ".reconciled-<UTC
 // time of stamp>" before ".retry" when stamp is set (a reconciliation writes them again, beside
 // and never over the run's own, which its user may be editing). A run whose every row is paid
-// gets none: the zero RetryFile. fileRejected says that the run sent nothing because its file
+// gets none: the zero File. fileRejected says that the run sent nothing because its file
 // was rejected as a whole.
-func WriteRetryFile(ctx context.Context, db *ledger.DB, runID, dir, name string, fileRejected bool, stamp time.Time) (RetryFile, error) {
+func Write(ctx context.Context, db *ledger.DB, runID, dir, name string, fileRejected bool, stamp time.Time) (File, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
-		return RetryFile{}, err
+		return File{}, err
 	}
 	rows, err := unpaidRows(ctx, db, run, fileRejected)
 	if err != nil || len(rows) == 0 {
-		return RetryFile{}, err
+		return File{}, err
 	}
 	columns, err := db.RunColumns(ctx, runID)
 	if err != nil {
-		return RetryFile{}, err
+		return File{}, err
 	}
 	if name == "" {
 		name = filepath.Base(run.File)
@@ -110,14 +111,14 @@ func WriteRetryFile(ctx context.Context, db *ledger.DB, runID, dir, name string,
 		stem += ".reconciled-" + stamp.UTC().Format("20060102T150405Z")
 	}
 	table := retryTableOf(columns, rows)
-	f := RetryFile{CSV: stem + ".retry.csv", Rows: len(rows)}
+	f := File{CSV: stem + ".retry.csv", Rows: len(rows)}
 	if err := writeRetryCSV(dir, f.CSV, table); err != nil {
-		return RetryFile{}, err
+		return File{}, err
 	}
 	if strings.EqualFold(filepath.Ext(run.File), ".xlsx") {
 		f.XLSX = stem + ".retry.xlsx"
 		if err := writeRetryXLSX(f.XLSX, table); err != nil {
-			return RetryFile{}, err
+			return File{}, err
 		}
 	}
 	return f, nil
@@ -135,7 +136,7 @@ func unpaidRows(ctx context.Context, db *ledger.DB, run ledger.Run, fileRejected
 	// Only the lines not yet paid are kept: a paid run of any size holds next to nothing here.
 	var lines []ledger.ReportLine
 	err := db.EachRunLine(ctx, run.ID, func(l ledger.ReportLine) error {
-		if l.Row.Rejected || l.Payout == nil || !acceptedEarlier(l.Payout.State) {
+		if l.Row.Rejected || l.Payout == nil || !outcome.AcceptedEarlier(l.Payout.State) {
 			lines = append(lines, l)
 		}
 		return nil
@@ -231,17 +232,16 @@ func payoutRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.P
 		return retryRow{}, false, fmt.Errorf("payout %s: more than %d retries", p.Ref, maxRetries)
 	case ledger.Unknown, ledger.Submitting:
 		why := WhyUnknown + " (it keeps its reference: a run looks it up by that reference before sending anything)"
-		if Stuck(p) {
-			why += "; " + StuckMessage(p.Ref, p.Attempts)
+		if outcome.Stuck(p) {
+			why += "; " + outcome.StuckMessage(p.Ref, p.Attempts)
 		}
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
 	case ledger.Ready:
 		return retryRow{values: payoutValues(p, p.Ref), why: "not sent: nothing was created at the service for it"}, true, nil
 	}
+	// Any other state (REJECTED) is said with its last error.
 	why := string(p.State)
-	if msg := payoutMessage(p, ledger.RunRow{}); msg != "" {
-		why += ": " + msg
-	} else if p.LastError != "" {
+	if p.LastError != "" {
 		why += ": " + p.LastError
 	}
 	return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
@@ -257,7 +257,7 @@ func failedRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.P
 	if err != nil {
 		return retryRow{}, false, err
 	}
-	if !FailureConfirmed(p.InvoiceNo, p.LastError) {
+	if !outcome.FailureConfirmed(p) {
 		why := "failed, but not yet known to have created nothing: run `payout reconcile` first; " +
 			"it keeps its reference, which is never sent again, and the retry file reconcile writes offers it under a new one once confirmed"
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
@@ -266,7 +266,7 @@ func failedRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.P
 	if err != nil {
 		return retryRow{}, false, err
 	}
-	retry, err := db.ClaimRetry(ctx, p.Ref, runID, time.Now(), func(n int) string { return RetryRef(root, n) })
+	retry, err := db.ClaimRetry(ctx, p.Ref, runID, time.Now(), func(n int) string { return Ref(root, n) })
 	if err != nil {
 		return retryRow{}, false, err
 	}

@@ -1,4 +1,4 @@
-package batch_test
+package retry_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
 )
 
@@ -117,14 +118,14 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 		t.Fatalf("retry file: %v, %v", fi, err)
 	}
 	recs := readCSV(t, want)
-	if !slices.Equal(recs[0], append(header, batch.RetryColumn)) {
-		t.Fatalf("header %q, want the input's own and %s", recs[0], batch.RetryColumn)
+	if !slices.Equal(recs[0], append(header, retry.Column)) {
+		t.Fatalf("header %q, want the input's own and %s", recs[0], retry.Column)
 	}
 	refs := column(t, recs, "External Invoice Ref")
 	if !slices.Equal(refs, []string{"RT-2", "RT-3-R1", "RT-5"}) {
 		t.Fatalf("retry file refs %q, want the rejected, the refused under a new reference, the not sent", refs)
 	}
-	why := column(t, recs, batch.RetryColumn)
+	why := column(t, recs, retry.Column)
 	for i, prefix := range []string{"rejected: amount", "failed: ", "not sent: "} {
 		if !strings.HasPrefix(why[i], prefix) {
 			t.Errorf("row %s: why %q, want it to begin %q", refs[i], why[i], prefix)
@@ -138,7 +139,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 	}
 
 	// Written again (as reconcile does), the refused row keeps its derived reference.
-	again, err := batch.WriteRetryFile(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
+	again, err := retry.Write(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,9 +219,9 @@ func TestRetryFileOfAnAbortedXLSXRun(t *testing.T) {
 	if !slices.Equal(refs, []string{"AB-1", "AB-2", "AB-3"}) {
 		t.Fatalf("retry file refs %q, want every row, each under its own reference", refs)
 	}
-	for i, why := range column(t, recs, batch.RetryColumn) {
+	for i, why := range column(t, recs, retry.Column) {
 		if want := "not sent: "; refs[i] == first {
-			if !strings.HasPrefix(why, batch.WhyUnknown) {
+			if !strings.HasPrefix(why, retry.WhyUnknown) {
 				t.Errorf("%s, outcome unknown: why %q", refs[i], why)
 			}
 		} else if !strings.HasPrefix(why, want) {
@@ -249,19 +250,19 @@ func TestRetryRefStaysARef(t *testing.T) {
 	long := strings.Repeat("A", read.MaxRefLength)
 	for _, root := range []string{"PAY-1", long, strings.Repeat("B", 61)} {
 		for _, n := range []int{1, 2, 10} {
-			ref := batch.RetryRef(root, n)
+			ref := retry.Ref(root, n)
 			if len(ref) > read.MaxRefLength || !strings.HasSuffix(ref, "-R"+strconv.Itoa(n)) || strings.Trim(ref, refChars) != "" {
 				t.Errorf("RetryRef(%q, %d) = %q", root, n, ref)
 			}
-			if batch.RetryRef(root, n) != ref {
+			if retry.Ref(root, n) != ref {
 				t.Errorf("RetryRef(%q, %d) changes", root, n)
 			}
 		}
 	}
-	if batch.RetryRef("PAY-1", 1) != "PAY-1-R1" {
-		t.Errorf("RetryRef(PAY-1, 1) = %q", batch.RetryRef("PAY-1", 1))
+	if retry.Ref("PAY-1", 1) != "PAY-1-R1" {
+		t.Errorf("RetryRef(PAY-1, 1) = %q", retry.Ref("PAY-1", 1))
 	}
-	if a, b := batch.RetryRef(long, 1), batch.RetryRef(long[:60]+"ZZZZ", 1); a == b {
+	if a, b := retry.Ref(long, 1), retry.Ref(long[:60]+"ZZZZ", 1); a == b {
 		t.Errorf("two long roots alike at the start share the retry %q", a)
 	}
 }
@@ -291,7 +292,7 @@ func TestRetryOfARefusalFoundLaterIsNotPaid(t *testing.T) {
 	if n := h.Sandbox.CreateCounts()["FD-00002-R1"]; n != 0 {
 		t.Fatalf("the retry of a payout the service holds was created %d times", n)
 	}
-	written, err := batch.WriteRetryFile(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
+	written, err := retry.Write(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
 	if err != nil || written.CSV != "" {
 		t.Fatalf("retry file written again: %+v, %v; want none, every row is paid", written, err)
 	}

@@ -1,4 +1,4 @@
-package batch
+package retry
 
 import (
 	"encoding/csv"
@@ -24,7 +24,7 @@ type retryTable struct {
 }
 
 // retryTableOf lays rows out in the input's columns (the template's when the run recorded none),
-// with RetryColumn last, or where the input already had it (a retry file's own retry file). A
+// with Column last, or where the input already had it (a retry file's own retry file). A
 // column the ledger does not keep (a note of the user's) is left empty.
 func retryTableOf(columns []string, rows []retryRow) retryTable {
 	if len(columns) == 0 {
@@ -34,7 +34,7 @@ func retryTableOf(columns []string, rows []retryRow) retryTable {
 	whyAt := -1
 	known := make([]string, len(header))
 	for i, name := range header {
-		if read.IsColumn(name, RetryColumn) && whyAt < 0 {
+		if read.IsColumn(name, Column) && whyAt < 0 {
 			whyAt = i
 			continue
 		}
@@ -46,7 +46,7 @@ func retryTableOf(columns []string, rows []retryRow) retryTable {
 	}
 	if whyAt < 0 {
 		whyAt = len(header)
-		header = append(header, RetryColumn)
+		header = append(header, Column)
 		known = append(known, "")
 	}
 	t := retryTable{header: header, records: make([][]string, 0, len(rows))}

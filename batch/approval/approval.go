@@ -1,0 +1,292 @@
+package approval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/payout/payout/batch/signature"
+)
+
+// DefaultValidity is how long a signature of a plan may hold: a statement's valid-until is at
+// most this far from the day a run checks it.
+const DefaultValidity = 7 * 24 * time.Hour
+
+// Plan is what signatures are checked against: a file's plan, as its statement and digests.
+type Plan struct {
+	FileSHA256 string
+	Digest     string // the statement's SHA-256 before its valid-until line
+	// Statement is the plan statement valid until day, as people sign it.
+	Statement func(day time.Time) io.Reader
+}
+
+// Approvals (maker-checker). The ledger's policy says how many distinct people must sign a
+// file's plan statement before a run pays it; people are the principals of OpenSSH keys listed
+// in an allowed_signers file, never operating-system accounts. The signatures are files beside
+// the input (`FILE.<anything>.sig`, as `ssh-keygen -Y sign` writes them); each run checks them
+// against the plan of the rows it read itself and records each one it accepts in the chain
+// before it records or sends anything. The maker counts like anyone else: a policy of N
+// approvals is N signatures by N distinct principals, the maker's own included when she signs.
+
+// EnvAllowedSigners names the allowed_signers file that lists who may sign.
+const EnvAllowedSigners = "PAYOUT_ALLOWED_SIGNERS"
+
+// SigSuffix ends every signature file's name.
+const SigSuffix = ".sig"
+
+// maxSigFile bounds a signature or refusal file read beside an input.
+const maxSigFile = 64 << 10
+
+// Policy says who may sign a plan and how long a signature may hold.
+type Policy struct {
+	// AllowedSigners is the allowed_signers file ($PAYOUT_ALLOWED_SIGNERS).
+	AllowedSigners string
+	// Validity is the furthest a statement's valid-until may be from the day it is checked
+	// (DefaultValidity when 0).
+	Validity time.Duration
+}
+
+// ValidityOrDefault is how long a signature may hold under p.
+func (p Policy) ValidityOrDefault() time.Duration {
+	if p.Validity <= 0 {
+		return DefaultValidity
+	}
+	return p.Validity
+}
+
+// SigFile is a signature or refusal file found beside an input.
+type SigFile struct {
+	Path   string
+	Data   []byte
+	SHA256 string
+}
+
+// SignatureFiles lists the files beside path named `<its name>.<anything>.sig`, read whole.
+func SignatureFiles(path string) ([]SigFile, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("signatures of %s: %w", path, err)
+	}
+	var out []SigFile
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, base+".") || !strings.HasSuffix(name, SigSuffix) || len(name) <= len(base)+1+len(SigSuffix) {
+			continue
+		}
+		data, err := readSmall(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		out = append(out, SigFile{Path: filepath.Join(dir, name), Data: data, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
+}
+
+// readSmall reads a signature-sized regular file.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("signature file: %w", err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("signature file %s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSigFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("signature file %s: %w", path, err)
+	}
+	if len(data) > maxSigFile {
+		return nil, fmt.Errorf("signature file %s: larger than %d bytes: not a signature", path, maxSigFile)
+	}
+	return data, nil
+}
+
+// Approval is one signature a plan was accepted on.
+type Approval struct {
+	signature.Identity
+	File       string // the signature file's name
+	SHA256     string // the signature file's
+	ValidUntil time.Time
+}
+
+// Verdict is what the signatures beside a file say of its plan.
+type Verdict struct {
+	Need     int
+	Accepted []Approval
+	// Signers are the distinct signers: signatures whose keys or principals overlap count once.
+	Signers [][]string
+	// NotCounted says why each other signature file does not count.
+	NotCounted []string
+	// Rejected names a valid refusal of the plan ("bob: wrong month"); it blocks the file.
+	Rejected string
+}
+
+// Missing says why the verdict does not let the plan be paid; "" when it does.
+func (v Verdict) Missing() string {
+	var why string
+	switch {
+	case v.Rejected != "":
+		why = "REJECTED by " + v.Rejected
+	case len(v.Signers) < v.Need:
+		names := make([]string, len(v.Signers))
+		for i, s := range v.Signers {
+			names[i] = strings.Join(s, "/")
+		}
+		why = fmt.Sprintf("needs %d distinct signers; have %d", v.Need, len(v.Signers))
+		if len(names) > 0 {
+			why += ": " + strings.Join(names, ", ")
+		}
+	default:
+		return ""
+	}
+	if len(v.NotCounted) > 0 {
+		why += "; not counted: " + strings.Join(v.NotCounted, "; ")
+	}
+	return why
+}
+
+// ApprovedBy names the distinct signers.
+func (v Verdict) ApprovedBy() string {
+	names := make([]string, len(v.Signers))
+	for i, s := range v.Signers {
+		names[i] = strings.Join(s, "/")
+	}
+	return strings.Join(names, ", ")
+}
+
+// Judge checks the signatures beside path against plan under pol, as of now, for a policy of
+// need signers.
+func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict {
+	v := Verdict{Need: need}
+	if pol.AllowedSigners == "" {
+		v.NotCounted = append(v.NotCounted, "no allowed signers: set $"+EnvAllowedSigners+" to the allowed_signers file that lists who may sign")
+		return v
+	}
+	allowed, err := signature.LoadAllowedSigners(pol.AllowedSigners)
+	if err != nil {
+		v.NotCounted = append(v.NotCounted, err.Error())
+		return v
+	}
+	files, err := SignatureFiles(path)
+	if err != nil {
+		v.NotCounted = append(v.NotCounted, err.Error())
+		return v
+	}
+	for _, f := range files {
+		name := filepath.Base(f.Path)
+		sig, err := signature.Parse(f.Data)
+		if err != nil {
+			v.NotCounted = append(v.NotCounted, name+": "+err.Error())
+			continue
+		}
+		switch sig.Namespace() {
+		case signature.NamespacePlan:
+			a, err := verifyPlanSig(allowed, sig, plan, now, pol.ValidityOrDefault())
+			if err != nil {
+				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
+				continue
+			}
+			a.File, a.SHA256 = name, f.SHA256
+			v.Accepted = append(v.Accepted, a)
+		case signature.NamespaceReject:
+			who, err := checkRefusal(allowed, sig, f.Path, plan, now)
+			if err != nil {
+				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
+			} else if who != "" {
+				v.Rejected = who
+			}
+		default:
+			v.NotCounted = append(v.NotCounted, fmt.Sprintf("%s: made in namespace %q, not %q", name, sig.Namespace(), signature.NamespacePlan))
+		}
+	}
+	v.Signers = DistinctSigners(v.Accepted)
+	return v
+}
+
+// verifyPlanSig tries the plan's statement with each valid-until a run accepts today (from today
+// plus validity, the default of `payout plan`, down to today), then those as many days before, to
+// tell an expired signature.
+func verifyPlanSig(allowed *signature.AllowedSigners, sig signature.Signature, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
+	who, err := allowed.Identify(sig, signature.NamespacePlan, now)
+	if err != nil {
+		return Approval{}, err
+	}
+	today := now.UTC().Truncate(24 * time.Hour)
+	days := int(validity / (24 * time.Hour))
+	for d := days; d >= -days; d-- {
+		day := today.AddDate(0, 0, d)
+		id, err := allowed.Verify(plan.Statement(day), sig, signature.NamespacePlan, now)
+		if errors.Is(err, signature.ErrUnknownKey) {
+			return Approval{}, err
+		}
+		if err != nil {
+			continue
+		}
+		if d < 0 {
+			return Approval{}, fmt.Errorf("%s signed this plan valid until %s: EXPIRED, it must be signed again", id.Principal(), day.Format(time.DateOnly))
+		}
+		return Approval{Identity: id, ValidUntil: day}, nil
+	}
+	return Approval{}, fmt.Errorf("%s's signature (%s) does not sign this file's plan: the file, its sheet or what it pays differs from what was signed, or its valid-until is more than %d days ahead",
+		who.Principal(), who.Fingerprint, days)
+}
+
+// DistinctSigners groups the accepted signatures into people: two signatures are one signer
+// when they share a key or a principal.
+func DistinctSigners(accepted []Approval) [][]string {
+	type group struct {
+		keys, names map[string]bool
+	}
+	var groups []*group
+	for _, a := range accepted {
+		g := &group{keys: map[string]bool{a.Fingerprint: true}, names: map[string]bool{}}
+		for _, p := range a.Principals {
+			g.names[p] = true
+		}
+		var kept []*group
+		for _, o := range groups {
+			if overlaps(o.keys, g.keys) || overlaps(o.names, g.names) {
+				for k := range o.keys {
+					g.keys[k] = true
+				}
+				for n := range o.names {
+					g.names[n] = true
+				}
+				continue
+			}
+			kept = append(kept, o)
+		}
+		groups = append(kept, g)
+	}
+	out := make([][]string, len(groups))
+	for i, g := range groups {
+		for n := range g.names {
+			out[i] = append(out[i], n)
+		}
+		slices.Sort(out[i])
+	}
+	slices.SortFunc(out, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	return out
+}
+
+func overlaps(a, b map[string]bool) bool {
+	for k := range a {
+		if b[k] {
+			return true
+		}
+	}
+	return false
+}

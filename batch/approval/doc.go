@@ -1,0 +1,7 @@
+// Package approval judges the signatures and refusals beside a file against its plan: who approved it, who refused it, and what is missing.
+//
+// Approvals (maker-checker): the ledger's policy says how many distinct people must sign a
+// file's plan statement before a run pays it; people are the principals of OpenSSH keys listed
+// in an allowed_signers file, never operating-system accounts. The judge only answers; the run
+// asks it, and records what it accepted.
+package approval
