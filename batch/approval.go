@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/payout/payout/batch/signature"
@@ -87,9 +88,11 @@ func SignatureFiles(path string) ([]SigFile, error) {
 	return out, nil
 }
 
-// readSmall reads a signature-sized regular file.
+// readSmall reads a signature-sized regular file. It opens without blocking: anyone who may
+// write beside an input could leave a FIFO named like a signature there, and a plain open of
+// it would wait for a writer forever, holding the ledger's lock.
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("signature file: %w", err)
 	}
