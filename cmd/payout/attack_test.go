@@ -2,11 +2,14 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/payout/payout/batch/signature/signaturetest"
 )
 
 // TestCommandSignatureFIFOIsRefused: a FIFO named like a signature beside a file (anyone who may
@@ -33,5 +36,32 @@ func TestCommandSignatureFIFOIsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(file + ".x.sig"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCommandKeyAndItsCertificateAreOneSigner: a certificate is its key under the names the
+// authority gave it; alice signing once with her key (listed as alice) and once with a
+// certificate of that same key (alice@corp, from a listed authority) is one signer, not two.
+func TestCommandKeyAndItsCertificateAreOneSigner(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	k := newSigners(t, u)
+	dir := t.TempDir()
+	ca := signaturetest.NewKey(t, dir, "ca")
+	alice := signaturetest.NewKey(t, dir, "alice")
+	if out, err := exec.Command("ssh-keygen", "-q", "-s", ca.Path, "-I", "alice-corp", "-n", "alice@corp", "-V", "-1d:+30d", alice.Path+".pub").CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -s: %v: %s", err, out)
+	}
+	signaturetest.WriteAllowedSigners(t, k.allowed, alice.AllowedLine("alice"), "*@corp cert-authority "+ca.Public)
+	if _, errOut, code := u.run("policy", "--approvals", "2"); code != 0 {
+		t.Fatal(errOut)
+	}
+	file := filepath.Join(u.dir, "nov.csv")
+	copyFile(t, samplePath(t), file)
+	u.signPlan(t, alice, "nov.csv", file+".alice.sig")
+	u.signPlan(t, signaturetest.Key{Path: alice.Path + "-cert.pub"}, "nov.csv", file+".corp.sig")
+	expectExit5(t, u, "needs 2 distinct signers; have 1", "run", "nov.csv")
+	if n := sb.Stats().Creates; n != 0 {
+		t.Errorf("service created %d payouts on one person's signatures", n)
 	}
 }
