@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,5 +64,27 @@ func TestCommandKeyAndItsCertificateAreOneSigner(t *testing.T) {
 	expectExit5(t, u, "needs 2 distinct signers; have 1", "run", "nov.csv")
 	if n := sb.Stats().Creates; n != 0 {
 		t.Errorf("service created %d payouts on one person's signatures", n)
+	}
+}
+
+// TestAuditPackRefusesAMemberPathOutsideIt: payout never writes a member whose name leads out of
+// the folder a pack is unpacked in; a pack holding one, with SHA256SUMS written again, is not
+// called intact.
+func TestAuditPackRefusesAMemberPathOutsideIt(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	runID, _ := paidRun(t, u, samplePath(t))
+	_, members := exportPack(t, u, runID, "run.zip")
+	for _, name := range []string{"../../evil.sh", "/etc/cron.d/evil", `reports\..\..\evil.sh`} {
+		forged := map[string][]byte{name: []byte("echo pwned\n")}
+		for n, data := range members {
+			forged[n] = data
+		}
+		path := filepath.Join(u.dir, "forged.zip")
+		writeZipWithSums(t, path, forged)
+		out, errOut, code := u.run("audit", "verify", "--pack", path)
+		if code != 4 || !strings.Contains(out+errOut, "member "+strconv.Quote(name)) || strings.Contains(out, "intact") {
+			t.Errorf("verify of a pack holding %s: exit %d, want 4 naming it\n%s%s", name, code, out, errOut)
+		}
 	}
 }
