@@ -88,3 +88,52 @@ func TestAuditPackRefusesAMemberPathOutsideIt(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandRefusalOutlastsItsFiles: anyone who may write the folder can delete a refusal's two
+// files; the first run that met the refusal recorded it, so the refused file still pays nothing
+// once they are gone, and the trail holds the refusal.
+func TestCommandRefusalOutlastsItsFiles(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	k := newSigners(t, u)
+	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatal(errOut)
+	}
+	file := filepath.Join(u.dir, "nov.csv")
+	copyFile(t, samplePath(t), file)
+	if out, errOut, code := u.run("reject", "--key", k.bob.Path, "--reason", "wrong month", "nov.csv"); code != 0 {
+		t.Fatalf("reject: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("approve", "--key", k.alice.Path, "nov.csv"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	expectExit5(t, u, "REJECTED by bob,mallory: wrong month", "run", "--dry-run", "nov.csv")
+	expectExit5(t, u, "REJECTED by bob,mallory: wrong month", "run", "nov.csv")
+	refusals, _ := filepath.Glob(file + ".*.reject*")
+	if len(refusals) != 2 {
+		t.Fatalf("refusal files: %v", refusals)
+	}
+	for _, f := range refusals {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectExit5(t, u, "REJECTED by bob,mallory: wrong month (recorded by event", "run", "nov.csv")
+	if n := sb.Stats().Creates; n != 0 {
+		t.Errorf("service created %d payouts of a refused file", n)
+	}
+	if out, errOut, code := u.run("audit", "verify"); code != 0 {
+		t.Fatalf("audit verify: exit %d\n%s%s", code, out, errOut)
+	}
+	// Another version of the file is a new plan: its signature pays it.
+	data, _ := os.ReadFile(file)
+	if err := os.WriteFile(file, append(data, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := u.run("approve", "--key", k.alice.Path, "nov.csv"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("run", "nov.csv"); code != 0 {
+		t.Fatalf("run of the corrected file: exit %d\n%s%s", code, out, errOut)
+	}
+}
