@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
@@ -84,6 +85,9 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 		return false, err
 	}
 	v := r.judge(res.File, plan, pol.Approvals)
+	if err := r.holdRejection(ctx, res.RunID, plan, &v); err != nil {
+		return true, err
+	}
 	if why := v.Missing(); why != "" {
 		if r.cfg.DryRun {
 			res.AwaitingApproval = why
@@ -115,6 +119,27 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	}
 	r.cfg.Logger.Info("file approved", "run", res.RunID, "by", res.ApprovedBy, "policy", pol.Approvals)
 	return false, nil
+}
+
+// holdRejection makes a refusal outlast its files, which anyone who may write the folder could
+// delete: the first run that meets a valid refusal beside a file records it in the chain (a dry
+// run does not), and every later run of the same plan or bytes is refused on that record.
+func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *Verdict) error {
+	db := r.cfg.Ledger
+	recorded, err := db.Rejections(ctx, plan.Digest, plan.FileSHA256)
+	switch {
+	case err != nil:
+		return err
+	case len(recorded) > 0 && v.Rejected == "":
+		e := recorded[0]
+		v.Rejected = fmt.Sprintf("%s (recorded by event %d of %s; change the file to have it signed again)",
+			e.Facts["rejected"], e.ID, report.FormatTime(e.At, r.cfg.Zone))
+	case len(recorded) == 0 && v.Rejected != "" && !r.cfg.DryRun:
+		_, err = db.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: runID, Kind: ledger.EventRejected,
+			Detail: "plan REJECTED by " + v.Rejected, Facts: map[string]string{"rejected": v.Rejected,
+				"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet}})
+	}
+	return err
 }
 
 // refuseUnapproved records a run that paid nothing because its file lacks signatures.

@@ -83,14 +83,15 @@ type CallbackStore interface {
 	StoreCallback(ctx context.Context, c StoredCallback) error
 }
 
-// ApprovalStore is the approval policy in force, and the approvals a run was paid on, as events
-// of the ledger's own in the chain.
+// ApprovalStore is the approval policy in force, the approvals a run was paid on, and the
+// refusals runs met, as events of the ledger's own in the chain.
 type ApprovalStore interface {
 	ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error)
 	SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error)
 	AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
 	RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error)
+	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
 }
 

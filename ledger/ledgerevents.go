@@ -17,6 +17,10 @@ const (
 	// EventApproved records one signature a run went ahead on, before it paid anything: facts
 	// "principal", "fingerprint", "plan_sha256", "sig_sha256", "sig_file", "file_sha256".
 	EventApproved = "APPROVED"
+	// EventRejected records a signed refusal that a run met beside its file: facts "rejected"
+	// (who and why), "plan_sha256", "file_sha256", "sheet". Once recorded, the plan and the
+	// file's bytes never pay, whether or not the refusal's files are still there.
+	EventRejected = "REJECTED"
 )
 
 // ErrPolicyChanged is returned by SetApprovalPolicy when the policy changed since the caller read
@@ -27,7 +31,7 @@ var ErrPolicyChanged = errors.New("the approval policy changed meanwhile")
 type LedgerEvent struct {
 	ID     int64
 	RunID  string
-	Kind   string // EventPolicy or EventApproved
+	Kind   string // EventPolicy, EventApproved or EventRejected
 	Detail string
 	Facts  map[string]string
 	At     time.Time
@@ -148,6 +152,18 @@ func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, er
 		ORDER BY id`, scanLedgerEvent, EventApproved, runID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// Rejections lists the refusals recorded of a plan (by its digest) or of a file (by its
+// SHA-256), oldest first.
+func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ?
+		AND (json_extract(facts, '$.plan_sha256') = ? OR json_extract(facts, '$.file_sha256') = ?) ORDER BY id`,
+		scanLedgerEvent, EventRejected, planSHA256, fileSHA256)
+	if err != nil {
+		return nil, fmt.Errorf("refusals of plan %s: %w", planSHA256, err)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/payout/payout/batch/signature"
@@ -96,7 +97,10 @@ func SignatureFiles(path string) ([]SigFile, error) {
 
 // readSmall reads a signature-sized regular file.
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Without blocking: anyone who may write beside an input could leave a FIFO named like a
+	// signature there, and a plain open of it would wait for a writer forever, holding the
+	// ledger's lock.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("signature file: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -96,6 +97,11 @@ func packMembers(zr *zip.Reader, lim PackLimits) (map[string]*zip.File, error) {
 	for _, f := range zr.File {
 		if _, dup := files[f.Name]; dup {
 			return nil, fmt.Errorf("member %s is there twice", f.Name)
+		}
+		// A name that leads out of the folder the pack is unpacked in (an absolute path, "..",
+		// a Windows separator) is never written by an export: unpacking it could write anywhere.
+		if !filepath.IsLocal(f.Name) || strings.Contains(f.Name, `\`) {
+			return nil, fmt.Errorf("member %q leads out of the folder the pack is unpacked in: not a pack this program writes", f.Name)
 		}
 		if f.UncompressedSize64 > uint64(memberLimit(f.Name, lim)) {
 			return nil, fmt.Errorf("%w: member %s claims %d bytes, at most %d", ErrPackTooLarge, f.Name, f.UncompressedSize64, memberLimit(f.Name, lim))

@@ -50,7 +50,17 @@ type Signature struct{ sig *sshsig.Signature }
 func (s Signature) Namespace() string { return s.sig.Namespace }
 
 // Fingerprint is the SHA-256 fingerprint of the signing key (not yet checked).
-func (s Signature) Fingerprint() string { return ssh.FingerprintSHA256(s.sig.PublicKey) }
+func (s Signature) Fingerprint() string { return fingerprint(s.sig.PublicKey) }
+
+// fingerprint is the SHA-256 fingerprint of key, of the key a certificate certifies for a
+// certificate (as ssh-keygen and ssh-add print it): a person who signs with her key and with a
+// certificate of it signs with one key, and counts once.
+func fingerprint(key ssh.PublicKey) string {
+	if cert, ok := key.(*ssh.Certificate); ok {
+		key = cert.Key
+	}
+	return ssh.FingerprintSHA256(key)
+}
 
 // Parse reads an armored signature ("-----BEGIN SSH SIGNATURE-----"), as ssh-keygen -Y sign
 // writes it.
@@ -99,7 +109,7 @@ func (a *AllowedSigners) Identify(sig Signature, namespace string, now time.Time
 
 // identify finds the principals that a trusts key for in namespace at now.
 func (a *AllowedSigners) identify(key ssh.PublicKey, namespace string, now time.Time) (Identity, error) {
-	id := Identity{Fingerprint: ssh.FingerprintSHA256(key)}
+	id := Identity{Fingerprint: fingerprint(key)}
 	cert, isCert := key.(*ssh.Certificate)
 	for _, s := range a.Signers {
 		if !s.trusted(namespace, now) {
