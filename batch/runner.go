@@ -57,6 +57,13 @@ type Config struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	Limiter Limiter
+	// Process is this process as the payouts it sends name it (ledger.Process.Claimant); a new
+	// one when empty.
+	Process string
+	// Liveness tells whether the process a SUBMITTING payout names still runs: only the payouts
+	// of a process that is gone are recovered. When nil, every process but this one is gone (the
+	// ledger's file lock is held, or one runner is the only payer).
+	Liveness ledger.Liveness
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (AutoStartWorkers up to AutoMaxWorkers).
@@ -129,6 +136,12 @@ func NewRunner(cfg Config) *Runner {
 	cfg.Workers = max(cfg.Workers, 0)
 	if cfg.Limiter == nil {
 		cfg.Limiter = rate.NewLimiter(rate.Limit(DefaultRate), 1)
+	}
+	if cfg.Process == "" {
+		cfg.Process = ledger.NewProcess().Claimant()
+	}
+	if cfg.Liveness == nil {
+		cfg.Liveness = ledger.OnlySelf(cfg.Process)
 	}
 	if cfg.UnknownGrace <= 0 {
 		cfg.UnknownGrace = DefaultUnknownGrace

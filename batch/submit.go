@@ -55,10 +55,10 @@ type submission struct {
 	rows   map[string]ledger.Payout // details of the rows handed to the pool and not yet done
 }
 
-// newSubmission prepares a run's sending: rows a killed process left SUBMITTING become UNKNOWN,
-// to be looked up before anything is sent for them.
+// newSubmission prepares a run's sending: rows a process that is gone left SUBMITTING become
+// UNKNOWN, to be looked up before anything is sent for them.
 func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (*submission, error) {
-	if err := RecoverInterrupted(ctx, r.cfg.Ledger, runID); err != nil {
+	if err := RecoverInterrupted(ctx, r.cfg.Ledger, runID, r.cfg.Liveness); err != nil {
 		return nil, err
 	}
 	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
@@ -124,20 +124,29 @@ func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) 
 }
 
 // RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
-// intent and recording the answer: their POST may or may not have reached the service.
-func RecoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error {
-	stuck, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}})
+// intent and recording the answer: their POST may or may not have reached the service. Rows
+// whose process alive says still runs are that process's to finish, and are left alone.
+func RecoverInterrupted(ctx context.Context, db ledger.RunWrites, runID string, alive ledger.Liveness) error {
+	orphans, err := db.Orphaned(ctx, alive)
 	if err != nil {
 		return err
 	}
-	for _, p := range stuck {
+	for _, p := range orphans {
 		err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID,
-			Detail: "found SUBMITTING at start: an earlier process stopped before it recorded the answer; looking it up before anything is sent"})
+			Detail: fmt.Sprintf("found SUBMITTING at start, claimed by %s, which is gone: it stopped before it recorded the answer; looking it up before anything is sent", claimant(p.ClaimedBy))})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// claimant names the process a payout's claim records, for people.
+func claimant(c string) string {
+	if c == "" {
+		return "a process the ledger did not record"
+	}
+	return "process " + c
 }
 
 // handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
@@ -166,7 +175,7 @@ func (s *submission) send(ctx context.Context, t task) taskResult {
 // intent is the change recorded before a row's POST.
 func (s *submission) intent(t task, p ledger.Payout) ledger.Change {
 	// The send is counted with its answer, not here (see MaxSendAttempts).
-	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting,
+	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: s.r.cfg.Process,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
 	return c
 }
