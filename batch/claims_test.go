@@ -82,3 +82,36 @@ func TestARunLeavesTheClaimsOfALiveProcessAlone(t *testing.T) {
 		t.Errorf("verify: %+v, %v", rep.Findings, err)
 	}
 }
+
+// TestARunRecoversWhatAnEarlierRunOfItsProcessLeft: a payout this process claimed in a run that
+// stopped before it recorded the answer is its own no more once no run of it is sending: the
+// next run looks it up before anything is sent (its POST had reached the service), even though
+// the process, which holds the ledger, still runs.
+func TestARunRecoversWhatAnEarlierRunOfItsProcessLeft(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(2, "OWN")
+	path := batchtest.WritePayroll(t, h.Dir, "own.csv", rows)
+	recordOnly(h, path)
+	left := rows[0].Ref
+	if err := h.DB.Apply(ctx, ledger.Change{Ref: left, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: "process-this",
+		Detail: "test: intent of a run that stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.DB.Get(ctx, left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Client.CreatePayout(ctx, api.CreatePayoutRequest{VirtualPoolReference: h.Cfg.VirtualPoolRef,
+		PayoutServiceID: p.ProviderID, Amount: p.Amount, ClientRedirectURL: h.Cfg.RedirectURL, ClientCallbackURL: h.Cfg.CallbackURL,
+		ThirdPartyAccountNo: p.Account, RecipientReference: p.Recipient, PaymentDescription: p.Description, ExternalInvoiceRef: left}); err != nil {
+		t.Fatal(err)
+	}
+	res := h.Run(ctx, path, func(c *batch.Config) {
+		c.Process, c.Liveness = "process-this", liveSet{"process-this": true}
+	})
+	if res.ExitCode != batch.ExitOK {
+		t.Errorf("result %+v", res)
+	}
+	h.AssertExactlyOnce(rows, res)
+}

@@ -57,16 +57,17 @@ type submission struct {
 
 // newSubmission prepares a run's sending: rows a process that is gone left SUBMITTING become
 // UNKNOWN, to be looked up before anything is sent for them.
-func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (*submission, error) {
-	if err := RecoverInterrupted(ctx, r.cfg.Ledger, runID, r.cfg.Liveness); err != nil {
-		return nil, err
+// The run counts as sending until done is called.
+func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (s *submission, done func(), err error) {
+	if done, err = startSending(ctx, r.cfg, runID); err != nil {
+		return nil, nil, err
 	}
-	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
+	s = &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
 	s.account = func(ref string) (string, bool) {
 		p, ok := s.row(ref)
 		return p.Account, ok
 	}
-	return s, nil
+	return s, done, nil
 }
 
 // take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN
@@ -121,32 +122,6 @@ func (s *submission) handleAndForget(ctx context.Context, t task) taskResult {
 func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]StuckPayout, error) {
 	err := s.r.newPool(s.log, s.handleAndForget, 0).Run(ctx, nil, 0, total, feed)
 	return s.stuck, err
-}
-
-// RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
-// intent and recording the answer: their POST may or may not have reached the service. Rows
-// whose process alive says still runs are that process's to finish, and are left alone.
-func RecoverInterrupted(ctx context.Context, db ledger.RunWrites, runID string, alive ledger.Liveness) error {
-	orphans, err := db.Orphaned(ctx, alive)
-	if err != nil {
-		return err
-	}
-	for _, p := range orphans {
-		err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID,
-			Detail: fmt.Sprintf("found SUBMITTING at start, claimed by %s, which is gone: it stopped before it recorded the answer; looking it up before anything is sent", claimant(p.ClaimedBy))})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// claimant names the process a payout's claim records, for people.
-func claimant(c string) string {
-	if c == "" {
-		return "a process the ledger did not record"
-	}
-	return "process " + c
 }
 
 // handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.

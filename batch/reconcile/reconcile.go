@@ -95,7 +95,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 		return res, err
 	}
 	// A row still SUBMITTING whose process is gone (rc.cfg.Liveness) may have been sent.
-	if err := batch.RecoverInterrupted(bg, db, res.RunID, rc.cfg.Liveness); err != nil {
+	if err := batch.RecoverInterrupted(bg, rc.cfg, res.RunID); err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
 	scope, scopeRows, expected, err := rc.scope(bg, opts, scopeRun)
