@@ -14,7 +14,7 @@ import (
 // LockedError says that another process holds the ledger. It unwraps to ErrLocked.
 type LockedError struct {
 	Path   string // the lock file
-	Holder string // what the holder wrote: "pid=N host=H since=T", or empty
+	Holder string // what the holder wrote: "pid=N host=H since=T id=X", or empty
 }
 
 func (e *LockedError) Error() string {
