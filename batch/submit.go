@@ -56,8 +56,8 @@ type submission struct {
 }
 
 // newSubmission prepares a run's sending: rows a process that is gone left SUBMITTING become
-// UNKNOWN, to be looked up before anything is sent for them.
-// The run counts as sending until done is called.
+// UNKNOWN, to be looked up before anything is sent for them. The run counts as sending (its
+// claims are its own) until done is called.
 func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (s *submission, done func(), err error) {
 	if done, err = startSending(ctx, r.cfg, runID); err != nil {
 		return nil, nil, err
