@@ -57,6 +57,14 @@ type Config struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	Limiter Limiter
+	// Process is this process as the payouts it sends name it (ledger.Process.Claimant); a new
+	// one when empty.
+	Process string
+	// Liveness tells whether the process a SUBMITTING payout names still runs: only the payouts
+	// of a process that is gone are recovered. When nil, every process but this one is gone (the
+	// ledger's file lock is held, or one runner is the only payer).
+	Liveness ledger.Liveness
+	sending  *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (AutoStartWorkers up to AutoMaxWorkers).
@@ -129,6 +137,15 @@ func NewRunner(cfg Config) *Runner {
 	cfg.Workers = max(cfg.Workers, 0)
 	if cfg.Limiter == nil {
 		cfg.Limiter = rate.NewLimiter(rate.Limit(DefaultRate), 1)
+	}
+	if cfg.Process == "" {
+		cfg.Process = ledger.NewProcess().Claimant()
+	}
+	if cfg.Liveness == nil {
+		cfg.Liveness = ledger.OnlySelf(cfg.Process)
+	}
+	if cfg.sending == nil {
+		cfg.sending = &sending{}
 	}
 	if cfg.UnknownGrace <= 0 {
 		cfg.UnknownGrace = DefaultUnknownGrace
@@ -282,10 +299,11 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 // stop the pass. The error is for what stops the run before its report (the ledger); the
 // aborted error says why the pool stopped before every row was dealt with.
 func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]StuckPayout, error, error) {
-	sub, err := r.newSubmission(context.WithoutCancel(ctx), log, rc.run.ID)
+	sub, done, err := r.newSubmission(context.WithoutCancel(ctx), log, rc.run.ID)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer done()
 	feed := make(chan feedBatch)
 	rc.sub, rc.feed = sub, feed
 	r.logSending(log, total)

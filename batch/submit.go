@@ -55,18 +55,19 @@ type submission struct {
 	rows   map[string]ledger.Payout // details of the rows handed to the pool and not yet done
 }
 
-// newSubmission prepares a run's sending: rows a killed process left SUBMITTING become UNKNOWN,
-// to be looked up before anything is sent for them.
-func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (*submission, error) {
-	if err := RecoverInterrupted(ctx, r.cfg.Ledger, runID); err != nil {
-		return nil, err
+// newSubmission prepares a run's sending: rows a process that is gone left SUBMITTING become
+// UNKNOWN, to be looked up before anything is sent for them. The run counts as sending (its
+// claims are its own) until done is called.
+func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (s *submission, done func(), err error) {
+	if done, err = startSending(ctx, r.cfg, runID); err != nil {
+		return nil, nil, err
 	}
-	s := &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
+	s = &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
 	s.account = func(ref string) (string, bool) {
 		p, ok := s.row(ref)
 		return p.Account, ok
 	}
-	return s, nil
+	return s, done, nil
 }
 
 // take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN
@@ -123,23 +124,6 @@ func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) 
 	return s.stuck, err
 }
 
-// RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
-// intent and recording the answer: their POST may or may not have reached the service.
-func RecoverInterrupted(ctx context.Context, db *ledger.DB, runID string) error {
-	stuck, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}})
-	if err != nil {
-		return err
-	}
-	for _, p := range stuck {
-		err := db.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID,
-			Detail: "found SUBMITTING at start: an earlier process stopped before it recorded the answer; looking it up before anything is sent"})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
 func (s *submission) handle(ctx context.Context, t task) taskResult {
 	if t.kind == taskSend {
@@ -166,7 +150,7 @@ func (s *submission) send(ctx context.Context, t task) taskResult {
 // intent is the change recorded before a row's POST.
 func (s *submission) intent(t task, p ledger.Payout) ledger.Change {
 	// The send is counted with its answer, not here (see MaxSendAttempts).
-	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting,
+	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: s.r.cfg.Process,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
 	return c
 }

@@ -55,8 +55,11 @@ type Payout struct {
 	// RefusalConfirmed marks a FAILED payout whose refusal a lookup by external_invoice_ref
 	// confirmed: the service created nothing, and it may be paid again under a new reference.
 	RefusalConfirmed bool
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// ClaimedBy names the process (Process.Claimant) that last moved it to SUBMITTING: while
+	// that process runs, nobody else sends it or makes it UNKNOWN.
+	ClaimedBy string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // SameDetails reports whether q would pay the same beneficiary the same amount as p.
@@ -139,6 +142,7 @@ type Change struct {
 	ResetAttempts     bool   // a person released it: its count of sends starts again (the event records it)
 	ConfirmRefusal    bool   // a lookup confirmed the service's refusal: RefusalConfirmed is set, for good
 	RetryOf           string // the payout this one was linked to as its retry (see LinkRetry)
+	ClaimedBy         string // the process sending it (Process.Claimant), set with the move to SUBMITTING
 	DisplayName       string // the bank's name for the account, from a callback; kept with NameCheck when set
 	NameCheck         string // NameNotCompared, NameMatch or NameMismatch: DisplayName against the recipient
 	Detail            string // the event's text, for auditors

@@ -64,6 +64,7 @@ const updateSQL = `UPDATE payouts SET state = ?,
 	bank_reference_no = COALESCE(NULLIF(?, ''), bank_reference_no),
 	last_error = COALESCE(NULLIF(?, ''), last_error),
 	retry_of = COALESCE(NULLIF(?, ''), retry_of),
+	claimed_by = COALESCE(NULLIF(?, ''), claimed_by),
 	display_name = CASE WHEN ? <> '' THEN ? ELSE display_name END,
 	name_check = CASE WHEN ? <> '' THEN ? ELSE name_check END,
 	refusal_confirmed = refusal_confirmed | ?,
@@ -239,7 +240,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		attempt = 1
 	}
 	res, err := w.update.ExecContext(ctx, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
-		c.Error, c.RetryOf, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, c.ConfirmRefusal, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
+		c.Error, c.RetryOf, c.ClaimedBy, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, c.ConfirmRefusal, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
 	}

@@ -176,7 +176,7 @@ func changeFacts(c Change, nameDigest string) string {
 	if c.ConfirmRefusal {
 		confirmed = "1"
 	}
-	return factsText("attempt", attempt, "attempts", attempts, "bank_reference_no", c.BankReferenceNo, nameFact, nameDigest,
+	return factsText("attempt", attempt, "attempts", attempts, "bank_reference_no", c.BankReferenceNo, "claimed_by", c.ClaimedBy, nameFact, nameDigest,
 		"invoice_no", c.InvoiceNo, "last_error", c.Error, "name_check", check, "not_found", notFoundFacts[notFoundMode(c)],
 		"refusal_confirmed", confirmed, "retry_of", c.RetryOf, "transaction_status", c.TransactionStatus)
 }

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"database/sql"
+	"errors"
 	"sync"
 	"testing"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // TestSQLiteConformance runs the ledger's conformance suite on the SQLite engine: a file made by
-// Create in a temporary folder, a second handle opened on the same file by Open.
+// Create in a temporary folder, a second handle opened on the same file by Open, a process's hold
+// the file lock.
 func TestSQLiteConformance(t *testing.T) {
 	var paths sync.Map // *ledger.DB -> its file
 	ledgertest.Run(t, ledgertest.Engine{
@@ -24,7 +26,32 @@ func TestSQLiteConformance(t *testing.T) {
 			if !ok {
 				tb.Fatal("a second handle on a ledger the suite did not make")
 			}
-			return openAt(tb, path.(string))
+			again := openAt(tb, path.(string))
+			paths.Store(again, path)
+			return again
+		},
+		Hold: func(tb testing.TB, l ledger.Ledger) (ledgertest.Holder, bool) {
+			path, ok := paths.Load(l)
+			if !ok {
+				tb.Fatal("a hold on a ledger the suite did not make")
+			}
+			lock, err := ledger.Lock(path.(string))
+			if errors.Is(err, ledger.ErrLocked) {
+				return ledgertest.Holder{}, false
+			}
+			if err != nil {
+				tb.Fatal(err)
+			}
+			var once sync.Once
+			release := func() {
+				once.Do(func() {
+					if err := lock.Unlock(); err != nil {
+						tb.Error(err)
+					}
+				})
+			}
+			tb.Cleanup(release)
+			return ledgertest.Holder{Claimant: lock.Process.Claimant(), Alive: lock, Release: release}, true
 		},
 		SQL: func(tb testing.TB, l ledger.Ledger) *sql.DB { return ledger.SQLOf(l.(*ledger.DB)) },
 	})

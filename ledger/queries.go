@@ -17,7 +17,7 @@ const lookupChunk = 500
 
 const payoutColumns = `ref, run_id, line, recipient, provider_id, bank, account, amount, description, state,
 	invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at,
-	last_error, created_at, updated_at, refusal_confirmed`
+	last_error, created_at, updated_at, refusal_confirmed, claimed_by`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -26,7 +26,7 @@ func scanPayout(s scanner) (Payout, error) {
 	var amount, state, firstNF, created, updated string
 	err := s.Scan(&p.Ref, &p.RunID, &p.Line, &p.Recipient, &p.ProviderID, &p.Bank, &p.Account, &amount,
 		&p.Description, &state, &p.InvoiceNo, &p.TransactionStatus, &p.BankReferenceNo, &p.Attempts,
-		&p.NotFoundCount, &firstNF, &p.LastError, &created, &updated, &p.RefusalConfirmed)
+		&p.NotFoundCount, &firstNF, &p.LastError, &created, &updated, &p.RefusalConfirmed, &p.ClaimedBy)
 	if err != nil {
 		return Payout{}, err
 	}

@@ -143,8 +143,9 @@ func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last s
 // the row holds, so that the replay of `payout audit verify` ends at the row. Each payout gets
 // its salt.
 func sealChain(ctx context.Context, tx *sql.Tx) error {
-	// It runs in an older migration than refusal_confirmed's, which reads as false here.
-	payouts, err := scanAll(ctx, tx, `SELECT `+strings.Replace(payoutColumns, "refusal_confirmed", "0", 1)+` FROM payouts`, scanPayout)
+	// It runs in an older migration than refusal_confirmed's and claimed_by's, which read as unset here.
+	columns := strings.NewReplacer("refusal_confirmed", "0", "claimed_by", "''").Replace(payoutColumns)
+	payouts, err := scanAll(ctx, tx, `SELECT `+columns+` FROM payouts`, scanPayout)
 	if err != nil {
 		return fmt.Errorf("seal chain: %w", err)
 	}

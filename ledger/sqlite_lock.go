@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +14,7 @@ import (
 // LockedError says that another process holds the ledger. It unwraps to ErrLocked.
 type LockedError struct {
 	Path   string // the lock file
-	Holder string // what the holder wrote: "pid=N host=H since=T", or empty
+	Holder string // what the holder wrote: "pid=N host=H since=T id=X", or empty
 }
 
 func (e *LockedError) Error() string {
@@ -26,9 +27,18 @@ func (e *LockedError) Error() string {
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
-// FileLock is the exclusive lock one process holds on a ledger.
+// FileLock is the exclusive lock one process holds on a ledger. It is that process's Liveness:
+// every process that pays from the ledger holds the lock while it does, so the holder knows that
+// the process claiming any payout but its own is gone.
 type FileLock struct {
 	fl *flock.Flock
+	// Process is the holder: the claimant its payouts record (Change.ClaimedBy).
+	Process Process
+}
+
+// Alive reports whether claimant is the lock's holder.
+func (l *FileLock) Alive(ctx context.Context, claimant string) (bool, error) {
+	return OnlySelf(l.Process.Claimant()).Alive(ctx, claimant)
 }
 
 // Lock takes, without waiting, the lock on ledgerPath+".lock" and writes who holds it into that
@@ -45,12 +55,12 @@ func Lock(ledgerPath string) (*FileLock, error) {
 		b, _ := os.ReadFile(path) // the holder's note is a courtesy: absent, the error still says locked
 		return nil, &LockedError{Path: path, Holder: strings.TrimSpace(string(b))}
 	}
-	host, _ := os.Hostname()
-	note := fmt.Sprintf("pid=%d host=%s since=%s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	self := NewProcess()
+	note := fmt.Sprintf("pid=%d host=%s since=%s id=%s\n", self.PID, self.Host, self.Started.Format(time.RFC3339), self.ID)
 	if err := os.WriteFile(path, []byte(note), 0o600); err != nil {
 		return nil, errors.Join(fmt.Errorf("lock ledger: %w", err), fl.Unlock())
 	}
-	return &FileLock{fl: fl}, nil
+	return &FileLock{fl: fl, Process: self}, nil
 }
 
 // Unlock releases the lock. The lock file stays: removing it would let a third process lock a

@@ -218,7 +218,7 @@ type payoutRow struct {
 // column added to payouts is added here and to compare, or the coverage test fails.
 var verifiedPayoutColumns = []string{"ref", "run_id", "line", "recipient", "provider_id", "bank", "account", "amount",
 	"description", "state", "invoice_no", "transaction_status", "bank_reference_no", "attempts", "not_found_count",
-	"first_not_found_at", "last_error", "created_at", "updated_at", "display_name", "name_check", "retry_of", "refusal_confirmed"}
+	"first_not_found_at", "last_error", "created_at", "updated_at", "display_name", "name_check", "retry_of", "refusal_confirmed", "claimed_by"}
 
 // orZero is a counter's fact, "0" when the events never set it.
 func orZero(fact string) string {
@@ -400,6 +400,9 @@ func (r *replay) compare(row map[string]string, salt string) []string {
 	differs("first_not_found_at", r.firstNotFoundAt)
 	if _, ok := row["refusal_confirmed"]; ok { // not yet there while an older migration seals the trail
 		differs("refusal_confirmed", orZero(r.latest["refusal_confirmed"]))
+	}
+	if _, ok := row["claimed_by"]; ok {
+		differs("claimed_by", r.latest["claimed_by"])
 	}
 	if r.purge != nil {
 		differs("recipient", r.purge["recipient"])

@@ -94,8 +94,8 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if err := db.AddRun(bg, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started, Status: ledger.RunRunning}); err != nil {
 		return res, err
 	}
-	// The ledger lock is held: a row still SUBMITTING belongs to a process that died.
-	if err := batch.RecoverInterrupted(bg, db, res.RunID); err != nil {
+	// A row still SUBMITTING whose process is gone (rc.cfg.Liveness) may have been sent.
+	if err := batch.RecoverInterrupted(bg, rc.cfg, res.RunID); err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
 	scope, scopeRows, expected, err := rc.scope(bg, opts, scopeRun)

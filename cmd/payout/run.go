@@ -306,6 +306,11 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		UnknownGrace: o.unknownGrace, NoResendUnknown: o.noResendUnknown, ChunkRows: cfg.ChunkRows,
 		Zone: o.zone,
 	}
+	if s.lock != nil {
+		// The payouts this process sends name it; holding the lock, it knows every other
+		// process that named itself in a payout is gone.
+		rcfg.Process, rcfg.Liveness = s.lock.Process.Claimant(), s.lock
+	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
 		s.bar = newProgressBar(s.e.stderr, s.o.zone)

@@ -5,7 +5,9 @@
 // the payout guarantees rest on: recording a file's payouts once, every move of the state
 // machine and the refusal of every other (ErrIllegalMove) and of a stale From
 // (ErrStateConflict), several writers on one ledger at once (goroutines of one handle and two
-// handles, as a run and the callback receiver are) extending one hash chain that verifies, the
+// handles, as a run and the callback receiver are) extending one hash chain that verifies, each
+// paying process's claims on the payouts it sends left alone while it runs and found orphaned
+// once it is gone, the
 // running totals against a scan, runs and their lines, the finders of runs and payouts with
 // their filters, one retry reference per refused payout, the bank's names kept beside their
 // payouts, repeats and rejected rows found, a run's evidence, callbacks stored once with their
@@ -14,6 +16,7 @@
 // tests.
 //
 // Engine.New makes a ledger per test; Engine.Again opens a second handle on it (the tests of two
-// writers skip without one); Engine.SQL reads the one table no operation returns (callbacks),
+// writers skip without one); Engine.Hold starts a paying process's hold (the test of claims
+// skips without one); Engine.SQL reads the one table no operation returns (callbacks),
 // in SQL that SQLite and PostgreSQL both accept.
 package ledgertest

@@ -21,6 +21,10 @@ type Engine struct {
 	// SQL is the database under l, for the few checks that read a table no operation returns
 	// (the stored callbacks); the suite's statements are ones every engine accepts.
 	SQL func(tb testing.TB, l ledger.Ledger) *sql.DB
+	// Hold starts a paying process's hold on the ledger l (on SQLite the file lock): ok is false
+	// when another process's hold keeps it from starting. The hold ends when the test does, if
+	// not before.
+	Hold func(tb testing.TB, l ledger.Ledger) (h Holder, ok bool)
 }
 
 // Run runs the whole suite on e, each test on a new ledger.
@@ -37,6 +41,7 @@ func Run(t *testing.T, e Engine) {
 		{"ConcurrentWritersKeepOneChain", testConcurrentWriters},
 		{"TwoHandlesKeepOneChain", testTwoHandles},
 		{"EveryKindOfWriteAtOnceKeepsOneChain", testMixedWriters},
+		{"OnlyTheClaimsOfAGoneProcessAreOrphaned", testClaims},
 		{"ChainVerifiesAndHeadAdvances", testChain},
 		{"TotalsEqualAScan", testTotals},
 		{"RunsAreFoundByFilter", testFindRuns},

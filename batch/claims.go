@@ -1,0 +1,86 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/payout/payout/ledger"
+)
+
+// sending counts the runs of this process (Config.Process) that are sending. A payout this
+// process claimed is its own to finish only while one of them runs: once none does, a run that
+// stopped (its answer not recorded) left it, and the next start recovers it as it would a dead
+// process's.
+type sending struct {
+	mu sync.Mutex // held from a start's recovery to its count: no run claims a payout between them
+	n  int
+}
+
+// RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
+// intent and recording the answer: their POST may or may not have reached the service. Rows
+// whose process cfg.Liveness says still runs are that process's to finish, and are left alone;
+// so are this process's own while one of its runs is sending.
+func RecoverInterrupted(ctx context.Context, cfg Config, runID string) error {
+	cfg = NewRunner(cfg).cfg // its defaults, if it did not come from a Runner
+	cfg.sending.mu.Lock()
+	defer cfg.sending.mu.Unlock()
+	return recoverOrphans(ctx, cfg, runID)
+}
+
+// startSending recovers what is orphaned, as RecoverInterrupted does, and counts a run of this
+// process as sending; the returned func ends it.
+func startSending(ctx context.Context, cfg Config, runID string) (func(), error) {
+	s := cfg.sending
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := recoverOrphans(ctx, cfg, runID); err != nil {
+		return nil, err
+	}
+	s.n++
+	return func() {
+		s.mu.Lock()
+		s.n--
+		s.mu.Unlock()
+	}, nil
+}
+
+// recoverOrphans makes the orphaned SUBMITTING rows UNKNOWN; cfg.sending.mu is held.
+func recoverOrphans(ctx context.Context, cfg Config, runID string) error {
+	alive := ownRuns{Liveness: cfg.Liveness, self: cfg.Process, busy: cfg.sending.n > 0}
+	orphans, err := cfg.Ledger.Orphaned(ctx, alive)
+	if err != nil {
+		return err
+	}
+	for _, p := range orphans {
+		err := cfg.Ledger.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID,
+			Detail: fmt.Sprintf("found SUBMITTING at start, claimed by %s, which is gone: it stopped before it recorded the answer; looking it up before anything is sent", claimant(p.ClaimedBy))})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownRuns is a Liveness as a start of this process sees it: its own claims live while one of its
+// runs is sending (busy), whatever the process's liveness says.
+type ownRuns struct {
+	ledger.Liveness
+	self string
+	busy bool
+}
+
+func (o ownRuns) Alive(ctx context.Context, claimant string) (bool, error) {
+	if claimant == o.self {
+		return o.busy, nil
+	}
+	return o.Liveness.Alive(ctx, claimant)
+}
+
+// claimant names the process a payout's claim records, for people.
+func claimant(c string) string {
+	if c == "" {
+		return "a process the ledger did not record"
+	}
+	return "process " + c
+}
