@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -42,10 +43,16 @@ type AllowedSigners struct {
 }
 
 // LoadAllowedSigners opens path once and reads it as an allowed_signers file. The opened file
-// must be a regular file owned by root or by the current user, writable by its owner alone
-// (ErrUnsafeFile otherwise).
+// must be a regular file owned by root or by the current user, writable by its owner alone, in
+// folders (those of path and of the file it leads to) that nobody else may change: owned by root
+// or the current user, and writable by their owner alone or sticky, as /tmp is (ErrUnsafeFile
+// otherwise). Otherwise whoever may write a folder on the way could put another file there.
 func LoadAllowedSigners(path string) (*AllowedSigners, error) {
-	f, err := os.Open(path)
+	if err := safeFolders(path); err != nil {
+		return nil, fmt.Errorf("allowed signers %s: %w", path, err)
+	}
+	// Without blocking: a FIFO put in its place would otherwise hold the run forever.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("allowed signers: %w", err)
 	}
@@ -65,6 +72,40 @@ func LoadAllowedSigners(path string) (*AllowedSigners, error) {
 		return nil, fmt.Errorf("allowed signers %s: larger than %d bytes", path, maxAllowedSigners)
 	}
 	return ParseAllowedSigners(path, data)
+}
+
+// safeFolders checks every folder above path, as given and once its links are followed.
+func safeFolders(path string) error {
+	given, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		return err
+	}
+	uid := uint32(os.Getuid())
+	for _, p := range []string{given, real} {
+		for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+			info, err := os.Lstat(dir)
+			if err != nil {
+				return err
+			}
+			st, ok := info.Sys().(*syscall.Stat_t)
+			switch {
+			case !ok:
+				return fmt.Errorf("%w: this system does not say who owns %s", ErrUnsafeFile, dir)
+			case st.Uid != 0 && st.Uid != uid:
+				return fmt.Errorf("%w: its folder %s is owned by uid %d, not by root or by this account: its administrator keeps it", ErrUnsafeFile, dir, st.Uid)
+			case info.Mode().Perm()&0o022 != 0 && info.Mode()&os.ModeSticky == 0:
+				return fmt.Errorf("%w: its folder %s (mode %04o) lets others than its owner put another file there: chmod go-w it", ErrUnsafeFile, dir, info.Mode().Perm())
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // safeTrustRoot refuses what sshd's StrictModes refuses, from the opened file's own status.

@@ -142,6 +142,40 @@ func TestUnsafeAllowedSignersRefused(t *testing.T) {
 	}
 }
 
+// A trust root in a folder that others may write could be put there by them, and so could the
+// file a link leads to: both folders are checked, as sshd's StrictModes checks the path to a
+// user's authorized_keys. A sticky folder (as /tmp) lets nobody replace another's file.
+func TestAllowedSignersInAFolderOthersMayWriteRefused(t *testing.T) {
+	dir := t.TempDir()
+	k := signaturetest.NewKey(t, dir, "ivan")
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := signaturetest.WriteAllowedSigners(t, filepath.Join(open, "allowed_signers"), k.AllowedLine("ivan"))
+	if _, err := signature.LoadAllowedSigners(path); err != nil {
+		t.Fatalf("in a folder of its owner's: %v", err)
+	}
+	link := filepath.Join(dir, "allowed_signers")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, link} {
+		if _, err := signature.LoadAllowedSigners(p); !errors.Is(err, signature.ErrUnsafeFile) || !strings.Contains(err.Error(), "lets others than its owner put another file there") {
+			t.Errorf("%s, its folder writable by all: %v, want ErrUnsafeFile", p, err)
+		}
+	}
+	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signature.LoadAllowedSigners(link); err != nil {
+		t.Errorf("in a sticky folder: %v", err)
+	}
+}
+
 func TestParseAllowedSignersErrors(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
 		{"no key", "alice\n", "nothing else"},

@@ -338,7 +338,10 @@ func (w *Watcher) scanInbox() ([]candidate, error) {
 			continue
 		}
 		if !payableName(name) {
-			w.warnOnce(name, "not a .csv or .xlsx file: left in the inbox; save it as CSV or XLSX to have it paid")
+			// A signature or a refusal waits beside its file and moves with it.
+			if !strings.HasSuffix(name, batch.SigSuffix) && !strings.HasSuffix(name, batch.RefusalSuffix) {
+				w.warnOnce(name, "not a .csv or .xlsx file: left in the inbox; save it as CSV or XLSX to have it paid")
+			}
 			continue
 		}
 		info, err := e.Info()

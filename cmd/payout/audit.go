@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "audit verify", "audit verify [--pack FILE | --head FILE] [--ledger FILE]")
 	pack := fs.String("pack", "", "check this evidence pack instead of the ledger (no ledger needed)")
 	headFile := fs.String("head", "", "also check a run's signed chain head (the .chain-head file beside its reports, and its .sig) against the ledger")
+	signedBy := fs.String("signed-by", "", "with --pack or --head: require a signature by this `PRINCIPAL` of the allowed signers (the service account); unsigned or signed by another is exit 4")
 	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -67,7 +69,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("audit verify: unexpected argument %q", fs.Arg(0))
 	}
 	if *pack != "" {
-		return verifyPack(e, *pack, time.Now())
+		return verifyPack(e, *pack, *signedBy, time.Now())
 	}
 	db, err := openLedgerReadOnly(ctx, e, *ledgerFlag)
 	if err != nil {
@@ -79,7 +81,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	if *headFile != "" {
-		note, finding, err := signedHead(ctx, e, db, *headFile, time.Now())
+		note, finding, err := signedHead(ctx, e, db, *headFile, *signedBy, time.Now())
 		if err != nil {
 			return err
 		}
@@ -101,7 +103,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func verifyPack(e *env, path string, now time.Time) error {
+func verifyPack(e *env, path, signedBy string, now time.Time) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return usageError("audit verify: %v", err)
@@ -121,7 +123,7 @@ func verifyPack(e *env, path string, now time.Time) error {
 	if len(rep.Findings) > 0 {
 		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: pack %s does not check out: %d finding(s)", path, len(rep.Findings))}
 	}
-	note, err := packSignature(e, path, now)
+	note, err := packSignature(e, path, signedBy, now)
 	if err != nil {
 		return err
 	}
@@ -132,15 +134,31 @@ func verifyPack(e *env, path string, now time.Time) error {
 
 // packSignature checks the signature beside a pack (FILE.zip.sig, namespace payout-pack) against
 // the allowed signers, and says whose it is. An unsigned pack is only consistent in itself:
-// anyone can write one, and the note says so. A signature that does not check out is exit 4.
-func packSignature(e *env, path string, now time.Time) (string, error) {
+// anyone can write one, and the note says so, unless signedBy asks for a signer: then an
+// unsigned pack, or one another signed, is exit 4. A signature that does not hold is exit 4.
+func packSignature(e *env, path, signedBy string, now time.Time) (string, error) {
 	id, err := checkSignatureFile(e, path, path+audit.SignatureSuffix, now)
-	if errors.Is(err, os.ErrNotExist) {
+	switch {
+	case errors.Is(err, os.ErrNotExist) && signedBy != "":
+		return "", &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s is unsigned (no %s): --signed-by %s asks for its signature",
+			path, path+audit.SignatureSuffix, signedBy)}
+	case errors.Is(err, os.ErrNotExist):
 		return "unsigned: it is consistent in itself, compare its chain head with the ledger's (payout audit verify) to trust it", nil
-	} else if err != nil {
+	case err != nil:
+		return "", err
+	}
+	if err := isSigner(id, signedBy, path); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("signed by %s (%s)", id.Principal(), id.Fingerprint), nil
+}
+
+// isSigner refuses (exit 4) a signature by another than the principal signedBy, when one is asked for.
+func isSigner(id signature.Identity, signedBy, path string) error {
+	if signedBy == "" || slices.Contains(id.Principals, signedBy) {
+		return nil
+	}
+	return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s is signed by %s (%s), not by %s", path, id.Principal(), id.Fingerprint, signedBy)}
 }
 
 // checkSignatureFile checks that sigPath signs the file at path in namespace payout-pack with a
@@ -181,7 +199,7 @@ func checkSignatureFile(e *env, path, sigPath string, now time.Time) (signature.
 // signedHead checks a chain-head statement that a run's end wrote beside its reports: its
 // signature (FILE.sig), and that the ledger's chain still holds that head. A finding names a
 // head the chain no longer holds: the history the run reported was rewritten since.
-func signedHead(ctx context.Context, e *env, db *ledger.DB, path string, now time.Time) (note, finding string, err error) {
+func signedHead(ctx context.Context, e *env, db *ledger.DB, path, signedBy string, now time.Time) (note, finding string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", "", usageError("audit verify --head: %v", err)
@@ -194,6 +212,9 @@ func signedHead(ctx context.Context, e *env, db *ledger.DB, path string, now tim
 	if errors.Is(err, os.ErrNotExist) {
 		return "", "", usageError("audit verify --head %s: no signature %s.sig beside it", path, path)
 	} else if err != nil {
+		return "", "", err
+	}
+	if err := isSigner(id, signedBy, path); err != nil {
 		return "", "", err
 	}
 	hash, err := db.ChainHashAt(ctx, head.ID)

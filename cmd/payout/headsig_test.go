@@ -52,7 +52,7 @@ func TestRunSignsTheChainHeadItReports(t *testing.T) {
 	if out, err := signaturetest.Verify(t, allowed, "payout-svc", "payout-pack", sig, statement); err != nil {
 		t.Fatalf("ssh-keygen -Y verify of the signed head: %v: %s", err, out)
 	}
-	out, errOut, code := u.run("audit", "verify", "--head", head)
+	out, errOut, code := u.run("audit", "verify", "--head", head, "--signed-by", "payout-svc")
 	if code != 0 || !strings.Contains(out, "reported, signed by payout-svc") || !strings.Contains(out, "is in the chain") {
 		t.Fatalf("audit verify --head: exit %d: %s %s", code, out, errOut)
 	}

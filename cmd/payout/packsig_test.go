@@ -48,6 +48,18 @@ func TestAuditPackIsSignedByTheServiceAccount(t *testing.T) {
 	if out, errOut, code := u.run("audit", "verify", "--pack", pack); code != 0 || !strings.Contains(out, "signed by payout-svc") {
 		t.Fatalf("verify of the signed pack: exit %d: %s %s", code, out, errOut)
 	}
+	if out, errOut, code := u.run("audit", "verify", "--pack", pack, "--signed-by", "payout-svc"); code != 0 {
+		t.Errorf("verify --signed-by payout-svc of its pack: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := u.run("audit", "verify", "--pack", pack, "--signed-by", "payout-svc-2"); code != 4 || !strings.Contains(errOut, "not by payout-svc-2") {
+		t.Errorf("verify --signed-by another principal: exit %d, want 4: %s", code, errOut)
+	}
+	// The same pack without its signature is consistent in itself, but not what --signed-by asks.
+	unsigned := filepath.Join(u.dir, "unsigned.zip")
+	copyFile(t, pack, unsigned)
+	if _, errOut, code := u.run("audit", "verify", "--pack", unsigned, "--signed-by", "payout-svc"); code != 4 || !strings.Contains(errOut, "is unsigned") {
+		t.Errorf("verify --signed-by of an unsigned pack: exit %d, want 4: %s", code, errOut)
+	}
 
 	// A pack signed by a person's key, which the allowed signers trust for plans only.
 	if err := os.WriteFile(pack+".sig", signaturetest.Sign(t, bob, "payout-pack", zipBytes), 0o600); err != nil {
