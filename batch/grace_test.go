@@ -32,8 +32,13 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	var mu sync.Mutex
 	var told []int
 	var until time.Time
+	// The grace is a minute of a fake clock that stands still until the run says it waits, so
+	// that it says so, and then moves to each wait's end: no wait of the run is real.
+	clock := batchtest.NewClock(time.Now())
+	stop := func() {}
 	res := h.Run(ctx, path, func(c *batch.Config) {
-		c.UnknownGrace = 300 * time.Millisecond
+		c.Clock = clock
+		c.UnknownGrace = time.Minute
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		c.Waiting = func(n int, u time.Time) {
 			mu.Lock()
@@ -41,9 +46,15 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 			told = append(told, n)
 			if n > 0 {
 				until = u
+				if len(told) == 1 {
+					stop = clock.Drive()
+				}
 			}
 		}
 	})
+	mu.Lock()
+	stop()
+	mu.Unlock()
 	if res.ExitCode != batch.ExitOK {
 		t.Fatalf("rerun %+v, want exit 0", res)
 	}
@@ -56,5 +67,8 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	defer mu.Unlock()
 	if len(told) < 2 || told[0] != 5 || told[len(told)-1] != 0 || until.IsZero() {
 		t.Errorf("Waiting was told %v (until %v), want 5 payouts, then 0 once the run works again", told, until)
+	}
+	if until.Before(res.StartedAt.Add(time.Minute)) {
+		t.Errorf("Waiting was told the grace ends at %v, want a minute of the run's clock after it started at %v", until, res.StartedAt)
 	}
 }

@@ -56,6 +56,9 @@ type Config struct {
 	Service Service
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Clock is the pool's time: its waits for due lookups and retries. When nil, the system's
+	// timers with Now telling the time; tests set a fake one so that no wait is real.
+	Clock   pool.Clock
 	Limiter Limiter
 	// Process is this process as the payouts it sends name it (ledger.Process.Claimant); a new
 	// one when empty.
@@ -131,8 +134,14 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.Now == nil && cfg.Clock != nil {
+		cfg.Now = cfg.Clock.Now
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = pool.WallClock(cfg.Now)
 	}
 	cfg.Workers = max(cfg.Workers, 0)
 	if cfg.Limiter == nil {

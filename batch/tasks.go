@@ -73,7 +73,7 @@ type feedBatch = pool.Feed[task]
 func (r *Runner) newPool(log *slog.Logger, handle func(context.Context, task) taskResult, throttleBreaker int) *pool.Pool[task] {
 	cfg := r.cfg
 	return pool.New(pool.Config{Limiter: cfg.Limiter, Workers: cfg.Workers, BreakerThreshold: cfg.BreakerThreshold,
-		ThrottleBreaker: throttleBreaker, Clock: pool.WallClock(cfg.Now), Logger: log, Zone: cfg.Zone,
+		ThrottleBreaker: throttleBreaker, Clock: cfg.Clock, Logger: log, Zone: cfg.Zone,
 		Progress: cfg.Progress, Waiting: cfg.Waiting}, handle)
 }
 

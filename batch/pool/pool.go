@@ -132,6 +132,7 @@ func (p *Pool[T]) Run(ctx context.Context, tasks []T, done, total int, feed <-ch
 	workers := p.startWorkers(ctx, work, results, st.size.workers)
 	defer workers.stop()
 	timer := p.cfg.Clock.NewTimer(time.Hour)
+	timer.Stop() // set only while the pool waits for a due task, so a fake clock moves to no other time
 	defer timer.Stop()
 	ctxDone := ctx.Done()
 	// graceSaid is the end of the grace last announced while nothing else was going on;

@@ -124,3 +124,30 @@ func (t *fakeTimer) fireIfDue(now time.Time) {
 		}
 	}
 }
+
+// Drive moves the clock to each timer's time as soon as one is set, as if every wait were over
+// at once, until the returned stop is called: what a whole run under test needs, whose waits
+// are many and not known in advance.
+func (c *Clock) Drive() (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			at := c.WaitForTimer()
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if d := at.Sub(c.Now()); d > 0 {
+				c.Advance(d)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		c.NewTimer(time.Nanosecond) // left set: the driver, woken, finds it and sees done
+		<-exited
+	}
+}
