@@ -265,7 +265,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	}
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
 		Status: ledger.RunRunning, Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
-	if err := db.AddRun(ctx, run); err != nil {
+	if err := OpenRun(ctx, db, run); err != nil {
 		return res, err
 	}
 	// The input's columns, for the run's retry file.

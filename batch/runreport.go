@@ -60,13 +60,10 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	if reportErr == nil {
 		reportErr = r.addRetryFile(ctx, &res, !submitted)
 	}
-	status := RunFinished
-	if aborted != nil {
-		status = ledger.RunAborted
-	}
 	// The run is closed even when its reports could not be written: its payouts are settled in the
-	// ledger, and a run left "running" would look like one still sending.
-	if err := db.FinishRun(ctx, res.RunID, status, res.ExitCode, ended); err != nil {
+	// ledger, and a run left "running" would look like one still sending. It is closed aborted
+	// when aborted is set: its exit code is ExitAborted then, and only then.
+	if err := CloseRun(ctx, db, res.RunID, res.ExitCode, ended); err != nil {
 		return res, errors.Join(err, reportErr)
 	}
 	if reportErr == nil && r.cfg.SignHead != nil {
@@ -79,7 +76,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	if reportErr != nil {
 		res.Reports = nil
 		return res, fmt.Errorf("%w: run %s %s with exit code %d, but `payout report %s` must write its reports from the ledger: %w",
-			ErrReportsNotWritten, res.RunID, status, res.ExitCode, res.RunID, reportErr)
+			ErrReportsNotWritten, res.RunID, ClosedAs(res.ExitCode), res.ExitCode, res.RunID, reportErr)
 	}
 	return res, nil
 }

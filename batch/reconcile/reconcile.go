@@ -91,7 +91,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	started := rc.cfg.Now()
 	res := Result{RunID: batch.NewRunID(started)}
 	log := rc.cfg.Logger.With("run", res.RunID, "kind", "reconcile")
-	if err := db.AddRun(bg, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started, Status: ledger.RunRunning}); err != nil {
+	if err := batch.OpenRun(bg, db, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started}); err != nil {
 		return res, err
 	}
 	// A row still SUBMITTING whose process is gone (rc.cfg.Liveness) may have been sent.
@@ -125,11 +125,7 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, pass.runs, rc.cfg.ChunkRows, ended); err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
 	}
-	status := ledger.RunFinished
-	if res.ExitCode == batch.ExitAborted {
-		status = ledger.RunAborted
-	}
-	if err := db.FinishRun(bg, res.RunID, status, res.ExitCode, ended); err != nil {
+	if err := batch.CloseRun(bg, db, res.RunID, res.ExitCode, ended); err != nil {
 		return res, err
 	}
 	log.Info("reconcile finished", "exit", res.ExitCode, "payouts", res.Payouts, "looked_up", res.LookedUp, "succeeded", res.Succeeded,
@@ -189,7 +185,7 @@ func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Resu
 
 // abandon closes the reconcile run as aborted and returns err.
 func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
-	if ferr := rc.cfg.Ledger.FinishRun(ctx, res.RunID, ledger.RunAborted, batch.ExitAborted, rc.cfg.Now()); ferr != nil {
+	if ferr := batch.CloseRun(ctx, rc.cfg.Ledger, res.RunID, batch.ExitAborted, rc.cfg.Now()); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err

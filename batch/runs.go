@@ -1,0 +1,29 @@
+package batch
+
+import (
+	"context"
+	"time"
+
+	"github.com/payout/payout/ledger"
+)
+
+// OpenRun records run, a file's run or a reconciliation, as running from its StartedAt: until
+// CloseRun, it is one still at work, or one whose process is gone.
+func OpenRun(ctx context.Context, db *ledger.DB, run ledger.Run) error {
+	run.Status = ledger.RunRunning
+	return db.AddRun(ctx, run)
+}
+
+// CloseRun records that the run id ended at ended with exit, in the status ClosedAs says.
+func CloseRun(ctx context.Context, db *ledger.DB, id string, exit int, ended time.Time) error {
+	return db.FinishRun(ctx, id, ClosedAs(exit), exit, ended)
+}
+
+// ClosedAs is the status of a run that ended with exit: aborted when exit is ExitAborted, else
+// finished, its exit code saying how it went.
+func ClosedAs(exit int) ledger.RunStatus {
+	if exit == ExitAborted {
+		return ledger.RunAborted
+	}
+	return RunFinished
+}
