@@ -47,8 +47,8 @@ const (
 
 // Config holds what a Handler needs. Ledger and HashKey are required.
 type Config struct {
-	Ledger  *ledger.DB
-	HashKey []byte // secret: never logged
+	Ledger  ledger.CallbackStore // what a callback reads and records, and nothing else
+	HashKey []byte               // secret: never logged
 	Logger  *slog.Logger
 	Now     func() time.Time
 	MaxBody int64 // 0: DefaultMaxBody
