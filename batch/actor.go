@@ -35,7 +35,9 @@ func hostname() string {
 
 // ChainHeadText is the ledger's chain head as a report prints it, read when the report is
 // written: a report held by an auditor then pins the trail up to that event.
-func ChainHeadText(ctx context.Context, db *ledger.DB) string {
+func ChainHeadText(ctx context.Context, db interface {
+	ChainHead(ctx context.Context) (ledger.ChainHead, error)
+}) string {
 	head, err := db.ChainHead(ctx)
 	if err != nil {
 		return "unavailable: " + err.Error()

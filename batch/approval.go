@@ -163,7 +163,9 @@ func ApproveCommand(path string) string {
 }
 
 // runApprover names the signers a recorded run went ahead on, from the chain, for its reports.
-func runApprover(ctx context.Context, db *ledger.DB, runID string) (string, time.Time, error) {
+func runApprover(ctx context.Context, db interface {
+	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
+}, runID string) (string, time.Time, error) {
 	events, err := db.RunApprovals(ctx, runID)
 	if err != nil || len(events) == 0 {
 		return "", time.Time{}, err

@@ -145,7 +145,7 @@ func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected b
 // each with its payout's state as of now: the end of a run, `payout report` and folder mode all
 // read a run this way. fileRejected says why a valid row may have no payout: the file was
 // rejected as a whole, or else the run stopped before it sent that row.
-func EachReportRow(ctx context.Context, db *ledger.DB, runID string, fileRejected bool, fn func(report.Row) error) error {
+func EachReportRow(ctx context.Context, db ledger.ReportReads, runID string, fileRejected bool, fn func(report.Row) error) error {
 	return db.EachReportLine(ctx, runID, func(l ledger.ReportLine) error {
 		return fn(reportRow(l, fileRejected))
 	})
@@ -224,11 +224,19 @@ func PaidElsewhere(row report.Row) bool {
 	return row.PaidElsewhere
 }
 
+// ReportLedger is what writing a run's reports again reads: its lines, the chain's head they
+// print, and the approvals the run was paid on.
+type ReportLedger interface {
+	ledger.ReportReads
+	ChainHead(ctx context.Context) (ledger.ChainHead, error)
+	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
+}
+
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
 // each row's state as of now. They are named after name (the base name of the run's file when
 // empty) and apart from the run's own reports, which they never replace:
 // `<name>.<run id>.regenerated-<now, UTC>.result.csv` and so on. Their times are shown in zone.
-func WriteReports(ctx context.Context, db *ledger.DB, runID, dir, name string, now time.Time, zone *time.Location) (report.Paths, error) {
+func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string, now time.Time, zone *time.Location) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)

@@ -88,8 +88,15 @@ type PackInfo struct {
 	Events      int    `json:"events"`
 }
 
+// PackStore is what exporting a pack reads: the chain and a run's evidence, and the run's
+// reports written again.
+type PackStore interface {
+	ledger.AuditStore
+	batch.ReportLedger
+}
+
 // Export writes the evidence pack of a run. It returns what the pack's run.json says.
-func Export(ctx context.Context, db *ledger.DB, o ExportOptions) (PackInfo, error) {
+func Export(ctx context.Context, db PackStore, o ExportOptions) (PackInfo, error) {
 	run, err := db.GetRun(ctx, o.RunID)
 	if err != nil {
 		return PackInfo{}, err
@@ -171,7 +178,7 @@ const maxReportTries = 5
 
 // addReports writes the run's reports into a private temporary folder and adds them to members.
 // It returns the chain head the reports print: it was the head before and after they were written.
-func addReports(ctx context.Context, db *ledger.DB, run ledger.Run, now time.Time, zone *time.Location, members map[string][]byte) (ledger.ChainHead, error) {
+func addReports(ctx context.Context, db PackStore, run ledger.Run, now time.Time, zone *time.Location, members map[string][]byte) (ledger.ChainHead, error) {
 	dir, err := os.MkdirTemp("", "payout-pack-")
 	if err != nil {
 		return ledger.ChainHead{}, err
