@@ -19,15 +19,6 @@ import (
 // RunAwaitingApproval is the status of a run that paid nothing because its file awaits approval.
 const RunAwaitingApproval = ledger.RunAwaitingApproval
 
-// EnvAllowedSigners names the allowed_signers file that lists who may sign.
-const EnvAllowedSigners = approval.EnvAllowedSigners
-
-// SigSuffix ends every signature file's name.
-const SigSuffix = approval.SigSuffix
-
-// RefusalSuffix ends a refusal statement's name; its signature adds SigSuffix.
-const RefusalSuffix = approval.RefusalSuffix
-
 // ApprovalPolicy says who may sign a plan and how long a signature may hold.
 type ApprovalPolicy = approval.Policy
 
@@ -36,15 +27,6 @@ type Approval = approval.Approval
 
 // Verdict is what the signatures beside a file say of its plan.
 type Verdict = approval.Verdict
-
-// SigFile is a signature or refusal file found beside an input.
-type SigFile = approval.SigFile
-
-// SignatureFiles lists the files beside path named `<its name>.<anything>.sig`, read whole.
-func SignatureFiles(path string) ([]SigFile, error) { return approval.SignatureFiles(path) }
-
-// DistinctSigners groups the accepted signatures into people (approval.DistinctSigners).
-func DistinctSigners(accepted []Approval) [][]string { return approval.DistinctSigners(accepted) }
 
 // RefusalStatement is the statement that refuses plan for reason.
 func RefusalStatement(plan Plan, reason string) []byte {

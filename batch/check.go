@@ -39,7 +39,7 @@ type Checked struct {
 	// Throttled counts the payouts left not checked because every lookup of them was a 429.
 	Throttled int
 	// Stopped, when not nil, is why the lookups stopped before every payout was looked up. It
-	// wraps ErrThrottled when the service answered nothing but 429.
+	// wraps pool.ErrThrottled when the service answered nothing but 429.
 	Stopped error
 }
 

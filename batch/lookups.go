@@ -167,7 +167,7 @@ func (s *lookups) lookUpRow(ctx context.Context, t task, reconcile bool, steps l
 	case outcome.NotFound:
 		return steps.missing(p, now)
 	case outcome.AuthRefused:
-		return taskResult{Task: t, Fatal: ErrUnauthorized}
+		return taskResult{Task: t, Fatal: outcome.ErrUnauthorized}
 	}
 	msg := errorText(err)
 	limited := api.KindOf(err) == api.KindRateLimited

@@ -14,7 +14,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/read"
 )
 
@@ -39,9 +38,6 @@ import (
 
 // PlanVersion opens every plan statement.
 const PlanVersion = "payout-plan v1"
-
-// DefaultApprovalValidity is how long a signature of a plan may hold (approval.DefaultValidity).
-const DefaultApprovalValidity = approval.DefaultValidity
 
 // Plan is what a file would pay, as a signature binds it.
 type Plan struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/pool"
 )
 
 // runLogged pays rows at limit per second with workers workers (0: sized by the pool) against a
@@ -43,11 +44,11 @@ func TestPoolSizesItselfToTheRate(t *testing.T) {
 		t.Fatalf("the run does not say how many workers it grew to:\n%s", logs)
 	}
 	// 40/s × at least 150 ms × 1.25, rounded up, and one spare.
-	if n, _ := strconv.Atoi(m[1]); n < 9 || n > batch.AutoMaxWorkers {
-		t.Errorf("grew to %d workers, want 9 to %d", n, batch.AutoMaxWorkers)
+	if n, _ := strconv.Atoi(m[1]); n < 9 || n > pool.AutoMaxWorkers {
+		t.Errorf("grew to %d workers, want 9 to %d", n, pool.AutoMaxWorkers)
 	}
-	if got := h.Sandbox.Stats().MaxInFlight; got <= batch.AutoStartWorkers {
-		t.Errorf("at most %d requests in flight at once: the pool did not grow past %d", got, batch.AutoStartWorkers)
+	if got := h.Sandbox.Stats().MaxInFlight; got <= pool.AutoStartWorkers {
+		t.Errorf("at most %d requests in flight at once: the pool did not grow past %d", got, pool.AutoStartWorkers)
 	}
 	if strings.Contains(logs, "raise --workers") {
 		t.Errorf("a pool that sizes itself was told to raise --workers:\n%s", logs)

@@ -11,16 +11,13 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// ErrReleaseRefused is returned (wrapped, with why) by Release when it leaves the payout as it is.
-var ErrReleaseRefused = outcome.ErrReleaseRefused
-
 // Release makes an UNKNOWN payout READY again (outcome.Released), with its count of sends at
-// zero, so that the next runs of its file send it up to MaxSendAttempts times more: a person has
-// checked with the service that it holds no such payout (a stuck row, see MaxSendAttempts), and
+// zero, so that the next runs of its file send it up to outcome.MaxSendAttempts times more: a person has
+// checked with the service that it holds no such payout (a stuck row, see outcome.MaxSendAttempts), and
 // reason says so. actor names who decided (OS user and host); the event keeps both. The payout
 // is looked up by external_invoice_ref first, with config's ledger and service: Release refuses
 // while the service finds it, and when a payout known to exist is not found (lookups prove
-// nothing then). A service that does not answer is an error that does not wrap ErrReleaseRefused.
+// nothing then). A service that does not answer is an error that does not wrap outcome.ErrReleaseRefused.
 func Release(ctx context.Context, config Config, ref, reason, actor string) (ledger.Payout, error) {
 	r := NewRunner(config)
 	cfg := r.cfg
@@ -29,11 +26,11 @@ func Release(ctx context.Context, config Config, ref, reason, actor string) (led
 	}
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
-		return ledger.Payout{}, fmt.Errorf("%w: give --reason: what the service said when you checked", ErrReleaseRefused)
+		return ledger.Payout{}, fmt.Errorf("%w: give --reason: what the service said when you checked", outcome.ErrReleaseRefused)
 	}
 	p, err := cfg.Ledger.Get(ctx, ref)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return p, fmt.Errorf("%w: %q is not in the ledger", ErrReleaseRefused, ref)
+		return p, fmt.Errorf("%w: %q is not in the ledger", outcome.ErrReleaseRefused, ref)
 	}
 	if err != nil {
 		return p, err
@@ -48,17 +45,17 @@ func Release(ctx context.Context, config Config, ref, reason, actor string) (led
 	switch {
 	case err == nil:
 		return p, fmt.Errorf("%w: the service has payout %s (invoice %s, status %s): run `payout reconcile` to record it",
-			ErrReleaseRefused, ref, orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))
+			outcome.ErrReleaseRefused, ref, orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))
 	case api.KindOf(err) != api.KindNotFound:
 		return p, fmt.Errorf("look up %s: %w", ref, ExplainAuth(err))
 	}
 	s := &lookups{r: r, log: cfg.Logger}
 	if !s.proveLookups(ctx) && s.broken.Load() {
-		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", ErrReleaseRefused)
+		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", outcome.ErrReleaseRefused)
 	}
 	err = cfg.Ledger.Apply(ctx, outcome.Released(p, actor, reason))
 	if errors.Is(err, ledger.ErrStateConflict) {
-		return p, fmt.Errorf("%w: payout %s changed while it was looked up: %v", ErrReleaseRefused, ref, err)
+		return p, fmt.Errorf("%w: payout %s changed while it was looked up: %v", outcome.ErrReleaseRefused, ref, err)
 	}
 	if err != nil {
 		return p, err

@@ -7,10 +7,6 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// DefaultRepeatWindow is how far back a row is compared with the ledger's payouts
-// (repeats.DefaultWindow).
-const DefaultRepeatWindow = repeats.DefaultWindow
-
 // RepeatPolicy says which rows are held as possible repeats (repeats.Policy).
 type RepeatPolicy = repeats.Policy
 

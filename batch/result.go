@@ -32,7 +32,7 @@ type Result struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 
-	// Stuck lists the rows this run found stuck: sent MaxSendAttempts times with no answer and not
+	// Stuck lists the rows this run found stuck: sent outcome.MaxSendAttempts times with no answer and not
 	// found by a lookup. No run sends them again; see StuckMessage.
 	Stuck []StuckPayout `json:"stuck,omitempty"`
 	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).

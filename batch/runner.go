@@ -70,7 +70,7 @@ type Config struct {
 	sending  *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
-	// service's observed latency (AutoStartWorkers up to AutoMaxWorkers).
+	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
 	Workers        int
 	VirtualPoolRef string
 	CallbackURL    string

@@ -13,12 +13,13 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
 // TestRunCountsOnlySendsThatMayHaveReachedTheService: a connection refused, and an intent whose
 // process died before it recorded the answer, leave no trace at the service and do not count
-// towards batch.MaxSendAttempts; only the send the service answered does.
+// towards outcome.MaxSendAttempts; only the send the service answered does.
 func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 	ctx := context.Background()
 	t.Run("connection refused", func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 		path := batchtest.WritePayroll(t, h.Dir, "killed.csv", rows)
 		recordOnly(h, path)
 		// Five kills between the intent and the answer, with nothing sent.
-		for i := 0; i < batch.MaxSendAttempts; i++ {
+		for i := 0; i < outcome.MaxSendAttempts; i++ {
 			if err := h.DB.Apply(ctx, ledger.Change{Ref: rows[0].Ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent, then killed"},
 				ledger.Change{Ref: rows[0].Ref, From: ledger.Submitting, To: ledger.Ready, Detail: "test: as if resent after the grace"}); err != nil {
 				t.Fatal(err)
@@ -98,12 +99,12 @@ func TestStuckRowIsReleased(t *testing.T) {
 	path := batchtest.WritePayroll(t, h.Dir, "stuck.csv", rows)
 	ref := rows[0].Ref
 	res := h.Run(ctx, path, withFake)
-	want := batch.StuckMessage(ref, batch.MaxSendAttempts)
-	if res.ExitCode != batch.ExitAttention || len(res.Stuck) != 1 || res.Stuck[0].Ref != ref || res.Stuck[0].Attempts != batch.MaxSendAttempts {
+	want := batch.StuckMessage(ref, outcome.MaxSendAttempts)
+	if res.ExitCode != batch.ExitAttention || len(res.Stuck) != 1 || res.Stuck[0].Ref != ref || res.Stuck[0].Attempts != outcome.MaxSendAttempts {
 		t.Fatalf("result %+v, want the row stuck", res)
 	}
-	if n := creates.Load(); n != batch.MaxSendAttempts {
-		t.Errorf("%d creates, want %d", n, batch.MaxSendAttempts)
+	if n := creates.Load(); n != outcome.MaxSendAttempts {
+		t.Errorf("%d creates, want %d", n, outcome.MaxSendAttempts)
 	}
 	byRef := h.AssertReport(res, 1, batchtest.FileTotal(rows))
 	if got := strings.Join(byRef[ref], ","); !strings.Contains(got, want) || strings.Contains(got, "run `payout reconcile` before") {
@@ -111,15 +112,15 @@ func TestStuckRowIsReleased(t *testing.T) {
 	}
 	// A rerun sends nothing and says it again.
 	res = h.Run(ctx, path, withFake)
-	if len(res.Stuck) != 1 || creates.Load() != batch.MaxSendAttempts {
+	if len(res.Stuck) != 1 || creates.Load() != outcome.MaxSendAttempts {
 		t.Errorf("rerun %+v, %d creates", res, creates.Load())
 	}
 
 	runner := batch.NewRunner(func() batch.Config { c := h.Cfg; withFake(&c); return c }())
-	if _, err := batch.Release(ctx, runner.Config(), ref, "  ", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
+	if _, err := batch.Release(ctx, runner.Config(), ref, "  ", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
 		t.Errorf("release without a reason: %v", err)
 	}
-	if _, err := batch.Release(ctx, runner.Config(), known.Ref, "checked", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
+	if _, err := batch.Release(ctx, runner.Config(), known.Ref, "checked", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
 		t.Errorf("release of a SUBMITTED payout: %v", err)
 	}
 	// While the service finds it, it is refused and stays UNKNOWN.
@@ -129,7 +130,7 @@ func TestStuckRowIsReleased(t *testing.T) {
 		RecipientReference: "x", PaymentDescription: "x", ExternalInvoiceRef: ref}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := batch.Release(ctx, runner.Config(), ref, "checked", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) || !strings.Contains(err.Error(), "payout reconcile") {
+	if _, err := batch.Release(ctx, runner.Config(), ref, "checked", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) || !strings.Contains(err.Error(), "payout reconcile") {
 		t.Errorf("release of a payout the service has: %v", err)
 	}
 	if p, _ := h.DB.Get(ctx, ref); p.State != ledger.Unknown {
@@ -146,10 +147,10 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 	ref := rows[0].Ref
 	path := batchtest.WritePayroll(t, h.Dir, "free.csv", rows)
 	recordOnly(h, path)
-	for i := 0; i < batch.MaxSendAttempts; i++ {
+	for i := 0; i < outcome.MaxSendAttempts; i++ {
 		changes := []ledger.Change{{Ref: ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent"},
 			{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, CountAttempt: true, Detail: "test: no answer"}}
-		if i < batch.MaxSendAttempts-1 {
+		if i < outcome.MaxSendAttempts-1 {
 			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, Detail: "test: not found"})
 		}
 		if err := h.DB.Apply(ctx, changes...); err != nil {
@@ -167,7 +168,7 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 		!strings.Contains(last.Detail, "service support confirmed no payout") {
 		t.Errorf("release event %+v", last)
 	}
-	if _, err := batch.Release(ctx, runner.Config(), ref, "again", "ops@host"); !errors.Is(err, batch.ErrReleaseRefused) {
+	if _, err := batch.Release(ctx, runner.Config(), ref, "again", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
 		t.Errorf("second release: %v", err)
 	}
 	// Released, it has its sends again: one more send without an answer (a 503) leaves it

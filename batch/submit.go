@@ -12,11 +12,7 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// MaxSendAttempts bounds the sends of one row, over all runs, that may have created a payout
-// (see outcome.MaxSendAttempts).
-const MaxSendAttempts = outcome.MaxSendAttempts
-
-// StuckMessage is what a run, reconcile and `payout status` say of a row at MaxSendAttempts that
+// StuckMessage is what a run, reconcile and `payout status` say of a row at outcome.MaxSendAttempts that
 // lookups do not find.
 func StuckMessage(ref string, attempts int) string {
 	return outcome.StuckMessage(ref, attempts)
@@ -28,22 +24,16 @@ type StuckPayout struct {
 	Attempts int    `json:"attempts"`
 }
 
-// Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at MaxSendAttempts.
+// Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at outcome.MaxSendAttempts.
 func Stuck(p ledger.Payout) bool {
 	return outcome.Stuck(p)
 }
-
-// AuthHint is what to check when the service refuses the auth token.
-const AuthHint = outcome.AuthHint
-
-// ErrUnauthorized stops a run: the service refused the auth token.
-var ErrUnauthorized = outcome.ErrUnauthorized
 
 // ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
 // error is returned as it is.
 func ExplainAuth(err error) error {
 	if api.KindOf(err) == api.KindUnauthorized {
-		return fmt.Errorf("%w: %s", err, AuthHint)
+		return fmt.Errorf("%w: %s", err, outcome.AuthHint)
 	}
 	return err
 }
@@ -149,7 +139,7 @@ func (s *submission) send(ctx context.Context, t task) taskResult {
 
 // intent is the change recorded before a row's POST.
 func (s *submission) intent(t task, p ledger.Payout) ledger.Change {
-	// The send is counted with its answer, not here (see MaxSendAttempts).
+	// The send is counted with its answer, not here (see outcome.MaxSendAttempts).
 	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: s.r.cfg.Process,
 		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
 	return c
@@ -215,10 +205,6 @@ func (s *submission) lookup(ctx context.Context, t task) taskResult {
 		},
 	})
 }
-
-// RefusalConfirmed ends the error of a FAILED row whose refusal a lookup by external_invoice_ref
-// confirmed (see outcome.ConfirmRefusal); the row's RefusalConfirmed says it.
-const RefusalConfirmed = outcome.RefusalConfirmed
 
 // confirmRefusal records what a lookup that did not find a refused row decides
 // (outcome.ConfirmRefusal): final FAILED, unless "not found" is not trusted in this run.

@@ -19,18 +19,8 @@ const (
 	maxThrottled = maxRateLimited
 )
 
-// ErrThrottled stops a pool whose service answers nothing but 429.
-var ErrThrottled = pool.ErrThrottled
-
 // Limiter paces the requests to the service: every send and lookup waits on it (pool.Limiter).
 type Limiter = pool.Limiter
-
-// Sizing of a pool whose Config.Workers is 0 (see package pool).
-const (
-	AutoStartWorkers     = pool.AutoStartWorkers
-	AutoMaxWorkers       = pool.AutoMaxWorkers
-	AutoUnlimitedWorkers = pool.AutoUnlimitedWorkers
-)
 
 type taskKind int
 

@@ -9,7 +9,7 @@ import (
 )
 
 // TestAfterSend is the answer to a POST, for every kind of answer: where the row goes, whether
-// the send counts towards MaxSendAttempts, and what follows.
+// the send counts towards outcome.MaxSendAttempts, and what follows.
 func TestAfterSend(t *testing.T) {
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
 	b := backoffs{base: time.Millisecond, max: 10 * time.Millisecond}

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -165,7 +166,7 @@ func (rc *reconciler) scopeRun(ctx context.Context, opts Options) (ledger.Run, e
 // make every reconcile of the following days exit 4.
 func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Result {
 	switch aborted := checked.Stopped; {
-	case errors.Is(aborted, batch.ErrThrottled) || (aborted == nil && checked.Throttled > 0):
+	case errors.Is(aborted, pool.ErrThrottled) || (aborted == nil && checked.Throttled > 0):
 		res.ExitCode = batch.ExitAborted
 		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
 		log.Warn("reconcile stopped: " + res.Aborted)

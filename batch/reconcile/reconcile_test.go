@@ -21,6 +21,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
@@ -685,7 +686,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	var states []ledger.State
-	for i := 0; i < batch.MaxSendAttempts; i++ {
+	for i := 0; i < outcome.MaxSendAttempts; i++ {
 		if i > 0 {
 			states = append(states, ledger.Ready)
 		}
@@ -700,7 +701,7 @@ func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
 	}
 	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]
-	if want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts); !strings.Contains(row["message"], want) {
+	if want := batch.StuckMessage("STUCK-1", outcome.MaxSendAttempts); !strings.Contains(row["message"], want) {
 		t.Errorf("report message %q, want %q in it", row["message"], want)
 	}
 	if p := b.state("STUCK-1"); p.State != ledger.Unknown {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
 )
 
@@ -51,7 +52,7 @@ func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome)
 
 // tryKey sums up what a waiting file's next try depends on: its signature files and the policy.
 func (w *Watcher) tryKey(ctx context.Context, path string) (string, error) {
-	sigs, err := batch.SignatureFiles(path)
+	sigs, err := approval.SignatureFiles(path)
 	if err != nil {
 		return "", err
 	}
@@ -127,7 +128,7 @@ func (w *Watcher) moveSignatures(from, name, dest, to string) error {
 	}
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), name+".")
-		if !ok || !e.Type().IsRegular() || !(strings.HasSuffix(rest, batch.SigSuffix) || strings.HasSuffix(rest, batch.RefusalSuffix)) {
+		if !ok || !e.Type().IsRegular() || !(strings.HasSuffix(rest, approval.SigSuffix) || strings.HasSuffix(rest, approval.RefusalSuffix)) {
 			continue
 		}
 		if err := os.Rename(filepath.Join(w.dir(from), e.Name()), filepath.Join(w.dir(dest), to+"."+rest)); err != nil {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
 )
 
@@ -84,7 +86,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 			b.WriteString("  FAILED rows were refused by the service and are never sent again under the same reference:\n" +
 				"  pay them in a new file with new external_invoice_ref values.\n")
 		} else {
-			b.WriteString("  FAILED rows without \"" + batch.RefusalConfirmed + "\" may exist at the service:\n" +
+			b.WriteString("  FAILED rows without \"" + outcome.RefusalConfirmed + "\" may exist at the service:\n" +
 				"  run `payout reconcile` first, and pay again only the rows it leaves FAILED with that note.\n")
 		}
 		b.WriteString("  Dropping this same file in again is safe: accepted rows are skipped, rows not sent are sent,\n" +
@@ -165,7 +167,7 @@ func writeRetryFile(b *strings.Builder, res batch.Result) {
 		return
 	}
 	fmt.Fprintf(b, "\nRetry file: %s\n", res.RetryFile)
-	b.WriteString("  It holds every row of this run still unpaid, in this file's columns, with a column " + batch.RetryColumn + "\n" +
+	b.WriteString("  It holds every row of this run still unpaid, in this file's columns, with a column " + retry.Column + "\n" +
 		"  saying why each is there. Correct the rejected rows in it, keep the others as they are, and drop it\n" +
 		"  into the inbox: exactly those rows are paid, never a row already paid. Rows whose outcome is unknown\n" +
 		"  keep their reference and are looked up before anything is sent; `payout reconcile` first is best.\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/ledger"
 )
 
@@ -339,7 +340,7 @@ func (w *Watcher) scanInbox() ([]candidate, error) {
 		}
 		if !payableName(name) {
 			// A signature or a refusal waits beside its file and moves with it.
-			if !strings.HasSuffix(name, batch.SigSuffix) && !strings.HasSuffix(name, batch.RefusalSuffix) {
+			if !strings.HasSuffix(name, approval.SigSuffix) && !strings.HasSuffix(name, approval.RefusalSuffix) {
 				w.warnOnce(name, "not a .csv or .xlsx file: left in the inbox; save it as CSV or XLSX to have it paid")
 			}
 			continue

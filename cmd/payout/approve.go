@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
@@ -47,7 +48,7 @@ func (o *approvalOptions) policy(getenv func(string) string) (batch.ApprovalPoli
 	if v := getenv(envRequireApproval); v != "" {
 		return batch.ApprovalPolicy{}, configError(&ConfigError{Field: envRequireApproval, Value: v, Err: errPolicyInLedger})
 	}
-	return batch.ApprovalPolicy{AllowedSigners: getenv(batch.EnvAllowedSigners)}, nil
+	return batch.ApprovalPolicy{AllowedSigners: getenv(approval.EnvAllowedSigners)}, nil
 }
 
 // planFlags are the flags of plan, approve and reject beside the run's.
@@ -96,7 +97,7 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 // validUntil is the day a signature made now holds through.
 func (pf planFlags) day(now time.Time) (time.Time, error) {
 	today := now.UTC().Truncate(24 * time.Hour)
-	last := today.Add(batch.DefaultApprovalValidity)
+	last := today.Add(approval.DefaultValidity)
 	if pf.validUntil == "" {
 		return last, nil
 	}
@@ -182,22 +183,22 @@ func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
 		if err != nil {
 			return &exitError{code: exitAborted, err: err}
 		}
-		if err := writeSigned(base+batch.RefusalSuffix, statement, sig); err != nil {
+		if err := writeSigned(base+approval.RefusalSuffix, statement, sig); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "REJECTED by %s: %s\n  wrote %s and %s%s: no run pays this file while they are beside it.\n",
-			id.Principal(), pf.reason, base+batch.RefusalSuffix, base+batch.RefusalSuffix, batch.SigSuffix)
+			id.Principal(), pf.reason, base+approval.RefusalSuffix, base+approval.RefusalSuffix, approval.SigSuffix)
 		return nil
 	}
 	sig, err := signature.Sign(ctx, plan.Statement(day), signature.NamespacePlan, key)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	if err := atomicfile.WriteBytes(base+batch.SigSuffix, sigMode, sig); err != nil {
+	if err := atomicfile.WriteBytes(base+approval.SigSuffix, sigMode, sig); err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("approve: %w", err)}
 	}
 	fmt.Fprintf(e.stdout, "SIGNED by %s (%s), valid until %s: wrote %s\n  any change to the file, its sheet or what it pays voids the signature.\n",
-		id.Principal(), id.Fingerprint, day.Format(time.DateOnly), base+batch.SigSuffix)
+		id.Principal(), id.Fingerprint, day.Format(time.DateOnly), base+approval.SigSuffix)
 	return nil
 }
 
@@ -205,7 +206,7 @@ func writeSigned(path string, statement, sig []byte) error {
 	if err := atomicfile.WriteBytes(path, sigMode, statement); err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	if err := atomicfile.WriteBytes(path+batch.SigSuffix, sigMode, sig); err != nil {
+	if err := atomicfile.WriteBytes(path+approval.SigSuffix, sigMode, sig); err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
 	return nil
@@ -213,13 +214,13 @@ func writeSigned(path string, statement, sig []byte) error {
 
 // loadAllowed reads $PAYOUT_ALLOWED_SIGNERS: exit 2 when it is not set or unsafe.
 func loadAllowed(e *env) (*signature.AllowedSigners, error) {
-	path := e.getenv(batch.EnvAllowedSigners)
+	path := e.getenv(approval.EnvAllowedSigners)
 	if path == "" {
-		return nil, configError(&ConfigError{Field: batch.EnvAllowedSigners, Err: errors.New("not set: name the allowed_signers file that lists who may sign")})
+		return nil, configError(&ConfigError{Field: approval.EnvAllowedSigners, Err: errors.New("not set: name the allowed_signers file that lists who may sign")})
 	}
 	a, err := signature.LoadAllowedSigners(path)
 	if err != nil {
-		return nil, configError(&ConfigError{Field: batch.EnvAllowedSigners, Value: path, Err: err})
+		return nil, configError(&ConfigError{Field: approval.EnvAllowedSigners, Value: path, Err: err})
 	}
 	return a, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/audit"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
@@ -171,14 +172,14 @@ func checkSignatureFile(e *env, path, sigPath string, now time.Time) (signature.
 	} else if err != nil {
 		return signature.Identity{}, &exitError{code: exitAborted, err: fmt.Errorf("audit verify: %w", err)}
 	}
-	allowedPath := e.getenv(batch.EnvAllowedSigners)
+	allowedPath := e.getenv(approval.EnvAllowedSigners)
 	if allowedPath == "" {
 		return signature.Identity{}, usageError("audit verify: %s is signed (%s): set %s to the allowed_signers file that names the service account's key, to check it",
-			path, sigPath, batch.EnvAllowedSigners)
+			path, sigPath, approval.EnvAllowedSigners)
 	}
 	allowed, err := signature.LoadAllowedSigners(allowedPath)
 	if err != nil {
-		return signature.Identity{}, configError(&ConfigError{Field: batch.EnvAllowedSigners, Value: allowedPath, Err: err})
+		return signature.Identity{}, configError(&ConfigError{Field: approval.EnvAllowedSigners, Value: allowedPath, Err: err})
 	}
 	sig, err := signature.Parse(armored)
 	if err != nil {

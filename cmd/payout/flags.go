@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/pool"
 )
 
 // rateFlag is a --rate: requests per second above 0, or inf for no limit. Left unset, the
@@ -71,14 +71,14 @@ func (o *runOptions) registerLimits(fs *flag.FlagSet) {
 	fs.Var(&o.rate, "rate", "requests per second to the service: a number `N` above 0, or inf to lift the limit (default $"+envRate+" or 10)")
 	fs.Var(&o.burst, "burst", "requests that may go at once after a pause, the average staying at --rate: `N`, 1 or more")
 	fs.Var(&o.workers, "workers", fmt.Sprintf("concurrent requests: `N` from 1 to %d (default $%s, or sized from --rate and the service's observed latency: %d to %d, %d at rate inf)",
-		maxWorkers, envWorkers, batch.AutoStartWorkers, batch.AutoMaxWorkers, batch.AutoUnlimitedWorkers))
+		maxWorkers, envWorkers, pool.AutoStartWorkers, pool.AutoMaxWorkers, pool.AutoUnlimitedWorkers))
 }
 
 // maxConns is the connections the client keeps for workers: as many as the pool may grow to when
 // it sizes itself.
 func maxConns(workers int) int {
 	if workers == 0 {
-		return batch.AutoMaxWorkers
+		return pool.AutoMaxWorkers
 	}
 	return workers
 }

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/ledger"
 )
 
@@ -42,7 +42,7 @@ func initCmd(ctx context.Context, e *env, args []string) error {
 	abs := absPath(path)
 	fmt.Fprintf(e.stdout, "created an empty ledger at %s (readable by you only)\n", abs)
 	if *approvals > 0 {
-		fmt.Fprintf(e.stdout, "approval policy: each file's plan needs %d signatures by distinct signers ($%s lists who may sign)\n", *approvals, batch.EnvAllowedSigners)
+		fmt.Fprintf(e.stdout, "approval policy: each file's plan needs %d signatures by distinct signers ($%s lists who may sign)\n", *approvals, approval.EnvAllowedSigners)
 	} else {
 		fmt.Fprintf(e.stdout, "approval policy: no approval needed (payout policy --approvals N to require signatures)\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
@@ -149,7 +150,7 @@ func policySigners(e *env, statement []byte, files []string, need int) (string, 
 		}
 		accepted = append(accepted, batch.Approval{Identity: id, File: f})
 	}
-	v := batch.Verdict{Need: need, Accepted: accepted, Signers: batch.DistinctSigners(accepted), NotCounted: notCounted}
+	v := batch.Verdict{Need: need, Accepted: accepted, Signers: approval.DistinctSigners(accepted), NotCounted: notCounted}
 	if why := v.Missing(); why != "" {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "policy: lowering the policy %s; nothing was changed. Each signer signs the statement of `payout policy --statement --approvals N` with ssh-keygen -Y sign -n %s", why, signature.NamespacePolicy)

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 )
 
 // releaseCmd is `payout release REF --reason TEXT`: the way out for a payout stuck UNKNOWN (sent
-// batch.MaxSendAttempts times with no answer and not found by lookups). Exit 0: released, READY,
+// outcome.MaxSendAttempts times with no answer and not found by lookups). Exit 0: released, READY,
 // and the next run of its file sends it; 2: refused, nothing changed (the service has it, it is
 // not UNKNOWN, no reason given); 1: the service or the ledger failed, nothing changed.
 func releaseCmd(ctx context.Context, e *env, args []string) error {
@@ -41,12 +42,12 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	ref := fs.Arg(0)
 	p, err := batch.Release(ctx, s.runner.Config(), ref, reason, batch.Actor())
 	switch {
-	case errors.Is(err, batch.ErrReleaseRefused):
+	case errors.Is(err, outcome.ErrReleaseRefused):
 		return usageError("release: %v", err)
 	case err != nil:
 		return &exitError{code: exitAborted, err: fmt.Errorf("release %s: %w: nothing changed", ref, err)}
 	}
 	fmt.Fprintf(e.stdout, "released %s: READY; the next run of its file sends it, and runs may send it up to %d more times before it is stuck again (first recorded by run %s, line %d)\n",
-		ref, batch.MaxSendAttempts-p.Attempts, p.RunID, p.Line)
+		ref, outcome.MaxSendAttempts-p.Attempts, p.RunID, p.Line)
 	return nil
 }

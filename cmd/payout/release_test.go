@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -31,7 +32,7 @@ func TestCommandReleaseStuckPayout(t *testing.T) {
 		"STUCK-1,Stuck,1,0123456789,10.00\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := batch.StuckMessage("STUCK-1", batch.MaxSendAttempts)
+	want := batch.StuckMessage("STUCK-1", outcome.MaxSendAttempts)
 	if out, errOut, code := u.run("run", stuckFile); code != 4 || !strings.Contains(out, want) {
 		t.Errorf("run of the stuck row's file: exit %d, want 4 and %q in:\n%s%s", code, want, out, errOut)
 	}
@@ -72,7 +73,7 @@ func TestCommandReleaseStuckPayout(t *testing.T) {
 	}
 }
 
-// stickPayout records ref as a payout sent batch.MaxSendAttempts times with no answer (it never
+// stickPayout records ref as a payout sent outcome.MaxSendAttempts times with no answer (it never
 // reached the sandbox), and returns a payout of the ledger the service accepted.
 func stickPayout(t *testing.T, path, ref string) string {
 	t.Helper()
@@ -89,10 +90,10 @@ func stickPayout(t *testing.T, path, ref string) string {
 	if err := db.Record(ctx, "stuck-run", nil, []ledger.Payout{p}); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < batch.MaxSendAttempts; i++ {
+	for i := 0; i < outcome.MaxSendAttempts; i++ {
 		changes := []ledger.Change{{Ref: ref, From: ledger.Ready, To: ledger.Submitting, Detail: "test: intent"},
 			{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, CountAttempt: true, Detail: fmt.Sprintf("test: no answer %d", i+1)}}
-		if i < batch.MaxSendAttempts-1 {
+		if i < outcome.MaxSendAttempts-1 {
 			changes = append(changes, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, Detail: "test: not found"})
 		}
 		if err := db.Apply(ctx, changes...); err != nil {

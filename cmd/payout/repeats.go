@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/repeats"
 )
 
 // repeatOptions are the flags that say which rows a run holds as possible repeats.
@@ -17,7 +18,7 @@ type repeatOptions struct {
 }
 
 func (o *repeatOptions) register(fs *flag.FlagSet) {
-	fs.IntVar(&o.windowDays, "repeat-window", int(batch.DefaultRepeatWindow/(24*time.Hour)),
+	fs.IntVar(&o.windowDays, "repeat-window", int(repeats.DefaultWindow/(24*time.Hour)),
 		"hold a row that pays the account, bank and amount of a payout recorded in the last `DAYS` under another reference")
 	fs.BoolVar(&o.allowAll, "allow-repeats", false, "pay rows that look like repeats of earlier payouts or rows (default: hold them)")
 	fs.Var(&o.allow, "allow-repeat", "pay this row held as a possible repeat: its external_invoice_ref (`REF`; repeat the flag or separate with commas)")
