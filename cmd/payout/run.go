@@ -186,7 +186,7 @@ type session struct {
 	log     *slog.Logger
 	client  *api.Client
 	db      *ledger.DB
-	lock    *ledger.FileLock
+	lock    ledger.Hold
 	runner  *batch.Runner
 	metrics *metricsWriter
 	bar     *progressBar   // nil unless stderr is a terminal
@@ -309,7 +309,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	if s.lock != nil {
 		// The payouts this process sends name it; holding the lock, it knows every other
 		// process that named itself in a payout is gone.
-		rcfg.Process, rcfg.Liveness = s.lock.Process.Claimant(), s.lock
+		rcfg.Process, rcfg.Liveness = s.lock.Self().Claimant(), s.lock
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
@@ -353,13 +353,13 @@ func (s *session) openLedger(ctx context.Context) error {
 	if err := ledger.Probe(s.cfg.Ledger); err != nil {
 		return ledgerError(err)
 	}
-	lock, err := ledger.Lock(s.cfg.Ledger)
+	lock, err := ledger.Take(ctx, s.cfg.Ledger)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
 	db, err := ledger.Open(ctx, s.cfg.Ledger, stamped(ledger.Options{Logger: s.log, Verify: true}))
 	if err != nil {
-		_ = lock.Unlock()
+		_ = lock.Close()
 		return ledgerError(err)
 	}
 	s.db, s.lock = db, lock
@@ -373,7 +373,7 @@ func (s *session) close() {
 		}
 	}
 	if s.lock != nil {
-		_ = s.lock.Unlock()
+		_ = s.lock.Close()
 	}
 	_ = s.key.Close()
 }

@@ -1,0 +1,50 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Hold is a paying process's hold on its ledger, taken before it opens the ledger to pay and kept
+// until it ends: it names the process its claims record, tells whether the process another
+// claim names still runs, and keeps a second process off a file being paid. On SQLite it is the
+// file lock (FileLock), which keeps every other paying process off the whole ledger; on
+// PostgreSQL a session of the process's own, whose advisory locks end when the process does.
+type Hold interface {
+	Liveness
+	// Self is the process holding it: the claimant its payouts record (Change.ClaimedBy).
+	Self() Process
+	// PayFile keeps every other process off the input whose SHA-256 is given, until the hold
+	// ends: another process paying it gets a *LockedError naming the holder.
+	PayFile(ctx context.Context, fileSHA256 string) error
+	Close() error
+}
+
+// IsURL says whether a ledger is named by a postgres:// (or postgresql://) URL rather than a
+// path to a SQLite file.
+func IsURL(ledger string) bool {
+	return strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://")
+}
+
+// errNoPostgresHold is what Take says until the PostgreSQL engine can hold a ledger.
+var errNoPostgresHold = errors.New("a PostgreSQL ledger cannot be held for paying yet")
+
+// Take takes the hold a paying process keeps on ledger, without waiting: on SQLite the file lock
+// (another holder: *LockedError).
+func Take(ctx context.Context, ledger string) (Hold, error) {
+	if IsURL(ledger) {
+		return nil, errNoPostgresHold
+	}
+	return Lock(ledger)
+}
+
+// Self is the lock's holder.
+func (l *FileLock) Self() Process { return l.Process }
+
+// PayFile does nothing more: the file lock already keeps every other paying process off the
+// whole ledger, and so off every file.
+func (l *FileLock) PayFile(context.Context, string) error { return nil }
+
+// Close releases the lock, as Unlock does.
+func (l *FileLock) Close() error { return l.Unlock() }
