@@ -32,6 +32,14 @@ type Limiter interface {
 
 var _ Limiter = (*rate.Limiter)(nil)
 
+// Pauser is a Limiter that can hold back every request it paces, wherever it is paced: a
+// limiter shared by several processes. The pool tells it of each 429's Retry-After, as well as
+// pausing itself.
+type Pauser interface {
+	// Pause holds every Wait back until at least d from now.
+	Pause(ctx context.Context, d time.Duration) error
+}
+
 // Task is what the pool needs to know of a task to schedule it.
 type Task interface {
 	Due() time.Time // not before
@@ -108,13 +116,27 @@ func New[T Task](cfg Config, handle func(ctx context.Context, t T) Result[T]) *P
 
 // do waits for the rate limiter and runs one task, unless the pool is being stopped: then
 // nothing is sent, and the row stays as it is.
+//
+// A limiter that fails (a shared one whose database does not answer) stops the pool: a request
+// it did not pace must not go, and a rerun resumes.
 func (p *Pool[T]) do(ctx context.Context, t T) Result[T] {
-	if err := p.cfg.Limiter.Wait(ctx); err != nil || ctx.Err() != nil {
+	err := p.cfg.Limiter.Wait(ctx)
+	if ctx.Err() != nil {
 		return Result[T]{Task: t}
+	}
+	if err != nil {
+		return Result[T]{Task: t, Fatal: fmt.Errorf("the rate limiter: %w", err)}
 	}
 	start := p.cfg.Clock.Now()
 	o := p.handle(context.WithoutCancel(ctx), t)
-	o.Took = p.cfg.Clock.Now().Sub(start)
+	end := p.cfg.Clock.Now()
+	o.Took = end.Sub(start)
+	if pauser, ok := p.cfg.Limiter.(Pauser); ok && o.Throttled && o.Pause.After(end) {
+		// Every other process paying for the merchant waits too; this pool pauses itself as well.
+		if err := pauser.Pause(context.WithoutCancel(ctx), o.Pause.Sub(end)); err != nil && o.Fatal == nil {
+			o.Fatal = fmt.Errorf("the rate limiter, pausing for a 429: %w", err)
+		}
+	}
 	return o
 }
 

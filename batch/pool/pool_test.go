@@ -194,3 +194,65 @@ func TestPoolStoppedWhileItDrainsEndsAborted(t *testing.T) {
 		}
 	}
 }
+
+// pausingLimiter is a limiter shared with other processes, as the pool sees one: it lets every
+// request go, and records the pauses it is told of; or it fails every Wait with err.
+type pausingLimiter struct {
+	mu     sync.Mutex
+	pauses []time.Duration
+	err    error
+}
+
+func (l *pausingLimiter) Wait(context.Context) error { return l.err }
+func (l *pausingLimiter) Limit() rate.Limit          { return rate.Inf }
+func (l *pausingLimiter) Pause(_ context.Context, d time.Duration) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pauses = append(l.pauses, d)
+	return nil
+}
+
+// TestPoolTellsASharedLimiterOfA429: a 429's Retry-After pauses the limiter every process waits
+// on, for as long as the answer said, and the pool itself as before.
+func TestPoolTellsASharedLimiterOfA429(t *testing.T) {
+	clock := batchtest.NewClock(t0)
+	lim := &pausingLimiter{}
+	var at []time.Time
+	cfg := pool.Config{Limiter: lim, Workers: 1, BreakerThreshold: 3, Clock: clock}
+	p := pool.New(cfg, func(_ context.Context, j job) pool.Result[job] {
+		at = append(at, clock.Now())
+		if j.name == "throttled" {
+			return pool.Result[job]{Task: j, Throttled: true, Pause: clock.Now().Add(30 * time.Second),
+				Next: &job{name: "again", at: clock.Now()}}
+		}
+		return done(j)
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- p.Run(context.Background(), []job{{name: "throttled", at: t0}}, 0, 1, nil) }()
+	if next := clock.WaitForTimer(); !next.Equal(t0.Add(30 * time.Second)) {
+		t.Errorf("the pool itself waits until %s, want %s", next, t0.Add(30*time.Second))
+	}
+	clock.Advance(30 * time.Second)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if len(lim.pauses) != 1 || lim.pauses[0] != 30*time.Second || len(at) != 2 {
+		t.Errorf("the limiter was paused %v with %d tasks run, want once for 30s, and 2 tasks", lim.pauses, len(at))
+	}
+}
+
+// TestPoolStopsWhenItsLimiterFails: a limiter that cannot pace a request (a shared one whose
+// database does not answer) stops the run before the request goes, saying why.
+func TestPoolStopsWhenItsLimiterFails(t *testing.T) {
+	down := errors.New("the database does not answer")
+	handled := 0
+	cfg := pool.Config{Limiter: &pausingLimiter{err: down}, Workers: 1, BreakerThreshold: 3, Clock: batchtest.NewClock(t0)}
+	p := pool.New(cfg, func(_ context.Context, j job) pool.Result[job] {
+		handled++
+		return done(j)
+	})
+	err := p.Run(context.Background(), []job{{name: "A", at: t0, send: true}, {name: "B", at: t0, send: true}}, 0, 2, nil)
+	if !errors.Is(err, pool.ErrAborted) || !errors.Is(err, down) || handled != 0 {
+		t.Errorf("err %v after %d tasks sent, want the limiter's error before any", err, handled)
+	}
+}
