@@ -1,0 +1,173 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// SharedLimiter paces the requests of every process, on every host, that pays for one merchant
+// from one PostgreSQL ledger: the service's rate limit is the merchant's, and two processes at
+// 50 a second each would otherwise send 100. It is a batch/pool.Limiter and a pool.Pauser.
+//
+// Each Wait is one statement on the merchant's row of rate_limits: GCRA (the generic cell rate
+// algorithm) at the limit with the burst's tolerance, computed on the database server's clock,
+// so that skew between the hosts' clocks does not matter; the process then sleeps for the wait
+// the server computed. A database that does not answer fails the Wait: no request goes
+// unpaced, and the run stops, to be resumed by a rerun.
+type SharedLimiter struct {
+	db       *sql.DB
+	merchant string
+	limit    rate.Limit
+	// interval is 1/limit and tolerance (burst-1)/limit, in whole microseconds (the server's
+	// resolution), rounded up: never faster than the limit.
+	interval, tolerance int64
+	timeout             time.Duration // of one statement: a database that does not answer
+}
+
+// sharedLimiterTimeout bounds each statement of a SharedLimiter, its connection included: a
+// Wait on a database that does not answer fails within it rather than hanging the run.
+const sharedLimiterTimeout = 10 * time.Second
+
+// rateLimitKeyPrefix separates the merchant key from any other SHA-256 of the same URL and
+// token (a digest some other tool or log might compute of the token): the stored key matches
+// nothing but itself. Changing it gives every merchant a new row.
+const rateLimitKeyPrefix = "payout rate limit v1\x00"
+
+// RateLimitKey is the merchant's row in rate_limits: the hex SHA-256 of a fixed prefix, the
+// service's base URL (scheme and host in lower case, no trailing slash) and the merchant token.
+// Two hosts configured for the same merchant on the same service share the row; the sandbox
+// and production, or two merchants, do not. The ledger's readers see only the digest, from
+// which the token cannot be recovered.
+func RateLimitKey(baseURL, token string) string {
+	h := sha256.New()
+	h.Write([]byte(rateLimitKeyPrefix))
+	h.Write([]byte(normalBaseURL(baseURL)))
+	h.Write([]byte{0}) // neither a URL nor a token holds a NUL: the pair is read back one way only
+	h.Write([]byte(token))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// normalBaseURL is baseURL as two hosts configured for one service write it alike.
+func normalBaseURL(baseURL string) string {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u.String()
+}
+
+// NewSharedLimiter is the limiter of merchant (RateLimitKey) on db, a database/sql handle of
+// the "pgx" driver on a ledger whose schema has rate_limits: limit requests a second
+// (rate.Inf: none, though a 429's pause still holds), up to burst at once after a pause.
+func NewSharedLimiter(db *sql.DB, merchant string, limit rate.Limit, burst int) (*SharedLimiter, error) {
+	if merchant == "" {
+		return nil, errors.New("shared rate limit: no merchant key")
+	}
+	if !(limit > 0) {
+		return nil, fmt.Errorf("shared rate limit: a limit of %v requests a second lets nothing go; want above 0, or rate.Inf", float64(limit))
+	}
+	l := &SharedLimiter{db: db, merchant: merchant, limit: limit, timeout: sharedLimiterTimeout}
+	if limit != rate.Inf {
+		l.interval = int64(math.Ceil(1e6 / float64(limit)))
+		l.tolerance = int64(max(burst-1, 0)) * l.interval
+	}
+	return l, nil
+}
+
+// Limit is the most requests a second, all processes together.
+func (l *SharedLimiter) Limit() rate.Limit { return l.limit }
+
+// Wait blocks until the merchant's next request may go, or returns ctx's error at once when
+// ctx ends, or the database's error.
+func (l *SharedLimiter) Wait(ctx context.Context) error {
+	_, err := l.WaitGrant(ctx)
+	return err
+}
+
+// sharedWaitSQL takes a request's turn: the grant is the latest of now, the theoretical arrival
+// time less the burst's tolerance, and the pause; the arrival time moves one interval past the
+// later of itself and the grant. Everything is the server's time: statement_timestamp(), taken
+// when the statement starts, makes the wait it returns err long (never short) when the row was
+// locked by another process's turn. $2 is the interval, $3 the tolerance, in microseconds.
+const sharedWaitSQL = `INSERT INTO rate_limits AS r (merchant, tat, granted)
+VALUES ($1, statement_timestamp() + $2::float8 * interval '1 microsecond', statement_timestamp())
+ON CONFLICT (merchant) DO UPDATE SET
+	granted = greatest(statement_timestamp(), r.tat - $3::float8 * interval '1 microsecond', r.pause_until),
+	tat = greatest(r.tat, statement_timestamp(), r.pause_until) + $2::float8 * interval '1 microsecond'
+RETURNING granted, statement_timestamp()`
+
+// WaitGrant is Wait, telling also when the server granted the request: the time, on the
+// database server's clock, before which it would not have gone.
+func (l *SharedLimiter) WaitGrant(ctx context.Context) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	var granted, now time.Time
+	err := l.statement(ctx, func(sctx context.Context) error {
+		return l.db.QueryRowContext(sctx, sharedWaitSQL, l.merchant, l.interval, l.tolerance).Scan(&granted, &now)
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	wait := granted.Sub(now)
+	if wait <= 0 {
+		return granted, nil
+	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		return time.Time{}, fmt.Errorf("shared rate limit: the next request may go in %s, after the context's deadline", wait)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return granted, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// sharedPauseSQL holds back every request of the merchant until at least $2 microseconds from
+// the server's now; a later pause already there stays.
+const sharedPauseSQL = `INSERT INTO rate_limits AS r (merchant, pause_until)
+VALUES ($1, statement_timestamp() + $2::float8 * interval '1 microsecond')
+ON CONFLICT (merchant) DO UPDATE SET pause_until = greatest(r.pause_until, EXCLUDED.pause_until)`
+
+// Pause holds back every Wait of every process sharing the merchant's row until at least d
+// from now (a 429's Retry-After), on the server's clock.
+func (l *SharedLimiter) Pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	return l.statement(ctx, func(sctx context.Context) error {
+		_, err := l.db.ExecContext(sctx, sharedPauseSQL, l.merchant, d.Microseconds()+1)
+		return err
+	})
+}
+
+// statement runs one statement of the limiter within its timeout. An error is ctx's when ctx
+// ended, and otherwise says that nothing goes unpaced.
+func (l *SharedLimiter) statement(ctx context.Context, run func(context.Context) error) error {
+	sctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	err := run(sctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("the rate limit shared in the ledger's database: %w (no request goes unpaced: the run stops; run again once the database answers)", err)
+}
