@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
@@ -191,6 +190,9 @@ type session struct {
 	metrics *metricsWriter
 	bar     *progressBar   // nil unless stderr is a terminal
 	key     *signature.Key // $PAYOUT_SIGNING_KEY: signs the chain head each run's reports print
+	limiter batch.Limiter  // newLimiter's: on a PostgreSQL ledger, the merchant's, shared
+	// limiterDB is the shared limiter's handle on the ledger's database, if it has one.
+	limiterDB io.Closer
 }
 
 // sessionMode says what a session will do, and so what it needs.
@@ -265,6 +267,9 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if o.metricsFile != "" {
 		s.metrics = &metricsWriter{path: o.metricsFile}
 	}
+	if err := s.openLimiter(); err != nil {
+		return nil, err
+	}
 	rcfg := s.runnerConfig(mode, vopts)
 	rcfg.Approval, rcfg.Repeats = approval, repeats
 	if mode == modePay {
@@ -299,7 +304,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	o, cfg := s.o, s.cfg
 	rcfg := batch.Config{
 		Ledger: s.db, Service: s.client, Logger: s.log,
-		Limiter: rate.NewLimiter(rate.Limit(cfg.Rate), o.burst.value), Workers: cfg.Workers,
+		Limiter: s.limiter, Workers: cfg.Workers,
 		VirtualPoolRef: cfg.VirtualPoolRef, CallbackURL: cfg.CallbackURL, RedirectURL: cfg.RedirectURL,
 		DryRun: mode == modeDryRun, AllowPartial: o.allowPartial, AllowPaidElsewhere: o.allowPaidElse, ReportDir: o.reportDir,
 		Read: read.Options{Sheet: o.sheet, MaxRows: o.maxRows, NumericAccounts: o.numericAccounts, HiddenRows: o.hiddenRows}, Validate: vopts,
@@ -374,6 +379,9 @@ func (s *session) close() {
 	}
 	if s.lock != nil {
 		_ = s.lock.Close()
+	}
+	if s.limiterDB != nil {
+		_ = s.limiterDB.Close()
 	}
 	_ = s.key.Close()
 }

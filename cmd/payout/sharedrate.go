@@ -1,0 +1,45 @@
+package main
+
+import (
+	"database/sql"
+	"io"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql, for a PostgreSQL ledger
+	"golang.org/x/time/rate"
+
+	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
+)
+
+// newLimiter is what each request of a session waits on, at cfg.Rate with burst: on a
+// PostgreSQL ledger the merchant's limit, shared through the ledger's database with every
+// process on every host that pays for the same merchant on the same service (its Close ends
+// the handle); on a SQLite file, which one process pays from at a time, this process's own.
+func newLimiter(cfg config, burst int) (batch.Limiter, io.Closer, error) {
+	if !ledger.IsURL(cfg.Ledger) {
+		return rate.NewLimiter(rate.Limit(cfg.Rate), burst), nil, nil
+	}
+	// A handle of its own on the ledger's database: it connects when the first request waits.
+	db, err := sql.Open("pgx", cfg.Ledger)
+	if err != nil {
+		return nil, nil, configError(err)
+	}
+	// Every worker may wait at once: each keeps its connection between requests.
+	db.SetMaxIdleConns(maxConns(cfg.Workers))
+	l, err := ledger.NewSharedLimiter(db, ledger.RateLimitKey(cfg.BaseURL, cfg.AuthToken), rate.Limit(cfg.Rate), burst)
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, configError(err)
+	}
+	return l, db, nil
+}
+
+// openLimiter gives the session its limiter (newLimiter), which close ends; when there is
+// none to give, it closes the session.
+func (s *session) openLimiter() error {
+	var err error
+	if s.limiter, s.limiterDB, err = newLimiter(s.cfg, s.o.burst.value); err != nil {
+		s.close()
+	}
+	return err
+}
