@@ -317,3 +317,50 @@ func TestRateLimitKeyIsTheMerchants(t *testing.T) {
 		t.Errorf("key %q: want 64 hex digits, without the token", k)
 	}
 }
+
+// TestSharedLimiterCancelledWhileTheRowIsLocked: a Wait whose statement waits for the merchant's
+// row (held here by another transaction, as a stuck process might) returns the context's error
+// once the context ends, without waiting for the row.
+func TestSharedLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
+	url := limiterDatabase(t)
+	merchant := ledger.RateLimitKey("https://payouts.example", "token-6")
+	db := openPG(t, url)
+	l := sharedLimiter(t, db, merchant, rate.Inf, 1)
+	if err := l.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	holder := openPG(t, url)
+	tx, err := holder.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`SELECT 1 FROM rate_limits WHERE merchant = $1 FOR UPDATE`, merchant); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- l.Wait(ctx) }()
+	// Until the Wait's statement is seen waiting for the lock: polled, not timed.
+	for {
+		var n int
+		if err := holder.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO rate_limits%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("the Wait returned %v while the row was locked", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	start := time.Now()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled while the row is locked: %v, want context.Canceled", err)
+	}
+	t.Logf("returned %s after the cancel", time.Since(start))
+}

@@ -24,7 +24,7 @@ var ErrThrottled = errors.New("the service is throttling (HTTP 429)")
 // limiter shared by several processes can stand in for it.
 type Limiter interface {
 	// Wait blocks until a request may go, or returns ctx's error (or the limiter's, when ctx's
-	// deadline would pass first).
+	// deadline would pass first, or when it cannot pace the request: that stops the pool).
 	Wait(ctx context.Context) error
 	// Limit is the most requests a second; rate.Inf for none.
 	Limit() rate.Limit
