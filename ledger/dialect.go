@@ -29,7 +29,7 @@ const insertionOrder = "rowid"
 // array: one statement of one shape for any number of values, so a chunk of thousands is one
 // short statement to prepare rather than one with thousands of parameters. PostgreSQL:
 // (SELECT jsonb_array_elements_text(?::jsonb)), or = ANY(?) over an array parameter.
-const inJSONList = `(SELECT value FROM json_each(?))`
+const inJSONList = `(SELECT value FROM json_each($1))`
 
 // inJSONListAt is inJSONList over a numbered parameter ("$2"), for statements built from parts.
 func inJSONListAt(param string) string { return `(SELECT value FROM json_each(` + param + `))` }
@@ -38,7 +38,7 @@ func inJSONListAt(param string) string { return `(SELECT value FROM json_each(` 
 // references, to its payout, "p": one probe of the payouts' key a value, where an IN list would
 // first copy the values into a temporary index (a third of what looking a chunk up costs).
 // PostgreSQL: jsonb_array_elements_text(?::jsonb) AS list(value) JOIN payouts AS p ON ...
-const payoutsOfJSONList = `json_each(?) AS list JOIN payouts AS p ON p.ref = list.value`
+const payoutsOfJSONList = `json_each($1) AS list JOIN payouts AS p ON p.ref = list.value`
 
 // jsonEach is a FROM source over the elements of a JSON array parameter, each already parsed
 // (value ->> 0 reads an element's first field without parsing it again). PostgreSQL:
@@ -67,7 +67,7 @@ func zeroPadded(column string, width int) string {
 
 // tableColumnsSQL lists a table's columns, in table order, given its name. PostgreSQL: SELECT
 // column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position.
-const tableColumnsSQL = `SELECT name FROM pragma_table_info(?) ORDER BY cid`
+const tableColumnsSQL = `SELECT name FROM pragma_table_info($1) ORDER BY cid`
 
 // jsonList is the JSON array of values, the parameter of inJSONList and payoutsOfJSONList.
 func jsonList(values any) string {

@@ -99,7 +99,7 @@ func scanLedgerEvent(s scanner) (LedgerEvent, error) {
 
 // readPolicy reads the latest policy event through q.
 func readPolicy(ctx context.Context, q querier) (ApprovalPolicy, error) {
-	row := q.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ?
+	row := q.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
 		ORDER BY id DESC LIMIT 1`, EventPolicy)
 	e, err := scanLedgerEvent(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -148,7 +148,7 @@ func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e Ledge
 
 // RunApprovals lists the approval events recorded for a run, oldest first.
 func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ? AND run_id = ?
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1 AND run_id = $2
 		ORDER BY id`, scanLedgerEvent, EventApproved, runID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals of run %s: %w", runID, err)
@@ -159,8 +159,8 @@ func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, er
 // Rejections lists the refusals recorded of a plan (by its digest) or of a file (by its
 // SHA-256), oldest first.
 func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ?
-		AND (json_extract(facts, '$.plan_sha256') = ? OR json_extract(facts, '$.file_sha256') = ?) ORDER BY id`,
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
+		AND (json_extract(facts, '$.plan_sha256') = $2 OR json_extract(facts, '$.file_sha256') = $3) ORDER BY id`,
 		scanLedgerEvent, EventRejected, planSHA256, fileSHA256)
 	if err != nil {
 		return nil, fmt.Errorf("refusals of plan %s: %w", planSHA256, err)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -10,25 +11,28 @@ import (
 // order List and RunReport give them (by run, then line), so that a caller walks a scope of any
 // size holding one page. Each page is its own short read: the caller may write between pages.
 
-// where is f's WHERE condition over payouts "p", in positional parameters; TRUE when f selects
-// every payout.
-func (s Filter) where() (string, []any) {
+// where is f's WHERE condition over payouts "p", its parameters numbered from $first; TRUE
+// when f selects every payout.
+func (s Filter) where(first int) (string, []any) {
 	var where []string
 	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(first+len(args)-1)
+	}
 	if len(s.States) > 0 {
-		where = append(where, `p.state IN (?`+strings.Repeat(",?", len(s.States)-1)+`)`)
-		for _, st := range s.States {
-			args = append(args, string(st))
+		in := make([]string, len(s.States))
+		for i, st := range s.States {
+			in[i] = param(string(st))
 		}
+		where = append(where, `p.state IN (`+strings.Join(in, ", ")+`)`)
 	}
 	if !s.CreatedSince.IsZero() {
-		where = append(where, `p.created_at >= ?`)
-		args = append(args, fmtTime(s.CreatedSince))
+		where = append(where, `p.created_at >= `+param(fmtTime(s.CreatedSince)))
 	}
 	if !s.RefusedSince.IsZero() {
 		// The index's own WHERE, which SQLite needs to use it.
-		where = append(where, `p.state = 'FAILED' AND p.invoice_no = '' AND p.updated_at >= ?`)
-		args = append(args, fmtTime(s.RefusedSince))
+		where = append(where, `p.state = 'FAILED' AND p.invoice_no = '' AND p.updated_at >= `+param(fmtTime(s.RefusedSince)))
 	}
 	if len(where) == 0 {
 		return "TRUE", nil
@@ -113,7 +117,7 @@ func (db *DB) runsHolding(ctx context.Context, set Filter) ([]string, error) {
 
 // runsHoldingSQL is runsHolding's query of set, and its parameters.
 func runsHoldingSQL(set Filter) (string, []any) {
-	where, args := set.where()
+	where, args := set.where(1)
 	index := ""
 	if !set.RefusedSince.IsZero() {
 		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
@@ -127,9 +131,9 @@ func runsHoldingSQL(set Filter) (string, []any) {
 // (line, ref) in the order of line then ref: a page of List's order. The first page is after
 // (0, "").
 func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, line int, ref string, n int) ([]Payout, error) {
-	where, args := set.where()
+	where, args := set.where(4)
 	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + indexedBy("payouts_by_run") + `
-		WHERE p.run_id = ? AND (p.line, p.ref) > (?, ?) AND ` + where + ` ORDER BY p.line, p.ref LIMIT ?`
+		WHERE p.run_id = $1 AND (p.line, p.ref) > ($2, $3) AND ` + where + ` ORDER BY p.line, p.ref LIMIT $` + strconv.Itoa(4+len(args))
 	ps, err := db.queryPayouts(ctx, q, append(append([]any{runID, line, ref}, args...), n)...)
 	if err != nil {
 		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)

@@ -54,10 +54,10 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 // [ref, account, provider id, amount] strings, recorded at or after its second. Accounts match
 // without their leading zeros (AccountDigits). jsonEach hands each
 // payee over already parsed, so its four fields are not parsed again for each.
-var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER), value ->> 3 FROM ` + jsonEach("?") + `)
+var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER), value ->> 3 FROM ` + jsonEach("$1") + `)
 	SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p` + indexedBy("payouts_by_payee_digits") + `
 	ON ltrim(p.account, '0') = ltrim(c.account, '0') AND p.provider_id = c.provider_id AND p.amount = c.amount
-	WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
+	WHERE p.created_at >= $2 AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
 	ORDER BY p.created_at`
 
 // RecentPayees is the accounts, each with its bank, of the payouts recorded since a time that may
@@ -108,7 +108,7 @@ func AccountDigits(account string) string { return strings.TrimLeft(account, "0"
 
 // recentPayeesSQL reads at most its second parameter of the payouts recorded at or after its first.
 var recentPayeesSQL = `SELECT account, provider_id, state FROM payouts` + indexedBy("payouts_by_created") + `
-	WHERE created_at >= ? LIMIT ?`
+	WHERE created_at >= $1 LIMIT $2`
 
 // Holds reports whether r holds p's account and bank: only then may p repeat a recent payout
 // (RecentPayouts says whether it does).

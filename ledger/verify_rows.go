@@ -81,7 +81,7 @@ func verifyRowTable(ctx context.Context, conn *sql.Conn, t *rowTable, rep *Chain
 		return err
 	}
 	defer rRows.Close()
-	eRows, err := conn.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= ? AND ref < ? ORDER BY ref, id`,
+	eRows, err := conn.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= $1 AND ref < $2 ORDER BY ref, id`,
 		t.name+"/", t.name+"0") // '0' follows '/': every ref of the table
 	if err != nil {
 		return err
