@@ -175,8 +175,13 @@ func (w *writer) commitBatch(batch []*applyReq) {
 // applyBatch applies batch in one transaction and commits it, or rolls it back and returns the
 // error that stopped it. A refused call's error is in results.
 func (w *writer) applyBatch(ctx context.Context, batch []*applyReq) ([]error, error) {
-	if _, err := w.conn.ExecContext(ctx, beginWrite); err != nil {
-		return nil, err
+	for i, stmt := range w.db.eng.beginWrite {
+		if _, err := w.conn.ExecContext(ctx, stmt); err != nil {
+			if i > 0 {
+				w.conn.ExecContext(ctx, "ROLLBACK")
+			}
+			return nil, err
+		}
 	}
 	head, err := readChainHead(ctx, w.conn)
 	if err != nil {
@@ -240,7 +245,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		attempt = 1
 	}
 	res, err := w.update.ExecContext(ctx, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
-		c.Error, c.RetryOf, c.ClaimedBy, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, c.ConfirmRefusal, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
+		c.Error, c.RetryOf, c.ClaimedBy, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, yes(c.ConfirmRefusal), keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
 	}

@@ -246,12 +246,13 @@ func (db *DB) ChainHashAt(ctx context.Context, id int64) (string, error) {
 
 // chainer links events inside one write transaction.
 type chainer struct {
+	eng            *engine
 	head           ChainHead
 	actor, version string
 }
 
 func (db *DB) newChainer(head ChainHead) *chainer {
-	return &chainer{head: head, actor: db.actor, version: db.version}
+	return &chainer{eng: db.eng, head: head, actor: db.actor, version: db.version}
 }
 
 // link numbers e after the head, stamps it and hashes it; e becomes the head.

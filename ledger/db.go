@@ -36,7 +36,8 @@ type Options struct {
 // use; Apply calls from many goroutines are merged into shared durable transactions.
 type DB struct {
 	sql  *sql.DB
-	path string
+	eng  *engine // SQLite or PostgreSQL, chosen by Open or Create
+	path string  // the file, or the URL without its password
 	now  func() time.Time
 	log  *slog.Logger
 	w    *writer

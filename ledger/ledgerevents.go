@@ -160,7 +160,7 @@ func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, er
 // SHA-256), oldest first.
 func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {
 	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
-		AND (json_extract(facts, '$.plan_sha256') = $2 OR json_extract(facts, '$.file_sha256') = $3) ORDER BY id`,
+		AND (`+db.eng.jsonField("facts", "plan_sha256")+` = $2 OR `+db.eng.jsonField("facts", "file_sha256")+` = $3) ORDER BY id`,
 		scanLedgerEvent, EventRejected, planSHA256, fileSHA256)
 	if err != nil {
 		return nil, fmt.Errorf("refusals of plan %s: %w", planSHA256, err)

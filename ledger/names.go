@@ -101,7 +101,7 @@ func (db *DB) NameChecks(ctx context.Context, refs []string) (map[string]NameChe
 	if len(refs) == 0 {
 		return out, nil
 	}
-	found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN `+inJSONList, jsonList(refs))
+	found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN `+db.eng.inJSONList(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("name checks: %w", err)
 	}

@@ -82,7 +82,7 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 		return id, s.Scan(&id)
 	}, PurgedPayload, PurgedPayload, cutoff)
 	if err == nil && len(ids) > 0 {
-		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+inJSONList, jsonList(ids))
+		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+chain.eng.inJSONList(), jsonList(ids))
 	}
 	if err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)
@@ -138,7 +138,7 @@ func purgeRejectedRows(ctx context.Context, tx *sql.Tx, chain *chainer, req Purg
 		recipient, account string
 	}
 	rows, err := scanAll(ctx, tx, `SELECT r.run_id, r.line, r.recipient, r.account FROM run_rows r JOIN runs ON runs.id = r.run_id
-		WHERE r.rejected AND runs.started_at < $1`,
+		WHERE r.rejected = 1 AND runs.started_at < $1`,
 		func(s scanner) (row, error) {
 			var r row
 			return r, s.Scan(&r.runID, &r.line, &r.recipient, &r.account)
@@ -172,7 +172,7 @@ func resealPurged(ctx context.Context, tx *sql.Tx, chain *chainer, table, now, d
 	// where's parameters are $1 on; the mask is the one after them.
 	mask := "$" + strconv.Itoa(len(args)+1)
 	if _, err := tx.ExecContext(ctx, `UPDATE row_events SET payload = `+mask+` WHERE payload NOT IN ('', `+mask+`) AND ref IN
-		(SELECT '`+t.name+`/' || `+t.key+` FROM `+t.name+` `+where+`)`, append(slices.Clip(args), PurgedPayload)...); err != nil {
+		(SELECT '`+t.name+`/' || `+t.key(chain.eng)+` FROM `+t.name+` `+where+`)`, append(slices.Clip(args), PurgedPayload)...); err != nil {
 		return err
 	}
 	_, err := sealRows(ctx, tx, chain, table, "", now, detail, where, args...)

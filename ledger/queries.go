@@ -96,7 +96,7 @@ func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, err
 	if len(refs) == 0 {
 		return out, nil
 	}
-	ps, err := db.queryPayouts(ctx, lookupSQL, jsonList(refs))
+	ps, err := db.queryPayouts(ctx, db.eng.lookupSQL(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("look up payouts: %w", err)
 	}
@@ -115,7 +115,7 @@ func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payo
 	if len(refs) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, lookupDetailsSQL, jsonList(refs))
+	rows, err := db.sql.QueryContext(ctx, db.eng.lookupDetailsSQL(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("look up payouts: %w", err)
 	}
@@ -138,14 +138,18 @@ func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payo
 	return out, nil
 }
 
-var lookupSQL = `SELECT ` + plainPayoutColumns + ` FROM ` + payoutsOfJSONList
+func (e *engine) lookupSQL() string {
+	return `SELECT ` + plainPayoutColumns + ` FROM ` + e.payoutsOfJSONList()
+}
 
-const lookupDetailsSQL = `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + payoutsOfJSONList
+func (e *engine) lookupDetailsSQL() string {
+	return `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + e.payoutsOfJSONList()
+}
 
 // List returns the payouts the filter selects, ordered by run, then line; with f.Latest, the
 // latest f.Latest of them, from the latest run's last line back.
 func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
-	q, args := listSQL(f)
+	q, args := db.eng.listSQL(f)
 	ps, err := db.queryPayouts(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list payouts: %w", err)
@@ -154,13 +158,13 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
 }
 
 // listSQL is List's query of f, and its parameters.
-func listSQL(f Filter) (string, []any) {
+func (e *engine) listSQL(f Filter) (string, []any) {
 	where, args := f.where(1)
 	if f.Latest > 0 {
 		// Walks the runs from the latest, and each run's payouts by line, so that it stops after
 		// the first n matches instead of sorting the ledger.
 		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r CROSS JOIN payouts p ON p.run_id = r.id
-		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + insertionOrder + ` DESC, p.line DESC LIMIT $` + strconv.Itoa(len(args)+1), append(args, f.Latest)
+		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + e.insertionOrder + ` DESC, p.line DESC LIMIT $` + strconv.Itoa(len(args)+1), append(args, f.Latest)
 	}
 	// Runs sort by when they started, so "by run" follows the ledger's history.
 	return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p WHERE ` + where + `
@@ -318,7 +322,7 @@ func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now stri
 		args = args[:0]
 		for _, r := range chunk {
 			args = append(args, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account, r.Amount,
-				r.Description, r.Rejected, r.Reason, r.Skipped, r.PaidElsewhere)
+				r.Description, yes(r.Rejected), r.Reason, yes(r.Skipped), yes(r.PaidElsewhere))
 		}
 		if err := ins.exec(ctx, args); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
@@ -328,7 +332,7 @@ func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now stri
 			lines[i] = r.Line
 		}
 		if _, err := sealRows(ctx, tx, chain, "run_rows", runID, now, "input line recorded",
-			`WHERE run_id = $1 AND line IN `+inJSONListAt("$2")+` ORDER BY line`, runID, jsonList(lines)); err != nil {
+			`WHERE run_id = $1 AND line IN `+chain.eng.inJSONListAt("$2")+` ORDER BY line`, runID, jsonList(lines)); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
 		}
 	}

@@ -138,7 +138,7 @@ func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, err
 	if len(refs) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE new_ref IN `+inJSONList, jsonList(refs))
+	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE new_ref IN `+db.eng.inJSONList(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("retries: %w", err)
 	}

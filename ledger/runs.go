@@ -61,7 +61,7 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
 }
 
 func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := db.sql.QueryContext(ctx, runsSQL(where), args...)
+	rows, err := db.sql.QueryContext(ctx, db.eng.runsSQL(where), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func (db *DB) sealTrail(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("seal trail: %w", err)
 	}
-	c := &chainer{head: head, actor: sealedActor, version: orUnknown(db.version)}
+	c := &chainer{eng: db.eng, head: head, actor: sealedActor, version: orUnknown(db.version)}
 	now := fmtTime(db.now())
 	for _, t := range rowTables {
 		if _, err := sealRows(ctx, tx, c, t.name, "", now, "sealed at the upgrade that brought its table into the chain", ""); err != nil {
@@ -57,7 +57,7 @@ func (db *DB) sealTypedFacts(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("seal typed facts: %w", err)
 	}
-	c := &chainer{head: head, actor: sealedActor, version: orUnknown(db.version)}
+	c := &chainer{eng: db.eng, head: head, actor: sealedActor, version: orUnknown(db.version)}
 	now := fmtTime(db.now())
 	if _, err := sealRows(ctx, tx, c, "run_rows", "", now, "sealed again at the upgrade that added its column paid_elsewhere", ""); err != nil {
 		return fmt.Errorf("seal typed facts: %w", err)
@@ -98,7 +98,7 @@ var attestedColumns = []string{"created_at", "updated_at", "attempts", "not_foun
 func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last string) error {
 	var attests []*ChainEvent
 	var rep ChainReport
-	err := eachReplay(ctx, tx, &rep, "ref > $1 AND ref <= $2", []any{after, last}, func(r *replay, row payoutRow) {
+	err := eachReplay(ctx, c.eng, tx, &rep, "ref > $1 AND ref <= $2", []any{after, last}, func(r *replay, row payoutRow) {
 		needed := false
 		for _, p := range r.compare(row.col, row.salt) {
 			for _, col := range attestedColumns {

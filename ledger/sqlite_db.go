@@ -75,7 +75,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{sql: sdb, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
+	db := &DB{sql: sdb, eng: sqliteEngine, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
 	err = db.checkPragmas(ctx)
 	if err == nil {
 		err = db.migrate(ctx)

@@ -65,7 +65,7 @@ func referenceSchema(ctx context.Context) (map[string]schemaObject, error) {
 	}
 	defer mem.Close()
 	mem.SetMaxOpenConns(1) // one connection: each would have its own database in memory
-	ref := &DB{sql: mem, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ref := &DB{sql: mem, eng: sqliteEngine, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := ref.migrate(ctx); err != nil {
 		return nil, err
 	}

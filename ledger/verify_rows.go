@@ -67,8 +67,8 @@ type rowEntry struct {
 
 // verifyRowTable compares every row of t with its latest row event, column by column, reading
 // both in key order side by side.
-func verifyRowTable(ctx context.Context, conn *sql.Conn, t *rowTable, rep *ChainReport) error {
-	cols, err := tableColumns(ctx, conn, t.name)
+func verifyRowTable(ctx context.Context, e *engine, conn *sql.Conn, t *rowTable, rep *ChainReport) error {
+	cols, err := tableColumns(ctx, e, conn, t.name)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func verifyRowTable(ctx context.Context, conn *sql.Conn, t *rowTable, rep *Chain
 		key  string
 		vals []string
 	}
-	rRows, err := conn.QueryContext(ctx, t.quotedRowsSQL(cols, `ORDER BY `+t.order))
+	rRows, err := conn.QueryContext(ctx, t.quotedRowsSQL(e, cols, `ORDER BY `+t.order))
 	if err != nil {
 		return err
 	}
