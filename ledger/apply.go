@@ -69,8 +69,8 @@ const updateSQL = `UPDATE payouts SET state = $1,
 	name_check = CASE WHEN $10 <> '' THEN $11 ELSE name_check END,
 	refusal_confirmed = refusal_confirmed | $12,
 	attempts = attempts * $13 + $14,
-	not_found_count = CASE $15 WHEN 1 THEN not_found_count + 1 WHEN 2 THEN 1 WHEN 3 THEN 0 ELSE not_found_count END,
-	first_not_found_at = CASE $16 WHEN 1 THEN CASE WHEN first_not_found_at = '' THEN $17 ELSE first_not_found_at END
+	not_found_count = CASE CAST($15 AS INTEGER) WHEN 1 THEN not_found_count + 1 WHEN 2 THEN 1 WHEN 3 THEN 0 ELSE not_found_count END,
+	first_not_found_at = CASE CAST($16 AS INTEGER) WHEN 1 THEN CASE WHEN first_not_found_at = '' THEN $17 ELSE first_not_found_at END
 		WHEN 2 THEN $18 WHEN 3 THEN '' ELSE first_not_found_at END,
 	updated_at = $19
 	WHERE ref = $20 AND state = $21`

@@ -212,8 +212,8 @@ type querier interface {
 // between the read and the append.
 func readChainHead(ctx context.Context, q querier) (ChainHead, error) {
 	var h ChainHead
-	err := q.QueryRowContext(ctx, `SELECT id, hash FROM (SELECT id, hash FROM events ORDER BY id DESC LIMIT 1)
-		UNION ALL SELECT id, hash FROM (SELECT id, hash FROM row_events ORDER BY id DESC LIMIT 1)
+	err := q.QueryRowContext(ctx, `SELECT id, hash FROM (SELECT id, hash FROM events ORDER BY id DESC LIMIT 1) AS e
+		UNION ALL SELECT id, hash FROM (SELECT id, hash FROM row_events ORDER BY id DESC LIMIT 1) AS r
 		ORDER BY id DESC LIMIT 1`).Scan(&h.ID, &h.Hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ChainHead{}, nil

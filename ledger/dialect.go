@@ -30,6 +30,9 @@ type engine struct {
 	// chunk of thousands is one short statement to prepare rather than one with thousands of
 	// parameters.
 	jsonTable func(param, alias string) string
+	// jsonInteger is a value of jsonTable that is an integer, as an integer: SQLite's json_each
+	// gives numbers their type already.
+	jsonInteger func(value string) string
 	// jsonElements is a FROM source over the elements of a JSON array parameter, each already
 	// parsed as "value" (value ->> 0 reads an element's first field without parsing it again).
 	jsonElements func(param string) string
@@ -38,6 +41,9 @@ type engine struct {
 	// indexedBy pins a query to an index SQLite's planner would otherwise pass over for a table
 	// scan at some sizes (the queries' plans are tested); PostgreSQL reads its statistics.
 	indexedBy func(index string) string
+	// joinInOrder joins the table after it with an ON condition, in the order written: SQLite's
+	// planner keeps a CROSS JOIN's order (so a big ledger is never scanned for it).
+	joinInOrder string
 	// greatest is the larger of two values.
 	greatest func(a, b string) string
 	// quoted is a column's value as SQLite's quote() writes it ('text' with '' doubled, 12,
@@ -50,6 +56,11 @@ type engine struct {
 	// tableColumnsSQL lists a table's columns, in table order, given its name as $1: not the
 	// generated ones (computed from the others) nor PostgreSQL's insertion order.
 	tableColumnsSQL string
+	// schemaVersionSQL reads the schema version: the number of SQLite's last migration that the
+	// ledger's tables are.
+	schemaVersionSQL string
+	// beginRead starts a read-only transaction that sees one snapshot, for VerifyChain.
+	beginRead string
 }
 
 // sqliteEngine is the engine of a ledger in a SQLite file.
@@ -58,15 +69,19 @@ var sqliteEngine = &engine{
 	beginWrite:     []string{"BEGIN IMMEDIATE"},
 	insertionOrder: "rowid",
 	jsonTable:      func(p, alias string) string { return `json_each(` + p + `) AS ` + alias },
+	jsonInteger:    func(v string) string { return v },
 	jsonElements:   func(p string) string { return `jsonb_each(` + p + `)` },
 	jsonField:      func(c, m string) string { return `json_extract(` + c + `, '$.` + m + `')` },
 	indexedBy:      func(index string) string { return ` INDEXED BY ` + index },
+	joinInOrder:    ` CROSS JOIN `,
 	greatest:       func(a, b string) string { return `max(` + a + `, ` + b + `)` },
 	quoted:         func(c string) string { return `quote("` + c + `")` },
 	zeroPadded: func(c string, width int) string {
 		return "printf('%0" + strconv.Itoa(width) + "d', " + c + ")"
 	},
-	tableColumnsSQL: `SELECT name FROM pragma_table_info($1) ORDER BY cid`,
+	tableColumnsSQL:  `SELECT name FROM pragma_table_info($1) ORDER BY cid`,
+	schemaVersionSQL: `PRAGMA user_version`,
+	beginRead:        `BEGIN DEFERRED`,
 }
 
 // chainLockKey is the PostgreSQL transaction advisory lock every write transaction takes before
@@ -87,9 +102,11 @@ var postgresEngine = &engine{
 	jsonTable: func(p, alias string) string {
 		return `jsonb_array_elements_text(CAST(` + p + ` AS jsonb)) AS ` + alias + `(value)`
 	},
+	jsonInteger:  func(v string) string { return `CAST(` + v + ` AS bigint)` },
 	jsonElements: func(p string) string { return `jsonb_array_elements(CAST(` + p + ` AS jsonb)) AS j(value)` },
 	jsonField:    func(c, m string) string { return `(CAST(` + c + ` AS jsonb) ->> '` + m + `')` },
 	indexedBy:    func(string) string { return `` },
+	joinInOrder:  ` JOIN `,
 	greatest:     func(a, b string) string { return `GREATEST(` + a + `, ` + b + `)` },
 	quoted:       func(c string) string { return `ledger_quote("` + c + `")` },
 	zeroPadded: func(c string, width int) string {
@@ -97,6 +114,8 @@ var postgresEngine = &engine{
 	},
 	tableColumnsSQL: `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()
 		AND table_name = $1 AND is_generated = 'NEVER' AND column_name <> 'insertion_order' ORDER BY ordinal_position`,
+	schemaVersionSQL: `SELECT COALESCE(max(schema_version), 0) FROM ledger_migrations`,
+	beginRead:        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`,
 }
 
 // inJSONList is the right-hand side of an IN whose values are the JSON array $1.
@@ -105,6 +124,11 @@ func (e *engine) inJSONList() string { return e.inJSONListAt("$1") }
 // inJSONListAt is inJSONList over another parameter ("$2").
 func (e *engine) inJSONListAt(param string) string {
 	return `(SELECT value FROM ` + e.jsonTable(param, "list") + `)`
+}
+
+// inJSONIntegersAt is inJSONListAt over a JSON array of integers.
+func (e *engine) inJSONIntegersAt(param string) string {
+	return `(SELECT ` + e.jsonInteger("value") + ` FROM ` + e.jsonTable(param, "list") + `)`
 }
 
 // payoutsOfJSONList is a FROM clause that joins each value of $1, a JSON array of references,

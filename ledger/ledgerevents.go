@@ -60,7 +60,7 @@ func (db *DB) appendLedgerEvents(ctx context.Context, tx *sql.Tx, events []Ledge
 // AppendLedgerEvents appends events about the ledger to the chain, in one transaction, and
 // returns the chain's new head.
 func (db *DB) AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return ChainHead{}, fmt.Errorf("append events: %w", err)
 	}
@@ -123,7 +123,7 @@ func (db *DB) ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error) {
 // SetApprovalPolicy appends the policy event e (its Kind is set here) provided that the policy is
 // still the one the caller decided on, was (ErrPolicyChanged otherwise).
 func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return ChainHead{}, fmt.Errorf("set approval policy: %w", err)
 	}

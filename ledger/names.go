@@ -36,7 +36,7 @@ func (db *DB) SetNameCheck(ctx context.Context, ref, displayName, check string) 
 }
 
 func (db *DB) setNameCheck(ctx context.Context, ref, displayName, check string) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,7 @@ func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
 	var last int
 	err := db.sql.QueryRowContext(ctx, `SELECT `+db.eng.greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
 		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+db.eng.indexedBy("runs_by_source")+`
-		CROSS JOIN payouts p`+db.eng.indexedBy("payouts_by_run")+` ON p.run_id = o.id
+		`+db.eng.joinInOrder+`payouts p`+db.eng.indexedBy("payouts_by_run")+` ON p.run_id = o.id
 		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0)`), runID).Scan(&last)
 	if err != nil {
 		return 0, fmt.Errorf("last line of run %s: %w", runID, err)

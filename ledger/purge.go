@@ -41,7 +41,7 @@ type PurgeResult struct {
 // payout, are masked too. Payouts that are not final are left and listed.
 func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) {
 	var res PurgeResult
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return res, fmt.Errorf("purge: %w", err)
 	}
@@ -82,7 +82,7 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 		return id, s.Scan(&id)
 	}, PurgedPayload, PurgedPayload, cutoff)
 	if err == nil && len(ids) > 0 {
-		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+chain.eng.inJSONList(), jsonList(ids))
+		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+chain.eng.inJSONIntegersAt("$1"), jsonList(ids))
 	}
 	if err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)

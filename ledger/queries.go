@@ -163,7 +163,7 @@ func (e *engine) listSQL(f Filter) (string, []any) {
 	if f.Latest > 0 {
 		// Walks the runs from the latest, and each run's payouts by line, so that it stops after
 		// the first n matches instead of sorting the ledger.
-		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r CROSS JOIN payouts p ON p.run_id = r.id
+		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r` + e.joinInOrder + `payouts p ON p.run_id = r.id
 		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + e.insertionOrder + ` DESC, p.line DESC LIMIT $` + strconv.Itoa(len(args)+1), append(args, f.Latest)
 	}
 	// Runs sort by when they started, so "by run" follows the ledger's history.
@@ -204,7 +204,7 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 // other details Record returns a *ConflictError (errors.Is ErrStateConflict) and stores nothing.
 // The run must have been added first.
 func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
@@ -332,7 +332,7 @@ func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now stri
 			lines[i] = r.Line
 		}
 		if _, err := sealRows(ctx, tx, chain, "run_rows", runID, now, "input line recorded",
-			`WHERE run_id = $1 AND line IN `+chain.eng.inJSONListAt("$2")+` ORDER BY line`, runID, jsonList(lines)); err != nil {
+			`WHERE run_id = $1 AND line IN `+chain.eng.inJSONIntegersAt("$2")+` ORDER BY line`, runID, jsonList(lines)); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
 		}
 	}

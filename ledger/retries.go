@@ -89,7 +89,7 @@ func (db *DB) RetryRoot(ctx context.Context, ref string) (string, error) {
 // candidate(1), candidate(2), ... that no payout and no other retry holds. A payout has at most
 // one retry, so every caller asking for the same payout gets the same reference.
 func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 	}

@@ -127,7 +127,7 @@ func (e *engine) runLinesQuery(cols string, lineRange bool) string {
 		UNION ALL
 		SELECT 1, $1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
 		0, '', CASE WHEN p.run_id <> $1 THEN 1 ELSE 0 END, 0, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o` + e.indexedBy("runs_by_source") + `
-		CROSS JOIN payouts p` + e.indexedBy("payouts_by_run") + ` ON p.run_id = o.id
+		` + e.joinInOrder + `payouts p` + e.indexedBy("payouts_by_run") + ` ON p.run_id = o.id
 		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at` + payoutLines + `
 		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = $1 AND x.line = p.line)
 		ORDER BY 3`

@@ -98,7 +98,7 @@ var attestedColumns = []string{"created_at", "updated_at", "attempts", "not_foun
 func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last string) error {
 	var attests []*ChainEvent
 	var rep ChainReport
-	err := eachReplay(ctx, c.eng, tx, &rep, "ref > $1 AND ref <= $2", []any{after, last}, func(r *replay, row payoutRow) {
+	err := eachReplay(ctx, c.eng, tx, tx, &rep, "ref > $1 AND ref <= $2", []any{after, last}, func(r *replay, row payoutRow) {
 		needed := false
 		for _, p := range r.compare(row.col, row.salt) {
 			for _, col := range attestedColumns {

@@ -44,7 +44,9 @@ func (e *OpenError) Error() string {
 func (e *OpenError) Unwrap() error { return e.Err }
 
 func refuse(path string, reason error, detail string) *OpenError {
-	if abs, err := filepath.Abs(path); err == nil {
+	if IsURL(path) {
+		path = Redact(path)
+	} else if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	return &OpenError{Path: path, Err: reason, Detail: detail}
@@ -84,11 +86,11 @@ func Probe(path string) error {
 	return nil
 }
 
-// Create makes a new ledger at path: the file (mode 0600; SQLite gives its -wal and -shm files
+// createSQLite is Create of a file: the file (mode 0600; SQLite gives its -wal and -shm files
 // the same mode), then the schema. It refuses, with ErrExists, a path where any file already
 // is, even an empty one, and a leftover -wal or -journal file, which SQLite would replay into
-// the new ledger. The returned ledger is open.
-func Create(ctx context.Context, path string, opts Options) (*DB, error) {
+// the new ledger.
+func createSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := checkName(path); err != nil {
 		return nil, err
 	}

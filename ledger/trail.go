@@ -16,8 +16,8 @@ import (
 type rowTable struct {
 	name     string
 	key      func(e *engine) string // SQL: the row's key as text, unique in the table, in the order verify reads
-	order    string          // SQL: an order of the rows that is the keys' order as text, by an index if one serves
-	personal map[string]bool // columns held in the chain as salted digests, which purge can forget
+	order    string                 // SQL: an order of the rows that is the keys' order as text, by an index if one serves
+	personal map[string]bool        // columns held in the chain as salted digests, which purge can forget
 }
 
 // rowTables are the tables covered by row events. A table added to the ledger is added here (or
@@ -170,7 +170,7 @@ func sealRows(ctx context.Context, q txQuerier, c *chainer, table, runID, now, d
 // where clause and arguments that select them.
 func (db *DB) writeSealed(ctx context.Context, table, runID, detail string,
 	write func(tx *sql.Tx) (where string, args []any, err error)) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}

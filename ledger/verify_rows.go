@@ -67,7 +67,7 @@ type rowEntry struct {
 
 // verifyRowTable compares every row of t with its latest row event, column by column, reading
 // both in key order side by side.
-func verifyRowTable(ctx context.Context, e *engine, conn *sql.Conn, t *rowTable, rep *ChainReport) error {
+func verifyRowTable(ctx context.Context, e *engine, conn, other *sql.Conn, t *rowTable, rep *ChainReport) error {
 	cols, err := tableColumns(ctx, e, conn, t.name)
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func verifyRowTable(ctx context.Context, e *engine, conn *sql.Conn, t *rowTable,
 		return err
 	}
 	defer rRows.Close()
-	eRows, err := conn.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= $1 AND ref < $2 ORDER BY ref, id`,
+	eRows, err := other.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= $1 AND ref < $2 ORDER BY ref, id`,
 		t.name+"/", t.name+"0") // '0' follows '/': every ref of the table
 	if err != nil {
 		return err
