@@ -104,7 +104,7 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 	}
 	verify := verifySchema
 	if db.eng == postgresEngine {
-		verify = verifyPostgresSchema
+		verify = db.verifyPostgresSchema
 	}
 	if err := verify(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: schema: %w", err))
