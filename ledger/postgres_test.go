@@ -197,3 +197,23 @@ func TestPostgresMessagesHideThePassword(t *testing.T) {
 		t.Error("HasPassword does not tell a URL with a password")
 	}
 }
+
+// A purge on PostgreSQL masks as on SQLite, and ForgetFreed rewrites the tables it touched.
+func TestPostgresPurgeThenForget(t *testing.T) {
+	db, _ := mustCreatePG(t)
+	ps := seed(t, db, "r1", 4)
+	settle(t, db, ps)
+	mask := func(string) string { return "***" }
+	res, err := db.Purge(context.Background(), ledger.PurgeRequest{Before: time.Now().Add(time.Hour), MaskName: mask, MaskAccount: mask, Detail: "retention"})
+	must(t, err)
+	if len(res.Purged) == 0 {
+		t.Fatalf("purge masked %+v, want the final payouts", res)
+	}
+	must(t, db.ForgetFreed(context.Background(), time.Second))
+	var left int
+	must(t, ledger.SQLOf(db).QueryRow(`SELECT count(*) FROM payouts WHERE account = '0123456789'`).Scan(&left))
+	if left != len(ps)-len(res.Purged) {
+		t.Errorf("%d payouts still show the account, want %d (those not final)", left, len(ps)-len(res.Purged))
+	}
+	wantIntact(t, verify(t, db))
+}

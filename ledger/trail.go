@@ -49,6 +49,11 @@ var coverage = map[string]string{
 	// SQLite's own counters of AUTOINCREMENT ids: an edit changes only the id the next callback,
 	// approval or event gets, never a row that is there, and the chain numbers events itself.
 	"sqlite_sequence": "not covered: SQLite's counter of the next AUTOINCREMENT id, no money or display",
+	// PostgreSQL's record of the migrations applied. The tables that PostgreSQL's later
+	// migrations add without a schema version (the paying processes' registry, the shared rate
+	// limiter) are no money and outside the trail too: VerifyChain compares their definitions
+	// with the migrations' and holds them to no coverage (postgres_schema.go).
+	"ledger_migrations": "not covered: the PostgreSQL migrations applied, no money or display",
 }
 
 func init() {
