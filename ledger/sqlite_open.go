@@ -57,8 +57,13 @@ const sqliteMagic = "SQLite format 3\x00"
 
 // Probe looks at path without opening it as a database: ErrNoLedger when nothing is there,
 // ErrEmptyLedger for a 0-byte file (a truncated copy looks like that, and SQLite would take it
-// for a new database), ErrNotLedger when it is not a SQLite file. Nil means Open may try it.
+// for a new database), ErrNotLedger when it is not a SQLite file. Nil means Open may try it: a
+// postgres:// URL is always nil, since only connecting tells (Open refuses a database without a
+// ledger with ErrNoLedger).
 func Probe(path string) error {
+	if IsURL(path) {
+		return nil
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
