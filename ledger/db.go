@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"embed"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -71,6 +72,15 @@ func Create(ctx context.Context, ledger string, opts Options) (*DB, error) {
 		return createPostgres(ctx, ledger, opts)
 	}
 	return createSQLite(ctx, ledger, opts)
+}
+
+// wrapOpen names the ledger in err (a URL without its password), unless err is an *OpenError, which already does.
+func wrapOpen(path string, err error) error {
+	var oe *OpenError
+	if errors.As(err, &oe) {
+		return err
+	}
+	return fmt.Errorf("open ledger %s: %w", Redact(path), err)
 }
 
 // Redact is ledger's name as messages show it: a URL without its password (in the user part or

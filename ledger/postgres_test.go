@@ -77,8 +77,10 @@ func TestPostgresOpenRefusesWhatIsNoLedger(t *testing.T) {
 	}
 	must(t, db.Close())
 	pgExec(t, url, `INSERT INTO ledger_migrations VALUES (9999, 'from a newer build', 99, '')`)
-	if _, err = ledger.Open(ctx, url, ledger.Options{}); err == nil || !strings.Contains(err.Error(), "newer than this program knows") {
-		t.Errorf("Open of a newer ledger: %v, want it refused as newer", err)
+	withPassword := strings.Replace(url, "postgres://postgres@", "postgres://postgres:s3cr3t-pw@", 1)
+	_, err = ledger.Open(ctx, withPassword, ledger.Options{})
+	if err == nil || !strings.Contains(err.Error(), "newer than this program knows") || strings.Contains(err.Error(), "s3cr3t-pw") {
+		t.Errorf("Open of a newer ledger: %v, want it refused as newer, without the password", err)
 	}
 }
 

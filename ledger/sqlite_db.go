@@ -50,15 +50,6 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// wrapOpen names the file in err, unless err is an *OpenError, which already does.
-func wrapOpen(path string, err error) error {
-	var oe *OpenError
-	if errors.As(err, &oe) {
-		return err
-	}
-	return fmt.Errorf("open ledger %s: %w", path, err)
-}
-
 // open connects to the SQLite file at path and migrates its schema.
 func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
