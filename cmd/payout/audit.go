@@ -349,6 +349,9 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	} else if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("purge: the names and account numbers are masked in the ledger, but wiping their old copies from its files failed: %w; run the purge again", err)}
 	}
+	if ledger.IsURL(ledgerPath(e, *ledgerFlag)) {
+		fmt.Fprintln(e.stdout, "the ledger's tables were rewritten without the old copies (VACUUM FULL); the PostgreSQL server's write-ahead log, its archive and its backups keep them until they rotate out")
+	}
 	if len(res.Left) > 0 {
 		return &exitError{code: exitAttention, err: fmt.Errorf("purge: %d payout(s) last changed before %s are not final and were left as they are", len(res.Left), before.Format(time.DateOnly))}
 	}
