@@ -30,14 +30,16 @@ type Options struct {
 	// Verify checks the file before the ledger is used and refuses a damaged one (ErrDamaged):
 	// its SQLite header, and its length against the pages the header counts. The checks cost the
 	// same at any size; VerifyChain's quick_check reads the whole file. Commands that pay set it.
+	// A PostgreSQL ledger has no file to check: the server checks its own pages.
 	Verify bool
 	// Actor and Version stamp every event this process appends: who ran it ("user@host", or
 	// "service callback") and the program's version. Empty ones are recorded as "unknown".
 	Actor, Version string
 }
 
-// DB is the ledger: a SQLite file in WAL mode with synchronous=FULL. It is safe for concurrent
-// use; Apply calls from many goroutines are merged into shared durable transactions.
+// DB is the ledger: a SQLite file in WAL mode with synchronous=FULL, or a PostgreSQL database.
+// It is safe for concurrent use; Apply calls from many goroutines are merged into shared durable
+// transactions.
 type DB struct {
 	sql  *sql.DB
 	eng  *engine // SQLite or PostgreSQL, chosen by Open or Create
