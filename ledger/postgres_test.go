@@ -152,8 +152,8 @@ func TestRowEventsAreTheSameOnBothEngines(t *testing.T) {
 	}
 }
 
-// VerifyChain on PostgreSQL names a payout's amount, an event's text, a run's columns and a
-// guard trigger edited by hand, as on SQLite.
+// VerifyChain on PostgreSQL names a payout's amount, an event's text, a run's columns, a state's
+// total, a guard trigger and a table edited by hand, as on SQLite.
 func TestPostgresVerifyNamesEditsByHand(t *testing.T) {
 	db, url := mustCreatePG(t)
 	ps := seed(t, db, "r1", 4)
@@ -162,7 +162,10 @@ func TestPostgresVerifyNamesEditsByHand(t *testing.T) {
 	id := lastEventOf(t, db, ps[2].Ref)
 	db = pgEdit(t, db, url, fmt.Sprintf(`UPDATE payouts SET amount = '9999.00' WHERE ref = '%s'`, ps[0].Ref),
 		`DROP TRIGGER events_no_update ON events`, fmt.Sprintf(`UPDATE events SET detail = 'nothing to see' WHERE id = %d`, id),
-		`UPDATE runs SET "rows" = 99 WHERE id = 'r1'`, `CREATE TABLE notes (ref text)`)
+		`UPDATE runs SET "rows" = 99 WHERE id = 'r1'`,
+		// The amount edited above moved its state's total by the trigger; this moves it again.
+		`UPDATE state_totals SET sen = sen + 100 WHERE state = 'SUCCEEDED'`,
+		`CREATE TABLE notes (ref text)`)
 	rep := verify(t, db)
 	for _, want := range []struct {
 		id   int64
@@ -171,6 +174,7 @@ func TestPostgresVerifyNamesEditsByHand(t *testing.T) {
 		{0, `payout ` + ps[0].Ref + `: amount in the payouts table is "9999.00", its events say "10.00"`},
 		{id, "does not match its hash"},
 		{0, "runs row r1: column rows is 99, row event"},
+		{0, "state_totals row of state SUCCEEDED: sen is 1000000, the payouts in that state add up to 999900 (edited by hand)"},
 		{0, "schema: trigger events_no_update is missing (dropped by hand)"},
 		{0, "schema: table notes is not made by the migrations (added by hand)"},
 	} {
