@@ -58,22 +58,22 @@ type writer struct {
 
 // updateSQL moves one payout and sets what its Change carries: an empty text field keeps the
 // column, attempts is kept (1) or reset (0) and then counted (0 or 1), and notFound is one of the notFound* modes.
-const updateSQL = `UPDATE payouts SET state = ?,
-	invoice_no = COALESCE(NULLIF(?, ''), invoice_no),
-	transaction_status = COALESCE(NULLIF(?, ''), transaction_status),
-	bank_reference_no = COALESCE(NULLIF(?, ''), bank_reference_no),
-	last_error = COALESCE(NULLIF(?, ''), last_error),
-	retry_of = COALESCE(NULLIF(?, ''), retry_of),
-	claimed_by = COALESCE(NULLIF(?, ''), claimed_by),
-	display_name = CASE WHEN ? <> '' THEN ? ELSE display_name END,
-	name_check = CASE WHEN ? <> '' THEN ? ELSE name_check END,
-	refusal_confirmed = refusal_confirmed | ?,
-	attempts = attempts * ? + ?,
-	not_found_count = CASE ? WHEN 1 THEN not_found_count + 1 WHEN 2 THEN 1 WHEN 3 THEN 0 ELSE not_found_count END,
-	first_not_found_at = CASE ? WHEN 1 THEN CASE WHEN first_not_found_at = '' THEN ? ELSE first_not_found_at END
-		WHEN 2 THEN ? WHEN 3 THEN '' ELSE first_not_found_at END,
-	updated_at = ?
-	WHERE ref = ? AND state = ?`
+const updateSQL = `UPDATE payouts SET state = $1,
+	invoice_no = COALESCE(NULLIF($2, ''), invoice_no),
+	transaction_status = COALESCE(NULLIF($3, ''), transaction_status),
+	bank_reference_no = COALESCE(NULLIF($4, ''), bank_reference_no),
+	last_error = COALESCE(NULLIF($5, ''), last_error),
+	retry_of = COALESCE(NULLIF($6, ''), retry_of),
+	claimed_by = COALESCE(NULLIF($7, ''), claimed_by),
+	display_name = CASE WHEN $8 <> '' THEN $9 ELSE display_name END,
+	name_check = CASE WHEN $10 <> '' THEN $11 ELSE name_check END,
+	refusal_confirmed = refusal_confirmed | $12,
+	attempts = attempts * $13 + $14,
+	not_found_count = CASE CAST($15 AS INTEGER) WHEN 1 THEN not_found_count + 1 WHEN 2 THEN 1 WHEN 3 THEN 0 ELSE not_found_count END,
+	first_not_found_at = CASE CAST($16 AS INTEGER) WHEN 1 THEN CASE WHEN first_not_found_at = '' THEN $17 ELSE first_not_found_at END
+		WHEN 2 THEN $18 WHEN 3 THEN '' ELSE first_not_found_at END,
+	updated_at = $19
+	WHERE ref = $20 AND state = $21`
 
 // The ways a Change moves a payout's count of "not found" lookups.
 const (
@@ -175,8 +175,13 @@ func (w *writer) commitBatch(batch []*applyReq) {
 // applyBatch applies batch in one transaction and commits it, or rolls it back and returns the
 // error that stopped it. A refused call's error is in results.
 func (w *writer) applyBatch(ctx context.Context, batch []*applyReq) ([]error, error) {
-	if _, err := w.conn.ExecContext(ctx, beginWrite); err != nil {
-		return nil, err
+	for i, stmt := range w.db.eng.beginWrite {
+		if _, err := w.conn.ExecContext(ctx, stmt); err != nil {
+			if i > 0 {
+				w.conn.ExecContext(ctx, "ROLLBACK")
+			}
+			return nil, err
+		}
 	}
 	head, err := readChainHead(ctx, w.conn)
 	if err != nil {
@@ -240,7 +245,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		attempt = 1
 	}
 	res, err := w.update.ExecContext(ctx, string(c.To), c.InvoiceNo, c.TransactionStatus, c.BankReferenceNo,
-		c.Error, c.RetryOf, c.ClaimedBy, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, c.ConfirmRefusal, keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
+		c.Error, c.RetryOf, c.ClaimedBy, c.DisplayName, c.DisplayName, c.DisplayName, c.NameCheck, yes(c.ConfirmRefusal), keep, attempt, mode, mode, now, now, now, c.Ref, string(c.From))
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
 	}
@@ -248,7 +253,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		return fmt.Errorf("apply %s: %w", c.Ref, err)
 	} else if n != 1 {
 		var have string
-		err := w.conn.QueryRowContext(ctx, `SELECT state FROM payouts WHERE ref = ?`, c.Ref).Scan(&have)
+		err := w.conn.QueryRowContext(ctx, `SELECT state FROM payouts WHERE ref = $1`, c.Ref).Scan(&have)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("apply %s: %w", c.Ref, err)
 		}

@@ -45,7 +45,7 @@ const approvalColumns = `id, file, file_sha256, plan_digest, row_count, total, n
 func (db *DB) Approvals(ctx context.Context, sha256 string) ([]Approval, error) {
 	where, args := ``, []any{}
 	if sha256 != "" {
-		where, args = `WHERE file_sha256 = ?`, []any{sha256}
+		where, args = `WHERE file_sha256 = $1`, []any{sha256}
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT `+approvalColumns+` FROM approvals `+where+` ORDER BY id`, args...)
 	if err != nil {

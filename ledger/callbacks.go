@@ -17,10 +17,10 @@ func (db *DB) StoreCallback(ctx context.Context, c StoredCallback) error {
 	err := db.writeSealed(ctx, "callbacks", "", detail, func(tx *sql.Tx) (string, []any, error) {
 		var id int64
 		err := tx.QueryRowContext(ctx, `INSERT INTO callbacks (received_at, invoice_no, verdict, payload, token_sha256)
-			VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (token_sha256) WHERE token_sha256 <> '' DO UPDATE SET replays = replays + 1
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (token_sha256) WHERE token_sha256 <> '' DO UPDATE SET replays = callbacks.replays + 1
 			RETURNING id`, fmtTime(c.ReceivedAt), c.InvoiceNo, c.Verdict, c.Payload, c.TokenSHA256).Scan(&id)
-		return `WHERE id = ?`, []any{id}, err
+		return `WHERE id = $1`, []any{id}, err
 	})
 	if err != nil {
 		return fmt.Errorf("store callback: %w", err)

@@ -212,8 +212,8 @@ type querier interface {
 // between the read and the append.
 func readChainHead(ctx context.Context, q querier) (ChainHead, error) {
 	var h ChainHead
-	err := q.QueryRowContext(ctx, `SELECT id, hash FROM (SELECT id, hash FROM events ORDER BY id DESC LIMIT 1)
-		UNION ALL SELECT id, hash FROM (SELECT id, hash FROM row_events ORDER BY id DESC LIMIT 1)
+	err := q.QueryRowContext(ctx, `SELECT id, hash FROM (SELECT id, hash FROM events ORDER BY id DESC LIMIT 1) AS e
+		UNION ALL SELECT id, hash FROM (SELECT id, hash FROM row_events ORDER BY id DESC LIMIT 1) AS r
 		ORDER BY id DESC LIMIT 1`).Scan(&h.ID, &h.Hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ChainHead{}, nil
@@ -233,7 +233,7 @@ func (db *DB) ChainHead(ctx context.Context) (ChainHead, error) {
 // was signed at id must still read. ErrNotFound when the chain has no such entry.
 func (db *DB) ChainHashAt(ctx context.Context, id int64) (string, error) {
 	var hash string
-	err := db.sql.QueryRowContext(ctx, `SELECT hash FROM events WHERE id = ? UNION ALL SELECT hash FROM row_events WHERE id = ?`,
+	err := db.sql.QueryRowContext(ctx, `SELECT hash FROM events WHERE id = $1 UNION ALL SELECT hash FROM row_events WHERE id = $2`,
 		id, id).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("chain entry %d: %w", id, ErrNotFound)
@@ -246,12 +246,13 @@ func (db *DB) ChainHashAt(ctx context.Context, id int64) (string, error) {
 
 // chainer links events inside one write transaction.
 type chainer struct {
+	eng            *engine
 	head           ChainHead
 	actor, version string
 }
 
 func (db *DB) newChainer(head ChainHead) *chainer {
-	return &chainer{head: head, actor: db.actor, version: db.version}
+	return &chainer{eng: db.eng, head: head, actor: db.actor, version: db.version}
 }
 
 // link numbers e after the head, stamps it and hashes it; e becomes the head.
@@ -266,7 +267,7 @@ func (c *chainer) link(e *ChainEvent) {
 // eventColumns are the columns every event insert writes, in eventArgs' order.
 const eventColumns = `id, ref, run_id, at, from_state, to_state, detail, payload, actor, version, facts, personal, prev_hash, hash`
 
-const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
 
 func eventArgs(args []any, e *ChainEvent) []any {
 	return append(args, e.ID, e.Ref, e.RunID, e.At, e.From, e.To, e.Detail, e.Payload, e.Actor, e.Version,
@@ -276,7 +277,7 @@ func eventArgs(args []any, e *ChainEvent) []any {
 // saltOf returns a payout's salt; "" when it has none, which is when it was purged.
 func saltOf(ctx context.Context, q querier, ref string) (string, error) {
 	var salt string
-	err := q.QueryRowContext(ctx, `SELECT salt FROM payout_salts WHERE ref = ?`, ref).Scan(&salt)
+	err := q.QueryRowContext(ctx, `SELECT salt FROM payout_salts WHERE ref = $1`, ref).Scan(&salt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -335,9 +336,8 @@ func (db *DB) startRecordedChain(ctx context.Context, tx *sql.Tx) (*recordedChai
 		return nil, err
 	}
 	return &recordedChain{chainer: db.newChainer(head),
-		events: &multiRowInsert{prep: tx, width: 14, head: `INSERT INTO events (` + eventColumns + `) VALUES `,
-			row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		salts: &multiRowInsert{prep: tx, width: 2, head: `INSERT INTO payout_salts (ref, salt) VALUES `, row: `(?, ?)`},
+		events: &multiRowInsert{prep: tx, width: 14, head: `INSERT INTO events (` + eventColumns + `) VALUES `},
+		salts:  &multiRowInsert{prep: tx, width: 2, head: `INSERT INTO payout_salts (ref, salt) VALUES `},
 	}, nil
 }
 

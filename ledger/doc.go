@@ -1,13 +1,23 @@
-// Package ledger is the SQLite ledger of payouts: one file that records every payout by its
-// external_invoice_ref, every state change as an event, and every run, so that a rerun resumes
-// and never pays twice.
+// Package ledger is the ledger of payouts: a SQLite file, or a PostgreSQL database named by a
+// postgres:// URL, that records every payout by its external_invoice_ref, every state change as
+// an event, and every run, so that a rerun resumes and never pays twice.
 //
 // The rest of the project calls it through the operations contract.go names, one small set per
 // use (a run's writes, retry files, reports' reads, reconcile, callbacks, approvals, audit), and
-// Ledger, all of them, which an engine implements and the conformance suite in ledger/ledgertest
-// tests. DB, on a SQLite file, is the engine. Its SQL is written once where engines agree;
-// dialect.go names the few fragments where they differ, and the sqlite_*.go files hold what only
-// a file has (opening checks, pragmas, the lock, quick_check, VACUUM and the WAL).
+// Ledger, all of them, which DB implements on either engine and the conformance suite in
+// ledger/ledgertest tests on both. Its SQL is written once where the engines agree; dialect.go
+// gives each engine the few fragments where they differ, the sqlite_*.go files hold what only a
+// file has (opening checks, pragmas, the lock, quick_check, VACUUM and the WAL), and the
+// postgres_*.go files what only a server has (its migrations, in migrations/postgres, applied
+// under an advisory lock; the reference schema VerifyChain compares with; VACUUM FULL).
+//
+// On PostgreSQL every write transaction takes one transaction advisory lock before it reads the
+// chain's head, so that writers on several hosts extend one chain; row events hold each column
+// as SQLite's quote() writes it (the schema's ledger_quote), so the chain's hashes are the same
+// on both engines. There is no quick_check there: VerifyChain reads every row, and the server
+// checks its own pages. Open refuses a database without the ledger's schema ("run `payout init`
+// with that URL"), another application's, and a newer schema; Create refuses one with tables.
+// Messages name a URL without its password (Redact).
 //
 // A ledger is made once, by Create, and opened afterwards by Open, which never makes one: a
 // missing, empty or foreign file is refused (ErrNoLedger, ErrEmptyLedger, ErrNotLedger), since a

@@ -31,8 +31,8 @@ func (db *DB) RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]Ev
 	out, err := scanAll(ctx, db.sql, `SELECT e.id, e.ref, e.run_id, e.at, e.from_state, e.to_state, e.detail, e.payload, e.actor, e.version,
 		e.facts, e.personal, e.prev_hash, e.hash, COALESCE(s.salt, '') FROM events e
 		LEFT JOIN payout_salts s ON s.ref = e.ref
-		WHERE e.id <= ? AND (e.run_id = ? OR e.ref IN (SELECT ref FROM run_rows WHERE run_id = ? AND NOT rejected)
-			OR e.ref IN (SELECT ref FROM events WHERE run_id = ? AND ref <> ''))
+		WHERE e.id <= $1 AND (e.run_id = $2 OR e.ref IN (SELECT ref FROM run_rows WHERE run_id = $3 AND rejected = 0)
+			OR e.ref IN (SELECT ref FROM events WHERE run_id = $4 AND ref <> ''))
 		ORDER BY e.id`, func(s scanner) (EvidenceEvent, error) {
 		var e EvidenceEvent
 		c := &e.ChainEvent

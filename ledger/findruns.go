@@ -29,7 +29,7 @@ func (db *DB) FindRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Listing != nil && len(f.Listing) == 0 {
 		return nil, nil // listing none of no references
 	}
-	where, args := findRunsWhere(f)
+	where, args := db.eng.findRunsWhere(f)
 	runs, err := db.queryRuns(ctx, where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("find runs %s: %w", f, err)
@@ -62,7 +62,7 @@ func (f RunFilter) String() string {
 }
 
 // findRunsWhere is FindRuns' WHERE clause, in numbered parameters.
-func findRunsWhere(f RunFilter) (string, []any) {
+func (e *engine) findRunsWhere(f RunFilter) (string, []any) {
 	var where []string
 	var args []any
 	param := func(v any) string {
@@ -85,12 +85,12 @@ func findRunsWhere(f RunFilter) (string, []any) {
 	if len(f.Listing) > 0 {
 		list := param(jsonList(f.Listing))
 		where = append(where, `kind <> 'reconcile' AND (id IN (SELECT run_id FROM run_rows
-		WHERE NOT rejected AND ref IN `+inJSONListAt(list)+`) OR id IN (SELECT o.id FROM payouts p JOIN runs s ON s.id = p.run_id
-		JOIN runs o ON o.source = s.source WHERE s.source <> '' AND o.started_at >= s.started_at AND p.ref IN `+inJSONListAt(list)+`))`)
+		WHERE rejected = 0 AND ref IN `+e.inJSONListAt(list)+`) OR id IN (SELECT o.id FROM payouts p JOIN runs s ON s.id = p.run_id
+		JOIN runs o ON o.source = s.source WHERE s.source <> '' AND o.started_at >= s.started_at AND p.ref IN `+e.inJSONListAt(list)+`))`)
 	}
 	if f.Latest > 0 {
-		where = append(where, insertionOrder+` IN (SELECT `+insertionOrder+` FROM runs ORDER BY started_at DESC, `+
-			insertionOrder+` DESC LIMIT `+param(f.Latest)+`)`)
+		where = append(where, e.insertionOrder+` IN (SELECT `+e.insertionOrder+` FROM runs ORDER BY started_at DESC, `+
+			e.insertionOrder+` DESC LIMIT `+param(f.Latest)+`)`)
 	}
 	if len(where) == 0 {
 		return "", nil
@@ -99,6 +99,6 @@ func findRunsWhere(f RunFilter) (string, []any) {
 }
 
 // runsSQL reads the runs where selects, oldest first.
-func runsSQL(where string) string {
-	return `SELECT ` + runColumns + ` FROM runs ` + where + ` ORDER BY started_at, ` + insertionOrder
+func (e *engine) runsSQL(where string) string {
+	return `SELECT ` + runColumns + ` FROM runs ` + where + ` ORDER BY started_at, ` + e.insertionOrder
 }

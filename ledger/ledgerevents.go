@@ -60,7 +60,7 @@ func (db *DB) appendLedgerEvents(ctx context.Context, tx *sql.Tx, events []Ledge
 // AppendLedgerEvents appends events about the ledger to the chain, in one transaction, and
 // returns the chain's new head.
 func (db *DB) AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return ChainHead{}, fmt.Errorf("append events: %w", err)
 	}
@@ -99,7 +99,7 @@ func scanLedgerEvent(s scanner) (LedgerEvent, error) {
 
 // readPolicy reads the latest policy event through q.
 func readPolicy(ctx context.Context, q querier) (ApprovalPolicy, error) {
-	row := q.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ?
+	row := q.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
 		ORDER BY id DESC LIMIT 1`, EventPolicy)
 	e, err := scanLedgerEvent(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -123,7 +123,7 @@ func (db *DB) ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error) {
 // SetApprovalPolicy appends the policy event e (its Kind is set here) provided that the policy is
 // still the one the caller decided on, was (ErrPolicyChanged otherwise).
 func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return ChainHead{}, fmt.Errorf("set approval policy: %w", err)
 	}
@@ -148,7 +148,7 @@ func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e Ledge
 
 // RunApprovals lists the approval events recorded for a run, oldest first.
 func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ? AND run_id = ?
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1 AND run_id = $2
 		ORDER BY id`, scanLedgerEvent, EventApproved, runID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals of run %s: %w", runID, err)
@@ -159,8 +159,8 @@ func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, er
 // Rejections lists the refusals recorded of a plan (by its digest) or of a file (by its
 // SHA-256), oldest first.
 func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = ?
-		AND (json_extract(facts, '$.plan_sha256') = ? OR json_extract(facts, '$.file_sha256') = ?) ORDER BY id`,
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
+		AND (`+db.eng.jsonField("facts", "plan_sha256")+` = $2 OR `+db.eng.jsonField("facts", "file_sha256")+` = $3) ORDER BY id`,
 		scanLedgerEvent, EventRejected, planSHA256, fileSHA256)
 	if err != nil {
 		return nil, fmt.Errorf("refusals of plan %s: %w", planSHA256, err)

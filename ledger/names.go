@@ -36,13 +36,13 @@ func (db *DB) SetNameCheck(ctx context.Context, ref, displayName, check string) 
 }
 
 func (db *DB) setNameCheck(ctx context.Context, ref, displayName, check string) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	var state, oldName, oldCheck string
-	err = tx.QueryRowContext(ctx, `SELECT state, display_name, name_check FROM payouts WHERE ref = ?`, ref).Scan(&state, &oldName, &oldCheck)
+	err = tx.QueryRowContext(ctx, `SELECT state, display_name, name_check FROM payouts WHERE ref = $1`, ref).Scan(&state, &oldName, &oldCheck)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	} else if err != nil {
@@ -61,7 +61,7 @@ func (db *DB) setNameCheck(ctx context.Context, ref, displayName, check string) 
 	} else {
 		digest = personalDigest(salt, "display_name", displayName)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE payouts SET display_name = ?, name_check = ? WHERE ref = ?`, displayName, check, ref); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payouts SET display_name = $1, name_check = $2 WHERE ref = $3`, displayName, check, ref); err != nil {
 		return err
 	}
 	head, err := readChainHead(ctx, tx)
@@ -101,7 +101,7 @@ func (db *DB) NameChecks(ctx context.Context, refs []string) (map[string]NameChe
 	if len(refs) == 0 {
 		return out, nil
 	}
-	found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN `+inJSONList, jsonList(refs))
+	found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN `+db.eng.inJSONList(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("name checks: %w", err)
 	}
@@ -114,7 +114,7 @@ func (db *DB) NameChecks(ctx context.Context, refs []string) (map[string]NameChe
 // NameMismatches returns every payout whose bank's name does not match its recipient, by
 // reference.
 func (db *DB) NameMismatches(ctx context.Context) ([]NameCheck, error) {
-	found, err := db.queryNameChecks(ctx, `WHERE name_check = ? ORDER BY ref`, NameMismatch)
+	found, err := db.queryNameChecks(ctx, `WHERE name_check = $1 ORDER BY ref`, NameMismatch)
 	if err != nil {
 		return nil, fmt.Errorf("name mismatches: %w", err)
 	}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -10,25 +11,28 @@ import (
 // order List and RunReport give them (by run, then line), so that a caller walks a scope of any
 // size holding one page. Each page is its own short read: the caller may write between pages.
 
-// where is f's WHERE condition over payouts "p", in positional parameters; TRUE when f selects
-// every payout.
-func (s Filter) where() (string, []any) {
+// where is f's WHERE condition over payouts "p", its parameters numbered from $first; TRUE
+// when f selects every payout.
+func (s Filter) where(first int) (string, []any) {
 	var where []string
 	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(first+len(args)-1)
+	}
 	if len(s.States) > 0 {
-		where = append(where, `p.state IN (?`+strings.Repeat(",?", len(s.States)-1)+`)`)
-		for _, st := range s.States {
-			args = append(args, string(st))
+		in := make([]string, len(s.States))
+		for i, st := range s.States {
+			in[i] = param(string(st))
 		}
+		where = append(where, `p.state IN (`+strings.Join(in, ", ")+`)`)
 	}
 	if !s.CreatedSince.IsZero() {
-		where = append(where, `p.created_at >= ?`)
-		args = append(args, fmtTime(s.CreatedSince))
+		where = append(where, `p.created_at >= `+param(fmtTime(s.CreatedSince)))
 	}
 	if !s.RefusedSince.IsZero() {
 		// The index's own WHERE, which SQLite needs to use it.
-		where = append(where, `p.state = 'FAILED' AND p.invoice_no = '' AND p.updated_at >= ?`)
-		args = append(args, fmtTime(s.RefusedSince))
+		where = append(where, `p.state = 'FAILED' AND p.invoice_no = '' AND p.updated_at >= `+param(fmtTime(s.RefusedSince)))
 	}
 	if len(where) == 0 {
 		return "TRUE", nil
@@ -91,7 +95,7 @@ func (db *DB) WalkRunLines(ctx context.Context, runID string, page int, fn func(
 // runsHolding returns the runs that recorded a payout of the set, in the order List gives their
 // payouts: by the run's start, then its id.
 func (db *DB) runsHolding(ctx context.Context, set Filter) ([]string, error) {
-	query, args := runsHoldingSQL(set)
+	query, args := db.eng.runsHoldingSQL(set)
 	rows, err := db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("runs holding payouts: %w", err)
@@ -112,12 +116,12 @@ func (db *DB) runsHolding(ctx context.Context, set Filter) ([]string, error) {
 }
 
 // runsHoldingSQL is runsHolding's query of set, and its parameters.
-func runsHoldingSQL(set Filter) (string, []any) {
-	where, args := set.where()
+func (e *engine) runsHoldingSQL(set Filter) (string, []any) {
+	where, args := set.where(1)
 	index := ""
 	if !set.RefusedSince.IsZero() {
 		// Otherwise SQLite prefers payouts_by_state, which holds every FAILED payout ever.
-		index = indexedBy("payouts_refused")
+		index = e.indexedBy("payouts_refused")
 	}
 	return `SELECT h.run_id FROM (SELECT DISTINCT p.run_id FROM payouts p` + index + ` WHERE ` + where + `) h
 		LEFT JOIN runs r ON r.id = h.run_id ORDER BY r.started_at, h.run_id`, args
@@ -127,9 +131,9 @@ func runsHoldingSQL(set Filter) (string, []any) {
 // (line, ref) in the order of line then ref: a page of List's order. The first page is after
 // (0, "").
 func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, line int, ref string, n int) ([]Payout, error) {
-	where, args := set.where()
-	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + indexedBy("payouts_by_run") + `
-		WHERE p.run_id = ? AND (p.line, p.ref) > (?, ?) AND ` + where + ` ORDER BY p.line, p.ref LIMIT ?`
+	where, args := set.where(4)
+	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + db.eng.indexedBy("payouts_by_run") + `
+		WHERE p.run_id = $1 AND (p.line, p.ref) > ($2, $3) AND ` + where + ` ORDER BY p.line, p.ref LIMIT $` + strconv.Itoa(4+len(args))
 	ps, err := db.queryPayouts(ctx, q, append(append([]any{runID, line, ref}, args...), n)...)
 	if err != nil {
 		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
@@ -141,9 +145,9 @@ func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, lin
 // has none.
 func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
 	var last int
-	err := db.sql.QueryRowContext(ctx, `SELECT `+greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
-		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+indexedBy("runs_by_source")+`
-		CROSS JOIN payouts p`+indexedBy("payouts_by_run")+` ON p.run_id = o.id
+	err := db.sql.QueryRowContext(ctx, `SELECT `+db.eng.greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
+		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+db.eng.indexedBy("runs_by_source")+`
+		`+db.eng.joinInOrder+`payouts p`+db.eng.indexedBy("payouts_by_run")+` ON p.run_id = o.id
 		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0)`), runID).Scan(&last)
 	if err != nil {
 		return 0, fmt.Errorf("last line of run %s: %w", runID, err)
@@ -154,7 +158,7 @@ func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
 // runLinesBetween returns the run's lines from line from up to, not including, line to, in line
 // order: what EachRunLine gives of them.
 func (db *DB) runLinesBetween(ctx context.Context, runID string, from, to int) ([]ReportLine, error) {
-	rows, err := db.sql.QueryContext(ctx, runLinesBetweenSQL, runID, from, to)
+	rows, err := db.sql.QueryContext(ctx, db.eng.runLinesQuery(payoutColumns, true), runID, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("report of run %s: %w", runID, err)
 	}
@@ -172,7 +176,3 @@ func (db *DB) runLinesBetween(ctx context.Context, runID string, from, to int) (
 	}
 	return out, nil
 }
-
-// runLinesBetweenSQL is runLinesSQL over a range of lines, each part read through its index
-// from the range's first line.
-var runLinesBetweenSQL = runLinesQuery(payoutColumns, true)

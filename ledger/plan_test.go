@@ -19,13 +19,13 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	refusedHolding, refusedArgs := runsHoldingSQL(Filter{RefusedSince: time.Now()})
-	notFinalHolding, notFinalArgs := runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
-	pending, pendingArgs := listSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
-	latest, latestArgs := listSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
+	refusedHolding, refusedArgs := sqliteEngine.runsHoldingSQL(Filter{RefusedSince: time.Now()})
+	notFinalHolding, notFinalArgs := sqliteEngine.runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
+	pending, pendingArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
+	latest, latestArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
 	findRuns := func(f RunFilter) string {
-		where, _ := findRunsWhere(f)
-		return runsSQL(where)
+		where, _ := sqliteEngine.findRunsWhere(f)
+		return sqliteEngine.runsSQL(where)
 	}
 	// A LIMIT saves reading only when no sort of everything read comes before it. (FindRuns latest
 	// sorts only the n runs its subquery picked, in index order.)
@@ -36,17 +36,17 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		args  []any
 		using []string // each must appear in the plan
 	}{
-		{"RecentPayouts", recentPayoutsSQL, []any{`[["a", "1", "1", "1.00"], ["b", "2", "2", "2.00"]]`, "2026"},
+		{"RecentPayouts", sqliteEngine.recentPayoutsSQL(), []any{`[["a", "1", "1", "1.00"], ["b", "2", "2", "2.00"]]`, "2026"},
 			[]string{"USING INDEX payouts_by_payee_digits (<expr>=? AND provider_id=? AND amount=? AND created_at>?)"}},
-		{"RecentPayees", recentPayeesSQL, []any{"2026", 2001}, []string{"USING INDEX payouts_by_created (created_at>?)"}},
-		{"RunLines", runLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
+		{"RecentPayees", sqliteEngine.recentPayeesSQL(), []any{"2026", 2001}, []string{"USING INDEX payouts_by_created (created_at>?)"}},
+		{"RunLines", sqliteEngine.runLinesQuery(payoutColumns, false), []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
 			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
-		{"ReportLines", reportLinesSQL, []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
+		{"ReportLines", sqliteEngine.runLinesQuery(reportPayoutColumns, false), []any{"run"}, []string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING INDEX payouts_by_run (run_id=?)",
 			"SEARCH o USING INDEX runs_by_source (source=? AND started_at<?)"}},
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
-		{"Lookup", lookupSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"LookupDetails", lookupDetailsSQL, []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"Lookup", sqliteEngine.lookupSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"LookupDetails", sqliteEngine.lookupDetailsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
 			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"pending list", pending, pendingArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
@@ -61,7 +61,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"RejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
 			WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
 			ORDER BY r.run_id, r.line`, nil, []string{"USING INDEX run_rows_rejected", "SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"GetRun", runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},
+		{"GetRun", sqliteEngine.runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},
 		{"FindRuns latest", findRuns(RunFilter{Latest: 10}), []any{10}, []string{"USING COVERING INDEX runs_by_start"}},
 		{"FindRuns status", findRuns(RunFilter{Status: "running"}), []any{"running"}, []string{"USING INDEX runs_by_status (status=?)"}},
 		{"FindRuns file", findRuns(RunFilter{FileSHA256: "sha"}), []any{"sha"}, []string{"USING INDEX runs_by_file (file_sha256=?)"}},

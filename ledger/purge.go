@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -39,13 +41,13 @@ type PurgeResult struct {
 // payout, are masked too. Payouts that are not final are left and listed.
 func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) {
 	var res PurgeResult
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return res, fmt.Errorf("purge: %w", err)
 	}
 	defer tx.Rollback()
 	cutoff := fmtTime(req.Before)
-	candidates, err := scanAll(ctx, tx, `SELECT `+payoutColumns+` FROM payouts p WHERE updated_at < ?
+	candidates, err := scanAll(ctx, tx, `SELECT `+payoutColumns+` FROM payouts p WHERE updated_at < $1
 		AND NOT EXISTS (SELECT 1 FROM events e WHERE e.ref = p.ref AND e.facts LIKE '%"`+purgeFact+`":%')
 		ORDER BY ref`, scanPayout, cutoff)
 	if err != nil {
@@ -72,15 +74,15 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 	}
 	// The callbacks about purged payouts (now or earlier: one may come after its payout was
 	// purged), and those received before the cut-off about no payout of the ledger.
-	ids, err := scanAll(ctx, tx, `UPDATE callbacks SET payload = ? WHERE payload <> ? AND (invoice_no IN
+	ids, err := scanAll(ctx, tx, `UPDATE callbacks SET payload = $1 WHERE payload <> $2 AND (invoice_no IN
 			(SELECT invoice_no FROM payouts p WHERE invoice_no <> '' AND NOT EXISTS (SELECT 1 FROM payout_salts s WHERE s.ref = p.ref))
-		OR received_at < ? AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> ''))
+		OR received_at < $3 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.invoice_no = callbacks.invoice_no AND p.invoice_no <> ''))
 		RETURNING id`, func(s scanner) (int64, error) {
 		var id int64
 		return id, s.Scan(&id)
 	}, PurgedPayload, PurgedPayload, cutoff)
 	if err == nil && len(ids) > 0 {
-		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+inJSONList, jsonList(ids))
+		err = resealPurged(ctx, tx, chain, "callbacks", now, req.Detail, `WHERE id IN `+chain.eng.inJSONIntegersAt("$1"), jsonList(ids))
 	}
 	if err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)
@@ -97,7 +99,7 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 	name, account := req.MaskName(p.Recipient), req.MaskAccount(p.Account)
 	// The name the bank holds for the account is a name too.
 	var displayName string
-	if err := tx.QueryRowContext(ctx, `SELECT display_name FROM payouts WHERE ref = ?`, p.Ref).Scan(&displayName); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT display_name FROM payouts WHERE ref = $1`, p.Ref).Scan(&displayName); err != nil {
 		return err
 	}
 	if displayName != "" {
@@ -107,16 +109,16 @@ func purgePayout(ctx context.Context, tx *sql.Tx, chain *chainer, req PurgeReque
 		query string
 		args  []any
 	}{
-		{`UPDATE payouts SET recipient = ?, account = ?, display_name = ? WHERE ref = ?`, []any{name, account, displayName, p.Ref}},
-		{`UPDATE run_rows SET recipient = ?, account = ? WHERE ref = ?`, []any{name, account, p.Ref}},
-		{`UPDATE events SET payload = ? WHERE ref = ? AND payload <> ''`, []any{PurgedPayload, p.Ref}},
-		{`DELETE FROM payout_salts WHERE ref = ?`, []any{p.Ref}},
+		{`UPDATE payouts SET recipient = $1, account = $2, display_name = $3 WHERE ref = $4`, []any{name, account, displayName, p.Ref}},
+		{`UPDATE run_rows SET recipient = $1, account = $2 WHERE ref = $3`, []any{name, account, p.Ref}},
+		{`UPDATE events SET payload = $1 WHERE ref = $2 AND payload <> ''`, []any{PurgedPayload, p.Ref}},
+		{`DELETE FROM payout_salts WHERE ref = $1`, []any{p.Ref}},
 	} {
 		if _, err := tx.ExecContext(ctx, st.query, st.args...); err != nil {
 			return err
 		}
 	}
-	if err := resealPurged(ctx, tx, chain, "run_rows", now, req.Detail, `WHERE ref = ?`, p.Ref); err != nil {
+	if err := resealPurged(ctx, tx, chain, "run_rows", now, req.Detail, `WHERE ref = $1`, p.Ref); err != nil {
 		return err
 	}
 	e := &ChainEvent{Ref: p.Ref, At: now, From: string(p.State), To: string(p.State), Detail: req.Detail,
@@ -136,7 +138,7 @@ func purgeRejectedRows(ctx context.Context, tx *sql.Tx, chain *chainer, req Purg
 		recipient, account string
 	}
 	rows, err := scanAll(ctx, tx, `SELECT r.run_id, r.line, r.recipient, r.account FROM run_rows r JOIN runs ON runs.id = r.run_id
-		WHERE r.rejected AND runs.started_at < ?`,
+		WHERE r.rejected = 1 AND runs.started_at < $1`,
 		func(s scanner) (row, error) {
 			var r row
 			return r, s.Scan(&r.runID, &r.line, &r.recipient, &r.account)
@@ -150,11 +152,11 @@ func purgeRejectedRows(ctx context.Context, tx *sql.Tx, chain *chainer, req Purg
 		if name == r.recipient && account == r.account {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE run_rows SET recipient = ?, account = ? WHERE run_id = ? AND line = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE run_rows SET recipient = $1, account = $2 WHERE run_id = $3 AND line = $4`,
 			name, account, r.runID, r.line); err != nil {
 			return 0, err
 		}
-		if err := resealPurged(ctx, tx, chain, "run_rows", now, req.Detail, `WHERE run_id = ? AND line = ?`, r.runID, r.line); err != nil {
+		if err := resealPurged(ctx, tx, chain, "run_rows", now, req.Detail, `WHERE run_id = $1 AND line = $2`, r.runID, r.line); err != nil {
 			return 0, err
 		}
 		n++
@@ -167,8 +169,10 @@ func purgeRejectedRows(ctx context.Context, tx *sql.Tx, chain *chainer, req Purg
 // be tried against guesses, and each row is sealed again as it is now.
 func resealPurged(ctx context.Context, tx *sql.Tx, chain *chainer, table, now, detail, where string, args ...any) error {
 	t := rowTableNamed(table)
-	if _, err := tx.ExecContext(ctx, `UPDATE row_events SET payload = ? WHERE payload NOT IN ('', ?) AND ref IN
-		(SELECT '`+t.name+`/' || `+t.key+` FROM `+t.name+` `+where+`)`, append([]any{PurgedPayload, PurgedPayload}, args...)...); err != nil {
+	// where's parameters are $1 on; the mask is the one after them.
+	mask := "$" + strconv.Itoa(len(args)+1)
+	if _, err := tx.ExecContext(ctx, `UPDATE row_events SET payload = `+mask+` WHERE payload NOT IN ('', `+mask+`) AND ref IN
+		(SELECT '`+t.name+`/' || `+t.key(chain.eng)+` FROM `+t.name+` `+where+`)`, append(slices.Clip(args), PurgedPayload)...); err != nil {
 		return err
 	}
 	_, err := sealRows(ctx, tx, chain, table, "", now, detail, where, args...)

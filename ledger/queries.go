@@ -65,7 +65,7 @@ func (db *DB) queryPayouts(ctx context.Context, query string, args ...any) ([]Pa
 
 // Get returns the payout with this reference, or ErrNotFound.
 func (db *DB) Get(ctx context.Context, ref string) (Payout, error) {
-	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = ?`, ref))
+	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = $1`, ref))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Payout{}, fmt.Errorf("get payout %s: %w", ref, ErrNotFound)
 	}
@@ -80,7 +80,7 @@ func (db *DB) GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error
 	if invoiceNo == "" {
 		return Payout{}, fmt.Errorf("get payout by invoice %q: %w", invoiceNo, ErrNotFound)
 	}
-	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, invoiceNo))
+	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE invoice_no = $1 AND invoice_no <> ''`, invoiceNo))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, ErrNotFound)
 	}
@@ -96,7 +96,7 @@ func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, err
 	if len(refs) == 0 {
 		return out, nil
 	}
-	ps, err := db.queryPayouts(ctx, lookupSQL, jsonList(refs))
+	ps, err := db.queryPayouts(ctx, db.eng.lookupSQL(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("look up payouts: %w", err)
 	}
@@ -115,7 +115,7 @@ func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payo
 	if len(refs) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, lookupDetailsSQL, jsonList(refs))
+	rows, err := db.sql.QueryContext(ctx, db.eng.lookupDetailsSQL(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("look up payouts: %w", err)
 	}
@@ -138,14 +138,18 @@ func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payo
 	return out, nil
 }
 
-var lookupSQL = `SELECT ` + plainPayoutColumns + ` FROM ` + payoutsOfJSONList
+func (e *engine) lookupSQL() string {
+	return `SELECT ` + plainPayoutColumns + ` FROM ` + e.payoutsOfJSONList()
+}
 
-const lookupDetailsSQL = `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + payoutsOfJSONList
+func (e *engine) lookupDetailsSQL() string {
+	return `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + e.payoutsOfJSONList()
+}
 
 // List returns the payouts the filter selects, ordered by run, then line; with f.Latest, the
 // latest f.Latest of them, from the latest run's last line back.
 func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
-	q, args := listSQL(f)
+	q, args := db.eng.listSQL(f)
 	ps, err := db.queryPayouts(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list payouts: %w", err)
@@ -154,13 +158,13 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
 }
 
 // listSQL is List's query of f, and its parameters.
-func listSQL(f Filter) (string, []any) {
-	where, args := f.where()
+func (e *engine) listSQL(f Filter) (string, []any) {
+	where, args := f.where(1)
 	if f.Latest > 0 {
 		// Walks the runs from the latest, and each run's payouts by line, so that it stops after
 		// the first n matches instead of sorting the ledger.
-		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r CROSS JOIN payouts p ON p.run_id = r.id
-		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + insertionOrder + ` DESC, p.line DESC LIMIT ?`, append(args, f.Latest)
+		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r` + e.joinInOrder + `payouts p ON p.run_id = r.id
+		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + e.insertionOrder + ` DESC, p.line DESC LIMIT $` + strconv.Itoa(len(args)+1), append(args, f.Latest)
 	}
 	// Runs sort by when they started, so "by run" follows the ledger's history.
 	return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p WHERE ` + where + `
@@ -170,7 +174,7 @@ func listSQL(f Filter) (string, []any) {
 // Events returns a payout's audit trail, oldest first (empty for an unknown reference).
 func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload, actor
-		FROM events WHERE ref = ? ORDER BY id`, ref)
+		FROM events WHERE ref = $1 ORDER BY id`, ref)
 	if err != nil {
 		return nil, fmt.Errorf("events of %s: %w", ref, err)
 	}
@@ -200,13 +204,13 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 // other details Record returns a *ConflictError (errors.Is ErrStateConflict) and stores nothing.
 // The run must have been added first.
 func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
 	}
 	defer tx.Rollback()
 	var file string
-	if err := tx.QueryRowContext(ctx, `SELECT file FROM runs WHERE id = ?`, runID).Scan(&file); errors.Is(err, sql.ErrNoRows) {
+	if err := tx.QueryRowContext(ctx, `SELECT file FROM runs WHERE id = $1`, runID).Scan(&file); errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("record run %s: %w", runID, ErrNotFound)
 	} else if err != nil {
 		return fmt.Errorf("record run %s: %w", runID, err)
@@ -239,12 +243,10 @@ type preparer interface {
 }
 
 // multiRowInsert inserts rows several to a statement, and keeps a prepared statement per number
-// of rows. Placeholders are plain "?": the driver looks each numbered one up by name, in a list
-// as long as the statement's, which costs more than binding a value again.
+// of rows. Each row is width numbered parameters, "($1, $2)", "($3, $4)", ...
 type multiRowInsert struct {
 	prep     preparer
 	head     string // "INSERT INTO t (cols) VALUES "
-	row      string // one row's values: "(?, ?, '')"
 	tail     string // " ON CONFLICT ... RETURNING ..." or ""
 	width    int    // placeholders in row
 	prepared map[int]*sql.Stmt
@@ -254,7 +256,22 @@ func (m *multiRowInsert) stmt(ctx context.Context, rows int) (*sql.Stmt, error) 
 	if st, ok := m.prepared[rows]; ok {
 		return st, nil
 	}
-	query := m.head + strings.TrimSuffix(strings.Repeat(m.row+",", rows), ",") + m.tail
+	var b strings.Builder
+	b.WriteString(m.head)
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range m.width {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("$" + strconv.Itoa(r*m.width+c+1))
+		}
+		b.WriteByte(')')
+	}
+	query := b.String() + m.tail
 	st, err := m.prep.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
@@ -298,15 +315,14 @@ func (m *multiRowInsert) close() error {
 func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now string, rows []RunRow) error {
 	ins := &multiRowInsert{prep: tx, width: 13,
 		head: `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank, account, amount, description,
-		rejected, reason, skipped, paid_elsewhere) VALUES `,
-		row: `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}
+		rejected, reason, skipped, paid_elsewhere) VALUES `}
 	defer ins.close()
 	args := make([]any, 0, insertChunk*ins.width)
 	for chunk := range slices.Chunk(rows, insertChunk) {
 		args = args[:0]
 		for _, r := range chunk {
 			args = append(args, runID, r.Line, r.Ref, r.Recipient, r.ProviderID, r.Bank, r.Account, r.Amount,
-				r.Description, r.Rejected, r.Reason, r.Skipped, r.PaidElsewhere)
+				r.Description, yes(r.Rejected), r.Reason, yes(r.Skipped), yes(r.PaidElsewhere))
 		}
 		if err := ins.exec(ctx, args); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
@@ -316,7 +332,7 @@ func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now stri
 			lines[i] = r.Line
 		}
 		if _, err := sealRows(ctx, tx, chain, "run_rows", runID, now, "input line recorded",
-			`WHERE run_id = ? AND line IN `+inJSONList+` ORDER BY line`, runID, jsonList(lines)); err != nil {
+			`WHERE run_id = $1 AND line IN `+chain.eng.inJSONIntegersAt("$2")+` ORDER BY line`, runID, jsonList(lines)); err != nil {
 			return fmt.Errorf("lines %d to %d: %w", chunk[0].Line, chunk[len(chunk)-1].Line, err)
 		}
 	}
@@ -329,7 +345,6 @@ func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fre
 	ins := &multiRowInsert{prep: tx, width: 12,
 		head: `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank, account, amount,
 		description, state, created_at, updated_at) VALUES `,
-		row:  `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		tail: ` ON CONFLICT (ref) DO NOTHING RETURNING ref`}
 	defer ins.close()
 	args := make([]any, 0, insertChunk*ins.width)
@@ -401,7 +416,7 @@ func collectRefs(ctx context.Context, st *sql.Stmt, args []any, into map[string]
 
 // sameAsStored accepts a fresh payout whose reference is already stored only with the same details.
 func sameAsStored(ctx context.Context, tx *sql.Tx, p Payout) error {
-	old, err := scanPayout(tx.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = ?`, p.Ref))
+	old, err := scanPayout(tx.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE ref = $1`, p.Ref))
 	if err != nil {
 		return fmt.Errorf("payout %s: %w", p.Ref, err)
 	}

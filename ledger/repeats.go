@@ -31,7 +31,7 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 	for i, p := range payees {
 		list[i] = [4]string{p.Ref, p.Account, strconv.FormatInt(p.ProviderID, 10), amountText(p.Amount)}
 	}
-	rows, err := db.sql.QueryContext(ctx, recentPayoutsSQL, jsonList(list), fmtTime(since))
+	rows, err := db.sql.QueryContext(ctx, db.eng.recentPayoutsSQL(), jsonList(list), fmtTime(since))
 	if err != nil {
 		return nil, fmt.Errorf("look for repeats: %w", err)
 	}
@@ -52,13 +52,15 @@ func (db *DB) RecentPayouts(ctx context.Context, payees []Payee, since time.Time
 
 // recentPayoutsSQL finds the payouts to the payees of its first parameter, a JSON array of
 // [ref, account, provider id, amount] strings, recorded at or after its second. Accounts match
-// without their leading zeros (AccountDigits). jsonEach hands each
+// without their leading zeros (AccountDigits). jsonElements hands each
 // payee over already parsed, so its four fields are not parsed again for each.
-var recentPayoutsSQL = `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER), value ->> 3 FROM ` + jsonEach("?") + `)
-	SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p` + indexedBy("payouts_by_payee_digits") + `
+func (e *engine) recentPayoutsSQL() string {
+	return `WITH c(ref, account, provider_id, amount) AS (SELECT value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER), value ->> 3 FROM ` + e.jsonElements("$1") + `)
+	SELECT c.ref, ` + plainPayoutColumns + ` FROM c JOIN payouts p` + e.indexedBy("payouts_by_payee_digits") + `
 	ON ltrim(p.account, '0') = ltrim(c.account, '0') AND p.provider_id = c.provider_id AND p.amount = c.amount
-	WHERE p.created_at >= ? AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
+	WHERE p.created_at >= $2 AND p.ref <> c.ref AND p.state NOT IN ('FAILED', 'REJECTED')
 	ORDER BY p.created_at`
+}
 
 // RecentPayees is the accounts, each with its bank, of the payouts recorded since a time that may
 // pay (not FAILED or REJECTED), held by a caller that checks many payees for repeats: a payee
@@ -75,7 +77,7 @@ type recentAccount struct {
 // RecentPayees reads the accounts paid since then, or returns nil when more than limit payouts
 // were recorded since: reading them would cost more than looking the caller's payees up.
 func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error) {
-	rows, err := db.sql.QueryContext(ctx, recentPayeesSQL, fmtTime(since), limit+1)
+	rows, err := db.sql.QueryContext(ctx, db.eng.recentPayeesSQL(), fmtTime(since), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("read recent payees: %w", err)
 	}
@@ -107,8 +109,10 @@ func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (*Re
 func AccountDigits(account string) string { return strings.TrimLeft(account, "0") }
 
 // recentPayeesSQL reads at most its second parameter of the payouts recorded at or after its first.
-var recentPayeesSQL = `SELECT account, provider_id, state FROM payouts` + indexedBy("payouts_by_created") + `
-	WHERE created_at >= ? LIMIT ?`
+func (e *engine) recentPayeesSQL() string {
+	return `SELECT account, provider_id, state FROM payouts` + e.indexedBy("payouts_by_created") + `
+	WHERE created_at >= $1 LIMIT $2`
+}
 
 // Holds reports whether r holds p's account and bank: only then may p repeat a recent payout
 // (RecentPayouts says whether it does).

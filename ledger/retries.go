@@ -17,7 +17,7 @@ func (db *DB) SetRunColumns(ctx context.Context, runID string, columns []string)
 		return fmt.Errorf("columns of run %s: %w", runID, err)
 	}
 	err = db.writeSealed(ctx, "runs", runID, "the input's columns", func(tx *sql.Tx) (string, []any, error) {
-		return `WHERE id = ?`, []any{runID}, updateOne(ctx, tx, `UPDATE runs SET columns = ? WHERE id = ?`, string(data), runID)
+		return `WHERE id = $1`, []any{runID}, updateOne(ctx, tx, `UPDATE runs SET columns = $1 WHERE id = $2`, string(data), runID)
 	})
 	if err != nil {
 		return fmt.Errorf("columns of run %s: %w", runID, err)
@@ -28,7 +28,7 @@ func (db *DB) SetRunColumns(ctx context.Context, runID string, columns []string)
 // RunColumns is the header SetRunColumns recorded for a run; nil when none was.
 func (db *DB) RunColumns(ctx context.Context, runID string) ([]string, error) {
 	var text string
-	err := db.sql.QueryRowContext(ctx, `SELECT columns FROM runs WHERE id = ?`, runID).Scan(&text)
+	err := db.sql.QueryRowContext(ctx, `SELECT columns FROM runs WHERE id = $1`, runID).Scan(&text)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("columns of run %s: %w", runID, ErrNotFound)
@@ -54,7 +54,7 @@ type Retry struct {
 // RetryFor returns the retry recorded for the payout old, if there is one.
 func (db *DB) RetryFor(ctx context.Context, old string) (Retry, bool, error) {
 	r := Retry{Old: old}
-	err := db.sql.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = ?`, old).Scan(&r.New, &r.RunID)
+	err := db.sql.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = $1`, old).Scan(&r.New, &r.RunID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Retry{}, false, nil
@@ -73,7 +73,7 @@ const maxRetryChain = 1000
 func (db *DB) RetryRoot(ctx context.Context, ref string) (string, error) {
 	for range maxRetryChain {
 		var old string
-		err := db.sql.QueryRowContext(ctx, `SELECT old_ref FROM retries WHERE new_ref = ?`, ref).Scan(&old)
+		err := db.sql.QueryRowContext(ctx, `SELECT old_ref FROM retries WHERE new_ref = $1`, ref).Scan(&old)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ref, nil
 		}
@@ -89,13 +89,13 @@ func (db *DB) RetryRoot(ctx context.Context, ref string) (string, error) {
 // candidate(1), candidate(2), ... that no payout and no other retry holds. A payout has at most
 // one retry, so every caller asking for the same payout gets the same reference.
 func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 	}
 	defer tx.Rollback()
 	r := Retry{Old: old}
-	err = tx.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = ?`, old).Scan(&r.New, &r.RunID)
+	err = tx.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = $1`, old).Scan(&r.New, &r.RunID)
 	if err == nil {
 		return r, nil
 	}
@@ -105,14 +105,14 @@ func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, 
 	for n := 1; n <= maxRetryChain; n++ {
 		ref := candidate(n)
 		var taken bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM payouts WHERE ref = ?)
-			OR EXISTS (SELECT 1 FROM retries WHERE new_ref = ?)`, ref, ref).Scan(&taken); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM payouts WHERE ref = $1)
+			OR EXISTS (SELECT 1 FROM retries WHERE new_ref = $2)`, ref, ref).Scan(&taken); err != nil {
 			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 		}
 		if taken {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO retries (new_ref, old_ref, run_id, created_at) VALUES (?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO retries (new_ref, old_ref, run_id, created_at) VALUES ($1, $2, $3, $4)`,
 			ref, old, runID, fmtTime(now)); err != nil {
 			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 		}
@@ -121,7 +121,7 @@ func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, 
 			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 		}
 		if _, err := sealRows(ctx, tx, db.newChainer(head), "retries", runID, fmtTime(db.now()),
-			"retry reference claimed", `WHERE new_ref = ?`, ref); err != nil {
+			"retry reference claimed", `WHERE new_ref = $1`, ref); err != nil {
 			return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 		}
 		if err := tx.Commit(); err != nil {
@@ -138,7 +138,7 @@ func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, err
 	if len(refs) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE new_ref IN `+inJSONList, jsonList(refs))
+	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE new_ref IN `+db.eng.inJSONList(), jsonList(refs))
 	if err != nil {
 		return nil, fmt.Errorf("retries: %w", err)
 	}
@@ -174,7 +174,7 @@ func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
 // retryOf is the reference the payout ref was recorded as a retry of; empty when it is none.
 func (db *DB) retryOf(ctx context.Context, ref string) (string, error) {
 	var old string
-	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = ?`, ref).Scan(&old)
+	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = $1`, ref).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("payout %s: %w", ref, ErrNotFound)
 	}

@@ -35,14 +35,14 @@ func (db *DB) RunReport(ctx context.Context, runID string) ([]ReportLine, error)
 // up itself). It is one query, so one consistent read even while callbacks change payouts; only
 // one line is held at a time. An unknown run has no lines.
 func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
-	return db.eachLine(ctx, runLinesSQL, scanPayout, runID, fn)
+	return db.eachLine(ctx, db.eng.runLinesQuery(payoutColumns, false), scanPayout, runID, fn)
 }
 
 // EachReportLine is EachRunLine with, of each payout, only what a report shows of it: its Ref,
 // RunID, State, Amount, InvoiceNo, TransactionStatus, Attempts and LastError; its other fields are
 // zero. A report reads every line of a run back, and most of that read is the payout's columns.
 func (db *DB) EachReportLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
-	return db.eachLine(ctx, reportLinesSQL, scanReportPayout, runID, fn)
+	return db.eachLine(ctx, db.eng.runLinesQuery(reportPayoutColumns, false), scanReportPayout, runID, fn)
 }
 
 func (db *DB) eachLine(ctx context.Context, query string, scan func(scanner) (Payout, error), runID string, fn func(ReportLine) error) error {
@@ -111,30 +111,23 @@ func (s headScanner) Scan(dest ...any) error {
 	return s.rows.Scan(append(s.head, dest...)...)
 }
 
-// runLinesSQL reads a run's lines (EachRunLine); reportLinesSQL the same with what a report shows
-// of their payouts (EachReportLine).
-var (
-	runLinesSQL    = runLinesQuery(payoutColumns, false)
-	reportLinesSQL = runLinesQuery(reportPayoutColumns, false)
-)
-
 // runLinesQuery reads a run's lines, with the columns cols of their payouts: its own rows, and
 // the payouts of the runs of its source, each run's found through its index (the joins are in the
 // order written, so that a big ledger is never scanned for them). Its parameter $1 is the run;
 // with lineRange, $2 and $3 bound the lines read (from $2 up to, not including, $3).
-func runLinesQuery(cols string, lineRange bool) string {
+func (e *engine) runLinesQuery(cols string, lineRange bool) string {
 	rowLines, payoutLines := "", ""
 	if lineRange {
 		rowLines, payoutLines = " AND r.line >= $2 AND r.line < $3", " AND p.line >= $2 AND p.line < $3"
 	}
-	return `SELECT p.ref IS NOT NULL, r.run_id, r.line, r.ref, r.recipient,
+	return `SELECT CASE WHEN p.ref IS NULL THEN 0 ELSE 1 END, r.run_id, r.line, r.ref, r.recipient,
 		r.provider_id, r.bank, r.account, r.amount, r.description, r.rejected, r.reason, r.skipped, r.paid_elsewhere, ` +
-		joinedColumns(cols) + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+		joinedColumns(cols) + ` FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND r.rejected = 0
 		WHERE r.run_id = $1` + rowLines + `
 		UNION ALL
 		SELECT 1, $1, p.line, p.ref, p.recipient, p.provider_id, p.bank, p.account, p.amount, p.description,
-		0, '', p.run_id <> $1, 0, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o` + indexedBy("runs_by_source") + `
-		CROSS JOIN payouts p` + indexedBy("payouts_by_run") + ` ON p.run_id = o.id
+		0, '', CASE WHEN p.run_id <> $1 THEN 1 ELSE 0 END, 0, ` + prefixed("p.", cols) + ` FROM runs s CROSS JOIN runs o` + e.indexedBy("runs_by_source") + `
+		` + e.joinInOrder + `payouts p` + e.indexedBy("payouts_by_run") + ` ON p.run_id = o.id
 		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at` + payoutLines + `
 		AND NOT EXISTS (SELECT 1 FROM run_rows x WHERE x.run_id = $1 AND x.line = p.line)
 		ORDER BY 3`

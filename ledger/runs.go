@@ -12,9 +12,9 @@ const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, e
 // AddRun records the start of a run.
 func (db *DB) AddRun(ctx context.Context, r Run) error {
 	err := db.writeSealed(ctx, "runs", r.ID, "run started", func(tx *sql.Tx) (string, []any, error) {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode, r.Source, r.Rows)
-		return `WHERE id = ?`, []any{r.ID}, err
+		return `WHERE id = $1`, []any{r.ID}, err
 	})
 	if err != nil {
 		return fmt.Errorf("add run %s: %w", r.ID, err)
@@ -25,7 +25,7 @@ func (db *DB) AddRun(ctx context.Context, r Run) error {
 // FinishRun records how a run ended. It returns ErrNotFound for an unknown run.
 func (db *DB) FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error {
 	err := db.writeSealed(ctx, "runs", id, "run ended: "+string(status), func(tx *sql.Tx) (string, []any, error) {
-		return `WHERE id = ?`, []any{id}, updateOne(ctx, tx, `UPDATE runs SET status = ?, exit_code = ?, ended_at = ? WHERE id = ?`,
+		return `WHERE id = $1`, []any{id}, updateOne(ctx, tx, `UPDATE runs SET status = $1, exit_code = $2, ended_at = $3 WHERE id = $4`,
 			status, exitCode, fmtTime(ended), id)
 	})
 	if err != nil {
@@ -50,7 +50,7 @@ func updateOne(ctx context.Context, tx *sql.Tx, query string, args ...any) error
 
 // GetRun returns one run, or ErrNotFound.
 func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
-	runs, err := db.queryRuns(ctx, `WHERE id = ?`, id)
+	runs, err := db.queryRuns(ctx, `WHERE id = $1`, id)
 	if err != nil {
 		return Run{}, fmt.Errorf("get run %s: %w", id, err)
 	}
@@ -61,7 +61,7 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
 }
 
 func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := db.sql.QueryContext(ctx, runsSQL(where), args...)
+	rows, err := db.sql.QueryContext(ctx, db.eng.runsSQL(where), args...)
 	if err != nil {
 		return nil, err
 	}

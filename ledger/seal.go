@@ -35,7 +35,7 @@ func (db *DB) sealTrail(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("seal trail: %w", err)
 	}
-	c := &chainer{head: head, actor: sealedActor, version: orUnknown(db.version)}
+	c := &chainer{eng: db.eng, head: head, actor: sealedActor, version: orUnknown(db.version)}
 	now := fmtTime(db.now())
 	for _, t := range rowTables {
 		if _, err := sealRows(ctx, tx, c, t.name, "", now, "sealed at the upgrade that brought its table into the chain", ""); err != nil {
@@ -57,7 +57,7 @@ func (db *DB) sealTypedFacts(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("seal typed facts: %w", err)
 	}
-	c := &chainer{head: head, actor: sealedActor, version: orUnknown(db.version)}
+	c := &chainer{eng: db.eng, head: head, actor: sealedActor, version: orUnknown(db.version)}
 	now := fmtTime(db.now())
 	if _, err := sealRows(ctx, tx, c, "run_rows", "", now, "sealed again at the upgrade that added its column paid_elsewhere", ""); err != nil {
 		return fmt.Errorf("seal typed facts: %w", err)
@@ -75,7 +75,7 @@ func attestPayouts(ctx context.Context, tx *sql.Tx, c *chainer, now string) erro
 	after := ""
 	for {
 		var last sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT max(ref) FROM (SELECT ref FROM payouts WHERE ref > ? ORDER BY ref LIMIT 2000) AS page`, after).Scan(&last)
+		err := tx.QueryRowContext(ctx, `SELECT max(ref) FROM (SELECT ref FROM payouts WHERE ref > $1 ORDER BY ref LIMIT 2000) AS page`, after).Scan(&last)
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ var attestedColumns = []string{"created_at", "updated_at", "attempts", "not_foun
 func attestChunk(ctx context.Context, tx *sql.Tx, c *chainer, now, after, last string) error {
 	var attests []*ChainEvent
 	var rep ChainReport
-	err := eachReplay(ctx, tx, &rep, "ref > ? AND ref <= ?", []any{after, last}, func(r *replay, row payoutRow) {
+	err := eachReplay(ctx, c.eng, tx, tx, &rep, "ref > $1 AND ref <= $2", []any{after, last}, func(r *replay, row payoutRow) {
 		needed := false
 		for _, p := range r.compare(row.col, row.salt) {
 			for _, col := range attestedColumns {
@@ -154,7 +154,7 @@ func sealChain(ctx context.Context, tx *sql.Tx) error {
 	for _, p := range payouts {
 		byRef[p.Ref] = p
 		salts[p.Ref] = newSalt()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO payout_salts (ref, salt) VALUES (?, ?)`, p.Ref, salts[p.Ref]); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO payout_salts (ref, salt) VALUES ($1, $2)`, p.Ref, salts[p.Ref]); err != nil {
 			return fmt.Errorf("seal chain: %w", err)
 		}
 	}
@@ -203,8 +203,8 @@ func sealChain(ctx context.Context, tx *sql.Tx) error {
 		e.Actor, e.Version, e.PrevHash = sealedActor, "unknown", prev
 		e.Hash = HashEvent(e)
 		prev = e.Hash
-		_, err := tx.ExecContext(ctx, `UPDATE events SET actor = ?, version = ?, facts = ?, personal = ?, prev_hash = ?, hash = ?
-			WHERE id = ?`, e.Actor, e.Version, e.Facts, e.Personal, e.PrevHash, e.Hash, e.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE events SET actor = $1, version = $2, facts = $3, personal = $4, prev_hash = $5, hash = $6
+			WHERE id = $7`, e.Actor, e.Version, e.Facts, e.Personal, e.PrevHash, e.Hash, e.ID)
 		if err != nil {
 			return fmt.Errorf("seal chain: event %d: %w", e.ID, err)
 		}

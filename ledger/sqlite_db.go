@@ -24,14 +24,10 @@ func dsn(path string) string {
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cell_size_check(1)&_txlock=immediate"
 }
 
-// Open opens the existing ledger at path and migrates an older schema. It never creates one
-// (Create does): a missing, empty or foreign file is refused with an *OpenError, since a ledger
-// that does not know what was paid would pay it all again. With opts.Verify it also checks the
-// file's header and length, and refuses a damaged file (ErrDamaged).
-//
-// It fails when the connection does not report WAL and synchronous=FULL: a misspelt DSN option
-// is silently ignored by SQLite, and the ledger's promises rest on those two.
-func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+// openSQLite is Open of a file. It fails when the connection does not report WAL and
+// synchronous=FULL: a misspelt DSN option is silently ignored by SQLite, and the ledger's
+// promises rest on those two.
+func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := checkName(path); err != nil {
 		return nil, err
 	}
@@ -54,15 +50,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// wrapOpen names the file in err, unless err is an *OpenError, which already does.
-func wrapOpen(path string, err error) error {
-	var oe *OpenError
-	if errors.As(err, &oe) {
-		return err
-	}
-	return fmt.Errorf("open ledger %s: %w", path, err)
-}
-
 // open connects to the SQLite file at path and migrates its schema.
 func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
@@ -75,7 +62,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{sql: sdb, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
+	db := &DB{sql: sdb, eng: sqliteEngine, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
 	err = db.checkPragmas(ctx)
 	if err == nil {
 		err = db.migrate(ctx)
@@ -196,9 +183,10 @@ func LatestMigration() int {
 	return migrationNumber(names[len(names)-1])
 }
 
-// SchemaVersion reports the schema version of the open ledger.
+// SchemaVersion reports the schema version of the open ledger: the number of SQLite's last
+// migration its tables are, on either engine.
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	err := db.sql.QueryRowContext(ctx, db.eng.schemaVersionSQL).Scan(&v)
 	return v, err
 }

@@ -32,7 +32,14 @@ func (e *WALKeptError) Unwrap() error { return ErrWALKept }
 // old versions of pages. The checkpoint waits up to wait for other connections to stop reading
 // from the log; when they do not, it returns a *WALKeptError and the data is still in the -wal
 // until a later ForgetFreed (or the last connection's close) empties it.
+//
+// On PostgreSQL it is VACUUM FULL of the tables a purge masks in, which rewrites them from their
+// live rows (wait is not used): the server's write-ahead log, its archive and its backups keep the
+// old rows until they rotate out.
 func (db *DB) ForgetFreed(ctx context.Context, wait time.Duration) error {
+	if db.eng == postgresEngine {
+		return db.vacuumPurged(ctx)
+	}
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)

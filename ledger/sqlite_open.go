@@ -44,7 +44,9 @@ func (e *OpenError) Error() string {
 func (e *OpenError) Unwrap() error { return e.Err }
 
 func refuse(path string, reason error, detail string) *OpenError {
-	if abs, err := filepath.Abs(path); err == nil {
+	if IsURL(path) {
+		path = Redact(path)
+	} else if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	return &OpenError{Path: path, Err: reason, Detail: detail}
@@ -55,8 +57,13 @@ const sqliteMagic = "SQLite format 3\x00"
 
 // Probe looks at path without opening it as a database: ErrNoLedger when nothing is there,
 // ErrEmptyLedger for a 0-byte file (a truncated copy looks like that, and SQLite would take it
-// for a new database), ErrNotLedger when it is not a SQLite file. Nil means Open may try it.
+// for a new database), ErrNotLedger when it is not a SQLite file. Nil means Open may try it: a
+// postgres:// URL is always nil, since only connecting tells (Open refuses a database without a
+// ledger with ErrNoLedger).
 func Probe(path string) error {
+	if IsURL(path) {
+		return nil
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -84,11 +91,11 @@ func Probe(path string) error {
 	return nil
 }
 
-// Create makes a new ledger at path: the file (mode 0600; SQLite gives its -wal and -shm files
+// createSQLite is Create of a file: the file (mode 0600; SQLite gives its -wal and -shm files
 // the same mode), then the schema. It refuses, with ErrExists, a path where any file already
 // is, even an empty one, and a leftover -wal or -journal file, which SQLite would replay into
-// the new ledger. The returned ledger is open.
-func Create(ctx context.Context, path string, opts Options) (*DB, error) {
+// the new ledger.
+func createSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := checkName(path); err != nil {
 		return nil, err
 	}

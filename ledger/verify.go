@@ -70,29 +70,43 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 		return ChainReport{}, fmt.Errorf("verify: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+	if _, err := conn.ExecContext(ctx, db.eng.beginRead); err != nil {
 		return ChainReport{}, fmt.Errorf("verify: %w", err)
 	}
 	defer conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
+	other, err := db.secondReader(ctx, conn)
+	if err != nil {
+		return ChainReport{}, fmt.Errorf("verify: %w", err)
+	}
+	if other != conn {
+		defer other.Close()
+		defer other.ExecContext(context.Background(), "ROLLBACK")
+	}
 	var rep ChainReport
-	if err := quickCheckFindings(ctx, conn, &rep); err != nil {
-		return damaged(rep, err)
+	if db.eng == sqliteEngine {
+		if err := quickCheckFindings(ctx, conn, &rep); err != nil {
+			return damaged(rep, err)
+		}
 	}
 	if err := walkChain(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: events: %w", err))
 	}
-	if err := replayPayouts(ctx, conn, &rep); err != nil {
+	if err := replayPayouts(ctx, db.eng, conn, other, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: payouts: %w", err))
 	}
 	if err := verifyTotals(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: state totals: %w", err))
 	}
 	for i := range rowTables {
-		if err := verifyRowTable(ctx, conn, &rowTables[i], &rep); err != nil {
+		if err := verifyRowTable(ctx, db.eng, conn, other, &rowTables[i], &rep); err != nil {
 			return damaged(rep, fmt.Errorf("verify: %s: %w", rowTables[i].name, err))
 		}
 	}
-	if err := verifySchema(ctx, conn, &rep); err != nil {
+	verify := verifySchema
+	if db.eng == postgresEngine {
+		verify = db.verifyPostgresSchema
+	}
+	if err := verify(ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: schema: %w", err))
 	}
 	return rep, nil
@@ -230,8 +244,8 @@ func orZero(fact string) string {
 
 // presentPayoutColumns are the verified columns the payouts table has: while a migration older
 // than a column's seals the trail, that column is not there yet.
-func presentPayoutColumns(ctx context.Context, conn txQuerier) ([]string, error) {
-	have, err := tableColumns(ctx, conn, "payouts")
+func presentPayoutColumns(ctx context.Context, e *engine, conn txQuerier) ([]string, error) {
+	have, err := tableColumns(ctx, e, conn, "payouts")
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +277,8 @@ func scanPayoutRow(s scanner, cols []string) (payoutRow, error) {
 // replayPayouts replays each payout's events against its row. It reads the events by reference
 // and the payouts by reference side by side, so it holds one payout's events at a time whatever
 // the size of the ledger.
-func replayPayouts(ctx context.Context, conn txQuerier, rep *ChainReport) error {
-	return eachReplay(ctx, conn, rep, "", nil, func(r *replay, row payoutRow) {
+func replayPayouts(ctx context.Context, e *engine, conn, other txQuerier, rep *ChainReport) error {
+	return eachReplay(ctx, e, conn, other, rep, "", nil, func(r *replay, row payoutRow) {
 		for _, problem := range r.compare(row.col, row.salt) {
 			rep.Findings = append(rep.Findings, Finding{Ref: row.col["ref"], Problem: problem})
 		}
@@ -274,7 +288,7 @@ func replayPayouts(ctx context.Context, conn txQuerier, rep *ChainReport) error 
 // eachReplay replays the events of each payout whose reference matches where (a condition on
 // ref, or "") and calls each with the replay and the payout's row; events without a row and rows
 // without events are findings.
-func eachReplay(ctx context.Context, conn txQuerier, rep *ChainReport, where string, args []any, each func(*replay, payoutRow)) error {
+func eachReplay(ctx context.Context, e *engine, conn, other txQuerier, rep *ChainReport, where string, args []any, each func(*replay, payoutRow)) error {
 	// Events about the ledger itself (empty ref: the approval policy, the signatures a run went
 	// ahead on) are about no payout.
 	cond := "WHERE ref <> ''"
@@ -287,11 +301,11 @@ func eachReplay(ctx context.Context, conn txQuerier, rep *ChainReport, where str
 		return err
 	}
 	defer evRows.Close()
-	cols, err := presentPayoutColumns(ctx, conn)
+	cols, err := presentPayoutColumns(ctx, e, other)
 	if err != nil {
 		return err
 	}
-	pRows, err := conn.QueryContext(ctx, `SELECT COALESCE((SELECT salt FROM payout_salts s WHERE s.ref = payouts.ref), ''), `+
+	pRows, err := other.QueryContext(ctx, `SELECT COALESCE((SELECT salt FROM payout_salts s WHERE s.ref = payouts.ref), ''), `+
 		strings.Join(cols, ", ")+` FROM payouts `+where+` ORDER BY ref`, args...)
 	if err != nil {
 		return err

@@ -67,8 +67,8 @@ type rowEntry struct {
 
 // verifyRowTable compares every row of t with its latest row event, column by column, reading
 // both in key order side by side.
-func verifyRowTable(ctx context.Context, conn *sql.Conn, t *rowTable, rep *ChainReport) error {
-	cols, err := tableColumns(ctx, conn, t.name)
+func verifyRowTable(ctx context.Context, e *engine, conn, other *sql.Conn, t *rowTable, rep *ChainReport) error {
+	cols, err := tableColumns(ctx, e, conn, t.name)
 	if err != nil {
 		return err
 	}
@@ -76,12 +76,12 @@ func verifyRowTable(ctx context.Context, conn *sql.Conn, t *rowTable, rep *Chain
 		key  string
 		vals []string
 	}
-	rRows, err := conn.QueryContext(ctx, t.quotedRowsSQL(cols, `ORDER BY `+t.order))
+	rRows, err := conn.QueryContext(ctx, t.quotedRowsSQL(e, cols, `ORDER BY `+t.order))
 	if err != nil {
 		return err
 	}
 	defer rRows.Close()
-	eRows, err := conn.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= ? AND ref < ? ORDER BY ref, id`,
+	eRows, err := other.QueryContext(ctx, `SELECT id, ref, facts, payload FROM row_events WHERE ref >= $1 AND ref < $2 ORDER BY ref, id`,
 		t.name+"/", t.name+"0") // '0' follows '/': every ref of the table
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/ledger"
 )
 
 // Exit codes, as batch defines them.
@@ -214,6 +215,11 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	case err != nil:
 		fs.Usage()
 		return usageError("%s: %v", fs.Name(), err)
+	}
+	// Every local user can read a process's arguments (ps, /proc): a password there is given away.
+	if f := fs.Lookup("ledger"); f != nil && ledger.HasPassword(f.Value.String()) {
+		return usageError("%s: --ledger %s carries a password, which every user of this host can read in the process list: "+
+			"keep it in PGPASSFILE or ~/.pgpass (mode 0600), or give the URL in $%s instead", fs.Name(), ledger.Redact(f.Value.String()), envLedger)
 	}
 	return nil
 }

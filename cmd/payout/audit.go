@@ -99,8 +99,12 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: the trail does not check out: %d finding(s) in %d events, %d row events and %d payouts; chain head %s",
 			len(rep.Findings), rep.Events, rep.RowEvents, rep.Payouts, rep.Head)}
 	}
-	fmt.Fprintf(e.stdout, "intact: %d events, %d row events, %d payouts, totals, schema and file check ok; chain head %s\n",
-		rep.Events, rep.RowEvents, rep.Payouts, rep.Head)
+	checked := "totals, schema and file" // PostgreSQL has no file check: the server checks its pages
+	if ledger.IsURL(ledgerPath(e, *ledgerFlag)) {
+		checked = "totals and schema"
+	}
+	fmt.Fprintf(e.stdout, "intact: %d events, %d row events, %d payouts, %s check ok; chain head %s\n",
+		rep.Events, rep.RowEvents, rep.Payouts, checked, rep.Head)
 	return nil
 }
 
@@ -344,6 +348,9 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 			err, before.Format(time.DateOnly))}
 	} else if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("purge: the names and account numbers are masked in the ledger, but wiping their old copies from its files failed: %w; run the purge again", err)}
+	}
+	if ledger.IsURL(ledgerPath(e, *ledgerFlag)) {
+		fmt.Fprintln(e.stdout, "the ledger's tables were rewritten without the old copies (VACUUM FULL); the PostgreSQL server's write-ahead log, its archive and its backups keep them until they rotate out")
 	}
 	if len(res.Left) > 0 {
 		return &exitError{code: exitAttention, err: fmt.Errorf("purge: %d payout(s) last changed before %s are not final and were left as they are", len(res.Left), before.Format(time.DateOnly))}

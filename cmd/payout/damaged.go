@@ -20,7 +20,9 @@ func damagedStop(what, ledgerPath string, err error) error {
 	if !ledger.Damaged(err) {
 		return nil
 	}
-	if abs, aerr := filepath.Abs(ledgerPath); aerr == nil {
+	if ledger.IsURL(ledgerPath) {
+		ledgerPath = ledger.Redact(ledgerPath)
+	} else if abs, aerr := filepath.Abs(ledgerPath); aerr == nil {
 		ledgerPath = abs
 	}
 	return &exitError{code: exitAborted, err: fmt.Errorf("%s stopped: the ledger %s is damaged (%v); running again cannot fix it. %s",

@@ -39,15 +39,18 @@ func initCmd(ctx context.Context, e *env, args []string) error {
 	if err := db.Close(); err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
 	}
-	abs := absPath(path)
-	fmt.Fprintf(e.stdout, "created an empty ledger at %s (readable by you only)\n", abs)
+	if ledger.IsURL(path) {
+		fmt.Fprintf(e.stdout, "created an empty ledger in %s (PostgreSQL: grant it to the accounts that run payout only)\n", ledger.Redact(path))
+	} else {
+		fmt.Fprintf(e.stdout, "created an empty ledger at %s (readable by you only)\n", absPath(path))
+	}
 	if *approvals > 0 {
 		fmt.Fprintf(e.stdout, "approval policy: each file's plan needs %d signatures by distinct signers ($%s lists who may sign)\n", *approvals, approval.EnvAllowedSigners)
 	} else {
 		fmt.Fprintf(e.stdout, "approval policy: no approval needed (payout policy --approvals N to require signatures)\n")
 	}
-	if !filepath.IsAbs(path) {
-		fmt.Fprintf(e.stdout, "for cron and other working directories: %s=%s\n", envLedger, abs)
+	if !ledger.IsURL(path) && !filepath.IsAbs(path) {
+		fmt.Fprintf(e.stdout, "for cron and other working directories: %s=%s\n", envLedger, absPath(path))
 	}
 	return nil
 }
@@ -75,6 +78,9 @@ func absPath(path string) string {
 func createError(err error) error {
 	var oe *ledger.OpenError
 	switch {
+	case errors.As(err, &oe) && errors.Is(err, ledger.ErrExists) && ledger.IsURL(oe.Path):
+		return usageError("init: %s: %s: init never touches a database that has tables. To use that ledger, point %s at it; for a new ledger, create an empty database",
+			oe.Path, oe.Detail, envLedger)
 	case errors.As(err, &oe) && errors.Is(err, ledger.ErrExists):
 		return usageError("init: %s already exists (%s): init never overwrites a file. To use it, point --ledger/%s at it; for a new ledger, choose another name",
 			oe.Path, oe.Detail, envLedger)
@@ -93,6 +99,9 @@ func ledgerError(err error) error {
 	}
 	p := oe.Path
 	switch {
+	case errors.Is(err, ledger.ErrNoLedger) && ledger.IsURL(p):
+		return usageError("no ledger in %s: run `payout init` with that URL in $%s to make one, or point $%s at the database that holds the ledger",
+			p, envLedger, envLedger)
 	case errors.Is(err, ledger.ErrNoLedger):
 		return usageError("no ledger at %s: create one with `payout init --ledger %s`, or point --ledger/%s at the existing one (cron runs in another working directory: use an absolute path)",
 			p, p, envLedger)
