@@ -10,7 +10,6 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
@@ -131,6 +131,12 @@ type Runner struct {
 
 // NewRunner fills defaults in cfg and returns a Runner.
 func NewRunner(cfg Config) *Runner {
+	return &Runner{cfg: cfg.WithDefaults()}
+}
+
+// WithDefaults is c with a default in every field left unset, as a Runner uses it.
+func (c Config) WithDefaults() Config {
+	cfg := c
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -180,7 +186,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.ChunkRows <= 0 {
 		cfg.ChunkRows = DefaultChunkRows
 	}
-	return &Runner{cfg: cfg}
+	return cfg
 }
 
 // Config is the runner's configuration, with its defaults filled in.
@@ -307,7 +313,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 // cannot go on (the ledger, a file changed under it) stops the pool, and so does the pool's end
 // stop the pass. The error is for what stops the run before its report (the ledger); the
 // aborted error says why the pool stopped before every row was dealt with.
-func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]StuckPayout, error, error) {
+func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]lookup.Stuck, error, error) {
 	sub, done, err := r.newSubmission(context.WithoutCancel(ctx), log, rc.run.ID)
 	if err != nil {
 		return nil, nil, err
@@ -376,7 +382,7 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		lastErr = err
 		switch api.KindOf(err) {
 		case api.KindRetryable, api.KindRateLimited:
-			if err := Sleep(ctx, r.retryWait(err, attempt)); err != nil {
+			if err := Sleep(ctx, r.cfg.backoff().RetryWait(err, attempt)); err != nil {
 				return nil, err
 			}
 		default:
@@ -384,18 +390,6 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		}
 	}
 	return nil, lastErr
-}
-
-func (r *Runner) retryWait(err error, attempt int) time.Duration {
-	return r.backoffs().retryWait(err, attempt)
-}
-
-func (r *Runner) graceRule() outcome.Grace {
-	return outcome.Grace{Grace: r.cfg.UnknownGrace, Lookups: r.cfg.NotFoundLookups, NoResend: r.cfg.NoResendUnknown}
-}
-
-func (r *Runner) backoffs() backoffs {
-	return backoffs{base: r.cfg.BackoffBase, max: r.cfg.BackoffMax}
 }
 
 func joinMessages(a, b string) string {
@@ -448,19 +442,6 @@ func FileSHA256(path string) (string, error) {
 // MaskAccount keeps an account number's last four digits, for logs and messages.
 func MaskAccount(account string) string {
 	return outcome.MaskAccount(account)
-}
-
-// backoff is exponential with equal jitter: half the step (base doubled per attempt, at most max)
-// fixed, so that waits grow, and half random, to spread the retries of many workers apart.
-func backoff(base, max time.Duration, attempt int) time.Duration {
-	d := base
-	for i := 0; i < attempt && d < max; i++ {
-		d *= 2
-	}
-	if d > max {
-		d = max
-	}
-	return d/2 + mrand.N(d/2+1)
 }
 
 // Sleep waits for d, or less when ctx ends first, and then returns ctx's error.

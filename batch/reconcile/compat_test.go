@@ -46,7 +46,7 @@ func TestReconcileDoesNotConfirmARefusalWhenLookupsMissKnownPayouts(t *testing.T
 	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) {
 		c.Service, c.Workers = blind, 2
 		c.Progress = func(done, total int) { release.Do(func() { close(released) }) }
-	}), reconcile.Options{FailedWithin: time.Hour})
+	}).Config(), reconcile.Options{FailedWithin: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
