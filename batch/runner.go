@@ -17,10 +17,11 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/lookup"
-	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/ledger"
 )
 
@@ -46,10 +47,6 @@ const (
 	DefaultMaxRows = 200_000
 )
 
-// ErrAborted is returned (wrapped) when a run stopped before every row was dealt with: a signal,
-// the circuit breaker, a refused auth token. Everything done so far is in the ledger; a rerun resumes.
-var ErrAborted = pool.ErrAborted
-
 // Config holds what a Runner needs. Ledger, Service and a pool reference are required to submit.
 type Config struct {
 	Ledger  *ledger.DB
@@ -59,7 +56,7 @@ type Config struct {
 	// Clock is the pool's time: its waits for due lookups and retries. When nil, the system's
 	// timers with Now telling the time; tests set a fake one so that no wait is real.
 	Clock   pool.Clock
-	Limiter Limiter
+	Limiter pool.Limiter
 	// Process is this process as the payouts it sends name it (ledger.Process.Claimant); a new
 	// one when empty.
 	Process string
@@ -91,11 +88,11 @@ type Config struct {
 
 	// Repeats says which rows are held as possible repeats of payouts to the same account, bank
 	// and amount under other references.
-	Repeats RepeatPolicy
+	Repeats repeats.Policy
 
 	// Approval says who may sign a plan and how long a signature may hold; how many signatures a
 	// file needs is the ledger's policy, never the configuration's.
-	Approval ApprovalPolicy
+	Approval approval.Policy
 
 	Read     read.Options
 	Validate read.ValidateOptions // Providers is filled from the service at the start of each run
@@ -342,7 +339,7 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 	case err == nil, errors.Is(err, errPoolStopped), ctx.Err() != nil:
 		return stuck, aborted, nil
 	case errors.Is(err, ErrFileChanged):
-		return stuck, fmt.Errorf("%w: %w", ErrAborted, err), nil
+		return stuck, fmt.Errorf("%w: %w", pool.ErrAborted, err), nil
 	}
 	return stuck, aborted, err
 }
@@ -437,11 +434,6 @@ func FileSHA256(path string) (string, error) {
 		return "", fmt.Errorf("read input: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// MaskAccount keeps an account number's last four digits, for logs and messages.
-func MaskAccount(account string) string {
-	return outcome.MaskAccount(account)
 }
 
 // Sleep waits for d, or less when ctx ends first, and then returns ctx's error.

@@ -25,5 +25,5 @@ func ClosedAs(exit int) ledger.RunStatus {
 	if exit == ExitAborted {
 		return ledger.RunAborted
 	}
-	return RunFinished
+	return ledger.RunFinished
 }

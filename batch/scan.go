@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/ledger"
@@ -53,7 +54,7 @@ type fileScan struct {
 	// repeats holds, by line, the rows that repeat an earlier row of the file (see read.Findings).
 	repeats map[int]*read.RowError
 	seed    maphash.Seed
-	rules   RepeatPolicy
+	rules   repeats.Policy
 	now     func() time.Time
 	zone    *time.Location // the operator's: the day a hold names is theirs
 	guard   *repeats.Guard // made at its first use (repeatGuard)
@@ -211,7 +212,7 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 		}
 		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColRef, Value: row.payment.Ref,
 			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
-				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
+				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), outcome.MaskAccount(old.Account), old.ProviderID)})
 	}
 	if err := checkRetries(ctx, s.db, rows, existing); err != nil {
 		return nil, err

@@ -13,17 +13,6 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// StuckMessage is what a run, reconcile and `payout status` say of a row at outcome.MaxSendAttempts that
-// lookups do not find.
-func StuckMessage(ref string, attempts int) string {
-	return outcome.StuckMessage(ref, attempts)
-}
-
-// Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at outcome.MaxSendAttempts.
-func Stuck(p ledger.Payout) bool {
-	return outcome.Stuck(p)
-}
-
 // ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
 // error is returned as it is.
 func ExplainAuth(err error) error {
@@ -211,9 +200,4 @@ func (s *submission) confirmRefusal(ctx context.Context, t lookup.Task, p ledger
 		return *o
 	}
 	return lookup.Result{Task: t, ServiceOK: true, RowDone: true}
-}
-
-// FailureConfirmed reports whether a FAILED row is known never to pay (outcome.FailureConfirmed).
-func FailureConfirmed(p ledger.Payout) bool {
-	return outcome.FailureConfirmed(p)
 }

@@ -9,9 +9,6 @@ import (
 	"github.com/payout/payout/batch/pool"
 )
 
-// Limiter paces the requests to the service: every send and lookup waits on it (pool.Limiter).
-type Limiter = pool.Limiter
-
 // feedBatch is a chunk's work for the pool: its tasks, how many of its rows need nothing more,
 // or the error that stopped the feed.
 type feedBatch = pool.Feed[lookup.Task]

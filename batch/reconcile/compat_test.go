@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
@@ -51,7 +52,7 @@ func TestReconcileDoesNotConfirmARefusalWhenLookupsMissKnownPayouts(t *testing.T
 		t.Fatal(err)
 	}
 	refused := b.state("A-REFUSED")
-	if batch.FailureConfirmed(refused) {
+	if outcome.FailureConfirmed(refused) {
 		t.Errorf("A-REFUSED %+v: refusal confirmed by a lookup that does not find B-ACCEPTED either (reconcile %+v)", refused, res)
 	}
 }

@@ -3,5 +3,5 @@
 // chunk of rows at a time, with lookups of its own (package lookup, as a run's), records what
 // changed, and writes a report that ties out to the files and flags what does not match. It never
 // sends a payout; it writes again the retry file of each run whose unpaid rows it changed
-// (batch.WriteRetryFile).
+// (retry.Write).
 package reconcile

@@ -676,7 +676,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	if !found {
 		t.Errorf("events of REF-MADE %+v, want FAILED → SUBMITTED, saying why", events)
 	}
-	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none) {
+	if none := b.state("REF-NONE"); none.State != ledger.Failed || !outcome.FailureConfirmed(none) {
 		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
 	}
 }
@@ -693,7 +693,7 @@ func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 		states = append(states, ledger.Submitting, ledger.Unknown)
 	}
 	b.record("STUCK-1", "4440001", "70.00", states...)
-	if p := b.state("STUCK-1"); !batch.Stuck(p) {
+	if p := b.state("STUCK-1"); !outcome.Stuck(p) {
 		t.Fatalf("setup: %+v is not stuck", p)
 	}
 	res := b.reconcile(reconcile.Options{})
@@ -701,7 +701,7 @@ func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
 	}
 	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]
-	if want := batch.StuckMessage("STUCK-1", outcome.MaxSendAttempts); !strings.Contains(row["message"], want) {
+	if want := outcome.StuckMessage("STUCK-1", outcome.MaxSendAttempts); !strings.Contains(row["message"], want) {
 		t.Errorf("report message %q, want %q in it", row["message"], want)
 	}
 	if p := b.state("STUCK-1"); p.State != ledger.Unknown {

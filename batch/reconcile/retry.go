@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
 )
 
@@ -34,7 +36,7 @@ func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, runs map[st
 	})
 	var written []string
 	for _, run := range listed {
-		f, err := batch.WriteRetryFile(ctx, db, run.ID, dir, "", run.ExitCode == batch.ExitRejected, now)
+		f, err := retry.Write(ctx, db, run.ID, dir, "", run.ExitCode == batch.ExitRejected, now)
 		if err != nil {
 			return written, err
 		}
@@ -59,7 +61,7 @@ func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[st
 		return err
 	}
 	err := db.WalkPayouts(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
-		if !batch.FailureConfirmed(p) {
+		if !outcome.FailureConfirmed(p) {
 			return nil
 		}
 		if _, ok, err := db.RetryFor(ctx, p.Ref); err != nil || ok {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
 
@@ -175,7 +176,7 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 	}
 	if wait, pending := w.settleWait(); pending {
 		if err := batch.Sleep(ctx, wait); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", batch.ErrAborted, err)
+			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", pool.ErrAborted, err)
 		}
 		exit, err := w.Poll(ctx)
 		worst = batch.WorseExit(worst, exit)
@@ -243,7 +244,7 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	}
 	for i, c := range due {
 		if err := ctx.Err(); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: %d files left in the inbox", batch.ErrAborted, err, len(due)-i)
+			return batch.ExitAborted, fmt.Errorf("%w: %w: %d files left in the inbox", pool.ErrAborted, err, len(due)-i)
 		}
 		name, ok, err := w.claim(c)
 		if err != nil {
@@ -271,7 +272,7 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 // next processes a file in processing unless ctx is over.
 func (w *Watcher) next(ctx context.Context, name string) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in processing", batch.ErrAborted, err, name)
+		return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in processing", pool.ErrAborted, err, name)
 	}
 	return w.process(ctx, name)
 }
