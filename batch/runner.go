@@ -49,7 +49,7 @@ const (
 
 // Config holds what a Runner needs. Ledger, Service and a pool reference are required to submit.
 type Config struct {
-	Ledger  *ledger.DB
+	Ledger  Ledger
 	Service Service
 	Logger  *slog.Logger
 	Now     func() time.Time
@@ -134,6 +134,7 @@ func NewRunner(cfg Config) *Runner {
 // WithDefaults is c with a default in every field left unset, as a Runner uses it.
 func (c Config) WithDefaults() Config {
 	cfg := c
+	cfg.Ledger = noLedger(cfg.Ledger)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -349,7 +350,7 @@ var errPoolStopped = errors.New("the run stopped sending")
 
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
-func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
+func closeInterruptedRuns(ctx context.Context, db ledger.RunWrites, now time.Time) error {
 	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
 	if err != nil {
 		return err

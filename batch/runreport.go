@@ -130,7 +130,7 @@ func tally(res Result, s report.Summary) Result {
 
 // ReportRows reads a run back from the ledger as report rows (see EachReportRow), all at once:
 // for what needs a run's rows together, such as folder mode's notes.
-func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, error) {
+func ReportRows(ctx context.Context, db ledger.ReportReads, runID string, fileRejected bool) ([]report.Row, error) {
 	var rows []report.Row
 	err := EachReportRow(ctx, db, runID, fileRejected, func(row report.Row) error {
 		rows = append(rows, row)

@@ -32,13 +32,23 @@ type fileRow struct {
 
 func (r *fileRow) valid() bool { return len(r.errs) == 0 }
 
+// scanLedger is what a pass over a file reads of the ledger: the payouts its rows name, the
+// retries they may be, and the payouts they may repeat.
+type scanLedger interface {
+	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	LookupDetails(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	Get(ctx context.Context, ref string) (ledger.Payout, error)
+	Retries(ctx context.Context, refs []string) (map[string]ledger.Retry, error)
+	repeats.Ledger
+}
+
 // fileScan reads a file a chunk at a time. Every pass over a file is one: the survey that
 // decides whether it may be paid, the pass that records and sends it, a dry run's reports.
 type fileScan struct {
 	path  string
 	ropts read.Options
 	vopts read.ValidateOptions
-	db    *ledger.DB // nil: rows are not checked against a ledger
+	db    scanLedger // nil: rows are not checked against a ledger
 	// planText says that the survey keeps the plan statement's text (the ledger's policy asks
 	// for signatures, or the plan is asked for): one line a row, held until the run checks them.
 	planText bool

@@ -105,7 +105,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 // recorded since the date by a run that began before it. The references of the payouts walked
 // are held to leave out a payout that a rerun of its file lists again: a scope of files held a
 // reference each, not its rows.
-func sinceRows(ctx context.Context, db *ledger.DB, page int, runs []ledger.Run, since time.Time, emit func(reconEntry) error) error {
+func sinceRows(ctx context.Context, db ledger.ReconcileStore, page int, runs []ledger.Run, since time.Time, emit func(reconEntry) error) error {
 	seen := make(map[string]struct{})
 	for _, run := range runs {
 		if run.Kind == ledger.KindReconcile || run.Kind == ledger.KindDryRun {
@@ -136,7 +136,7 @@ func days(d time.Duration) string {
 
 // runLines walks a run's input rows, a range of lines at a time. A payout seen already (a rerun
 // of the same file) is left out when seen is not nil, so that no payout counts twice.
-func runLines(ctx context.Context, db *ledger.DB, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
+func runLines(ctx context.Context, db ledger.ReconcileStore, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
 	return db.WalkRunLines(ctx, runID, page, func(l ledger.ReportLine) error {
 		e, ok := lineEntry(runID, l, seen)
 		if !ok {

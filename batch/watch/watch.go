@@ -55,13 +55,21 @@ const whyRowsShown = 20
 // ErrBusy is returned by New when another watcher holds the directory.
 var ErrBusy = errors.New("another payout watch is using this folder")
 
+// Ledger is what folder mode reads and records beside its runs: earlier runs of a file and their
+// rows, the approval policy in force, and the close of a run it ended itself.
+type Ledger interface {
+	ledger.ReportReads
+	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
+	FinishRun(ctx context.Context, id string, status ledger.RunStatus, exitCode int, ended time.Time) error
+}
+
 // Config holds what a Watcher needs. Dir and Runner are required.
 type Config struct {
 	Dir    string
 	Runner *batch.Runner
 	// Ledger is used to find earlier runs of the same file and the rows of a note; the Runner's
 	// ledger when nil.
-	Ledger *ledger.DB
+	Ledger Ledger
 	// Settle is how long a file's size and modification time must stay unchanged before it is claimed.
 	Settle time.Duration
 	// Interval is the time between polls of Loop.
@@ -90,7 +98,7 @@ type FileOutcome struct {
 type Watcher struct {
 	cfg    Config
 	runner *batch.Runner
-	db     *ledger.DB
+	db     Ledger
 	lock   *flock.Flock
 	log    *slog.Logger
 	seen   map[string]observation // inbox files not yet claimed
@@ -116,6 +124,9 @@ func New(cfg Config) (*Watcher, error) {
 	}
 	if cfg.Runner.Config().DryRun {
 		return nil, errors.New("watch: a dry run would move unpaid files to done")
+	}
+	if db, ok := cfg.Ledger.(*ledger.DB); ok && db == nil {
+		cfg.Ledger = nil // a ledger never opened is none
 	}
 	if cfg.Ledger == nil {
 		cfg.Ledger = cfg.Runner.Config().Ledger
