@@ -25,7 +25,7 @@ var ErrScope = errors.New("reconcile: invalid scope")
 type Options struct {
 	RunID     string    // the rows of this run's file
 	Since     time.Time // the files run, and the payouts recorded, at or after this time
-	ReportDir string    // default: the runner's Config.ReportDir
+	ReportDir string    // default: the Config's ReportDir
 	// FailedWithin adds, to a reconciliation of every payout not yet final, the rows FAILED by a
 	// refusal of their create in this last while: a service may refuse a create it made. Zero:
 	// none.
