@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,27 +13,16 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/internal/fakeclock"
 )
-
-// frozenClock keeps the sandbox in one rate-limit window until moved.
-type frozenClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *frozenClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
 
 // sandboxClient is the real client talking HTTP to the project's sandbox on 127.0.0.1.
 func sandboxClient(tb testing.TB, opts sandbox.Options) (*api.Client, *sandbox.Server, *httptest.Server) {
 	tb.Helper()
 	opts.AuthToken, opts.HashKey = "sb-token", []byte("sb-hash-key")
 	if opts.Now == nil {
-		clk := &frozenClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-		opts.Now = clk.Now
+		// One rate-limit window of the sandbox, never moved.
+		opts.Now = fakeclock.New(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)).Now
 	}
 	opts.SettleInterval = -1
 	sb := sandbox.New(opts)

@@ -16,25 +16,13 @@ import (
 // signature it accepted in the chain before it records or sends anything, and pays nothing of a
 // file whose plan lacks them.
 
-// RunAwaitingApproval is the status of a run that paid nothing because its file awaits approval.
-const RunAwaitingApproval = ledger.RunAwaitingApproval
-
-// ApprovalPolicy says who may sign a plan and how long a signature may hold.
-type ApprovalPolicy = approval.Policy
-
-// Approval is one signature a plan was accepted on.
-type Approval = approval.Approval
-
-// Verdict is what the signatures beside a file say of its plan.
-type Verdict = approval.Verdict
-
 // RefusalStatement is the statement that refuses plan for reason.
 func RefusalStatement(plan Plan, reason string) []byte {
 	return approval.RefusalStatement(plan.judged(), reason)
 }
 
 // judge checks the signatures beside path against plan, as of now, for a policy of need signers.
-func (r *Runner) judge(path string, plan Plan, need int) Verdict {
+func (r *Runner) judge(path string, plan Plan, need int) approval.Verdict {
 	return approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
 }
 
@@ -106,7 +94,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 // holdRejection makes a refusal outlast its files, which anyone who may write the folder could
 // delete: the first run that meets a valid refusal beside a file records it in the chain (a dry
 // run does not), and every later run of the same plan or bytes is refused on that record.
-func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *Verdict) error {
+func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *approval.Verdict) error {
 	db := r.cfg.Ledger
 	recorded, err := db.Rejections(ctx, plan.Digest, plan.FileSHA256)
 	switch {
@@ -128,7 +116,7 @@ func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *
 func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, why string) error {
 	now := r.cfg.Now()
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: plan.FileSHA256, StartedAt: res.StartedAt,
-		EndedAt: now, Status: RunAwaitingApproval, ExitCode: ExitAwaitingApproval}
+		EndedAt: now, Status: ledger.RunAwaitingApproval, ExitCode: ExitAwaitingApproval}
 	if err := r.cfg.Ledger.AddRun(ctx, run); err != nil {
 		return err
 	}

@@ -105,11 +105,21 @@ func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
 	}
 }
 
+// TestRunRefusesToPayWithoutALedger: no ledger, or a *ledger.DB never opened (nil, as a command
+// holds when it opens none), and nothing is sent; a dry run goes on without one.
 func TestRunRefusesToPayWithoutALedger(t *testing.T) {
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	path := batchtest.WritePayroll(t, h.Dir, "noledger.csv", batchtest.Payroll(2, "NOLEDGER"))
-	_, err := batch.NewRunner(func() batch.Config { c := h.Cfg; c.Ledger = nil; return c }()).Run(context.Background(), path)
-	if err == nil || h.Sandbox.Stats().Creates != 0 {
-		t.Fatalf("err %v, creates %d: want a refusal and nothing sent", err, h.Sandbox.Stats().Creates)
+	for _, none := range []batch.Ledger{nil, (*ledger.DB)(nil)} {
+		_, err := batch.NewRunner(func() batch.Config { c := h.Cfg; c.Ledger = none; return c }()).Run(context.Background(), path)
+		if err == nil || h.Sandbox.Stats().Creates != 0 {
+			t.Fatalf("ledger %#v: err %v, creates %d: want a refusal and nothing sent", none, err, h.Sandbox.Stats().Creates)
+		}
+	}
+	// A dry run needs none: it checks the file alone.
+	c := h.Cfg
+	c.Ledger, c.DryRun = (*ledger.DB)(nil), true
+	if res, err := batch.NewRunner(c).Run(context.Background(), path); err != nil || res.ExitCode != batch.ExitOK {
+		t.Errorf("a dry run with a ledger never opened: exit %d, err %v", res.ExitCode, err)
 	}
 }

@@ -22,7 +22,7 @@ type sending struct {
 // whose process cfg.Liveness says still runs are that process's to finish, and are left alone;
 // so are this process's own while one of its runs is sending.
 func RecoverInterrupted(ctx context.Context, cfg Config, runID string) error {
-	cfg = NewRunner(cfg).cfg // its defaults, if it did not come from a Runner
+	cfg = cfg.WithDefaults() // if it did not come from a Runner
 	cfg.sending.mu.Lock()
 	defer cfg.sending.mu.Unlock()
 	return recoverOrphans(ctx, cfg, runID)

@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -269,7 +270,7 @@ func runAgainst(t *testing.T, f *compatService) {
 			}
 		case !f.refused[r.Ref] && f.creates[r.Ref] != 1:
 			t.Errorf("%s created %d times", r.Ref, f.creates[r.Ref])
-		case held == nil && p.State == ledger.Failed && !batch.FailureConfirmed(p):
+		case held == nil && p.State == ledger.Failed && !outcome.FailureConfirmed(p):
 			t.Errorf("%s: FAILED without a confirmation: %q", r.Ref, p.LastError)
 		case held == nil && p.State != ledger.Failed && p.State != ledger.Unknown:
 			t.Errorf("%s: never created, ledger state %s", r.Ref, p.State)

@@ -2,11 +2,12 @@
 // payout in the ledger, sends them to the service exactly once each (a payout is durably
 // SUBMITTING before it is sent, and an unknown outcome is looked up by its reference before
 // anything is sent again), and writes the run's reports (package report) and, when some rows are
-// left unpaid, its retry file (package retry): those rows, to be corrected and run. Its lookups,
-// which never send (Runner.NewChecker), serve reconciliation (package reconcile), and its exit
-// codes the command line and folder mode (package watch). What each answer does to a payout is
-// decided by package outcome, the pool that sends and looks up is package pool, and the run asks
-// package approval whether a file is approved and package repeats which rows repeat a payment.
+// left unpaid, its retry file (package retry): those rows, to be corrected and run. Its exit
+// codes serve the command line and folder mode (package watch). What each answer does to a payout
+// is decided by package outcome, the pool that sends and looks up is package pool, how a payout
+// is looked up, retried and given up is package lookup (reconciliation's too, package reconcile,
+// which never sends), and the run asks package approval whether a file is approved and package
+// repeats which rows repeat a payment.
 //
 // # How a run pays each row exactly once
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -27,7 +28,7 @@ func TestErrorExit(t *testing.T) {
 		{"file unreadable", fmt.Errorf("open: %w", &read.InputError{Path: "a.xlsx", Err: errors.New("not a workbook")}), batch.ExitRejected},
 		{"ledger", fmt.Errorf("record: %w", ledger.ErrLocked), batch.ExitAborted},
 		{"signal", context.Canceled, batch.ExitAborted},
-		{"aborted", batch.ErrAborted, batch.ExitAborted},
+		{"aborted", pool.ErrAborted, batch.ExitAborted},
 	}
 	for _, tt := range tests {
 		if got := batch.ErrorExit(tt.err); got != tt.want {

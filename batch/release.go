@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
@@ -41,16 +42,16 @@ func Release(ctx context.Context, config Config, ref, reason, actor string) (led
 	if err := cfg.Limiter.Wait(ctx); err != nil {
 		return p, err
 	}
-	got, err := lookUp(ctx, cfg.Service, ref)
+	got, err := lookup.Get(ctx, cfg.Service, ref)
 	switch {
 	case err == nil:
 		return p, fmt.Errorf("%w: the service has payout %s (invoice %s, status %s): run `payout reconcile` to record it",
-			outcome.ErrReleaseRefused, ref, orNone(got.PayoutInvoiceNo), orNone(got.TransactionStatus))
+			outcome.ErrReleaseRefused, ref, outcome.OrNone(got.PayoutInvoiceNo), outcome.OrNone(got.TransactionStatus))
 	case api.KindOf(err) != api.KindNotFound:
 		return p, fmt.Errorf("look up %s: %w", ref, ExplainAuth(err))
 	}
-	s := &lookups{r: r, log: cfg.Logger}
-	if !s.proveLookups(ctx) && s.broken.Load() {
+	s := lookup.New(cfg.Lookups(cfg.Logger, ""))
+	if !s.Proven(ctx) && s.Broken() {
 		return p, fmt.Errorf("%w: a payout the service accepted was not found by external_invoice_ref either, so \"not found\" proves nothing on this service", outcome.ErrReleaseRefused)
 	}
 	err = cfg.Ledger.Apply(ctx, outcome.Released(p, actor, reason))

@@ -7,9 +7,6 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// RepeatPolicy says which rows are held as possible repeats (repeats.Policy).
-type RepeatPolicy = repeats.Policy
-
 // repeatGuard is the scan's guard against repeats, made at its first use.
 func (s *fileScan) repeatGuard() *repeats.Guard {
 	if s.guard == nil {

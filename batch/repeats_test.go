@@ -10,6 +10,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/repeats"
 )
 
 // exportedAgain is rows under new references, as last week's payroll exported again would be.
@@ -57,13 +58,13 @@ func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
 	// One reference let through pays only that row, with --allow-partial.
 	res = h.Run(ctx, path, func(c *batch.Config) {
 		c.AllowPartial = true
-		c.Repeats = batch.RepeatPolicy{Allow: map[string]bool{again[2].Ref: true}}
+		c.Repeats = repeats.Policy{Allow: map[string]bool{again[2].Ref: true}}
 	})
 	if res.ExitCode != batch.ExitAttention || res.Submitted != 1 || h.Sandbox.CreateCounts()[again[2].Ref] != 1 {
 		t.Fatalf("one reference allowed: %+v, want that row paid and the rest held", res)
 	}
 	// --allow-repeats pays the rest, each once.
-	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = batch.RepeatPolicy{AllowAll: true} })
+	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = repeats.Policy{AllowAll: true} })
 	if res.ExitCode != batch.ExitOK {
 		t.Fatalf("--allow-repeats: %+v", res)
 	}
@@ -93,7 +94,7 @@ func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
 	again2 := exportedAgain(first, "LATE")
 	res = h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "late.csv", again2), func(c *batch.Config) {
 		c.Now = func() time.Time { return week }
-		c.Repeats = batch.RepeatPolicy{Window: 8 * 24 * time.Hour}
+		c.Repeats = repeats.Policy{Window: 8 * 24 * time.Hour}
 	})
 	if res.ExitCode != batch.ExitRejected {
 		t.Fatalf("within an 8-day window: %+v, want held", res)
@@ -112,7 +113,7 @@ func TestRepeatInsideTheFileIsHeld(t *testing.T) {
 		!strings.Contains(res.Problems[0].Reason, "as line 3") {
 		t.Fatalf("a repeat inside the file: %+v, want line 5 held as a repeat of line 3, nothing paid", res)
 	}
-	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = batch.RepeatPolicy{Allow: map[string]bool{rows[3].Ref: true}} })
+	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = repeats.Policy{Allow: map[string]bool{rows[3].Ref: true}} })
 	if res.ExitCode != batch.ExitOK {
 		t.Fatalf("the repeat allowed by reference: %+v", res)
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch/lookup"
 )
 
 // Result is the outcome of one run, and what `--json` prints of it. Rows = Rejected + Succeeded
@@ -34,7 +36,7 @@ type Result struct {
 
 	// Stuck lists the rows this run found stuck: sent outcome.MaxSendAttempts times with no answer and not
 	// found by a lookup. No run sends them again; see StuckMessage.
-	Stuck []StuckPayout `json:"stuck,omitempty"`
+	Stuck []lookup.Stuck `json:"stuck,omitempty"`
 	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.

@@ -20,7 +20,7 @@ var ErrRetryOfPaid = errors.New("a retry of a payout the service holds after all
 // checkRetries rejects the chunk's valid rows new to the ledger that would pay a retry of a
 // payout no longer FAILED, or that pay another account, bank or amount than the payout they
 // retry (a retry file saved by a spreadsheet loses the leading zeros of account numbers).
-func checkRetries(ctx context.Context, db *ledger.DB, rows []fileRow, existing map[string]ledger.Payout) error {
+func checkRetries(ctx context.Context, db scanLedger, rows []fileRow, existing map[string]ledger.Payout) error {
 	var refs []string
 	for i := range rows {
 		if _, recorded := existing[rows[i].payment.Ref]; rows[i].valid() && !recorded && retry.MayBeRef(rows[i].payment.Ref) {
@@ -114,7 +114,7 @@ func (r *Runner) addRetryFile(ctx context.Context, res *Result, fileRejected boo
 	if res.Rejected+res.Failed+res.Unknown+res.NotSent == 0 {
 		return nil // every row is paid or pending: nothing to read back for a retry file
 	}
-	f, err := WriteRetryFile(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{})
+	f, err := retry.Write(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{})
 	if err != nil {
 		return err
 	}

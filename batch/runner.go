@@ -10,7 +10,6 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,9 +17,11 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/ledger"
 )
 
@@ -46,20 +47,16 @@ const (
 	DefaultMaxRows = 200_000
 )
 
-// ErrAborted is returned (wrapped) when a run stopped before every row was dealt with: a signal,
-// the circuit breaker, a refused auth token. Everything done so far is in the ledger; a rerun resumes.
-var ErrAborted = pool.ErrAborted
-
 // Config holds what a Runner needs. Ledger, Service and a pool reference are required to submit.
 type Config struct {
-	Ledger  *ledger.DB
+	Ledger  Ledger
 	Service Service
 	Logger  *slog.Logger
 	Now     func() time.Time
 	// Clock is the pool's time: its waits for due lookups and retries. When nil, the system's
 	// timers with Now telling the time; tests set a fake one so that no wait is real.
 	Clock   pool.Clock
-	Limiter Limiter
+	Limiter pool.Limiter
 	// Process is this process as the payouts it sends name it (ledger.Process.Claimant); a new
 	// one when empty.
 	Process string
@@ -91,11 +88,11 @@ type Config struct {
 
 	// Repeats says which rows are held as possible repeats of payouts to the same account, bank
 	// and amount under other references.
-	Repeats RepeatPolicy
+	Repeats repeats.Policy
 
 	// Approval says who may sign a plan and how long a signature may hold; how many signatures a
 	// file needs is the ledger's policy, never the configuration's.
-	Approval ApprovalPolicy
+	Approval approval.Policy
 
 	Read     read.Options
 	Validate read.ValidateOptions // Providers is filled from the service at the start of each run
@@ -131,6 +128,13 @@ type Runner struct {
 
 // NewRunner fills defaults in cfg and returns a Runner.
 func NewRunner(cfg Config) *Runner {
+	return &Runner{cfg: cfg.WithDefaults()}
+}
+
+// WithDefaults is c with a default in every field left unset, as a Runner uses it.
+func (c Config) WithDefaults() Config {
+	cfg := c
+	cfg.Ledger = noLedger(cfg.Ledger)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -180,7 +184,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.ChunkRows <= 0 {
 		cfg.ChunkRows = DefaultChunkRows
 	}
-	return &Runner{cfg: cfg}
+	return cfg
 }
 
 // Config is the runner's configuration, with its defaults filled in.
@@ -307,7 +311,7 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 // cannot go on (the ledger, a file changed under it) stops the pool, and so does the pool's end
 // stop the pass. The error is for what stops the run before its report (the ledger); the
 // aborted error says why the pool stopped before every row was dealt with.
-func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]StuckPayout, error, error) {
+func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]lookup.Stuck, error, error) {
 	sub, done, err := r.newSubmission(context.WithoutCancel(ctx), log, rc.run.ID)
 	if err != nil {
 		return nil, nil, err
@@ -336,7 +340,7 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 	case err == nil, errors.Is(err, errPoolStopped), ctx.Err() != nil:
 		return stuck, aborted, nil
 	case errors.Is(err, ErrFileChanged):
-		return stuck, fmt.Errorf("%w: %w", ErrAborted, err), nil
+		return stuck, fmt.Errorf("%w: %w", pool.ErrAborted, err), nil
 	}
 	return stuck, aborted, err
 }
@@ -346,7 +350,7 @@ var errPoolStopped = errors.New("the run stopped sending")
 
 // closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
 // lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
-func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
+func closeInterruptedRuns(ctx context.Context, db ledger.RunWrites, now time.Time) error {
 	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
 	if err != nil {
 		return err
@@ -376,7 +380,7 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		lastErr = err
 		switch api.KindOf(err) {
 		case api.KindRetryable, api.KindRateLimited:
-			if err := Sleep(ctx, r.retryWait(err, attempt)); err != nil {
+			if err := Sleep(ctx, r.cfg.backoff().RetryWait(err, attempt)); err != nil {
 				return nil, err
 			}
 		default:
@@ -384,18 +388,6 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		}
 	}
 	return nil, lastErr
-}
-
-func (r *Runner) retryWait(err error, attempt int) time.Duration {
-	return r.backoffs().retryWait(err, attempt)
-}
-
-func (r *Runner) graceRule() outcome.Grace {
-	return outcome.Grace{Grace: r.cfg.UnknownGrace, Lookups: r.cfg.NotFoundLookups, NoResend: r.cfg.NoResendUnknown}
-}
-
-func (r *Runner) backoffs() backoffs {
-	return backoffs{base: r.cfg.BackoffBase, max: r.cfg.BackoffMax}
 }
 
 func joinMessages(a, b string) string {
@@ -443,24 +435,6 @@ func FileSHA256(path string) (string, error) {
 		return "", fmt.Errorf("read input: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// MaskAccount keeps an account number's last four digits, for logs and messages.
-func MaskAccount(account string) string {
-	return outcome.MaskAccount(account)
-}
-
-// backoff is exponential with equal jitter: half the step (base doubled per attempt, at most max)
-// fixed, so that waits grow, and half random, to spread the retries of many workers apart.
-func backoff(base, max time.Duration, attempt int) time.Duration {
-	d := base
-	for i := 0; i < attempt && d < max; i++ {
-		d *= 2
-	}
-	if d > max {
-		d = max
-	}
-	return d/2 + mrand.N(d/2+1)
 }
 
 // Sleep waits for d, or less when ctx ends first, and then returns ctx's error.

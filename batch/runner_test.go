@@ -18,6 +18,8 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -398,7 +400,7 @@ func TestRunUnauthorizedAborts(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error %q, want %q: one prefix, what was refused and what to check", err, want)
 	}
-	if errors.Is(err, batch.ErrAborted) {
+	if errors.Is(err, pool.ErrAborted) {
 		t.Errorf("nothing was started, so nothing to resume: %v", err)
 	}
 }
@@ -480,7 +482,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.State != ledger.Failed || !batch.FailureConfirmed(p) {
+		if p.State != ledger.Failed || !outcome.FailureConfirmed(p) {
 			t.Errorf("refused row %+v, want FAILED with its refusal confirmed", p)
 		}
 		if n := h.Sandbox.CreateCounts()[rows[1].Ref]; n != 0 {

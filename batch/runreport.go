@@ -9,12 +9,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
-
-// RunFinished is the status of a run that ended by itself (its exit code says how it went).
-const RunFinished = ledger.RunFinished
 
 // ErrReportsNotWritten is returned by Run, with a complete Result, when the run ended and was
 // closed in the ledger but its reports could not be written.
@@ -132,7 +130,7 @@ func tally(res Result, s report.Summary) Result {
 
 // ReportRows reads a run back from the ledger as report rows (see EachReportRow), all at once:
 // for what needs a run's rows together, such as folder mode's notes.
-func ReportRows(ctx context.Context, db *ledger.DB, runID string, fileRejected bool) ([]report.Row, error) {
+func ReportRows(ctx context.Context, db ledger.ReportReads, runID string, fileRejected bool) ([]report.Row, error) {
 	var rows []report.Row
 	err := EachReportRow(ctx, db, runID, fileRejected, func(row report.Row) error {
 		rows = append(rows, row)
@@ -191,9 +189,9 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 		return "" // the reason says which file paid it
 	case rr.Skipped:
 		return fmt.Sprintf("already accepted in run %s; not sent again", p.RunID)
-	case Stuck(p):
+	case outcome.Stuck(p):
 		// Reconcile would only look it up again: the way out is the one the message names.
-		return StuckMessage(p.Ref, p.Attempts)
+		return outcome.StuckMessage(p.Ref, p.Attempts)
 	case p.State == ledger.Unknown || p.State == ledger.Submitting:
 		msg := "outcome unknown: the payout may exist; run `payout reconcile` before anything else"
 		if p.LastError != "" {

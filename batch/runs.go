@@ -7,15 +7,22 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
+// RunBook is what opening and closing a run records: the run itself. A run's ledger.RunWrites
+// and a reconciliation's ledger.ReconcileStore are each one.
+type RunBook interface {
+	AddRun(ctx context.Context, r ledger.Run) error
+	FinishRun(ctx context.Context, id string, status ledger.RunStatus, exitCode int, ended time.Time) error
+}
+
 // OpenRun records run, a file's run or a reconciliation, as running from its StartedAt: until
 // CloseRun, it is one still at work, or one whose process is gone.
-func OpenRun(ctx context.Context, db *ledger.DB, run ledger.Run) error {
+func OpenRun(ctx context.Context, db RunBook, run ledger.Run) error {
 	run.Status = ledger.RunRunning
 	return db.AddRun(ctx, run)
 }
 
 // CloseRun records that the run id ended at ended with exit, in the status ClosedAs says.
-func CloseRun(ctx context.Context, db *ledger.DB, id string, exit int, ended time.Time) error {
+func CloseRun(ctx context.Context, db RunBook, id string, exit int, ended time.Time) error {
 	return db.FinishRun(ctx, id, ClosedAs(exit), exit, ended)
 }
 
@@ -25,5 +32,5 @@ func ClosedAs(exit int) ledger.RunStatus {
 	if exit == ExitAborted {
 		return ledger.RunAborted
 	}
-	return RunFinished
+	return ledger.RunFinished
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/ledger"
@@ -31,13 +32,23 @@ type fileRow struct {
 
 func (r *fileRow) valid() bool { return len(r.errs) == 0 }
 
+// scanLedger is what a pass over a file reads of the ledger: the payouts its rows name, the
+// retries they may be, and the payouts they may repeat.
+type scanLedger interface {
+	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	LookupDetails(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	Get(ctx context.Context, ref string) (ledger.Payout, error)
+	Retries(ctx context.Context, refs []string) (map[string]ledger.Retry, error)
+	repeats.Ledger
+}
+
 // fileScan reads a file a chunk at a time. Every pass over a file is one: the survey that
 // decides whether it may be paid, the pass that records and sends it, a dry run's reports.
 type fileScan struct {
 	path  string
 	ropts read.Options
 	vopts read.ValidateOptions
-	db    *ledger.DB // nil: rows are not checked against a ledger
+	db    scanLedger // nil: rows are not checked against a ledger
 	// planText says that the survey keeps the plan statement's text (the ledger's policy asks
 	// for signatures, or the plan is asked for): one line a row, held until the run checks them.
 	planText bool
@@ -53,7 +64,7 @@ type fileScan struct {
 	// repeats holds, by line, the rows that repeat an earlier row of the file (see read.Findings).
 	repeats map[int]*read.RowError
 	seed    maphash.Seed
-	rules   RepeatPolicy
+	rules   repeats.Policy
 	now     func() time.Time
 	zone    *time.Location // the operator's: the day a hold names is theirs
 	guard   *repeats.Guard // made at its first use (repeatGuard)
@@ -211,7 +222,7 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 		}
 		row.errs = append(row.errs, &read.RowError{Line: row.raw.Line, Column: read.ColRef, Value: row.payment.Ref,
 			Err: fmt.Errorf("%w: run %s line %d has it for %s MYR to account %s at provider %d; use a new reference",
-				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), MaskAccount(old.Account), old.ProviderID)})
+				ErrLedgerConflict, old.RunID, old.Line, old.Amount.StringFixed(2), outcome.MaskAccount(old.Account), old.ProviderID)})
 	}
 	if err := checkRetries(ctx, s.db, rows, existing); err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func TestStuckRowIsReleased(t *testing.T) {
 	path := batchtest.WritePayroll(t, h.Dir, "stuck.csv", rows)
 	ref := rows[0].Ref
 	res := h.Run(ctx, path, withFake)
-	want := batch.StuckMessage(ref, outcome.MaxSendAttempts)
+	want := outcome.StuckMessage(ref, outcome.MaxSendAttempts)
 	if res.ExitCode != batch.ExitAttention || len(res.Stuck) != 1 || res.Stuck[0].Ref != ref || res.Stuck[0].Attempts != outcome.MaxSendAttempts {
 		t.Fatalf("result %+v, want the row stuck", res)
 	}
@@ -177,7 +177,7 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 		ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, CountAttempt: true, Detail: "test: 503"}); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := h.DB.Get(ctx, ref); err != nil || p.Attempts != 1 || batch.Stuck(p) {
+	if p, err := h.DB.Get(ctx, ref); err != nil || p.Attempts != 1 || outcome.Stuck(p) {
 		t.Fatalf("after the release and one send with no answer: %+v, %v; want one attempt, not stuck", p, err)
 	}
 	if err := h.DB.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Unknown, To: ledger.Ready, Detail: "test: not found"}); err != nil {

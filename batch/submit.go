@@ -8,26 +8,10 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
-
-// StuckMessage is what a run, reconcile and `payout status` say of a row at outcome.MaxSendAttempts that
-// lookups do not find.
-func StuckMessage(ref string, attempts int) string {
-	return outcome.StuckMessage(ref, attempts)
-}
-
-// StuckPayout is a row found stuck: its reference and how many times it was sent.
-type StuckPayout struct {
-	Ref      string `json:"ref"`
-	Attempts int    `json:"attempts"`
-}
-
-// Stuck reports whether p is a row that no run or reconcile sends again: UNKNOWN, at outcome.MaxSendAttempts.
-func Stuck(p ledger.Payout) bool {
-	return outcome.Stuck(p)
-}
 
 // ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
 // error is returned as it is.
@@ -40,7 +24,10 @@ func ExplainAuth(err error) error {
 
 // submission is one run's sending and looking up, shared by its workers.
 type submission struct {
-	*lookups
+	r      *Runner
+	log    *slog.Logger
+	runID  string
+	look   *lookup.Session
 	rowsMu sync.Mutex
 	rows   map[string]ledger.Payout // details of the rows handed to the pool and not yet done
 }
@@ -52,17 +39,19 @@ func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID stri
 	if done, err = startSending(ctx, r.cfg, runID); err != nil {
 		return nil, nil, err
 	}
-	s = &submission{lookups: &lookups{r: r, log: log, runID: runID}, rows: make(map[string]ledger.Payout)}
-	s.account = func(ref string) (string, bool) {
+	s = &submission{r: r, log: log, runID: runID, rows: make(map[string]ledger.Payout)}
+	cfg := r.cfg.Lookups(log, runID)
+	cfg.Account = func(ref string) (string, bool) {
 		p, ok := s.row(ref)
 		return p.Account, ok
 	}
+	s.look = lookup.New(cfg)
 	return s, done, nil
 }
 
 // take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN
 // ones and accepted ones with no invoice number looked up; done counts those that need nothing more.
-func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []task, done int) {
+func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []lookup.Task, done int) {
 	s.rowsMu.Lock()
 	defer s.rowsMu.Unlock()
 	for _, p := range payouts {
@@ -71,12 +60,12 @@ func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []task,
 		}
 		switch {
 		case p.State == ledger.Ready:
-			tasks = append(tasks, task{ref: p.Ref, kind: taskSend, at: now})
+			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.Send, At: now})
 		case p.State == ledger.Unknown:
 			// Looked up before anything is sent (a pool.Task that goes First).
-			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now, initial: true})
+			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.LookUp, At: now, Initial: true})
 		case p.State == ledger.Submitted && p.InvoiceNo == "":
-			tasks = append(tasks, task{ref: p.Ref, kind: taskLookup, at: now})
+			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.LookUp, At: now})
 		default:
 			done++
 			continue
@@ -96,41 +85,41 @@ func (s *submission) row(ref string) (ledger.Payout, bool) {
 
 // handleAndForget handles a task and, once nothing more will happen to its row in this run,
 // forgets the row: a run holds only the rows in the pool.
-func (s *submission) handleAndForget(ctx context.Context, t task) taskResult {
+func (s *submission) handleAndForget(ctx context.Context, t lookup.Task) lookup.Result {
 	o := s.handle(ctx, t)
 	if o.RowDone {
 		s.rowsMu.Lock()
-		delete(s.rows, t.ref)
+		delete(s.rows, t.Ref)
 		s.rowsMu.Unlock()
 	}
 	return o
 }
 
 // pay runs the pool over what feed brings until it is closed, or the run stops; total is the
-// number of rows to pay. It returns a non-nil error (wrapping ErrAborted) when it stopped before
-// every row was dealt with, and the rows found stuck.
-func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]StuckPayout, error) {
-	err := s.r.newPool(s.log, s.handleAndForget, 0).Run(ctx, nil, 0, total, feed)
-	return s.stuck, err
+// number of rows to pay. It returns a non-nil error (wrapping pool.ErrAborted) when it stopped
+// before every row was dealt with, and the rows found stuck.
+func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]lookup.Stuck, error) {
+	err := s.r.newPool(s.log, s.handleAndForget).Run(ctx, nil, 0, total, feed)
+	return s.look.Stuck(), err
 }
 
 // handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
-func (s *submission) handle(ctx context.Context, t task) taskResult {
-	if t.kind == taskSend {
-		return s.settledByCallback(s.send(ctx, t))
+func (s *submission) handle(ctx context.Context, t lookup.Task) lookup.Result {
+	if t.Kind == lookup.Send {
+		return s.look.SettledByCallback(s.send(ctx, t))
 	}
-	return s.settledByCallback(s.lookup(ctx, t))
+	return s.look.SettledByCallback(s.lookup(ctx, t))
 }
 
-func (s *submission) send(ctx context.Context, t task) taskResult {
-	p, ok := s.row(t.ref)
+func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
+	p, ok := s.row(t.Ref)
 	if !ok {
 		// Never a request built from anything but the payout the ledger recorded.
-		return taskResult{Task: t, Fatal: fmt.Errorf("send %s: the run does not hold its payout", t.ref)}
+		return lookup.Result{Task: t, Fatal: fmt.Errorf("send %s: the run does not hold its payout", t.Ref)}
 	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
-	if o := s.apply(ctx, t, s.intent(t, p)); o != nil {
+	if o := s.look.Apply(ctx, t, s.intent(t, p)); o != nil {
 		return *o
 	}
 	created, err := s.post(ctx, p)
@@ -138,10 +127,10 @@ func (s *submission) send(ctx context.Context, t task) taskResult {
 }
 
 // intent is the change recorded before a row's POST.
-func (s *submission) intent(t task, p ledger.Payout) ledger.Change {
+func (s *submission) intent(t lookup.Task, p ledger.Payout) ledger.Change {
 	// The send is counted with its answer, not here (see outcome.MaxSendAttempts).
-	c := ledger.Change{Ref: t.ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: s.r.cfg.Process,
-		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), MaskAccount(p.Account), p.ProviderID)}
+	c := ledger.Change{Ref: t.Ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: s.r.cfg.Process,
+		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), outcome.MaskAccount(p.Account), p.ProviderID)}
 	return c
 }
 
@@ -163,64 +152,52 @@ func (s *submission) post(ctx context.Context, p ledger.Payout) (api.CreateResul
 }
 
 // answer records what the service said to a row's POST and says what comes next.
-func (s *submission) answer(ctx context.Context, t task, created api.CreateResult, err error) taskResult {
-	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.backoffs())
-	if fail := s.apply(ctx, t, changes...); fail != nil {
+func (s *submission) answer(ctx context.Context, t lookup.Task, created api.CreateResult, err error) lookup.Result {
+	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.cfg.backoff())
+	if fail := s.look.Apply(ctx, t, changes...); fail != nil {
 		return *fail
 	}
 	if err == nil {
-		s.remember(t.ref)
+		s.look.Remember(t.Ref)
 	}
 	return o
 }
 
-func orNone(s string) string { return outcome.OrNone(s) }
-
-// lookup looks a row up (lookups.lookUpRow): found, the ledger follows the service; not found,
+// lookup looks a row up (lookup.Session.Row): found, the ledger follows the service; not found,
 // an accepted row waits for reconcile, a refused one is confirmed, an UNKNOWN one waits out its
 // grace and is sent again once proven never created.
-func (s *submission) lookup(ctx context.Context, t task) taskResult {
-	return s.lookUpRow(ctx, t, false, lookupSteps{
-		found: func(p ledger.Payout, got api.Payout) taskResult {
+func (s *submission) lookup(ctx context.Context, t lookup.Task) lookup.Result {
+	return s.look.Row(ctx, t, false, lookup.Steps{
+		Found: func(p ledger.Payout, got api.Payout) lookup.Result {
 			how := "found by external_invoice_ref"
-			if t.refused {
+			if t.Refused {
 				how = "refused by the service, but found by external_invoice_ref: the service holds it"
 			}
-			if o := s.apply(ctx, t, outcome.AfterFound(p, got, how, outcome.Differences(p, got))...); o != nil {
+			if o := s.look.Apply(ctx, t, outcome.AfterFound(p, got, how, outcome.Differences(p, got))...); o != nil {
 				return *o
 			}
-			return taskResult{Task: t, ServiceOK: true, RowDone: true}
+			return lookup.Result{Task: t, ServiceOK: true, RowDone: true}
 		},
-		missing: func(p ledger.Payout, now time.Time) taskResult {
+		Missing: func(p ledger.Payout, now time.Time) lookup.Result {
 			switch {
 			case p.State != ledger.Unknown:
-				if o := s.apply(ctx, t, outcome.NotYetVisible(p)); o != nil {
+				if o := s.look.Apply(ctx, t, outcome.NotYetVisible(p)); o != nil {
 					return *o
 				}
-				return taskResult{Task: t, ServiceOK: true, RowDone: true}
-			case t.refused:
+				return lookup.Result{Task: t, ServiceOK: true, RowDone: true}
+			case t.Refused:
 				return s.confirmRefusal(ctx, t, p)
 			}
-			return s.notFound(ctx, t, p, now, true)
+			return s.look.NotFound(ctx, t, p, now, true)
 		},
 	})
 }
 
 // confirmRefusal records what a lookup that did not find a refused row decides
 // (outcome.ConfirmRefusal): final FAILED, unless "not found" is not trusted in this run.
-func (s *submission) confirmRefusal(ctx context.Context, t task, p ledger.Payout) taskResult {
-	if o := s.apply(ctx, t, outcome.ConfirmRefusal(p, s.refusalNotFoundTrusted(ctx))); o != nil {
+func (s *submission) confirmRefusal(ctx context.Context, t lookup.Task, p ledger.Payout) lookup.Result {
+	if o := s.look.Apply(ctx, t, outcome.ConfirmRefusal(p, s.look.RefusalNotFoundTrusted(ctx))); o != nil {
 		return *o
 	}
-	return taskResult{Task: t, ServiceOK: true, RowDone: true}
-}
-
-// FailureConfirmed reports whether a FAILED row is known never to pay (outcome.FailureConfirmed).
-func FailureConfirmed(p ledger.Payout) bool {
-	return outcome.FailureConfirmed(p)
-}
-
-// errorText is an error as an auditor reads it. api errors never carry the token.
-func errorText(err error) string {
-	return err.Error()
+	return lookup.Result{Task: t, ServiceOK: true, RowDone: true}
 }

@@ -3,68 +3,38 @@ package batch
 import (
 	"context"
 	"log/slog"
-	"time"
 
+	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
 )
 
-// Bounds that keep one row from looping within a run; the row is then left for a rerun or for
-// `payout reconcile`, in the state the ledger records.
-const (
-	maxRateLimited = outcome.MaxRateLimited // 429s in a row for one task
-	// maxThrottled 429s in a row, whatever the payouts, stop a reconciliation (see
-	// pool.Config.ThrottleBreaker): the service keeps throttling although its Retry-After is
-	// honoured, and the next reconcile, later, loses nothing.
-	maxThrottled = maxRateLimited
-)
-
-// Limiter paces the requests to the service: every send and lookup waits on it (pool.Limiter).
-type Limiter = pool.Limiter
-
-type taskKind int
-
-const (
-	taskSend   taskKind = iota // POST the payout: the row is READY
-	taskLookup                 // GET it by external_invoice_ref: the row is UNKNOWN, or SUBMITTED without an invoice number
-)
-
-// task is one send or lookup of a row, as the pool schedules it.
-type task struct {
-	ref     string
-	kind    taskKind
-	at      time.Time
-	attempt int  // earlier tries of this kind that ended in an error
-	limited int  // 429s in a row for this task
-	resend  bool // a send after "not found" proved the earlier one created nothing
-	initial bool // a lookup that must finish before anything new is sent
-	// refused is a lookup that confirms the service's refusal of the row's create: "not found"
-	// makes the row final FAILED, where an UNKNOWN row would wait out the grace.
-	refused bool
-	// graceEnd, on a lookup of a row reported not found, is when its grace is over: until then
-	// it is only looked up.
-	graceEnd time.Time
-}
-
-func (t task) Due() time.Time      { return t.at }
-func (t task) First() bool         { return t.initial }
-func (t task) Waits() bool         { return t.kind == taskSend }
-func (t task) GraceEnd() time.Time { return t.graceEnd }
-
-// taskResult is what a worker reports back to the pool after one task.
-type taskResult = pool.Result[task]
-
 // feedBatch is a chunk's work for the pool: its tasks, how many of its rows need nothing more,
 // or the error that stopped the feed.
-type feedBatch = pool.Feed[task]
+type feedBatch = pool.Feed[lookup.Task]
 
-// newPool is a pool with the run's rate, workers, breaker, clock and callbacks, handling each
-// task with handle; throttleBreaker, when above zero, stops it after that many 429s in a row.
-func (r *Runner) newPool(log *slog.Logger, handle func(context.Context, task) taskResult, throttleBreaker int) *pool.Pool[task] {
-	cfg := r.cfg
-	return pool.New(pool.Config{Limiter: cfg.Limiter, Workers: cfg.Workers, BreakerThreshold: cfg.BreakerThreshold,
-		ThrottleBreaker: throttleBreaker, Clock: cfg.Clock, Logger: log, Zone: cfg.Zone,
-		Progress: cfg.Progress, Waiting: cfg.Waiting}, handle)
+// Pool is how a pool of this configuration runs: its rate, workers, breaker, clock and
+// callbacks; throttleBreaker, when above zero, stops it after that many 429s in a row.
+func (c Config) Pool(log *slog.Logger, throttleBreaker int) pool.Config {
+	return pool.Config{Limiter: c.Limiter, Workers: c.Workers, BreakerThreshold: c.BreakerThreshold,
+		ThrottleBreaker: throttleBreaker, Clock: c.Clock, Logger: log, Zone: c.Zone,
+		Progress: c.Progress, Waiting: c.Waiting}
+}
+
+// Lookups is how this configuration looks payouts up, recording under the ledger run runID.
+func (c Config) Lookups(log *slog.Logger, runID string) lookup.Config {
+	return lookup.Config{Ledger: c.Ledger, Service: c.Service, Limiter: c.Limiter, Logger: log, Now: c.Now, RunID: runID,
+		MaxErrors: c.MaxLookupErrors, Backoff: c.backoff(),
+		Grace: outcome.Grace{Grace: c.UnknownGrace, Lookups: c.NotFoundLookups, NoResend: c.NoResendUnknown}}
+}
+
+func (c Config) backoff() lookup.Backoff {
+	return lookup.Backoff{Base: c.BackoffBase, Max: c.BackoffMax}
+}
+
+// newPool is a pool of the run's configuration handling each task with handle.
+func (r *Runner) newPool(log *slog.Logger, handle func(context.Context, lookup.Task) lookup.Result) *pool.Pool[lookup.Task] {
+	return pool.New(r.cfg.Pool(log, 0), handle)
 }
 
 // logSending logs the start of a run's sending: how many rows, at what rate, with how many workers.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/lookup"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -12,16 +14,16 @@ import (
 // the send counts towards outcome.MaxSendAttempts, and what follows.
 func TestAfterSend(t *testing.T) {
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
-	b := backoffs{base: time.Millisecond, max: 10 * time.Millisecond}
-	send := task{ref: "R1", kind: taskSend, at: now}
+	b := lookup.Backoff{Base: time.Millisecond, Max: 10 * time.Millisecond}
+	send := lookup.Task{Ref: "R1", Kind: lookup.Send, At: now}
 	for _, tc := range []struct {
 		name     string
 		created  api.CreateResult
 		err      error
-		t        task
+		t        lookup.Task
 		to       []ledger.State
 		counted  bool
-		next     taskKind
+		next     lookup.Kind
 		hasNext  bool
 		refused  bool // the follow-up confirms a refusal
 		flags    string
@@ -34,21 +36,21 @@ func TestAfterSend(t *testing.T) {
 		{name: "accepted, success", created: api.CreateResult{InvoiceNo: "INV-1", TransactionStatus: api.StatusSuccess},
 			t: send, to: []ledger.State{ledger.Submitted, ledger.Succeeded}, counted: true, flags: "ok", rowDone: true},
 		{name: "accepted without an invoice number", t: send, to: []ledger.State{ledger.Submitted}, counted: true, flags: "ok",
-			hasNext: true, next: taskLookup},
+			hasNext: true, next: lookup.LookUp},
 		{name: "refused", err: &api.Error{Kind: api.KindRejected}, t: send, to: []ledger.State{ledger.Unknown}, counted: true,
-			flags: "ok", hasNext: true, next: taskLookup, refused: true},
+			flags: "ok", hasNext: true, next: lookup.LookUp, refused: true},
 		{name: "duplicate", err: &api.Error{Kind: api.KindDuplicate}, t: send, to: []ledger.State{ledger.Unknown}, counted: true,
-			flags: "ok", hasNext: true, next: taskLookup},
+			flags: "ok", hasNext: true, next: lookup.LookUp},
 		{name: "connection refused", err: &api.Error{Kind: api.KindRetryable}, t: send, to: []ledger.State{ledger.Ready},
-			flags: "failure", hasNext: true, next: taskSend},
+			flags: "failure", hasNext: true, next: lookup.Send},
 		{name: "429", err: &api.Error{Kind: api.KindRateLimited, RetryAfter: time.Second}, t: send, to: []ledger.State{ledger.Ready},
-			flags: "throttled", hasNext: true, next: taskSend, pauseFor: time.Second},
+			flags: "throttled", hasNext: true, next: lookup.Send, pauseFor: time.Second},
 		{name: "429, the last allowed", err: &api.Error{Kind: api.KindRateLimited, RetryAfter: time.Second},
-			t: task{ref: "R1", kind: taskSend, limited: maxRateLimited - 1}, to: []ledger.State{ledger.Ready}, flags: "throttled", rowDone: true, pauseFor: time.Second},
+			t: lookup.Task{Ref: "R1", Kind: lookup.Send, Limited: outcome.MaxRateLimited - 1}, to: []ledger.State{ledger.Ready}, flags: "throttled", rowDone: true, pauseFor: time.Second},
 		{name: "auth refused", err: &api.Error{Kind: api.KindUnauthorized}, t: send, to: []ledger.State{ledger.Ready}, fatal: true},
 		{name: "create endpoint missing", err: &api.Error{Kind: api.KindNotFound}, t: send, to: []ledger.State{ledger.Unknown}, fatal: true},
 		{name: "no usable answer", err: &api.Error{Kind: api.KindOutcomeUnknown}, t: send, to: []ledger.State{ledger.Unknown}, counted: true,
-			flags: "failure", hasNext: true, next: taskLookup},
+			flags: "failure", hasNext: true, next: lookup.LookUp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			changes, o := afterSend(tc.t, tc.created, tc.err, now, b)
@@ -74,7 +76,7 @@ func TestAfterSend(t *testing.T) {
 			if (o.Fatal != nil) != tc.fatal || o.RowDone != tc.rowDone || (o.Next != nil) != tc.hasNext {
 				t.Errorf("outcome %+v", o)
 			}
-			if o.Next != nil && (o.Next.kind != tc.next || o.Next.refused != tc.refused || o.Next.ref != "R1" || o.Next.at.Before(now)) {
+			if o.Next != nil && (o.Next.Kind != tc.next || o.Next.Refused != tc.refused || o.Next.Ref != "R1" || o.Next.At.Before(now)) {
 				t.Errorf("follow-up %+v", *o.Next)
 			}
 			if tc.pauseFor > 0 && !o.Pause.Equal(now.Add(tc.pauseFor)) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/internal/fakeclock"
 )
 
 const (
@@ -27,31 +28,11 @@ const (
 	hashKey = "sandbox-test-hash-key"
 )
 
-// clock is a hand-moved Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type rig struct {
 	tb  testing.TB
 	sb  *sandbox.Server
 	ts  *httptest.Server
-	clk *clock
+	clk *fakeclock.Clock
 }
 
 // newRig starts a sandbox on loopback with a hand-moved clock and no settle loop.
@@ -63,7 +44,7 @@ func newRig(tb testing.TB, opts sandbox.Options) *rig {
 	if opts.HashKey == nil {
 		opts.HashKey = []byte(hashKey)
 	}
-	clk := newClock()
+	clk := fakeclock.New(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC))
 	if opts.Now == nil {
 		opts.Now = clk.Now
 	}
@@ -446,14 +427,14 @@ func TestSettle(t *testing.T) {
 	r := newRig(t, sandbox.Options{SettleAfter: 10 * time.Second, FailSuffixes: sandbox.DefaultFailSuffixes})
 	r.mustCreate(body(t, "OK", nil))
 	r.mustCreate(body(t, "KO", map[string]any{"third_party_account_no": "123456000"}))
-	r.clk.Add(9 * time.Second)
+	r.clk.Advance(9 * time.Second)
 	r.sb.Settle()
 	for _, ref := range []string{"OK", "KO"} {
 		if s := payoutOf(t, r.get(ref)).TransactionStatus; s != api.StatusPending {
 			t.Errorf("%s before SettleAfter: %s", ref, s)
 		}
 	}
-	r.clk.Add(time.Second)
+	r.clk.Advance(time.Second)
 	// Settled lazily by the read, without Settle.
 	if s := payoutOf(t, r.get("OK")).TransactionStatus; s != api.StatusSuccess {
 		t.Errorf("OK: %s", s)
@@ -767,12 +748,12 @@ func TestRateLimit(t *testing.T) {
 	if fmt.Sprint(statuses) != "[200 200 200 200 200 429 429 429]" {
 		t.Errorf("statuses %v", statuses)
 	}
-	r.clk.Add(time.Second) // the next window
+	r.clk.Advance(time.Second) // the next window
 	if resp := r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", ""); resp.status != 200 {
 		t.Errorf("next second: HTTP %d", resp.status)
 	}
 	// A 429 on create creates nothing.
-	r.clk.Add(time.Second)
+	r.clk.Advance(time.Second)
 	for i := range 7 {
 		r.mustCreate(body(t, fmt.Sprintf("RL-%d", i), nil))
 	}
@@ -811,21 +792,21 @@ func TestMaxInAnySecond(t *testing.T) {
 	r := newRig(t, sandbox.Options{})
 	// 3 requests late in one second and 3 early in the next: 3 in either calendar second, 6 within
 	// one second of each other.
-	r.clk.Add(700 * time.Millisecond)
+	r.clk.Advance(700 * time.Millisecond)
 	for range 3 {
 		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
 	}
-	r.clk.Add(400 * time.Millisecond)
+	r.clk.Advance(400 * time.Millisecond)
 	for range 3 {
 		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
 	}
 	// A second later the first six have left the window.
-	r.clk.Add(time.Second)
+	r.clk.Advance(time.Second)
 	r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
 	if st := r.sb.Stats(); st.MaxPerSecond != 3 || st.MaxInAnySecond != 6 {
 		t.Errorf("max per calendar second %d, in any second %d; want 3 and 6", st.MaxPerSecond, st.MaxInAnySecond)
 	}
-	r.clk.Add(300 * time.Millisecond)
+	r.clk.Advance(300 * time.Millisecond)
 	for range 6 {
 		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
 	}

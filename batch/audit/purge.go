@@ -5,7 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -20,9 +20,9 @@ func MaskName(name string) string {
 
 // Purge masks the names and account numbers of the final payouts last changed before the start
 // of day (UTC) of before, as ledger.Purge describes; account numbers keep their last four digits
-// (batch.MaskAccount). The payouts that are not final are left, and listed in the result.
+// (outcome.MaskAccount). The payouts that are not final are left, and listed in the result.
 func Purge(ctx context.Context, db ledger.AuditStore, before time.Time) (ledger.PurgeResult, error) {
 	day := time.Date(before.Year(), before.Month(), before.Day(), 0, 0, 0, 0, time.UTC)
-	return db.Purge(ctx, ledger.PurgeRequest{Before: day, MaskName: MaskName, MaskAccount: batch.MaskAccount,
+	return db.Purge(ctx, ledger.PurgeRequest{Before: day, MaskName: MaskName, MaskAccount: outcome.MaskAccount,
 		Detail: "purge --before " + day.Format(time.DateOnly) + ": name and account number masked"})
 }

@@ -16,7 +16,7 @@ import (
 type chunks struct {
 	rc      *reconciler
 	log     *slog.Logger
-	checker *batch.Checker
+	checker *checker
 	scoped  bool // a run or a date: final payouts are looked up too
 
 	// stopped is why the lookups stopped, if they did: the chunks after it are not looked up.
@@ -74,10 +74,10 @@ func (c *chunks) settle(ctx context.Context, entries []reconEntry) ([]report.Rec
 	}
 	lookups, looked := lookupsOf(entries, before, c.scoped, c.rc.cfg.Now())
 	c.lookedUp += len(lookups)
-	checked := batch.Checked{Stopped: c.stopped}
+	checked := checked{stopped: c.stopped}
 	if c.stopped == nil && len(lookups) > 0 {
-		checked = c.checker.Check(ctx, lookups)
-		c.stopped, c.throttled = checked.Stopped, c.throttled+checked.Throttled
+		checked = c.checker.check(ctx, lookups)
+		c.stopped, c.throttled = checked.stopped, c.throttled+checked.throttled
 	}
 	after, err := db.Lookup(bg, entryRefs(entries))
 	if err != nil {
@@ -118,7 +118,7 @@ func (c *chunks) add(rows []report.ReconRow) {
 			c.mismatches++
 		}
 		for _, m := range row.Mismatches {
-			if m == batch.MismatchNotChecked {
+			if m == MismatchNotChecked {
 				c.notChecked++
 			}
 		}

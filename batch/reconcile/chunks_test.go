@@ -80,7 +80,7 @@ func TestReconcileInChunksMatchesOneChunk(t *testing.T) {
 				b := newReconBench(t, sandbox.Faults{})
 				run, total := chunkScenario(b)
 				runner := b.runner(func(c *batch.Config) { c.ChunkRows = chunk })
-				res, err := reconcile.Run(context.Background(), runner, tt.opts(run))
+				res, err := reconcile.Run(context.Background(), runner.Config(), tt.opts(run))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,7 +140,7 @@ func TestReconcileInChunksStopsMidway(t *testing.T) {
 	runner := b.runner(func(c *batch.Config) {
 		c.Service, c.ChunkRows, c.BreakerThreshold, c.MaxLookupErrors = service, 3, 3, 100
 	})
-	res, err := reconcile.Run(context.Background(), runner, reconcile.Options{RunID: run.RunID})
+	res, err := reconcile.Run(context.Background(), runner.Config(), reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestReconcileInChunksStopsMidway(t *testing.T) {
 		if got := row["ledger_state"] == "SUCCEEDED"; got != settled {
 			t.Errorf("%s: %v, want settled %v", ref, row, settled)
 		}
-		if !settled && (row["mismatches"] != batch.MismatchNotChecked || !strings.Contains(row["message"], "reconcile stopped first")) {
+		if !settled && (row["mismatches"] != reconcile.MismatchNotChecked || !strings.Contains(row["message"], "reconcile stopped first")) {
 			t.Errorf("%s: %v, want it not checked, as the reconcile stopped first", ref, row)
 		}
 	}
@@ -184,7 +184,7 @@ func TestReconcileInChunksKeepsWhatLookupsProved(t *testing.T) {
 	}
 	b.record("LATE-NEVER", "6610002", "20.00", ledger.Submitting, ledger.Unknown)
 	b.settle()
-	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) { c.ChunkRows = 2 }), reconcile.Options{})
+	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) { c.ChunkRows = 2 }).Config(), reconcile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

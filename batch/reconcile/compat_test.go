@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
@@ -46,12 +47,12 @@ func TestReconcileDoesNotConfirmARefusalWhenLookupsMissKnownPayouts(t *testing.T
 	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) {
 		c.Service, c.Workers = blind, 2
 		c.Progress = func(done, total int) { release.Do(func() { close(released) }) }
-	}), reconcile.Options{FailedWithin: time.Hour})
+	}).Config(), reconcile.Options{FailedWithin: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	refused := b.state("A-REFUSED")
-	if batch.FailureConfirmed(refused) {
+	if outcome.FailureConfirmed(refused) {
 		t.Errorf("A-REFUSED %+v: refusal confirmed by a lookup that does not find B-ACCEPTED either (reconcile %+v)", refused, res)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // addNameChecks puts on each row the name the bank holds for the account, as the payout's
 // callback said, and how it compares with the recipient, and returns how many differ. A lookup
 // carries no name: only callbacks do. A mismatch changes no state and no exit code.
-func addNameChecks(ctx context.Context, db *ledger.DB, rows []report.ReconRow) (int, error) {
+func addNameChecks(ctx context.Context, db ledger.ReconcileStore, rows []report.ReconRow) (int, error) {
 	refs := make([]string, len(rows))
 	for i, r := range rows {
 		refs[i] = r.Ref

@@ -25,7 +25,7 @@ var ErrScope = errors.New("reconcile: invalid scope")
 type Options struct {
 	RunID     string    // the rows of this run's file
 	Since     time.Time // the files run, and the payouts recorded, at or after this time
-	ReportDir string    // default: the runner's Config.ReportDir
+	ReportDir string    // default: the Config's ReportDir
 	// FailedWithin adds, to a reconciliation of every payout not yet final, the rows FAILED by a
 	// refusal of their create in this last while: a service may refuse a create it made. Zero:
 	// none.
@@ -72,13 +72,13 @@ type Result struct {
 //
 // The scope is walked a chunk of Config.ChunkRows rows at a time: each chunk is looked up, and
 // its report rows written, before the next is read, so that a scope of any size is held a chunk
-// at a time. Lookups go through the runner's Config.Limiter and Config.Workers, with the run's
-// retry policy and circuit breaker (Runner.NewChecker). The returned error is non-nil for a scope
+// at a time. Lookups go through cfg.Limiter and cfg.Workers, with the run's retry policy and
+// circuit breaker (package lookup). The returned error is non-nil for a scope
 // that makes no sense (ErrScope, or ledger.ErrNotFound for an unknown run) and for infrastructure
 // failures (ledger, report files); a service that stops answering is not an error but ExitCode 1,
 // with everything found so far recorded and reported, and the rest reported not checked.
-func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error) {
-	rc := &reconciler{runner: runner, cfg: runner.Config()}
+func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
+	rc := &reconciler{cfg: cfg.WithDefaults()}
 	db := rc.cfg.Ledger
 	if opts.ReportDir == "" {
 		opts.ReportDir = rc.cfg.ReportDir
@@ -105,17 +105,17 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	}
 	res.Scope = scope
 	log.Info("reconcile started", "scope", scope)
-	pass := &chunks{rc: rc, log: log, checker: runner.NewChecker(log, res.RunID, expected), total: decimal.Zero,
+	pass := &chunks{rc: rc, log: log, checker: newChecker(rc.cfg, log, res.RunID, expected), total: decimal.Zero,
 		scoped: opts.RunID != "" || !opts.Since.IsZero(), runs: make(map[string]bool)}
 	var ended time.Time
 	paths, _, err := report.WriteReconciliationStream(opts.ReportDir, res.RunID, func(add func(report.ReconRow)) (report.ReconSummary, error) {
 		pass.err = pass.walk(ctx, scopeRows, add)
-		pass.checker.Finish()
+		pass.checker.finish()
 		ended = rc.cfg.Now()
 		return report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,
 			ChainHead: batch.ChainHeadText(bg, db), Zone: rc.cfg.Zone}, pass.err
 	})
-	res = exit(log, pass.result(res), batch.Checked{Stopped: pass.stopped, Throttled: pass.throttled}, pass.refused)
+	res = exit(log, pass.result(res), checked{stopped: pass.stopped, throttled: pass.throttled}, pass.refused)
 	if pass.err != nil {
 		return res, rc.abandon(bg, res, pass.err)
 	}
@@ -134,10 +134,9 @@ func Run(ctx context.Context, runner *batch.Runner, opts Options) (Result, error
 	return res, nil
 }
 
-// reconciler is one reconciliation's runner and its configuration.
+// reconciler is one reconciliation's configuration.
 type reconciler struct {
-	runner *batch.Runner
-	cfg    batch.Config
+	cfg batch.Config
 }
 
 // scopeRun checks that opts make sense and returns the run they scope the reconciliation to, if any.
@@ -164,9 +163,9 @@ func (rc *reconciler) scopeRun(ctx context.Context, opts Options) (ledger.Run, e
 // exit sets the reconciliation's exit code, and why it stopped when it did. refused counts the
 // re-checked refusals still not at the service: they were reported when they failed, and do not
 // make every reconcile of the following days exit 4.
-func exit(log *slog.Logger, res Result, checked batch.Checked, refused int) Result {
-	switch aborted := checked.Stopped; {
-	case errors.Is(aborted, pool.ErrThrottled) || (aborted == nil && checked.Throttled > 0):
+func exit(log *slog.Logger, res Result, checked checked, refused int) Result {
+	switch aborted := checked.stopped; {
+	case errors.Is(aborted, pool.ErrThrottled) || (aborted == nil && checked.throttled > 0):
 		res.ExitCode = batch.ExitAborted
 		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
 		log.Warn("reconcile stopped: " + res.Aborted)

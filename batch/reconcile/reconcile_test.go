@@ -110,7 +110,7 @@ func (b *reconBench) pay(name string, rows [][3]string, edit func(*batch.Config)
 
 func (b *reconBench) reconcile(opts reconcile.Options) reconcile.Result {
 	b.tb.Helper()
-	res, err := reconcile.Run(context.Background(), b.runner(nil), opts)
+	res, err := reconcile.Run(context.Background(), b.runner(nil).Config(), opts)
 	if err != nil {
 		b.tb.Fatalf("reconcile: %v", err)
 	}
@@ -493,7 +493,7 @@ func TestReconcileServiceDown(t *testing.T) {
 	}
 	b.sandbox.SetDown(true)
 	runner := b.runner(func(c *batch.Config) { c.BreakerThreshold = 3; c.MaxLookupErrors = 100 })
-	res, err := reconcile.Run(context.Background(), runner, reconcile.Options{RunID: run.RunID})
+	res, err := reconcile.Run(context.Background(), runner.Config(), reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +521,7 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 		return nil
 	}}
 	runner := b.runner(func(c *batch.Config) { c.Service = service; c.MaxLookupErrors = 3; c.BreakerThreshold = 100 })
-	res, err := reconcile.Run(context.Background(), runner, reconcile.Options{RunID: run.RunID})
+	res, err := reconcile.Run(context.Background(), runner.Config(), reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestReconcileScopeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := reconcile.Run(context.Background(), b.runner(nil), tt.opts)
+			_, err := reconcile.Run(context.Background(), b.runner(nil).Config(), tt.opts)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("reconcile: %v, want %v", err, tt.want)
 			}
@@ -583,7 +583,7 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 		}
 		return nil
 	}}
-	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) { c.Service = service }), reconcile.Options{RunID: run.RunID})
+	res, err := reconcile.Run(context.Background(), b.runner(func(c *batch.Config) { c.Service = service }).Config(), reconcile.Options{RunID: run.RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -646,7 +646,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	eightDaysOn := func(c *batch.Config) { c.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) } }
-	old, err := reconcile.Run(context.Background(), b.runner(eightDaysOn), reconcile.Options{FailedWithin: 7 * 24 * time.Hour})
+	old, err := reconcile.Run(context.Background(), b.runner(eightDaysOn).Config(), reconcile.Options{FailedWithin: 7 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -676,7 +676,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	if !found {
 		t.Errorf("events of REF-MADE %+v, want FAILED → SUBMITTED, saying why", events)
 	}
-	if none := b.state("REF-NONE"); none.State != ledger.Failed || !batch.FailureConfirmed(none) {
+	if none := b.state("REF-NONE"); none.State != ledger.Failed || !outcome.FailureConfirmed(none) {
 		t.Errorf("REF-NONE %+v, want FAILED with its refusal now confirmed", none)
 	}
 }
@@ -693,7 +693,7 @@ func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 		states = append(states, ledger.Submitting, ledger.Unknown)
 	}
 	b.record("STUCK-1", "4440001", "70.00", states...)
-	if p := b.state("STUCK-1"); !batch.Stuck(p) {
+	if p := b.state("STUCK-1"); !outcome.Stuck(p) {
 		t.Fatalf("setup: %+v is not stuck", p)
 	}
 	res := b.reconcile(reconcile.Options{})
@@ -701,7 +701,7 @@ func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
 	}
 	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]
-	if want := batch.StuckMessage("STUCK-1", outcome.MaxSendAttempts); !strings.Contains(row["message"], want) {
+	if want := outcome.StuckMessage("STUCK-1", outcome.MaxSendAttempts); !strings.Contains(row["message"], want) {
 		t.Errorf("report message %q, want %q in it", row["message"], want)
 	}
 	if p := b.state("STUCK-1"); p.State != ledger.Unknown {

@@ -7,8 +7,17 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
 )
+
+// retryStore is what writing the retry files of the runs a reconciliation changed reads and
+// records.
+type retryStore interface {
+	ledger.ReconcileStore
+	retry.Ledger
+}
 
 // writeRetryFiles writes again, into dir, the retry file of every run whose unpaid rows may
 // have changed: the runs listing a payout this reconciliation moved (runs), and those listing a
@@ -17,7 +26,7 @@ import (
 // file of a run holds every row of it still unpaid; a run with none left gets none, and its older
 // retry files would pay nothing that is paid. Runs are written oldest first. It returns the files
 // written.
-func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, runs map[string]bool, page int, now time.Time) ([]string, error) {
+func writeRetryFiles(ctx context.Context, db retryStore, dir string, runs map[string]bool, page int, now time.Time) ([]string, error) {
 	if err := refusedNotOffered(ctx, db, page, runs); err != nil {
 		return nil, err
 	}
@@ -34,7 +43,7 @@ func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, runs map[st
 	})
 	var written []string
 	for _, run := range listed {
-		f, err := batch.WriteRetryFile(ctx, db, run.ID, dir, "", run.ExitCode == batch.ExitRejected, now)
+		f, err := retry.Write(ctx, db, run.ID, dir, "", run.ExitCode == batch.ExitRejected, now)
 		if err != nil {
 			return written, err
 		}
@@ -45,7 +54,7 @@ func writeRetryFiles(ctx context.Context, db *ledger.DB, dir string, runs map[st
 
 // refusedNotOffered adds to runs those listing a FAILED payout known to have created nothing
 // that has no retry, reading the FAILED payouts a page at a time.
-func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[string]bool) error {
+func refusedNotOffered(ctx context.Context, db ledger.ReconcileStore, page int, runs map[string]bool) error {
 	var refs []string
 	list := func() error {
 		if len(refs) == 0 {
@@ -59,7 +68,7 @@ func refusedNotOffered(ctx context.Context, db *ledger.DB, page int, runs map[st
 		return err
 	}
 	err := db.WalkPayouts(ctx, ledger.Filter{States: []ledger.State{ledger.Failed}}, page, func(p ledger.Payout) error {
-		if !batch.FailureConfirmed(p) {
+		if !outcome.FailureConfirmed(p) {
 			return nil
 		}
 		if _, ok, err := db.RetryFor(ctx, p.Ref); err != nil || ok {

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
 
 // reportRows turns the entries into report rows with the ledger's state after the lookups.
-func reportRows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, checked batch.Checked) []report.ReconRow {
+func reportRows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, checked checked) []report.ReconRow {
 	rows := make([]report.ReconRow, 0, len(entries))
 	for _, e := range entries {
 		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount}
@@ -31,36 +31,36 @@ func reportRows(entries []reconEntry, before, after map[string]ledger.Payout, lo
 }
 
 // describe fills the service's side of a row and says what a reader needs to know about it.
-func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked batch.Checked) ([]string, string) {
-	v, ok := checked.Views[p.Ref]
+func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked checked) ([]string, string) {
+	v, ok := checked.views[p.Ref]
 	var notes []string
 	if was.State != p.State {
 		notes = append(notes, fmt.Sprintf("%s → %s", was.State, p.State))
 	}
 	switch {
 	case !looked:
-	case !ok && checked.Stopped != nil:
-		return []string{batch.MismatchNotChecked}, "not looked up: reconcile stopped first; run it again"
+	case !ok && checked.stopped != nil:
+		return []string{MismatchNotChecked}, "not looked up: reconcile stopped first; run it again"
 	case !ok:
-		return []string{batch.MismatchNotChecked}, "not looked up"
-	case v.Failed != "":
-		return v.Mismatches, "the service did not answer: " + v.Failed
-	case v.Found:
-		row.ServiceStatus = v.Payout.TransactionStatus
-		if !v.Payout.Value.IsZero() {
-			amount := v.Payout.Value
+		return []string{MismatchNotChecked}, "not looked up"
+	case v.failed != "":
+		return v.mismatches, "the service did not answer: " + v.failed
+	case v.found:
+		row.ServiceStatus = v.payout.TransactionStatus
+		if !v.payout.Value.IsZero() {
+			amount := v.payout.Value
 			row.ServiceAmount = &amount
 		}
-		row.ServiceAccount = v.Payout.PayoutAccountNumber
+		row.ServiceAccount = v.payout.PayoutAccountNumber
 		if row.InvoiceNo == "" {
-			row.InvoiceNo = v.Payout.PayoutInvoiceNo
+			row.InvoiceNo = v.payout.PayoutInvoiceNo
 		}
 	}
 	switch p.State {
 	case ledger.Unknown, ledger.Submitting:
-		if batch.Stuck(p) {
-			notes = append(notes, batch.StuckMessage(p.Ref, p.Attempts))
-		} else if v.NotFound {
+		if outcome.Stuck(p) {
+			notes = append(notes, outcome.StuckMessage(p.Ref, p.Attempts))
+		} else if v.notFound {
 			notes = append(notes, fmt.Sprintf("not found by %d lookups; outcome still unknown: see `payout status %s`", p.NotFoundCount, p.Ref))
 		} else {
 			notes = append(notes, "outcome unknown")
@@ -72,12 +72,12 @@ func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked b
 			notes = append(notes, "not sent: run its file again")
 		}
 	case ledger.Failed:
-		if v.Note == "" && p.LastError != "" {
+		if v.note == "" && p.LastError != "" {
 			notes = append(notes, p.LastError)
 		}
 	}
-	if v.Note != "" {
-		notes = append(notes, v.Note)
+	if v.note != "" {
+		notes = append(notes, v.note)
 	}
-	return v.Mismatches, strings.Join(notes, "; ")
+	return v.mismatches, strings.Join(notes, "; ")
 }

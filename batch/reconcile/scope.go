@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -105,7 +105,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 // recorded since the date by a run that began before it. The references of the payouts walked
 // are held to leave out a payout that a rerun of its file lists again: a scope of files held a
 // reference each, not its rows.
-func sinceRows(ctx context.Context, db *ledger.DB, page int, runs []ledger.Run, since time.Time, emit func(reconEntry) error) error {
+func sinceRows(ctx context.Context, db ledger.ReconcileStore, page int, runs []ledger.Run, since time.Time, emit func(reconEntry) error) error {
 	seen := make(map[string]struct{})
 	for _, run := range runs {
 		if run.Kind == ledger.KindReconcile || run.Kind == ledger.KindDryRun {
@@ -136,7 +136,7 @@ func days(d time.Duration) string {
 
 // runLines walks a run's input rows, a range of lines at a time. A payout seen already (a rerun
 // of the same file) is left out when seen is not nil, so that no payout counts twice.
-func runLines(ctx context.Context, db *ledger.DB, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
+func runLines(ctx context.Context, db ledger.ReconcileStore, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
 	return db.WalkRunLines(ctx, runID, page, func(l ledger.ReportLine) error {
 		e, ok := lineEntry(runID, l, seen)
 		if !ok {
@@ -170,8 +170,8 @@ func lineEntry(runID string, l ledger.ReportLine, seen map[string]struct{}) (rec
 // lookupsOf is a lookup per payout that can have changed at the service. Payouts the service
 // accepted are looked up first: if one of them is "not found", lookups prove nothing and no
 // UNKNOWN row is declared never created.
-func lookupsOf(entries []reconEntry, current map[string]ledger.Payout, scoped bool, now time.Time) ([]batch.Lookup, map[string]bool) {
-	var out []batch.Lookup
+func lookupsOf(entries []reconEntry, current map[string]ledger.Payout, scoped bool, now time.Time) ([]request, map[string]bool) {
+	var out []request
 	lookups := make(map[string]bool)
 	for _, e := range entries {
 		p, ok := current[e.ref]
@@ -185,7 +185,7 @@ func lookupsOf(entries []reconEntry, current map[string]ledger.Payout, scoped bo
 			at = now.Add(-time.Second)
 		case ledger.Succeeded, ledger.Failed:
 			// Unscoped, the only final rows listed are recent refusals: they are looked up.
-			if !scoped && !batch.RefusedCreate(p) {
+			if !scoped && !outcome.RefusedCreate(p) {
 				continue
 			}
 			at = now.Add(-time.Second)
@@ -194,7 +194,7 @@ func lookupsOf(entries []reconEntry, current map[string]ledger.Payout, scoped bo
 			continue
 		}
 		lookups[e.ref] = true
-		out = append(out, batch.Lookup{Ref: e.ref, At: at})
+		out = append(out, request{ref: e.ref, at: at})
 	}
 	return out, lookups
 }

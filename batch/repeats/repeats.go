@@ -57,7 +57,7 @@ type Row struct {
 // Guard compares a file's rows with what the ledger paid within the policy's window, for one
 // pass over the file at a time.
 type Guard struct {
-	db     *ledger.DB
+	db     Ledger
 	policy Policy
 	now    func() time.Time
 	zone   *time.Location        // the operator's: the day a hold names is theirs
@@ -66,8 +66,16 @@ type Guard struct {
 	recent *ledger.RecentPayees
 }
 
+// Ledger is what a Guard reads: the payouts to an account, bank and amount within the window,
+// and the runs that paid them.
+type Ledger interface {
+	RecentPayees(ctx context.Context, since time.Time, limit int) (*ledger.RecentPayees, error)
+	RecentPayouts(ctx context.Context, payees []ledger.Payee, since time.Time) (map[string]ledger.Payout, error)
+	GetRun(ctx context.Context, id string) (ledger.Run, error)
+}
+
 // NewGuard is a guard over db's payouts for policy; now tells the time, zone is the operator's.
-func NewGuard(db *ledger.DB, policy Policy, now func() time.Time, zone *time.Location) *Guard {
+func NewGuard(db Ledger, policy Policy, now func() time.Time, zone *time.Location) *Guard {
 	return &Guard{db: db, policy: policy, now: now, zone: zone}
 }
 

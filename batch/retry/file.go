@@ -80,13 +80,23 @@ func (f File) List() []string {
 	return out
 }
 
+// Ledger is what writing a retry file reads and records: the run, its lines and their payouts
+// as they stand, and a refused payout's one retry reference.
+type Ledger interface {
+	ledger.RetryFiles
+	GetRun(ctx context.Context, id string) (ledger.Run, error)
+	EachRunLine(ctx context.Context, runID string, fn func(ledger.ReportLine) error) error
+	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	Get(ctx context.Context, ref string) (ledger.Payout, error)
+}
+
 // Write writes the retry file of a run into dir: `<name without extension>.<run
 // id>.retry.csv`, and `.retry.xlsx` too when the run's input was an XLSX, with ".reconciled-<UTC
 // time of stamp>" before ".retry" when stamp is set (a reconciliation writes them again, beside
 // and never over the run's own, which its user may be editing). A run whose every row is paid
 // gets none: the zero File. fileRejected says that the run sent nothing because its file
 // was rejected as a whole.
-func Write(ctx context.Context, db *ledger.DB, runID, dir, name string, fileRejected bool, stamp time.Time) (File, error) {
+func Write(ctx context.Context, db Ledger, runID, dir, name string, fileRejected bool, stamp time.Time) (File, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return File{}, err
@@ -132,7 +142,7 @@ type retryRow struct {
 }
 
 // unpaidRows is every line of a run still unpaid, in line order.
-func unpaidRows(ctx context.Context, db *ledger.DB, run ledger.Run, fileRejected bool) ([]retryRow, error) {
+func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected bool) ([]retryRow, error) {
 	// Only the lines not yet paid are kept: a paid run of any size holds next to nothing here.
 	var lines []ledger.ReportLine
 	err := db.EachRunLine(ctx, run.ID, func(l ledger.ReportLine) error {
@@ -206,7 +216,7 @@ func payoutValues(p ledger.Payout, ref string) map[string]string {
 
 // payoutRetryRow is the row of a recorded payout, or unpaid false when it is paid. A refused
 // payout is followed through its retries to the newest: the row is paid when that one is.
-func payoutRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.Payout) (retryRow, bool, error) {
+func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payout) (retryRow, bool, error) {
 	for range maxRetries {
 		if p.State != ledger.Failed {
 			break
@@ -253,7 +263,7 @@ const maxRetries = 100
 // failedRetryRow is the row of a FAILED payout with no retry yet (err is a failed look for one).
 // A refusal known to have created nothing is offered under a new reference, recorded first; any
 // other FAILED row keeps its reference, which is never sent again, until reconcile confirms it.
-func failedRetryRow(ctx context.Context, db *ledger.DB, runID string, p ledger.Payout, err error) (retryRow, bool, error) {
+func failedRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payout, err error) (retryRow, bool, error) {
 	if err != nil {
 		return retryRow{}, false, err
 	}

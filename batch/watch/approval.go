@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/pool"
 )
 
 // AwaitingDir holds the files whose plan lacks the signatures the ledger's approval policy asks
@@ -78,7 +79,7 @@ func (w *Watcher) recheckAwaiting(ctx context.Context) (int, error) {
 	worst := batch.ExitOK
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in %s", batch.ErrAborted, err, name, AwaitingDir)
+			return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in %s", pool.ErrAborted, err, name, AwaitingDir)
 		}
 		exit, err := w.recheck(ctx, name)
 		worst = batch.WorseExit(worst, exit)

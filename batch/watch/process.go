@@ -12,6 +12,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
@@ -134,14 +135,14 @@ func (w *Watcher) failIfChanged(ctx context.Context, log *slog.Logger, out *File
 	// The ledger keeps the file's outcome, not the run's: a run that ended with everything it
 	// read accepted would make the complete file, dropped again under its name, look like another
 	// file paying rows this one already paid.
-	if err := w.cfg.Ledger.FinishRun(ctx, out.Result.RunID, batch.RunFinished, out.Exit, out.Result.EndedAt); err != nil {
+	if err := w.cfg.Ledger.FinishRun(ctx, out.Result.RunID, ledger.RunFinished, out.Exit, out.Result.EndedAt); err != nil {
 		return false, batch.ExitAborted, &abortError{file: out.Name, cause: err}
 	}
 	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now, w.runner.Config().Zone))
 	return true, exit, err
 }
 
-// abortError is a file left in processing. It unwraps to batch.ErrAborted and to its cause.
+// abortError is a file left in processing. It unwraps to pool.ErrAborted and to its cause.
 type abortError struct {
 	file   string
 	reason string // when there is no cause: the run's Result.Aborted
@@ -158,9 +159,9 @@ func (e *abortError) Error() string {
 
 func (e *abortError) Unwrap() []error {
 	if e.cause == nil {
-		return []error{batch.ErrAborted}
+		return []error{pool.ErrAborted}
 	}
-	return []error{batch.ErrAborted, e.cause}
+	return []error{pool.ErrAborted, e.cause}
 }
 
 // failEmpty moves an empty file from processing to failed, with a note.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
 
@@ -54,13 +55,21 @@ const whyRowsShown = 20
 // ErrBusy is returned by New when another watcher holds the directory.
 var ErrBusy = errors.New("another payout watch is using this folder")
 
+// Ledger is what folder mode reads and records beside its runs: earlier runs of a file and their
+// rows, the approval policy in force, and the close of a run it ended itself.
+type Ledger interface {
+	ledger.ReportReads
+	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
+	FinishRun(ctx context.Context, id string, status ledger.RunStatus, exitCode int, ended time.Time) error
+}
+
 // Config holds what a Watcher needs. Dir and Runner are required.
 type Config struct {
 	Dir    string
 	Runner *batch.Runner
 	// Ledger is used to find earlier runs of the same file and the rows of a note; the Runner's
 	// ledger when nil.
-	Ledger *ledger.DB
+	Ledger Ledger
 	// Settle is how long a file's size and modification time must stay unchanged before it is claimed.
 	Settle time.Duration
 	// Interval is the time between polls of Loop.
@@ -89,7 +98,7 @@ type FileOutcome struct {
 type Watcher struct {
 	cfg    Config
 	runner *batch.Runner
-	db     *ledger.DB
+	db     Ledger
 	lock   *flock.Flock
 	log    *slog.Logger
 	seen   map[string]observation // inbox files not yet claimed
@@ -115,6 +124,9 @@ func New(cfg Config) (*Watcher, error) {
 	}
 	if cfg.Runner.Config().DryRun {
 		return nil, errors.New("watch: a dry run would move unpaid files to done")
+	}
+	if db, ok := cfg.Ledger.(*ledger.DB); ok && db == nil {
+		cfg.Ledger = nil // a ledger never opened is none
 	}
 	if cfg.Ledger == nil {
 		cfg.Ledger = cfg.Runner.Config().Ledger
@@ -175,7 +187,7 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 	}
 	if wait, pending := w.settleWait(); pending {
 		if err := batch.Sleep(ctx, wait); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", batch.ErrAborted, err)
+			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", pool.ErrAborted, err)
 		}
 		exit, err := w.Poll(ctx)
 		worst = batch.WorseExit(worst, exit)
@@ -243,7 +255,7 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	}
 	for i, c := range due {
 		if err := ctx.Err(); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: %d files left in the inbox", batch.ErrAborted, err, len(due)-i)
+			return batch.ExitAborted, fmt.Errorf("%w: %w: %d files left in the inbox", pool.ErrAborted, err, len(due)-i)
 		}
 		name, ok, err := w.claim(c)
 		if err != nil {
@@ -271,7 +283,7 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 // next processes a file in processing unless ctx is over.
 func (w *Watcher) next(ctx context.Context, name string) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in processing", batch.ErrAborted, err, name)
+		return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in processing", pool.ErrAborted, err, name)
 	}
 	return w.process(ctx, name)
 }

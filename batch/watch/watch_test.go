@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/watch"
 )
 
@@ -416,7 +417,7 @@ func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 	watchPut(t, rig.path(watch.InboxDir, "waiting.csv"), watchCSV(batchtest.Payroll(2, "WAIT")))
 	rig.Sandbox.SetDown(true)
 	worst, err := rig.w.Once(context.Background())
-	if worst != batch.ExitAborted || !errors.Is(err, batch.ErrAborted) {
+	if worst != batch.ExitAborted || !errors.Is(err, pool.ErrAborted) {
 		t.Fatalf("once with the service down: exit %d, %v; want 1 and ErrAborted", worst, err)
 	}
 	if got := rig.listDir(watch.ProcessingDir); len(got) != 1 {

@@ -44,11 +44,11 @@ func (o *approvalOptions) register(fs *flag.FlagSet) {
 }
 
 // policy is who may sign, from the environment; how many must sign is the ledger's.
-func (o *approvalOptions) policy(getenv func(string) string) (batch.ApprovalPolicy, error) {
+func (o *approvalOptions) policy(getenv func(string) string) (approval.Policy, error) {
 	if v := getenv(envRequireApproval); v != "" {
-		return batch.ApprovalPolicy{}, configError(&ConfigError{Field: envRequireApproval, Value: v, Err: errPolicyInLedger})
+		return approval.Policy{}, configError(&ConfigError{Field: envRequireApproval, Value: v, Err: errPolicyInLedger})
 	}
-	return batch.ApprovalPolicy{AllowedSigners: getenv(approval.EnvAllowedSigners)}, nil
+	return approval.Policy{AllowedSigners: getenv(approval.EnvAllowedSigners)}, nil
 }
 
 // planFlags are the flags of plan, approve and reject beside the run's.
@@ -331,7 +331,7 @@ func showAwaiting(ctx context.Context, e *env, db *ledger.DB, zone *time.Locatio
 	}
 	var waiting []ledger.Run
 	for _, sha := range order {
-		if r := latest[sha]; r.Status == batch.RunAwaitingApproval {
+		if r := latest[sha]; r.Status == ledger.RunAwaitingApproval {
 			waiting = append(waiting, r)
 		}
 	}

@@ -14,11 +14,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/internal/fakeclock"
 	"github.com/payout/payout/ledger"
 )
 
@@ -280,26 +280,8 @@ func writeZipWithSums(t *testing.T, path string, members map[string][]byte) {
 	writeZip(t, path, members)
 }
 
-// settableClock is the sandbox's clock, moved by the test.
-type settableClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *settableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *settableClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestPurgeMasksOldFinalPayoutsAndLeavesPendingOnes(t *testing.T) {
-	clock := &settableClock{t: time.Now()}
+	clock := fakeclock.New(time.Now())
 	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"), Now: clock.Now,
 		SettleAfter: time.Hour, SettleInterval: -1})
 	t.Cleanup(sb.Close)
@@ -309,7 +291,7 @@ func TestPurgeMasksOldFinalPayoutsAndLeavesPendingOnes(t *testing.T) {
 	os.WriteFile(old, []byte(header+"OLD-1,Siti Aminah,Maybank,5550001234,10.00\nOLD-2,Tan Ah Kow,Maybank,5550005678,20.00\n"), 0o600)
 	os.WriteFile(fresh, []byte(header+"NEW-1,Raju a/l Muthu,Maybank,5550009999,30.00\n"), 0o600)
 	paidRun(t, u, old)
-	clock.add(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	if out, errOut, code := u.run("reconcile"); code != 0 {
 		t.Fatalf("reconcile exit %d: %s %s", code, out, errOut)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -196,7 +197,7 @@ func sendChanges(runID string, fresh []ledger.Payout) []ledger.Change {
 		invoice := "INV" + p.Ref
 		changes = append(changes,
 			ledger.Change{Ref: p.Ref, RunID: runID, From: ledger.Ready, To: ledger.Submitting, CountAttempt: true,
-				Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), batch.MaskAccount(p.Account), p.ProviderID)},
+				Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), outcome.MaskAccount(p.Account), p.ProviderID)},
 			ledger.Change{Ref: p.Ref, RunID: runID, From: ledger.Submitting, To: ledger.Submitted, InvoiceNo: invoice,
 				TransactionStatus: api.StatusPending, ResetNotFound: true,
 				Detail: fmt.Sprintf("created: invoice %s, status %s", invoice, api.StatusPending)})

@@ -168,7 +168,7 @@ func (d *demoService) reconcile(ctx context.Context, e *env, s *session, o *runO
 	time.Sleep(demoSettle)
 	d.sb.Settle()
 	waitForCallbacks(ctx, d.sb, 10*time.Second)
-	rec, err := reconcile.Run(ctx, s.runner, reconcile.Options{RunID: runID, ReportDir: o.reportDir})
+	rec, err := reconcile.Run(ctx, s.runner.Config(), reconcile.Options{RunID: runID, ReportDir: o.reportDir})
 	s.bar.end()
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", err)}

@@ -16,12 +16,16 @@ const module = "github.com/payout/payout"
 // batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
 // batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
 // knows only by their times, imports only batch/report; batch/repeats only the ledger, read and
-// report.
+// report; batch/lookup, the run's and reconcile's lookups, only the ledger, api, outcome and pool.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
 	case within(from, "cmd"):
 		return !within(to, "cmd")
+	case to == "internal/fakeclock":
+		// The tests' fake clock: any package's tests may use it (test imports are not held
+		// here); of the module's code only the batch tests' harness imports it.
+		return from == "batch/internal/batchtest"
 	case to == "batch/atomicfile":
 		return within(from, "batch") && from != to
 	case from == "batch/report":
@@ -34,6 +38,9 @@ func mayImport(from, to string) bool {
 	case from == "batch/pool":
 		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
 		return to == "batch/report"
+	case from == "batch/lookup":
+		// Looking a payout up, retrying, giving up: the state machine decides, the pool schedules.
+		return to == "ledger" || to == "api" || to == "batch/outcome" || to == "batch/pool"
 	case from == "batch/approval":
 		return to == "batch/signature"
 	case from == "batch/retry":
@@ -120,6 +127,14 @@ func TestMayImport(t *testing.T) {
 		{"batch/retry", "batch", false},
 		{"batch/approval", "batch/signature", true},
 		{"batch/approval", "ledger", false},
+		{"batch/lookup", "batch/pool", true},
+		{"batch/lookup", "batch/outcome", true},
+		{"batch/lookup", "batch", false},
+		{"batch/lookup", "batch/report", false},
+		{"batch/reconcile", "batch/lookup", true},
+		{"batch/internal/batchtest", "internal/fakeclock", true},
+		{"batch", "internal/fakeclock", false},
+		{"internal/fakeclock", "batch/pool", false},
 	} {
 		if got := mayImport(c.from, c.to); got != c.want {
 			t.Errorf("mayImport(%q, %q) = %v, want %v", c.from, c.to, got, c.want)

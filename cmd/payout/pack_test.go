@@ -14,6 +14,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/api/sandbox"
+	"github.com/payout/payout/internal/fakeclock"
 )
 
 // settledRun pays the sample file while the service keeps every payout PENDING, then lets them
@@ -21,13 +22,13 @@ import (
 // run's and the reconciliation's ids.
 func settledRun(t *testing.T) (*user, string, string) {
 	t.Helper()
-	clock := &settableClock{t: time.Now()}
+	clock := fakeclock.New(time.Now())
 	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"), Now: clock.Now,
 		SettleAfter: time.Hour, SettleInterval: -1})
 	t.Cleanup(sb.Close)
 	u := newUser(t, sb)
 	runID, _ := paidRun(t, u, samplePath(t))
-	clock.add(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	out, errOut, code := u.run("reconcile", "--json")
 	if code != 0 {
 		t.Fatalf("reconcile exit %d: %s %s", code, out, errOut)

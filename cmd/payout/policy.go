@@ -133,7 +133,7 @@ func policySigners(e *env, statement []byte, files []string, need int) (string, 
 	if err != nil {
 		return "", err
 	}
-	var accepted []batch.Approval
+	var accepted []approval.Approval
 	var notCounted []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -148,9 +148,9 @@ func policySigners(e *env, statement []byte, files []string, need int) (string, 
 			notCounted = append(notCounted, f+": "+err.Error())
 			continue
 		}
-		accepted = append(accepted, batch.Approval{Identity: id, File: f})
+		accepted = append(accepted, approval.Approval{Identity: id, File: f})
 	}
-	v := batch.Verdict{Need: need, Accepted: accepted, Signers: approval.DistinctSigners(accepted), NotCounted: notCounted}
+	v := approval.Verdict{Need: need, Accepted: accepted, Signers: approval.DistinctSigners(accepted), NotCounted: notCounted}
 	if why := v.Missing(); why != "" {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "policy: lowering the policy %s; nothing was changed. Each signer signs the statement of `payout policy --statement --approvals N` with ssh-keygen -Y sign -n %s", why, signature.NamespacePolicy)

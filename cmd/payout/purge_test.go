@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/internal/fakeclock"
 	"github.com/payout/payout/ledger"
 )
 
@@ -43,17 +44,14 @@ func ledgerBytesHolding(t *testing.T, u *user, secrets []string) []string {
 func paidLastYear(t *testing.T, u *user, people [][2]string) {
 	t.Helper()
 	ctx := context.Background()
-	at := time.Date(2025, 1, 1, 8, 0, 0, 0, time.UTC)
-	db, err := ledger.Open(ctx, filepath.Join(u.dir, "payout-ledger.db"), ledger.Options{Now: func() time.Time {
-		at = at.Add(time.Second)
-		return at
-	}})
+	clock := fakeclock.New(time.Date(2025, 1, 1, 8, 0, 0, 0, time.UTC))
+	db, err := ledger.Open(ctx, filepath.Join(u.dir, "payout-ledger.db"), ledger.Options{Now: clock.Ticking(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	if err := db.AddRun(ctx, ledger.Run{ID: "run-2025", Kind: "run", File: "old.csv", FileSHA256: strings.Repeat("0", 64),
-		StartedAt: at, Status: "running"}); err != nil {
+		StartedAt: clock.Now(), Status: "running"}); err != nil {
 		t.Fatal(err)
 	}
 	var fresh []ledger.Payout
@@ -76,7 +74,7 @@ func paidLastYear(t *testing.T, u *user, people [][2]string) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.FinishRun(ctx, "run-2025", "finished", 0, at); err != nil {
+	if err := db.FinishRun(ctx, "run-2025", "finished", 0, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

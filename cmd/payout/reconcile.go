@@ -68,7 +68,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	res, err := reconcile.Run(ctx, s.runner, opts)
+	res, err := reconcile.Run(ctx, s.runner.Config(), opts)
 	s.bar.end()
 	if err != nil {
 		switch {

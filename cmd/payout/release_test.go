@@ -12,7 +12,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
@@ -32,7 +31,7 @@ func TestCommandReleaseStuckPayout(t *testing.T) {
 		"STUCK-1,Stuck,1,0123456789,10.00\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := batch.StuckMessage("STUCK-1", outcome.MaxSendAttempts)
+	want := outcome.StuckMessage("STUCK-1", outcome.MaxSendAttempts)
 	if out, errOut, code := u.run("run", stuckFile); code != 4 || !strings.Contains(out, want) {
 		t.Errorf("run of the stuck row's file: exit %d, want 4 and %q in:\n%s%s", code, want, out, errOut)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/repeats"
 )
 
@@ -26,14 +25,14 @@ func (o *repeatOptions) register(fs *flag.FlagSet) {
 
 // policy is the flags' repeat rules; commands that do not take the flags (reconcile, release)
 // have the defaults.
-func (o *repeatOptions) policy() (batch.RepeatPolicy, error) {
+func (o *repeatOptions) policy() (repeats.Policy, error) {
 	if o.windowDays == 0 {
-		return batch.RepeatPolicy{}, nil
+		return repeats.Policy{}, nil
 	}
 	if o.windowDays < 1 || o.windowDays > 366 {
-		return batch.RepeatPolicy{}, fmt.Errorf("--repeat-window %d: want a number of days from 1 to 366", o.windowDays)
+		return repeats.Policy{}, fmt.Errorf("--repeat-window %d: want a number of days from 1 to 366", o.windowDays)
 	}
-	return batch.RepeatPolicy{Window: time.Duration(o.windowDays) * 24 * time.Hour, AllowAll: o.allowAll, Allow: o.allow.set}, nil
+	return repeats.Policy{Window: time.Duration(o.windowDays) * 24 * time.Hour, AllowAll: o.allowAll, Allow: o.allow.set}, nil
 }
 
 // refList is a flag of references, given several times or separated by commas.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
@@ -455,7 +456,7 @@ func printSummary(w io.Writer, res batch.Result) {
 		}
 	}
 	for _, p := range res.Stuck {
-		fmt.Fprintf(w, "  %s: %s\n", p.Ref, batch.StuckMessage(p.Ref, p.Attempts))
+		fmt.Fprintf(w, "  %s: %s\n", p.Ref, outcome.StuckMessage(p.Ref, p.Attempts))
 	}
 	printAwaiting(w, res)
 	if res.Aborted != "" {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -116,7 +116,7 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 	for _, f := range withNameCheck([][2]string{
 		{"external_invoice_ref", p.Ref}, {"state", string(p.State)}, {"amount (MYR)", p.Amount.StringFixed(2)},
 		{"recipient", p.Recipient}, {"bank", fmt.Sprintf("%s (%d)", p.Bank, p.ProviderID)},
-		{"account", batch.MaskAccount(p.Account)}, {"payout_invoice_no", p.InvoiceNo},
+		{"account", outcome.MaskAccount(p.Account)}, {"payout_invoice_no", p.InvoiceNo},
 		{"transaction_status", p.TransactionStatus}, {"bank_reference_no", p.BankReferenceNo},
 		{"attempts", fmt.Sprint(p.Attempts)}, {"first run", fmt.Sprintf("%s line %d", p.RunID, p.Line)},
 		{"last error", p.LastError},
@@ -126,8 +126,8 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if batch.Stuck(p) {
-		fmt.Fprintf(e.stdout, "\n%s\n", batch.StuckMessage(p.Ref, p.Attempts))
+	if outcome.Stuck(p) {
+		fmt.Fprintf(e.stdout, "\n%s\n", outcome.StuckMessage(p.Ref, p.Attempts))
 	}
 	events, err := db.Events(ctx, ref)
 	if err != nil {

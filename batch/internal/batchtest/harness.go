@@ -149,7 +149,7 @@ func (h *Harness) Pay(ctx context.Context, path string, cfg batch.Config) batch.
 
 // SameReportFromLedger checks that the run's result CSV, written at the end of the run, says
 // what `payout report` writes from the ledger afterwards: both read the run with one query.
-func (h *Harness) SameReportFromLedger(db *ledger.DB, res batch.Result) {
+func (h *Harness) SameReportFromLedger(db batch.ReportLedger, res batch.Result) {
 	h.TB.Helper()
 	written := ResultCSV(h.TB, res)
 	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), "", time.Now(), nil)
