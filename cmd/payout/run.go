@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
@@ -191,7 +192,7 @@ type session struct {
 	metrics *metricsWriter
 	bar     *progressBar   // nil unless stderr is a terminal
 	key     *signature.Key // $PAYOUT_SIGNING_KEY: signs the chain head each run's reports print
-	limiter batch.Limiter  // newLimiter's: on a PostgreSQL ledger, the merchant's, shared
+	limiter pool.Limiter   // newLimiter's: on a PostgreSQL ledger, the merchant's, shared
 	// limiterDB is the shared limiter's handle on the ledger's database, if it has one.
 	limiterDB io.Closer
 }

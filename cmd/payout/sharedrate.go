@@ -7,7 +7,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql, for a PostgreSQL ledger
 	"golang.org/x/time/rate"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
 
@@ -15,7 +15,7 @@ import (
 // PostgreSQL ledger the merchant's limit, shared through the ledger's database with every
 // process on every host that pays for the same merchant on the same service (its Close ends
 // the handle); on a SQLite file, which one process pays from at a time, this process's own.
-func newLimiter(cfg config, burst int) (batch.Limiter, io.Closer, error) {
+func newLimiter(cfg config, burst int) (pool.Limiter, io.Closer, error) {
 	if !ledger.IsURL(cfg.Ledger) {
 		return rate.NewLimiter(rate.Limit(cfg.Rate), burst), nil, nil
 	}
