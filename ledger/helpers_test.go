@@ -5,31 +5,22 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/payout/payout/internal/fakeclock"
 	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
 )
 
-// clock is a fake time source that moves one millisecond per reading.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
-	return c.t
+// ticking is a fake clock that moves one millisecond per reading, from a fixed morning.
+func ticking() func() time.Time {
+	return fakeclock.New(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)).Ticking(time.Millisecond)
 }
 
 func openAt(tb testing.TB, path string) *ledger.DB {
 	tb.Helper()
-	c := &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	db, err := ledger.Open(context.Background(), path, ledger.Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	db, err := ledger.Open(context.Background(), path, ledger.Options{Now: ticking(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -41,8 +32,7 @@ func openAt(tb testing.TB, path string) *ledger.DB {
 func mustOpen(tb testing.TB) (*ledger.DB, string) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "ledger.db")
-	c := &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	db, err := ledger.Create(context.Background(), path, ledger.Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	db, err := ledger.Create(context.Background(), path, ledger.Options{Now: ticking(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -19,8 +19,7 @@ import (
 func mustCreatePG(tb testing.TB) (*ledger.DB, string) {
 	tb.Helper()
 	url := pgtest.New(tb)
-	c := &clock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	db, err := ledger.Create(context.Background(), url, ledger.Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	db, err := ledger.Create(context.Background(), url, ledger.Options{Now: ticking(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
