@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"strings"
 )
 
@@ -27,14 +26,12 @@ func IsURL(ledger string) bool {
 	return strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://")
 }
 
-// errNoPostgresHold is what Take says until the PostgreSQL engine can hold a ledger.
-var errNoPostgresHold = errors.New("a PostgreSQL ledger cannot be held for paying yet")
-
 // Take takes the hold a paying process keeps on ledger, without waiting: on SQLite the file lock
-// (another holder: *LockedError).
+// (another holder: *LockedError); on PostgreSQL a session of the process's own (PgHold), which
+// other processes share the ledger with.
 func Take(ctx context.Context, ledger string) (Hold, error) {
 	if IsURL(ledger) {
-		return nil, errNoPostgresHold
+		return takePostgres(ctx, ledger)
 	}
 	return Lock(ledger)
 }
