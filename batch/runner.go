@@ -67,7 +67,11 @@ type Config struct {
 	// of a process that is gone are recovered. When nil, every process but this one is gone (the
 	// ledger's file lock is held, or one runner is the only payer).
 	Liveness ledger.Liveness
-	sending  *sending // shared by the Runners of one Config
+	// PayFile, when set, keeps every other process off the input whose SHA-256 is given
+	// (ledger.Hold.PayFile): a run calls it before it records or sends anything of its file, and
+	// stops with its error (a *ledger.LockedError naming the process paying it).
+	PayFile func(ctx context.Context, fileSHA256 string) error
+	sending *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
@@ -212,6 +216,11 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
+	if cfg.PayFile != nil && !cfg.DryRun {
+		if err := cfg.PayFile(ctx, sum); err != nil {
+			return res, err
+		}
+	}
 	log.Info("run started", "sha256", sum, "dry_run", cfg.DryRun)
 	providers, err := r.providers(ctx)
 	if err != nil {

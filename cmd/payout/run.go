@@ -309,7 +309,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	if s.lock != nil {
 		// The payouts this process sends name it; holding the lock, it knows every other
 		// process that named itself in a payout is gone.
-		rcfg.Process, rcfg.Liveness = s.lock.Self().Claimant(), s.lock
+		rcfg.Process, rcfg.Liveness, rcfg.PayFile = s.lock.Self().Claimant(), s.lock, s.lock.PayFile
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
@@ -387,6 +387,8 @@ func (s *session) runError(path string, err error) error {
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: stopped before anything was sent; run again", path)}
+	case errors.Is(err, ledger.ErrLocked):
+		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w", path, err)}
 	case s.o.dryRun:
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (dry run: nothing was sent)", path, err)}
 	case ledger.Damaged(err):
