@@ -68,6 +68,11 @@ func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held 
 		return false, Process{}, errors.New("the ledger's hold is closed")
 	}
 	if held[name] {
+		// Held while the session lasts: one that ended (the server restarted or gave up on this
+		// host) holds nothing any more, and another process may have taken it.
+		if err := h.conn.Ping(ctx); err != nil {
+			return false, Process{}, fmt.Errorf("the ledger's session, which held it, is gone: %w", err)
+		}
 		return true, Process{}, nil
 	}
 	key := lockKey(namespace, name)
