@@ -259,3 +259,29 @@ func TestPgHoldSessionNoticesADeadPeerInSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing: the server ends a hold's session (as when
+// it gives up on its host): the hold says it is lost, and no longer claims the file it held.
+func TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing(t *testing.T) {
+	url := pgLedger(t)
+	ctx := context.Background()
+	h := take(t, url)
+	if err := h.PayFile(ctx, "44dd"); err != nil {
+		t.Fatal(err)
+	}
+	backend := queryInt(t, url, "SELECT backend_pid FROM processes WHERE id = $1", h.Self().ID)
+	if n := queryInt(t, pgtest.Admin(t), "SELECT count(*) FROM (SELECT pg_terminate_backend($1, 60000)) t", backend); n != 1 {
+		t.Fatal("no session terminated")
+	}
+	select {
+	case <-h.(*ledger.PgHold).Lost():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the hold did not notice its session ended within 60 s")
+	}
+	if err := h.PayFile(ctx, "44dd"); err == nil {
+		t.Error("PayFile of its file after the session ended: no error")
+	}
+	if err := take(t, url).PayFile(ctx, "44dd"); err != nil {
+		t.Errorf("another process paying the file: %v", err)
+	}
+}

@@ -103,6 +103,8 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
+	ctx, stop := s.guard(ctx)
+	defer stop()
 	worst := exitOK
 	for i, path := range files {
 		res, err := s.runner.Run(ctx, path)

@@ -57,6 +57,8 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
+	ctx, stop := s.guard(ctx)
+	defer stop()
 	wcfg := watch.Config{
 		Dir: dir, Runner: s.runner, Ledger: s.db, Settle: *settle, Interval: *interval,
 		ReportDir: reportDir, Logger: s.log, Done: s.watched,
