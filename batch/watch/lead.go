@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/payout/payout/ledger"
 )
@@ -14,6 +15,9 @@ type leadership struct {
 	locked  bool           // it holds the folder's lock too
 	told    ledger.Process // the other leader last logged, so that each is logged once
 	busy    bool           // the folder's lock was found held, and it was logged
+	// loud logs who leads as a warning: Loop's waiting is news once; a --once pass of cron on a
+	// standby host is routine, logged at info (-v), so cron mails nothing.
+	loud bool
 }
 
 // leads reports whether this watcher may make a pass: always without Config.Lead. With it, only
@@ -37,7 +41,11 @@ func (w *Watcher) leads(ctx context.Context) (bool, error) {
 	if !ok {
 		if leader != w.lead.told {
 			w.lead.told = leader
-			w.log.Info("another process leads this inbox: this one waits, and takes over once that process ends",
+			level := slog.LevelInfo
+			if w.lead.loud {
+				level = slog.LevelWarn
+			}
+			w.log.Log(ctx, level, "another process leads this inbox: this one waits, and takes over once that process ends",
 				"leader_host", leader.Host, "leader_pid", leader.PID, "leader_since", leader.Started)
 		}
 		return false, nil

@@ -209,6 +209,7 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 // stays in processing and is resumed first at the next start. A file that aborts for another
 // reason (service down, ledger error) stops the loop with that error.
 func (w *Watcher) Loop(ctx context.Context) error {
+	w.lead.loud = true
 	ticker := time.NewTicker(w.cfg.Interval)
 	defer ticker.Stop()
 	for {
