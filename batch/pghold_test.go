@@ -36,12 +36,12 @@ func pgHolds(t *testing.T, n int) []ledger.Hold {
 
 // as makes a run's config the process of hold h's, as `payout run` wires it.
 func as(h ledger.Hold) func(*batch.Config) {
-	return func(c *batch.Config) { c.Process, c.Liveness, c.PayFile = h.Self().Claimant(), h, h.PayFile }
+	return func(c *batch.Config) { c.Process, c.Liveness, c.Files = h.Self().Claimant(), h, h }
 }
 
 // TestTwoProcessesPayingOneFileOnAPostgresLedger: while one process pays a file, a run of it by
 // another stops before it records or sends anything, naming that process; a run of another file
-// goes on; the first pays its file exactly once.
+// goes on, and once it ended the file is free; the first pays its file exactly once.
 func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
@@ -68,8 +68,13 @@ func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
 		t.Errorf("b's refused run left runs %+v (%v) and %d creates; want nothing", runs, err, h.Sandbox.Stats().Creates)
 	}
 	other := batchtest.Payroll(2, "TWO")
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "two.csv", other), as(b)); res.ExitCode != batch.ExitOK {
+	otherPath := batchtest.WritePayroll(t, h.Dir, "two.csv", other)
+	if res := h.Run(ctx, otherPath, as(b)); res.ExitCode != batch.ExitOK {
 		t.Errorf("b's run of another file: %+v", res)
+	}
+	// Its run ended, b keeps nobody off that file: a rerun by a resumes (nothing left to send).
+	if res := h.Run(ctx, otherPath, as(a)); res.ExitCode != batch.ExitOK || res.Skipped != len(other) {
+		t.Errorf("a's rerun of b's file once b's run ended: %+v", res)
 	}
 	res := h.Run(ctx, path, as(a))
 	if res.ExitCode != batch.ExitOK {

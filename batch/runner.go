@@ -67,10 +67,10 @@ type Config struct {
 	// of a process that is gone are recovered. When nil, every process but this one is gone (the
 	// ledger's file lock is held, or one runner is the only payer).
 	Liveness ledger.Liveness
-	// PayFile, when set, keeps every other process off the input whose SHA-256 is given
-	// (ledger.Hold.PayFile): a run calls it before it records or sends anything of its file, and
-	// stops with its error (a *ledger.LockedError naming the process paying it).
-	PayFile func(ctx context.Context, fileSHA256 string) error
+	// Files, when set, keeps every other process off the file a run pays (ledger.Hold): a run
+	// takes its file before it records or sends anything of it, and stops with the error of a
+	// file another process pays (a *ledger.LockedError naming that process).
+	Files   FileKeeper
 	sending *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
@@ -124,6 +124,12 @@ type Config struct {
 	// Waiting, when set, is called when the run has nothing to do but wait for the grace of
 	// payouts whose outcome is unknown (n payouts, until then), and with 0 once it works again.
 	Waiting func(n int, until time.Time)
+}
+
+// FileKeeper keeps other processes off the files a process is paying (ledger.Hold is one).
+type FileKeeper interface {
+	PayFile(ctx context.Context, fileSHA256 string) error
+	DonePaying(ctx context.Context, fileSHA256 string) error
 }
 
 // Runner pays files. One Runner may run several files one after the other.
@@ -216,10 +222,15 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
-	if cfg.PayFile != nil && !cfg.DryRun {
-		if err := cfg.PayFile(ctx, sum); err != nil {
+	if cfg.Files != nil && !cfg.DryRun {
+		if err := cfg.Files.PayFile(ctx, sum); err != nil {
 			return res, err
 		}
+		defer func() {
+			if err := cfg.Files.DonePaying(context.WithoutCancel(ctx), sum); err != nil {
+				log.Warn("other processes are kept off the file until this one ends", "err", err)
+			}
+		}()
 	}
 	log.Info("run started", "sha256", sum, "dry_run", cfg.DryRun)
 	providers, err := r.providers(ctx)

@@ -14,9 +14,13 @@ type Hold interface {
 	Liveness
 	// Self is the process holding it: the claimant its payouts record (Change.ClaimedBy).
 	Self() Process
-	// PayFile keeps every other process off the input whose SHA-256 is given, until the hold
-	// ends: another process paying it gets a *LockedError naming the holder.
+	// PayFile keeps every other process off the input whose SHA-256 is given, until DonePaying or
+	// the hold's end: another process paying it gets a *LockedError naming the holder.
 	PayFile(ctx context.Context, fileSHA256 string) error
+	// DonePaying lets other processes pay the file again, once the run that called PayFile has
+	// ended: a later run of it resumes from the ledger. A long-lived process (folder mode) so
+	// holds only the files it is paying.
+	DonePaying(ctx context.Context, fileSHA256 string) error
 	Close() error
 }
 
@@ -42,6 +46,9 @@ func (l *FileLock) Self() Process { return l.Process }
 // PayFile does nothing more: the file lock already keeps every other paying process off the
 // whole ledger, and so off every file.
 func (l *FileLock) PayFile(context.Context, string) error { return nil }
+
+// DonePaying does nothing: PayFile took nothing.
+func (l *FileLock) DonePaying(context.Context, string) error { return nil }
 
 // Close releases the lock, as Unlock does.
 func (l *FileLock) Close() error { return l.Unlock() }

@@ -25,10 +25,10 @@ type PgHold struct {
 	conn  *pgx.Conn // the session whose locks are this process's
 	probe *pgx.Conn // another session, opened when first needed: tries other processes' locks
 	self  Process
-	files map[string]bool // inputs held (PayFile)
-	leads map[string]bool // inboxes led (LeadInbox)
-	lost  chan struct{}   // closed once the session is found gone
-	stop  chan struct{}   // closed by Close: ends the heartbeat
+	files map[string]int // inputs held, by the runs holding each (PayFile, DonePaying)
+	leads map[string]int // inboxes led (LeadInbox)
+	lost  chan struct{}  // closed once the session is found gone
+	stop  chan struct{}  // closed by Close: ends the heartbeat
 	done  sync.WaitGroup
 	shut  bool
 }
@@ -46,7 +46,7 @@ func takePostgres(ctx context.Context, url string) (*PgHold, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &PgHold{cfg: cfg, conn: conn, self: NewProcess(), files: make(map[string]bool), leads: make(map[string]bool),
+	h := &PgHold{cfg: cfg, conn: conn, self: NewProcess(), files: make(map[string]int), leads: make(map[string]int),
 		lost: make(chan struct{}), stop: make(chan struct{})}
 	if err := h.register(ctx); err != nil {
 		return nil, errors.Join(err, conn.Close(context.WithoutCancel(ctx)))
@@ -217,6 +217,11 @@ func (h *PgHold) Close() error {
 	defer cancel()
 	// A row left behind (the session already gone) is swept by the next hold: its lock is free.
 	_, err := h.conn.Exec(ctx, "DELETE FROM processes WHERE id = $1", h.self.ID)
+	if err == nil {
+		// Released now, not when the server gets round to ending the session: whoever is told
+		// this process has ended may take them at once.
+		_, err = h.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+	}
 	err = errors.Join(err, h.conn.Close(ctx))
 	if h.probe != nil {
 		err = errors.Join(err, h.probe.Close(ctx))

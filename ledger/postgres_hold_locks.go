@@ -27,8 +27,9 @@ func lockKey(namespace, name string) int64 {
 }
 
 // PayFile takes, without waiting, the lock of the input whose SHA-256 is given, and keeps it
-// until the hold ends; the registry row records it. While another process holds it, PayFile
-// returns a *LockedError naming that process's host and pid.
+// until DonePaying (as often as PayFile: runs of one process may overlap) or the hold's end; the
+// registry row records it. While another process holds it, PayFile returns a *LockedError naming
+// that process's host and pid.
 func (h *PgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 	ok, holder, err := h.hold(ctx, nsFile, "paying", fileSHA256, h.files)
 	if err != nil {
@@ -36,6 +37,28 @@ func (h *PgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 	}
 	if !ok {
 		return &LockedError{File: fileSHA256, Holder: holder.note()}
+	}
+	return nil
+}
+
+// DonePaying ends what PayFile took: released by the last run of this process that holds the
+// file, it may be paid by another process again (a rerun, which resumes from the ledger).
+func (h *PgHold) DonePaying(ctx context.Context, fileSHA256 string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch n := h.files[fileSHA256]; {
+	case h.shut || n == 0:
+		return nil
+	case n > 1:
+		h.files[fileSHA256] = n - 1
+		return nil
+	}
+	delete(h.files, fileSHA256)
+	if _, err := h.conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", lockKey(nsFile, fileSHA256)); err != nil {
+		return fmt.Errorf("let other processes pay the file: %w", err)
+	}
+	if _, err := h.conn.Exec(ctx, "UPDATE processes SET paying = array_remove(paying, $2) WHERE id = $1", h.self.ID, fileSHA256); err != nil {
+		return fmt.Errorf("let other processes pay the file: %w", err)
 	}
 	return nil
 }
@@ -59,20 +82,21 @@ func (h *PgHold) LeadInbox(ctx context.Context, inbox string) (bool, Process, er
 }
 
 // hold takes the lock of name in namespace on the session, once, and records name in the
-// registry's column; the lock held elsewhere, it returns false and the process that holds it. A
-// holder that ends between the try and the look-up is tried again.
-func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held map[string]bool) (bool, Process, error) {
+// registry's column; held counts the takes. The lock held elsewhere, it returns false and the
+// process that holds it. A holder that ends between the try and the look-up is tried again.
+func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held map[string]int) (bool, Process, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.shut {
 		return false, Process{}, errors.New("the ledger's hold is closed")
 	}
-	if held[name] {
+	if held[name] > 0 {
 		// Held while the session lasts: one that ended (the server restarted or gave up on this
 		// host) holds nothing any more, and another process may have taken it.
 		if err := h.conn.Ping(ctx); err != nil {
 			return false, Process{}, fmt.Errorf("the ledger's session, which held it, is gone: %w", err)
 		}
+		held[name]++
 		return true, Process{}, nil
 	}
 	key := lockKey(namespace, name)
@@ -83,7 +107,7 @@ func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held 
 			return false, Process{}, err
 		}
 		if ok {
-			held[name] = true
+			held[name] = 1
 			// column is one of this file's names, never input.
 			_, err := h.conn.Exec(ctx, "UPDATE processes SET "+column+" = array_append("+column+", $2) WHERE id = $1", h.self.ID, name)
 			return true, Process{}, err

@@ -169,6 +169,16 @@ func TestPgHoldsPayingOneFileAndTwoFiles(t *testing.T) {
 	if n := queryInt(t, url, "SELECT count(*) FROM processes WHERE $1 = ANY(paying) AND id = $2", two, b.Self().ID); n != 1 {
 		t.Errorf("the registry does not record that b pays %s", two)
 	}
+	// a took its file twice (two runs): the first run's end leaves it held, the second's frees it.
+	for i, wantFree := range []bool{false, true} {
+		if err := a.DonePaying(ctx, one); err != nil {
+			t.Fatal(err)
+		}
+		err := b.PayFile(ctx, one)
+		if free := err == nil; free != wantFree {
+			t.Errorf("after a's run %d of %s ended: b's PayFile %v, want free %v", i+1, one, err, wantFree)
+		}
+	}
 	for _, h := range []ledger.Hold{a, b} {
 		for _, other := range []ledger.Hold{a, b} {
 			if alive, err := h.Alive(ctx, other.Self().Claimant()); err != nil || !alive {

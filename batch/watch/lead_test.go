@@ -27,7 +27,7 @@ import (
 func leadWatcher(t *testing.T, h *batchtest.Harness, root string, hold ledger.Hold) (*watch.Watcher, *batchtest.LogBuffer) {
 	t.Helper()
 	cfg := h.Cfg
-	cfg.Process, cfg.Liveness, cfg.PayFile = hold.Self().Claimant(), hold, hold.PayFile
+	cfg.Process, cfg.Liveness, cfg.Files = hold.Self().Claimant(), hold, hold
 	inbox, err := filepath.Abs(filepath.Join(root, watch.InboxDir))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestWatchOnTwoHostsTheSecondTakesOverWhenTheLeadersSessionEnds(t *testing.T
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	half := h.Run(stop, path, func(c *batch.Config) {
-		c.Process, c.Liveness, c.PayFile = a.Self().Claimant(), a, a.PayFile
+		c.Process, c.Liveness, c.Files = a.Self().Claimant(), a, a
 		c.Workers, c.Progress = 1, func(done, _ int) {
 			if done >= 2 {
 				cancel()

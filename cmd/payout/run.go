@@ -311,7 +311,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	if s.lock != nil {
 		// The payouts this process sends name it; holding the lock, it knows every other
 		// process that named itself in a payout is gone.
-		rcfg.Process, rcfg.Liveness, rcfg.PayFile = s.lock.Self().Claimant(), s.lock, s.lock.PayFile
+		rcfg.Process, rcfg.Liveness, rcfg.Files = s.lock.Self().Claimant(), s.lock, s.lock
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
