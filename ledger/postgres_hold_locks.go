@@ -44,6 +44,8 @@ func (h *PgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 // DonePaying ends what PayFile took: released by the last run of this process that holds the
 // file, it may be paid by another process again (a rerun, which resumes from the ledger).
 func (h *PgHold) DonePaying(ctx context.Context, fileSHA256 string) error {
+	ctx, cancel := sessionContext(ctx)
+	defer cancel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch n := h.files[fileSHA256]; {
@@ -81,10 +83,19 @@ func (h *PgHold) LeadInbox(ctx context.Context, inbox string) (bool, Process, er
 	return ok, holder, nil
 }
 
+// sessionContext is the context of a statement on the hold's own session: not the caller's
+// cancellation (pgx ends a connection whose query is cancelled, and with it every lock of the
+// process, while the process still finishes what it sent), but a bound.
+func sessionContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
 // hold takes the lock of name in namespace on the session, once, and records name in the
 // registry's column; held counts the takes. The lock held elsewhere, it returns false and the
 // process that holds it. A holder that ends between the try and the look-up is tried again.
 func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held map[string]int) (bool, Process, error) {
+	ctx, cancel := sessionContext(ctx)
+	defer cancel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.shut {
