@@ -88,10 +88,9 @@ func (h *PgHold) register(ctx context.Context) error {
 		AND (l.classid::bigint << 32 | l.objid::bigint) = p.lock_key)`); err != nil {
 		return h.failed("sweep the processes that ended", err)
 	}
-	var backend int32
-	err := h.conn.QueryRow(ctx, `INSERT INTO processes (id, claimant, host, pid, started, lock_key, backend_pid)
-		VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid()) RETURNING backend_pid`,
-		h.self.ID, h.self.Claimant(), h.self.Host, h.self.PID, h.self.Started, key).Scan(&backend)
+	_, err := h.conn.Exec(ctx, `INSERT INTO processes (id, claimant, host, pid, started, lock_key, backend_pid)
+		VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid())`,
+		h.self.ID, h.self.Claimant(), h.self.Host, h.self.PID, h.self.Started, key)
 	if err != nil {
 		return h.failed("register the process", err)
 	}
