@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
@@ -136,5 +137,47 @@ func TestAGoneProcessesClaimsAreLookedUpOnAPostgresLedger(t *testing.T) {
 	}
 	if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.State != ledger.Unknown {
 		t.Errorf("the payout of the process gone since: %+v, %v; want UNKNOWN, to be looked up", p, err)
+	}
+}
+
+// TestARunClosesOnlyTheRunsOfFilesNobodyPays: on a ledger several processes pay from, a run
+// leaves "running" the run of a file another process is paying, and closes as interrupted the one
+// whose process is gone.
+func TestARunClosesOnlyTheRunsOfFilesNobodyPays(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	holds := pgHolds(t, 2)
+	a, b := holds[0], holds[1]
+	const paid = "5555aaaa"
+	other := ledger.Run{ID: batch.NewRunID(time.Now().Add(-time.Minute)), Kind: ledger.KindRun, File: "a.csv", FileSHA256: paid,
+		StartedAt: time.Now().Add(-time.Minute).UTC()}
+	if err := batch.OpenRun(ctx, h.DB, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PayFile(ctx, paid); err != nil { // a's run of it is at work
+		t.Fatal(err)
+	}
+	running := func() bool {
+		t.Helper()
+		runs, err := h.DB.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.ID == other.ID {
+				return true
+			}
+		}
+		return false
+	}
+	path := batchtest.WritePayroll(t, h.Dir, "b.csv", batchtest.Payroll(2, "RUNS"))
+	if res := h.Run(ctx, path, as(b)); res.ExitCode != batch.ExitOK || !running() {
+		t.Fatalf("b's run while a pays its file: %+v; a's run running: %v, want it left running", res, running())
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.Run(ctx, path, as(b)); res.ExitCode != batch.ExitOK || running() {
+		t.Errorf("b's run once a is gone: %+v; a's run still running, want it closed as interrupted", res)
 	}
 }

@@ -126,12 +126,6 @@ type Config struct {
 	Waiting func(n int, until time.Time)
 }
 
-// FileKeeper keeps other processes off the files a process is paying (ledger.Hold is one).
-type FileKeeper interface {
-	PayFile(ctx context.Context, fileSHA256 string) error
-	DonePaying(ctx context.Context, fileSHA256 string) error
-}
-
 // Runner pays files. One Runner may run several files one after the other.
 type Runner struct {
 	cfg Config
@@ -222,16 +216,11 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
-	if cfg.Files != nil && !cfg.DryRun {
-		if err := cfg.Files.PayFile(ctx, sum); err != nil {
-			return res, err
-		}
-		defer func() {
-			if err := cfg.Files.DonePaying(context.WithoutCancel(ctx), sum); err != nil {
-				log.Warn("other processes are kept off the file until this one ends", "err", err)
-			}
-		}()
+	done, err := r.takeFile(ctx, log, sum)
+	if err != nil {
+		return res, err
 	}
+	defer done()
 	log.Info("run started", "sha256", sum, "dry_run", cfg.DryRun)
 	providers, err := r.providers(ctx)
 	if err != nil {
@@ -280,7 +269,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 // workers, which send each payout only after the ledger holds its intent.
 func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *survey) (Result, error) {
 	db := r.cfg.Ledger
-	if err := closeInterruptedRuns(ctx, db, res.StartedAt); err != nil {
+	if err := closeInterruptedRuns(ctx, db, r.cfg.Files, res.StartedAt); err != nil {
 		return res, err
 	}
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
@@ -363,21 +352,6 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 
 // errPoolStopped ends a recording pass whose pool has stopped.
 var errPoolStopped = errors.New("the run stopped sending")
-
-// closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
-// lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
-func closeInterruptedRuns(ctx context.Context, db *ledger.DB, now time.Time) error {
-	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
-	if err != nil {
-		return err
-	}
-	for _, run := range runs {
-		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, ExitAborted, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // providers fetches the provider list, retrying what is safe to retry.
 func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {

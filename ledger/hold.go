@@ -21,6 +21,9 @@ type Hold interface {
 	// ended: a later run of it resumes from the ledger. A long-lived process (folder mode) so
 	// holds only the files it is paying.
 	DonePaying(ctx context.Context, fileSHA256 string) error
+	// OthersPay reports whether another process is paying the file now (never while this one
+	// holds it): a run of it that the ledger shows running is that process's, not interrupted.
+	OthersPay(ctx context.Context, fileSHA256 string) (bool, error)
 	Close() error
 }
 
@@ -49,6 +52,9 @@ func (l *FileLock) PayFile(context.Context, string) error { return nil }
 
 // DonePaying does nothing: PayFile took nothing.
 func (l *FileLock) DonePaying(context.Context, string) error { return nil }
+
+// OthersPay is false: the file lock keeps every other paying process off the ledger.
+func (l *FileLock) OthersPay(context.Context, string) (bool, error) { return false, nil }
 
 // Close releases the lock, as Unlock does.
 func (l *FileLock) Close() error { return l.Unlock() }

@@ -156,6 +156,31 @@ func (h *PgHold) Alive(ctx context.Context, claimant string) (bool, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	held, err := h.heldElsewhere(ctx, lockKey(nsProcess, id))
+	if err != nil {
+		return false, fmt.Errorf("is process %s alive: %w", claimant, err)
+	}
+	return held, nil
+}
+
+// OthersPay reports whether another process is paying the file whose SHA-256 is given now: it
+// holds the file's lock (PayFile). Never while this one holds it.
+func (h *PgHold) OthersPay(ctx context.Context, fileSHA256 string) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.files[fileSHA256] > 0 {
+		return false, nil
+	}
+	held, err := h.heldElsewhere(ctx, lockKey(nsFile, fileSHA256))
+	if err != nil {
+		return false, fmt.Errorf("is another process paying the file: %w", err)
+	}
+	return held, nil
+}
+
+// heldElsewhere reports whether a session holds the lock key, tried on the probe session: a lock
+// taken there is released at once. h.mu is held.
+func (h *PgHold) heldElsewhere(ctx context.Context, key int64) (bool, error) {
 	if h.shut {
 		return false, errors.New("the ledger's hold is closed")
 	}
@@ -166,18 +191,17 @@ func (h *PgHold) Alive(ctx context.Context, claimant string) (bool, error) {
 		}
 		h.probe = probe
 	}
-	key := lockKey(nsProcess, id)
 	var taken bool
 	if err := h.probe.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&taken); err != nil {
-		return false, fmt.Errorf("is process %s alive: %w", claimant, err)
+		return false, err
 	}
 	if !taken {
 		return true, nil
 	}
 	if _, err := h.probe.Exec(ctx, "SELECT pg_advisory_unlock($1)", key); err != nil {
-		// Ending the session releases it: a lock kept would make the process look alive forever.
+		// Ending the session releases it: a lock kept would make its holder look alive forever.
 		_ = h.probe.Close(ctx)
-		return false, fmt.Errorf("release the lock of gone process %s: %w", claimant, err)
+		return false, fmt.Errorf("release the lock just tried: %w", err)
 	}
 	return false, nil
 }

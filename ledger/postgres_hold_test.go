@@ -166,6 +166,15 @@ func TestPgHoldsPayingOneFileAndTwoFiles(t *testing.T) {
 	if err := b.PayFile(ctx, two); err != nil {
 		t.Fatalf("second process paying another file: %v", err)
 	}
+	for _, c := range []struct {
+		h    ledger.Hold
+		file string
+		want bool
+	}{{a, one, false}, {b, one, true}, {a, two, true}, {a, "99ff", false}} {
+		if got, err := c.h.OthersPay(ctx, c.file); err != nil || got != c.want {
+			t.Errorf("%s: OthersPay(%s) = %v, %v; want %v", c.h.Self().Claimant(), c.file, got, err, c.want)
+		}
+	}
 	if n := queryInt(t, url, "SELECT count(*) FROM processes WHERE $1 = ANY(paying) AND id = $2", two, b.Self().ID); n != 1 {
 		t.Errorf("the registry does not record that b pays %s", two)
 	}
