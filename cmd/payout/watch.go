@@ -89,7 +89,8 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		}
 		return &exitError{code: exitAborted, err: err}
 	}
-	return nil
+	// A loop stopped by a lost session is a failure (a service manager restarts it), not a signal.
+	return holdLost(ctx)
 }
 
 // leadInbox is how a watcher whose ledger is shared by several hosts (PostgreSQL) leads its
