@@ -304,3 +304,18 @@ func TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing(t *testing.T) {
 		t.Errorf("another process paying the file: %v", err)
 	}
 }
+
+// TestPgHoldAsTheConformanceSuitesHolder: the holder the suite gets for a PostgreSQL ledger is
+// alive to another until released.
+func TestPgHoldAsTheConformanceSuitesHolder(t *testing.T) {
+	url := pgLedger(t)
+	first, _ := ledgertest.TakeHold(t, url)
+	second, _ := ledgertest.TakeHold(t, url)
+	if alive, err := second.Alive.Alive(context.Background(), first.Claimant); err != nil || !alive {
+		t.Fatalf("before release: %v, %v", alive, err)
+	}
+	first.Release()
+	if alive, err := second.Alive.Alive(context.Background(), first.Claimant); err != nil || alive {
+		t.Errorf("after release: %v, %v; want gone", alive, err)
+	}
+}

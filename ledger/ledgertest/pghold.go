@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/payout/payout/ledger"
 )
 
 // HoldSchema makes, in the PostgreSQL database at url, the registry of processes that a hold
@@ -29,4 +31,22 @@ func HoldSchema(tb testing.TB, url string) {
 	if _, err := conn.Exec(ctx, string(ddl)); err != nil {
 		tb.Fatalf("make the processes table: %v", err)
 	}
+}
+
+// TakeHold starts a paying process's hold on the PostgreSQL ledger at url, as Engine.Hold does
+// for an engine whose processes share a ledger: ok is always true, and Release ends the hold as
+// the process's end would.
+func TakeHold(tb testing.TB, url string) (Holder, bool) {
+	tb.Helper()
+	h, err := ledger.Take(context.Background(), url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	release := func() {
+		if err := h.Close(); err != nil {
+			tb.Error(err)
+		}
+	}
+	tb.Cleanup(func() { _ = h.Close() })
+	return Holder{Claimant: h.Self().Claimant(), Alive: h, Release: release}, true
 }
