@@ -64,7 +64,11 @@ type Config struct {
 	// of a process that is gone are recovered. When nil, every process but this one is gone (the
 	// ledger's file lock is held, or one runner is the only payer).
 	Liveness ledger.Liveness
-	sending  *sending // shared by the Runners of one Config
+	// Files, when set, keeps every other process off the file a run pays (ledger.Hold): a run
+	// takes its file before it records or sends anything of it, and stops with the error of a
+	// file another process pays (a *ledger.LockedError naming that process).
+	Files   FileKeeper
+	sending *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
@@ -216,6 +220,11 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		return res, err
 	}
 	res.SHA256 = sum
+	done, err := r.takeFile(ctx, log, sum)
+	if err != nil {
+		return res, err
+	}
+	defer done()
 	log.Info("run started", "sha256", sum, "dry_run", cfg.DryRun)
 	providers, err := r.providers(ctx)
 	if err != nil {
@@ -264,7 +273,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 // workers, which send each payout only after the ledger holds its intent.
 func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *survey) (Result, error) {
 	db := r.cfg.Ledger
-	if err := closeInterruptedRuns(ctx, db, res.StartedAt); err != nil {
+	if err := closeInterruptedRuns(ctx, db, r.cfg.Files, res.StartedAt); err != nil {
 		return res, err
 	}
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
@@ -347,21 +356,6 @@ func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *record
 
 // errPoolStopped ends a recording pass whose pool has stopped.
 var errPoolStopped = errors.New("the run stopped sending")
-
-// closeInterruptedRuns marks runs still "running" as interrupted: this process holds the ledger's
-// lock, so whoever ran them is gone. Their rows are resumed by the row states, not by the run.
-func closeInterruptedRuns(ctx context.Context, db ledger.RunWrites, now time.Time) error {
-	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
-	if err != nil {
-		return err
-	}
-	for _, run := range runs {
-		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, ExitAborted, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // providers fetches the provider list, retrying what is safe to retry.
 func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {

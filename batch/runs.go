@@ -34,3 +34,29 @@ func ClosedAs(exit int) ledger.RunStatus {
 	}
 	return ledger.RunFinished
 }
+
+// closeInterruptedRuns marks runs still "running" as interrupted: whoever ran them is gone (on
+// SQLite this process holds the ledger's lock), unless files says another process is paying the
+// run's file now (a ledger several processes pay from). Their rows are resumed by the row states,
+// not by the run.
+func closeInterruptedRuns(ctx context.Context, db ledger.RunWrites, files FileKeeper, now time.Time) error {
+	runs, err := db.FindRuns(ctx, ledger.RunFilter{Status: ledger.RunRunning})
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		if files != nil && run.FileSHA256 != "" {
+			running, err := files.OthersPay(ctx, run.FileSHA256)
+			if err != nil {
+				return err
+			}
+			if running {
+				continue
+			}
+		}
+		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, ExitAborted, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

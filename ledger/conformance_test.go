@@ -4,11 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
@@ -96,40 +93,8 @@ func TestPostgresConformance(t *testing.T) {
 			if !ok {
 				tb.Fatal("a hold on a ledger the suite did not make")
 			}
-			return advisoryHold(tb, url.(string))
+			return ledgertest.TakeHold(tb, url.(string))
 		},
 		SQL: func(tb testing.TB, l ledger.Ledger) *sql.DB { return ledger.SQLOf(l.(*ledger.DB)) },
 	})
-}
-
-// holdKey is the session advisory lock the test's holds take: one process pays at a time.
-const holdKey = 0x686f6c64
-
-// advisoryHold is a paying process's hold for the suite until the PostgreSQL hold exists: a
-// session advisory lock on a connection of its own, which is alive while the lock is held.
-func advisoryHold(tb testing.TB, url string) (ledgertest.Holder, bool) {
-	ctx := context.Background()
-	sdb, err := sql.Open("pgx", url)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	conn, err := sdb.Conn(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var got bool
-	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", holdKey).Scan(&got); err != nil {
-		tb.Fatal(err)
-	}
-	if !got {
-		conn.Close()
-		sdb.Close()
-		return ledgertest.Holder{}, false
-	}
-	self := ledger.Process{Host: "test", PID: os.Getpid(), Started: time.Now(), ID: fmt.Sprintf("hold-%p", conn)}
-	var once sync.Once
-	release := func() { once.Do(func() { conn.Close(); sdb.Close() }) }
-	tb.Cleanup(release)
-	// The only process that may pay holds the lock: every other claimant is gone.
-	return ledgertest.Holder{Claimant: self.Claimant(), Alive: ledger.OnlySelf(self.Claimant()), Release: release}, true
 }

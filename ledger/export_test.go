@@ -77,3 +77,13 @@ func (db *DB) quickCheckFindings(ctx context.Context) ([]string, error) {
 	}
 	return findings, rows.Err()
 }
+
+// SessionSetting is a setting of a PostgreSQL hold's own session, as its server sees it.
+func SessionSetting(ctx context.Context, h Hold, name string) (string, error) {
+	ph := h.(*PgHold)
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	var v string
+	err := ph.conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
+	return v, err
+}

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"strings"
 )
 
@@ -15,9 +14,16 @@ type Hold interface {
 	Liveness
 	// Self is the process holding it: the claimant its payouts record (Change.ClaimedBy).
 	Self() Process
-	// PayFile keeps every other process off the input whose SHA-256 is given, until the hold
-	// ends: another process paying it gets a *LockedError naming the holder.
+	// PayFile keeps every other process off the input whose SHA-256 is given, until DonePaying or
+	// the hold's end: another process paying it gets a *LockedError naming the holder.
 	PayFile(ctx context.Context, fileSHA256 string) error
+	// DonePaying lets other processes pay the file again, once the run that called PayFile has
+	// ended: a later run of it resumes from the ledger. A long-lived process (folder mode) so
+	// holds only the files it is paying.
+	DonePaying(ctx context.Context, fileSHA256 string) error
+	// OthersPay reports whether another process is paying the file now (never while this one
+	// holds it): a run of it that the ledger shows running is that process's, not interrupted.
+	OthersPay(ctx context.Context, fileSHA256 string) (bool, error)
 	Close() error
 }
 
@@ -27,14 +33,12 @@ func IsURL(ledger string) bool {
 	return strings.HasPrefix(ledger, "postgres://") || strings.HasPrefix(ledger, "postgresql://")
 }
 
-// errNoPostgresHold is what Take says until the PostgreSQL engine can hold a ledger.
-var errNoPostgresHold = errors.New("a PostgreSQL ledger cannot be held for paying yet")
-
 // Take takes the hold a paying process keeps on ledger, without waiting: on SQLite the file lock
-// (another holder: *LockedError).
+// (another holder: *LockedError); on PostgreSQL a session of the process's own (PgHold), which
+// other processes share the ledger with.
 func Take(ctx context.Context, ledger string) (Hold, error) {
 	if IsURL(ledger) {
-		return nil, errNoPostgresHold
+		return takePostgres(ctx, ledger)
 	}
 	return Lock(ledger)
 }
@@ -45,6 +49,12 @@ func (l *FileLock) Self() Process { return l.Process }
 // PayFile does nothing more: the file lock already keeps every other paying process off the
 // whole ledger, and so off every file.
 func (l *FileLock) PayFile(context.Context, string) error { return nil }
+
+// DonePaying does nothing: PayFile took nothing.
+func (l *FileLock) DonePaying(context.Context, string) error { return nil }
+
+// OthersPay is false: the file lock keeps every other paying process off the ledger.
+func (l *FileLock) OthersPay(context.Context, string) (bool, error) { return false, nil }
 
 // Close releases the lock, as Unlock does.
 func (l *FileLock) Close() error { return l.Unlock() }

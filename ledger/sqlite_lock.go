@@ -11,16 +11,21 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// LockedError says that another process holds the ledger. It unwraps to ErrLocked.
+// LockedError says that another process holds the ledger, or (File set) the input being paid.
+// It unwraps to ErrLocked.
 type LockedError struct {
-	Path   string // the lock file
+	Path   string // the lock file, on SQLite
 	Holder string // what the holder wrote: "pid=N host=H since=T id=X", or empty
+	File   string // the SHA-256 of the input another process is paying, on PostgreSQL
 }
 
 func (e *LockedError) Error() string {
 	holder := e.Holder
 	if holder == "" {
 		holder = "unknown holder"
+	}
+	if e.File != "" {
+		return fmt.Sprintf("another process is paying this file (SHA-256 %s): %s; it was not paid here: wait for that process to end, or stop it, and run again", e.File, holder)
 	}
 	return fmt.Sprintf("%v (%s, lock file %s)", ErrLocked, holder, e.Path)
 }

@@ -17,6 +17,9 @@ import (
 const holderEnv = "LEDGER_TEST_LOCK_HOLDER"
 
 func TestMain(m *testing.M) {
+	if url := os.Getenv(pgHolderEnv); url != "" {
+		runPgHolder(url)
+	}
 	if path := os.Getenv(holderEnv); path != "" {
 		if _, err := ledger.Lock(path); err != nil {
 			fmt.Println("error:", err)

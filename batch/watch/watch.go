@@ -80,6 +80,10 @@ type Config struct {
 	Logger    *slog.Logger
 	// Done, when set, is called after each file with what became of it.
 	Done func(FileOutcome)
+	// Lead, when set, says whether this watcher leads the inbox, which watchers on other hosts
+	// share (on PostgreSQL, ledger.Leader.LeadInbox): a pass pays only while it does; otherwise
+	// it returns the process that leads. See lead.go.
+	Lead func(ctx context.Context) (bool, ledger.Process, error)
 }
 
 // FileOutcome is what became of one file.
@@ -104,6 +108,7 @@ type Watcher struct {
 	seen   map[string]observation // inbox files not yet claimed
 	warned map[string]bool        // inbox files already warned about
 	tried  map[string]string      // awaiting files' SHA-256: the signatures and policy last tried on them
+	lead   leadership
 }
 
 // observation is an inbox file as last seen. since is when it was first seen with this size and time.
@@ -114,7 +119,8 @@ type observation struct {
 }
 
 // New creates the folders under cfg.Dir if missing (0750) and takes the folder's lock,
-// which Close releases. It fails with ErrBusy when another watcher holds the folder.
+// which Close releases. It fails with ErrBusy when another watcher holds the folder. With
+// cfg.Lead, the lock is taken once the watcher leads (lead.go).
 func New(cfg Config) (*Watcher, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("watch: no folder given")
@@ -158,17 +164,27 @@ func New(cfg Config) (*Watcher, error) {
 		return nil, fmt.Errorf("watch: create folder: %w", err)
 	}
 	lock := flock.New(filepath.Join(cfg.Dir, watchLockName))
-	locked, err := lock.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("watch: lock %s: %w", cfg.Dir, err)
-	}
-	if !locked {
-		return nil, fmt.Errorf("%w: %s", ErrBusy, cfg.Dir)
+	if cfg.Lead == nil {
+		if err := lockFolder(lock, cfg.Dir); err != nil {
+			return nil, err
+		}
 	}
 	return &Watcher{
 		cfg: cfg, runner: cfg.Runner.WithReportDir(cfg.ReportDir), db: cfg.Ledger, lock: lock,
 		log: cfg.Logger, seen: make(map[string]observation), warned: make(map[string]bool), tried: make(map[string]string),
 	}, nil
+}
+
+// lockFolder takes the folder's lock, or says another watcher holds it (ErrBusy).
+func lockFolder(lock *flock.Flock, dir string) error {
+	locked, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("watch: lock %s: %w", dir, err)
+	}
+	if !locked {
+		return fmt.Errorf("%w: %s", ErrBusy, dir)
+	}
+	return nil
 }
 
 // Close releases the folder's lock.
@@ -205,6 +221,7 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 // stays in processing and is resumed first at the next start. A file that aborts for another
 // reason (service down, ledger error) stops the loop with that error.
 func (w *Watcher) Loop(ctx context.Context) error {
+	w.lead.loud = true
 	ticker := time.NewTicker(w.cfg.Interval)
 	defer ticker.Stop()
 	for {
@@ -228,10 +245,13 @@ func (w *Watcher) Loop(ctx context.Context) error {
 
 // Poll makes one pass: it resumes the files in processing, pays the files of awaiting-approval
 // approved since, then claims and pays each inbox file that has held still for the settle time
-// since an earlier poll (or at once with no settle time).
-// Once and Loop are built on it; tests drive it with an injected clock.
+// since an earlier poll (or at once with no settle time). With Config.Lead, a pass of a watcher
+// that does not lead does nothing. Once and Loop are built on it; tests drive it with an injected clock.
 func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	worst := batch.ExitOK
+	if leads, err := w.leads(ctx); !leads || err != nil {
+		return worst, err
+	}
 	resumed, err := w.processingFiles()
 	if err != nil {
 		return batch.ExitAborted, err

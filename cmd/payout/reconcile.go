@@ -68,6 +68,8 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
+	ctx, stop := s.guard(ctx)
+	defer stop()
 	res, err := reconcile.Run(ctx, s.runner.Config(), opts)
 	s.bar.end()
 	if err != nil {

@@ -104,6 +104,8 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
+	ctx, stop := s.guard(ctx)
+	defer stop()
 	worst := exitOK
 	for i, path := range files {
 		res, err := s.runner.Run(ctx, path)
@@ -316,7 +318,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	if s.lock != nil {
 		// The payouts this process sends name it; holding the lock, it knows every other
 		// process that named itself in a payout is gone.
-		rcfg.Process, rcfg.Liveness = s.lock.Self().Claimant(), s.lock
+		rcfg.Process, rcfg.Liveness, rcfg.Files = s.lock.Self().Claimant(), s.lock, s.lock
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
@@ -397,6 +399,8 @@ func (s *session) runError(path string, err error) error {
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: stopped before anything was sent; run again", path)}
+	case errors.Is(err, ledger.ErrLocked):
+		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w", path, err)}
 	case s.o.dryRun:
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (dry run: nothing was sent)", path, err)}
 	case ledger.Damaged(err):

@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/payout/payout/batch/watch"
+	"github.com/payout/payout/ledger"
 )
 
 // watchCmd is folder mode: files dropped into DIR/inbox are paid one at a time like `run` and moved
 // to DIR/done or DIR/failed. It holds the ledger's lock (and the folder's) for its whole life, so
-// an overlapping cron start exits 1 at once instead of colliding.
+// an overlapping cron start exits 1 at once instead of colliding. On a PostgreSQL ledger several
+// hosts may watch one shared folder: one leads it, the others wait (--once: exit 0) and take
+// over when its process ends.
 func watchCmd(ctx context.Context, e *env, args []string) error {
 	var o runOptions
 	fs := newFlagSet(e, "watch", "watch [--once] [--settle D] [--interval D] [run flags] DIR")
@@ -53,10 +57,16 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	w, err := watch.New(watch.Config{
+	ctx, stop := s.guard(ctx)
+	defer stop()
+	wcfg := watch.Config{
 		Dir: dir, Runner: s.runner, Ledger: s.db, Settle: *settle, Interval: *interval,
 		ReportDir: reportDir, Logger: s.log, Done: s.watched,
-	})
+	}
+	if wcfg.Lead, err = leadInbox(s.lock, dir); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
+	w, err := watch.New(wcfg)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
@@ -79,7 +89,24 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		}
 		return &exitError{code: exitAborted, err: err}
 	}
-	return nil
+	// A loop stopped by a lost session is a failure (a service manager restarts it), not a signal.
+	return holdLost(ctx)
+}
+
+// leadInbox is how a watcher whose ledger is shared by several hosts (PostgreSQL) leads its
+// inbox: one watcher at a time, the one holding the lock keyed by the inbox's absolute path (every
+// host mounts the shared folder at the same path). nil on SQLite: the ledger's lock already keeps
+// every other watcher off.
+func leadInbox(hold ledger.Hold, dir string) (func(context.Context) (bool, ledger.Process, error), error) {
+	leader, ok := hold.(ledger.Leader)
+	if !ok {
+		return nil, nil
+	}
+	inbox, err := filepath.Abs(filepath.Join(dir, watch.InboxDir))
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	return func(ctx context.Context) (bool, ledger.Process, error) { return leader.LeadInbox(ctx, inbox) }, nil
 }
 
 // watched prints and records one file's outcome as `run` does for each of its files. A file the

@@ -1,0 +1,69 @@
+package ledger
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The keepalives of a hold's session, on both ends. A host that dies without closing its
+// session (power cut, network gone) is noticed by the server after keepIdle of silence and
+// keepCount unanswered probes keepInterval apart: about 5 + 3×5 = 20 seconds. The server then
+// ends the session, which releases its locks: the process is gone for everyone else. The process
+// notices a server gone as fast, and its hold says so (Lost).
+const (
+	keepIdle     = 5 * time.Second
+	keepInterval = 5 * time.Second
+	keepCount    = 3
+	// checkInterval is client_connection_check_interval (PostgreSQL 14+): how often a running
+	// query's server looks whether its client is still there.
+	checkInterval = 2 * time.Second
+)
+
+// holdConfig is the connection configuration of a hold's sessions: the URL's, with short TCP
+// keepalives on the client's socket (libpq's keepalives_idle, keepalives_interval and
+// keepalives_count in the URL are honoured: pgx itself does not take them) and on the server's
+// (tcp_keepalives_*, sent as the session's settings, and tcp_user_timeout: the keepalives
+// probe only an idle connection, this bounds how long data sent may stay unacknowledged).
+func holdConfig(ledgerURL string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(ledgerURL)
+	if err != nil {
+		// pgx's message quotes the URL, which may hold a password.
+		return nil, errors.New("the ledger URL is not a PostgreSQL connection URL (postgres://user@host:port/database?...): check $PAYOUT_LEDGER or --ledger")
+	}
+	ka := net.KeepAliveConfig{Enable: true, Idle: keepIdle, Interval: keepInterval, Count: keepCount}
+	seconds := func(name string, into *time.Duration) {
+		if n, err := strconv.Atoi(cfg.RuntimeParams[name]); err == nil && n > 0 {
+			*into = time.Duration(n) * time.Second
+		}
+	}
+	seconds("keepalives_idle", &ka.Idle)
+	seconds("keepalives_interval", &ka.Interval)
+	if n, err := strconv.Atoi(cfg.RuntimeParams["keepalives_count"]); err == nil && n > 0 {
+		ka.Count = n
+	}
+	// Not settings of the server, which would refuse them at the start of the session.
+	for _, name := range []string{"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"} {
+		delete(cfg.RuntimeParams, name)
+	}
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: ka}
+	cfg.DialFunc = dialer.DialContext
+	cfg.RuntimeParams["tcp_keepalives_idle"] = strconv.Itoa(int(ka.Idle.Seconds()))
+	cfg.RuntimeParams["tcp_keepalives_interval"] = strconv.Itoa(int(ka.Interval.Seconds()))
+	cfg.RuntimeParams["tcp_keepalives_count"] = strconv.Itoa(ka.Count)
+	cfg.RuntimeParams["tcp_user_timeout"] = strconv.FormatInt((ka.Idle + time.Duration(ka.Count)*ka.Interval).Milliseconds(), 10)
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "payout hold"
+	}
+	return cfg, nil
+}
+
+// redactedURL names a ledger's server and database for people, without user or password.
+func redactedURL(cfg *pgx.ConnConfig) string {
+	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + cfg.Database}
+	return u.String()
+}
