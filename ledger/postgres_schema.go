@@ -17,7 +17,11 @@ import (
 // ledger's tables, so a page the server cannot read fails the verification.
 
 // pgSchemaSQL reads the objects of the schema named $1 as schemaObjects; each definition is
-// without the schema's name, so that the reference and the ledger compare.
+// without the schema's name, so that the reference and the ledger compare. Beyond the objects'
+// definitions it reads what ALTER can change without redefining them, each of which lets
+// someone with the database role hide or lose rows: a trigger disabled (or set to fire only
+// under replication), a table made UNLOGGED (emptied by a crash) or given row level security,
+// and the policies and rules on the ledger's tables (a rule can rewrite or drop a write).
 const pgSchemaSQL = `WITH ns AS (SELECT oid, quote_ident(nspname) || '.' AS prefix FROM pg_namespace WHERE nspname = $1)
 SELECT 'table', c.relname, replace((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
 		|| COALESCE(' COLLATE ' || (SELECT CAST(collname AS text) FROM pg_collation WHERE oid = a.attcollation AND a.attcollation <> 0), '')
@@ -28,15 +32,24 @@ SELECT 'table', c.relname, replace((SELECT string_agg(a.attname || ' ' || format
 	FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 	WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
 	|| COALESCE((SELECT '; ' || string_agg(con.conname || ' ' || pg_get_constraintdef(con.oid), '; ' ORDER BY con.conname)
-		FROM pg_constraint con WHERE con.conrelid = c.oid), ''), ns.prefix, '')
+		FROM pg_constraint con WHERE con.conrelid = c.oid), '')
+	|| '; kind ' || CAST(c.relkind AS text) || CASE c.relpersistence WHEN 'u' THEN '; UNLOGGED' ELSE '' END
+	|| CASE WHEN c.relrowsecurity THEN '; ROW LEVEL SECURITY' ELSE '' END
+	|| CASE WHEN c.relforcerowsecurity THEN '; FORCE ROW LEVEL SECURITY' ELSE '' END, ns.prefix, '')
 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 UNION ALL SELECT 'index', c.relname, replace(pg_get_indexdef(c.oid), ns.prefix, '')
 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid WHERE c.relkind = 'i'
 UNION ALL SELECT 'trigger', t.tgname, replace(pg_get_triggerdef(t.oid), ns.prefix, '')
+	|| CASE t.tgenabled WHEN 'O' THEN '' WHEN 'D' THEN ' (DISABLED)' WHEN 'R' THEN ' (ENABLE REPLICA)' ELSE ' (ENABLE ALWAYS)' END
 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN ns ON c.relnamespace = ns.oid WHERE NOT t.tgisinternal
 UNION ALL SELECT 'function', p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
 	replace(pg_get_functiondef(p.oid), ns.prefix, '')
-FROM pg_proc p JOIN ns ON p.pronamespace = ns.oid`
+FROM pg_proc p JOIN ns ON p.pronamespace = ns.oid
+UNION ALL SELECT 'policy', c.relname || '.' || p.polname, replace(CAST(p.polcmd AS text) || ' ' || CAST(p.polpermissive AS text)
+		|| COALESCE(' USING ' || pg_get_expr(p.polqual, p.polrelid), '') || COALESCE(' CHECK ' || pg_get_expr(p.polwithcheck, p.polrelid), ''), ns.prefix, '')
+FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN ns ON c.relnamespace = ns.oid
+UNION ALL SELECT 'rule', c.relname || '.' || r.rulename, replace(pg_get_ruledef(r.oid), ns.prefix, '')
+FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN ns ON c.relnamespace = ns.oid WHERE r.rulename <> '_RETURN'`
 
 // verifyPostgresSchema compares the ledger's schema with what this build's migrations make. The
 // tables of the migrations after the first, which bring no schema version (a process registry,
