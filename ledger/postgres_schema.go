@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // On PostgreSQL, VerifyChain compares the ledger's schema (its tables with their columns and
@@ -85,12 +88,24 @@ func readPostgresSchema(ctx context.Context, q txQuerier, schema string) (map[st
 
 // postgresReference is the schema this build's migrations make, applied into a schema of its own
 // in a transaction that is rolled back, and the tables outside the trail (made by migrations
-// that bring no schema version).
+// that bring no schema version). A role that may not create a schema in the database (an
+// auditor's, which reads the ledger and writes nothing) applies them into its session's
+// temporary schema instead (tempReference).
 func (db *DB) postgresReference(ctx context.Context) (map[string]schemaObject, map[string]bool, error) {
 	files, err := postgresMigrations()
 	if err != nil {
 		return nil, nil, err
 	}
+	want, outside, err := db.reference(ctx, files, false)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+		want, outside, err = db.reference(ctx, files, true)
+	}
+	return want, outside, err
+}
+
+// reference applies files into a new schema, or into the session's temporary one, and reads it.
+func (db *DB) reference(ctx context.Context, files []pgMigration, temp bool) (map[string]schemaObject, map[string]bool, error) {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, nil, err
@@ -99,14 +114,27 @@ func (db *DB) postgresReference(ctx context.Context) (map[string]schemaObject, m
 	b := make([]byte, 8)
 	rand.Read(b)
 	schema := "ledger_reference_" + hex.EncodeToString(b)
-	for _, stmt := range []string{`CREATE SCHEMA ` + schema, `SET LOCAL search_path TO ` + schema, ledgerMigrationsTable} {
+	stmts := []string{`CREATE SCHEMA ` + schema, `SET LOCAL search_path TO ` + schema, ledgerMigrationsTable}
+	if temp {
+		stmts = []string{`SET LOCAL search_path TO pg_temp`, ledgerMigrationsTable}
+	}
+	for _, stmt := range stmts {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return nil, nil, fmt.Errorf("the migrations' schema: %w", err)
+		}
+	}
+	if temp {
+		if err := tx.QueryRowContext(ctx, `SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema()`).Scan(&schema); err != nil {
 			return nil, nil, fmt.Errorf("the migrations' schema: %w", err)
 		}
 	}
 	var ledgerTables map[string]schemaObject
 	for _, f := range files {
-		if _, err := tx.ExecContext(ctx, f.body); err != nil {
+		body := f.body
+		if temp {
+			body = inTempSchema(body)
+		}
+		if _, err := tx.ExecContext(ctx, body); err != nil {
 			return nil, nil, fmt.Errorf("the migrations' schema: %s: %w", f.name, err)
 		}
 		if ledgerTables == nil && f.schema == LatestMigration() {
@@ -119,6 +147,12 @@ func (db *DB) postgresReference(ctx context.Context) (map[string]schemaObject, m
 	if err != nil {
 		return nil, nil, err
 	}
+	if temp { // the server names its temporary schema pg_temp in definitions
+		for name, o := range want {
+			o.sql = strings.ReplaceAll(o.sql, "pg_temp.", "")
+			want[name] = o
+		}
+	}
 	outside := map[string]bool{"ledger_migrations": true}
 	for name, o := range want {
 		if _, ok := ledgerTables[name]; !ok && o.kind == "table" {
@@ -126,6 +160,15 @@ func (db *DB) postgresReference(ctx context.Context) (map[string]schemaObject, m
 		}
 	}
 	return want, outside, nil
+}
+
+// inTempSchema is a migration that makes its functions in the session's temporary schema: the
+// server never looks a function up there by its bare name (so that a temporary object cannot
+// stand in for another), and the triggers name them as pg_temp's. The server writes that schema
+// as pg_temp in the definitions it gives, which reference drops, so that the reference reads as
+// one made in a schema of its own.
+func inTempSchema(body string) string {
+	return strings.NewReplacer("CREATE FUNCTION ", "CREATE FUNCTION pg_temp.", "EXECUTE FUNCTION ", "EXECUTE FUNCTION pg_temp.").Replace(body)
 }
 
 // secondReader is a connection that reads what conn, in its read transaction, reads: VerifyChain
