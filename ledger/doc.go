@@ -68,11 +68,24 @@
 // included) with what the migrations make, and runs PRAGMA quick_check. A ledger made before the
 // chain, or before it covered a table, is sealed into it by the migration that adds it.
 //
+// On PostgreSQL anyone with the ledger's database role can write its rows, where on SQLite only
+// the file's owner can. VerifyChain's comparison of the schema also reads what ALTER changes
+// without redefining an object (a trigger disabled or set to replica, row level security and
+// policies, rules, UNLOGGED), TRUNCATE of the tables that decide money is refused by triggers,
+// and a role that may not create a schema (an auditor's, read-only) verifies with a reference
+// made in its temporary schema. What the chain cannot tell, since it has no key: a chain
+// rewritten whole with every hash recomputed, and events appended at its head with their hashes
+// computed. The signed chain heads of runs' ends (`audit verify --head`) and signed packs are the
+// evidence against the first; the second is what the database's grants must prevent. A
+// connection to another host that could fall back to plaintext is refused (postgres_tls.go).
+//
 // Events about the ledger itself have an empty reference and a kind for a state: the approval
 // policy (EventPolicy; the latest one is the policy in force) and each signature a run was
 // approved on (EventApproved), appended before the run records anything else. They are in the
 // same chain, so a policy or an approval edited or deleted by hand breaks it; appending is left
-// to the account that owns the file, the service account.
+// to the account that owns the file, the service account. The policy in force is read only from
+// policy events that match their hashes and follow from one another (readPolicy): one written by
+// hand pays nothing.
 //
 // A process that pays holds the ledger (Take, Hold) for its lifetime. On SQLite that is the file
 // lock, which keeps every other paying process off. On PostgreSQL several processes on several

@@ -97,22 +97,60 @@ func scanLedgerEvent(s scanner) (LedgerEvent, error) {
 	return e, err
 }
 
-// readPolicy reads the latest policy event through q.
-func readPolicy(ctx context.Context, q querier) (ApprovalPolicy, error) {
-	row := q.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
-		ORDER BY id DESC LIMIT 1`, EventPolicy)
-	e, err := scanLedgerEvent(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ApprovalPolicy{}, nil
-	}
+// readPolicy reads the policy in force through q: the latest policy event, once every policy
+// event has been checked, since the policy decides whether a file is paid without signatures.
+// Each must match its hash and link to the event before it, and say the count it replaced; one
+// that lowers the count must name the signers that allowed it (`payout policy` verified their
+// signatures). A policy event written by hand through SQL (a role of the ledger's database can)
+// fails one of these, and no command pays on it ("run payout audit verify"). One forged with
+// its hash recomputed, appended at the chain's head, is not told apart here: see the audit
+// trail's limits in the package documentation.
+func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+chainEventColumns+`, COALESCE((SELECT hash FROM events p WHERE p.id = e.id - 1),
+		(SELECT hash FROM row_events p WHERE p.id = e.id - 1), '') FROM events e WHERE ref = '' AND to_state = $1 ORDER BY id`, EventPolicy)
 	if err != nil {
 		return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
 	}
-	n, err := strconv.Atoi(e.Facts["approvals"])
-	if err != nil || n < 0 {
-		return ApprovalPolicy{}, fmt.Errorf("approval policy: event %d says approvals %q: want a count (run payout audit verify)", e.ID, e.Facts["approvals"])
+	defer rows.Close()
+	var pol ApprovalPolicy
+	for rows.Next() {
+		var before string
+		e, err := scanChainEvent(headScanner{rows: rows, tail: []any{&before}})
+		if err != nil {
+			return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
+		}
+		facts := decodeFacts(e.Facts)
+		n, err := strconv.Atoi(facts["approvals"])
+		switch {
+		case err != nil || n < 0:
+			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("says approvals %q, not a count", facts["approvals"]))
+		case HashEvent(e) != e.Hash || e.PrevHash != before:
+			return ApprovalPolicy{}, policyError(e.ID, "does not match its hash or the event before it (written by hand)")
+		case orZero(facts["was"]) != strconv.Itoa(pol.Approvals):
+			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("says it replaced %q signers, the policy before it asked %d (written by hand)", facts["was"], pol.Approvals))
+		case n < pol.Approvals && facts["signed_by"] == "":
+			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("lowers the signers from %d to %d without the signatures that allow it (written by hand)", pol.Approvals, n))
+		}
+		pol = ApprovalPolicy{Approvals: n}
+		pol.Event, err = ledgerEventOf(e)
+		if err != nil {
+			return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
+		}
 	}
-	return ApprovalPolicy{Approvals: n, Event: e}, nil
+	return pol, rows.Err()
+}
+
+// ledgerEventOf is a chain event about the ledger as a LedgerEvent.
+func ledgerEventOf(e ChainEvent) (LedgerEvent, error) {
+	at, err := parseTime(e.At)
+	return LedgerEvent{ID: e.ID, RunID: e.RunID, Kind: e.To, Detail: e.Detail, Facts: decodeFacts(e.Facts), At: at,
+		Actor: e.Actor, Hash: e.Hash}, err
+}
+
+// policyError refuses the approval policy: nothing is paid on a policy that was not recorded
+// as `payout policy` records one.
+func policyError(id int64, problem string) error {
+	return fmt.Errorf("approval policy: event %d %s; nothing is paid until the ledger is checked (run payout audit verify)", id, problem)
 }
 
 // ApprovalPolicy is the policy in force: the latest policy event of the chain.

@@ -71,6 +71,13 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	warning, err := checkTransport(url)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		opts.Logger.Warn(warning, "ledger", Redact(url))
+	}
 	sdb, err := sql.Open("pgx", url)
 	if err == nil {
 		err = sdb.PingContext(ctx)

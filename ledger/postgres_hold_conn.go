@@ -30,6 +30,9 @@ const (
 // (tcp_keepalives_*, sent as the session's settings, and tcp_user_timeout: the keepalives
 // probe only an idle connection, this bounds how long data sent may stay unacknowledged).
 func holdConfig(ledgerURL string) (*pgx.ConnConfig, error) {
+	if _, err := checkTransport(ledgerURL); err != nil {
+		return nil, err // the ledger's Open warns of a plaintext connection it makes
+	}
 	cfg, err := pgx.ParseConfig(ledgerURL)
 	if err != nil {
 		// pgx's message quotes the URL, which may hold a password.

@@ -103,12 +103,13 @@ func scanReportPayout(s scanner) (Payout, error) {
 
 // headScanner scans its head destinations, then the ones a payout's scanner asks for, from one row.
 type headScanner struct {
-	rows *sql.Rows
-	head []any
+	rows       *sql.Rows
+	head, tail []any // columns before and after the scanned ones
 }
 
 func (s headScanner) Scan(dest ...any) error {
-	return s.rows.Scan(append(s.head, dest...)...)
+	all := append(append(append([]any{}, s.head...), dest...), s.tail...)
+	return s.rows.Scan(all...)
 }
 
 // runLinesQuery reads a run's lines, with the columns cols of their payouts: its own rows, and

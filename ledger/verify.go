@@ -147,6 +147,11 @@ func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 		if HashEvent(e) != e.Hash {
 			problems = append(problems, "its content does not match its hash (edited, or inserted by hand)")
 		}
+		if table == "row_events" {
+			if p := rowSaltProblem(e); p != "" {
+				problems = append(problems, p)
+			}
+		}
 		if len(problems) > 0 {
 			f := Finding{EventID: e.ID, Ref: e.Ref, Problem: strings.Join(problems, "; "), Table: table}
 			if table == "row_events" {
@@ -163,6 +168,42 @@ func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 	}
 	rep.Head = prev
 	return rows.Err()
+}
+
+// rowSaltProblem checks a row event's salt (its payload), which is outside the hash so that purge
+// can forget it: empty for a table without personal columns, else a salt newSalt makes or
+// PurgedPayload. Only the salt of a row's latest row event can be checked against the row; an
+// earlier one replaced by another well-formed salt is not found, and changes nothing a command
+// reads: it only keeps the row's earlier personal values from being tried against their digests,
+// as a purge does.
+func rowSaltProblem(e ChainEvent) string {
+	table, _, _ := strings.Cut(e.Ref, "/")
+	personal := false
+	for i := range rowTables {
+		if rowTables[i].name == table {
+			personal = len(rowTables[i].personal) > 0
+		}
+	}
+	switch {
+	case !personal && e.Payload != "":
+		return "its payload is set, but table " + table + " has no personal columns to salt (edited by hand)"
+	case personal && e.Payload != PurgedPayload && !isSalt(e.Payload):
+		return "its salt in row_events.payload is not one the ledger makes (edited by hand)"
+	}
+	return ""
+}
+
+// isSalt says whether s has newSalt's form: 32 lowercase hexadecimal digits.
+func isSalt(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // apply replays one event after a payout's first, and checks its payload against its digest.

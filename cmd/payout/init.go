@@ -86,6 +86,8 @@ func createError(err error) error {
 			oe.Path, oe.Detail, envLedger)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
 		return usageError("init: %v (the folder must exist and be writable)", err)
+	case errors.Is(err, ledger.ErrPlaintext):
+		return usageError("init: %v", err)
 	}
 	return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
 }

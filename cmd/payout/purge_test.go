@@ -43,9 +43,15 @@ func ledgerBytesHolding(t *testing.T, u *user, secrets []string) []string {
 // name and account of people, and the name the bank holds for it, in capitals.
 func paidLastYear(t *testing.T, u *user, people [][2]string) {
 	t.Helper()
+	paidLastYearIn(t, filepath.Join(u.dir, "payout-ledger.db"), people)
+}
+
+// paidLastYearIn is paidLastYear in the ledger at where (a file, or a postgres:// URL).
+func paidLastYearIn(t *testing.T, where string, people [][2]string) {
+	t.Helper()
 	ctx := context.Background()
 	clock := fakeclock.New(time.Date(2025, 1, 1, 8, 0, 0, 0, time.UTC))
-	db, err := ledger.Open(ctx, filepath.Join(u.dir, "payout-ledger.db"), ledger.Options{Now: clock.Ticking(time.Second)})
+	db, err := ledger.Open(ctx, where, ledger.Options{Now: clock.Ticking(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,8 +42,17 @@ var closedTables = []string{"approvals", "approved_runs"}
 // invoice not in the ledger), and an approval. It returns the user and the ledger's path.
 func trailLedger(t *testing.T) (*user, string) {
 	t.Helper()
-	const hashKey = "e2e-hash-key"
 	u := newUser(t, newSandbox(t))
+	path := filepath.Join(u.dir, "payout-ledger.db")
+	fillTrail(t, u, path)
+	rawDB(t, path, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return u, path
+}
+
+// fillTrail fills u's ledger, at where (its file, or its PAYOUT_LEDGER URL), as trailLedger says.
+func fillTrail(t *testing.T, u *user, where string) {
+	t.Helper()
+	const hashKey = "e2e-hash-key"
 	input := filepath.Join(u.dir, "payroll.csv")
 	data := "external_invoice_ref,amount,recipient_reference,bank,third_party_account_no,notes\n" +
 		"TR-1,100.00,Aisyah Binti Ali,Maybank,0123456781,\n" +
@@ -89,9 +98,8 @@ func trailLedger(t *testing.T) (*user, string) {
 		t.Fatalf("retry run: exit %d: %s %s", code, out, errOut)
 	}
 
-	path := filepath.Join(u.dir, "payout-ledger.db")
 	ctx := context.Background()
-	db, err := ledger.Open(ctx, path, ledger.Options{Actor: "service callback"})
+	db, err := ledger.Open(ctx, where, ledger.Options{Actor: "service callback"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +154,6 @@ func trailLedger(t *testing.T) (*user, string) {
 	if out, errOut, code := u.run("audit", "verify"); code != 0 {
 		t.Fatalf("audit verify of the untouched ledger: exit %d: %s %s", code, out, errOut)
 	}
-	rawDB(t, path, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	return u, path
 }
 
 // rawDB runs statements on a ledger file by hand, as with the sqlite3 shell.

@@ -54,6 +54,13 @@ func Admin(tb testing.TB) string {
 	return start(tb).url("postgres")
 }
 
+// DataDir is the data folder (PGDATA) of this test binary's cluster: for tests that look in the
+// files the server writes, as a test of a SQLite ledger reads its file.
+func DataDir(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(start(tb).dir, "data")
+}
+
 var (
 	once      sync.Once
 	shared    *cluster
