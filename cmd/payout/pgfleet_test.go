@@ -346,9 +346,8 @@ func (f *fleet) ledgerStates(want int) {
 	}
 }
 
-// tiesOut checks a run's result CSV against its file: every reference once, and the amounts by
-// state add up to the file's total.
-func tiesOut(t *testing.T, runJSON string, prefix string, rows int, total decimal.Decimal) {
+// resultCSVOf is the result CSV a run's --json names.
+func resultCSVOf(t *testing.T, runJSON string) string {
 	t.Helper()
 	var res struct {
 		Reports []string `json:"reports"`
@@ -356,15 +355,19 @@ func tiesOut(t *testing.T, runJSON string, prefix string, rows int, total decima
 	if err := json.Unmarshal([]byte(runJSON), &res); err != nil {
 		t.Fatalf("run --json printed %q: %v", runJSON, err)
 	}
-	var path string
 	for _, p := range res.Reports {
 		if strings.HasSuffix(p, ".result.csv") {
-			path = p
+			return p
 		}
 	}
-	if path == "" {
-		t.Fatalf("the run named no result CSV: %s", runJSON)
-	}
+	t.Fatalf("the run named no result CSV: %s", runJSON)
+	return ""
+}
+
+// tiesOut checks a run's result CSV against its file: every reference once, and the amounts by
+// state add up to the file's total.
+func tiesOut(t *testing.T, path string, prefix string, rows int, total decimal.Decimal) {
+	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

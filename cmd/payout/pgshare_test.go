@@ -70,7 +70,7 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 	f.ledgerStates(rows)
 	for _, c := range loops {
 		if c != victim {
-			tiesOut(t, c.out, "PG", rows, total)
+			tiesOut(t, resultCSVOf(t, c.out), "PG", rows, total)
 		}
 	}
 	st := f.sb.Stats()
