@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -37,6 +38,15 @@ type fleet struct {
 	dir string
 	env []string
 	db  *sql.DB // the test's own look at the ledger's registry of processes
+
+	mu       sync.Mutex
+	arrivals []arrival // every API request, as it reached the service
+}
+
+// arrival is an API request as the service's front end saw it come.
+type arrival struct {
+	at   time.Time
+	what string // method and path
 }
 
 // newFleet is a sandbox with faults, a new PostgreSQL ledger made by `payout init`, and the
@@ -44,17 +54,26 @@ type fleet struct {
 func newFleet(t *testing.T, seed int64, faults sandbox.Faults) *fleet {
 	t.Helper()
 	sb := sandbox.New(sandbox.Options{AuthToken: "fleet-token", HashKey: []byte("fleet-hash-key"), Seed: seed, Faults: faults})
-	ts := httptest.NewServer(sb)
+	f := &fleet{t: t, sb: sb}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, sandbox.PathPrefix) {
+			f.mu.Lock()
+			f.arrivals = append(f.arrivals, arrival{time.Now(), r.Method + " " + strings.TrimPrefix(r.URL.Path, sandbox.PathPrefix)})
+			f.mu.Unlock()
+		}
+		sb.ServeHTTP(w, r)
+	}))
 	t.Cleanup(sb.Close)
 	t.Cleanup(ts.Close)
 	url := pgtest.New(t)
 	dir := t.TempDir()
-	f := &fleet{t: t, sb: sb, url: url, dir: dir, env: []string{
+	f.url, f.dir = url, dir
+	f.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 		"PAYOUT_BASE_URL=" + ts.URL, "PAYOUT_AUTH_TOKEN=fleet-token", "PAYOUT_VIRTUAL_POOL_REF=POOL",
 		"PAYOUT_CALLBACK_URL=http://127.0.0.1:1/cb", "PAYOUT_REDIRECT_URL=http://127.0.0.1:1/r",
 		"PAYOUT_LEDGER=" + url,
-	}}
+	}
 	if out, errOut, code := f.run("init"); code != 0 {
 		t.Fatalf("init: exit %d: %s %s", code, out, errOut)
 	}
@@ -322,6 +341,32 @@ func maxCreatesInAnySecond(sb *sandbox.Server) int {
 		most = max(most, hi-lo+1)
 	}
 	return most
+}
+
+// densestSecond is the most API requests that reached the service within one second, and what
+// they were.
+func (f *fleet) densestSecond() (int, map[string]int) {
+	f.mu.Lock()
+	at := append([]arrival(nil), f.arrivals...)
+	f.mu.Unlock()
+	sort.Slice(at, func(i, j int) bool { return at[i].at.Before(at[j].at) })
+	most, lo, from := 0, 0, 0
+	for hi := range at {
+		for !at[lo].at.After(at[hi].at.Add(-time.Second)) {
+			lo++
+		}
+		if hi-lo+1 > most {
+			most, from = hi-lo+1, lo
+		}
+	}
+	what := map[string]int{}
+	for _, a := range at[from : from+most] {
+		if strings.Contains(a.what, "payout/") {
+			a.what = "GET payout/REF"
+		}
+		what[a.what]++
+	}
+	return most, what
 }
 
 // ledgerStates checks that every payout of the ledger is SUBMITTED or SUCCEEDED, and counts them.
