@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -155,15 +157,20 @@ type cronLoop struct {
 	gone     bool      // killed for good: never started again
 	kills    int
 	attempts int
-	lockedBy int      // exits 1 that named the process paying the file
-	others   []string // other exits, for the log
-	out      string   // stdout of the run that exited 0
+	lockedBy int          // exits 1 that named the process paying the file
+	named    map[int]bool // the pids those exits named
+	killed   []int        // the pids the test killed
+	others   []string     // other exits, for the log
+	out      string       // stdout of the run that exited 0
 	done     chan struct{}
 }
 
 func (f *fleet) cron(name string, args ...string) *cronLoop {
-	return &cronLoop{name: name, args: args, f: f, done: make(chan struct{})}
+	return &cronLoop{name: name, args: args, f: f, done: make(chan struct{}), named: map[int]bool{}}
 }
+
+// holderNamed finds the process a run kept off a file names: its pid and host.
+var holderNamed = regexp.MustCompile(`pid=(\d+) host=\S+`)
 
 // start runs the loop until an attempt exits 0, the host is gone, or ctx ends.
 func (c *cronLoop) start(ctx context.Context) {
@@ -196,8 +203,10 @@ func (c *cronLoop) start(ctx context.Context) {
 				c.out = stdout.String()
 				c.mu.Unlock()
 				return
-			case errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(stderr.String(), " pid="):
+			case errors.As(err, &exit) && exit.ExitCode() == 1 && holderNamed.MatchString(stderr.String()):
 				c.lockedBy++
+				pid, _ := strconv.Atoi(holderNamed.FindStringSubmatch(stderr.String())[1])
+				c.named[pid] = true
 			case errors.As(err, &exit) && exit.ExitCode() == -1:
 				// killed by the test
 			case errors.As(err, &exit) && exit.ExitCode() == 4:
@@ -233,6 +242,7 @@ func (c *cronLoop) killIfPID(pid int, forGood bool) bool {
 	}
 	c.gone = c.gone || forGood
 	c.kills++
+	c.killed = append(c.killed, pid)
 	_ = c.cmd.Process.Signal(syscall.SIGKILL)
 	return true
 }

@@ -56,11 +56,16 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAll(t, 10*time.Minute, loops...)
+	namedVictim := false
 	for _, c := range loops {
 		t.Log(c)
 		if c != victim && c.out == "" {
 			t.Errorf("%s never exited 0", c.name)
 		}
+		namedVictim = namedVictim || c.named[victim.killed[0]]
+	}
+	if !namedVictim {
+		t.Errorf("no run kept off the file named the process that paid it, pid %d", victim.killed[0])
 	}
 	var found int
 	if err := f.db.QueryRow(`SELECT count(*) FROM events WHERE from_state = 'SUBMITTING' AND to_state = 'UNKNOWN'`).Scan(&found); err != nil {
