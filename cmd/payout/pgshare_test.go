@@ -16,13 +16,14 @@ var fleetFaults = sandbox.Faults{Latency: 30 * time.Millisecond, LatencyJitter: 
 
 // arrivalJitter is how many requests more than rate and burst the service may count in one
 // second, because requests reach it later than the limiter let them go, by delays that differ:
-// a worker records each payout's SUBMITTING durably (a commit, which a busy server or disk
-// makes slower now and then) between its turn and its POST, and the two-core machine schedules
-// the processes late. Those the limiter let go in 100 ms may so bunch. One process with its own
-// limiter on a SQLite ledger is counted at 102 a second at --rate 100 --burst 1 against
-// fleetFaults; three hosts on PostgreSQL up to 103, and 55 at --rate 50 while other tests ran.
-// A limiter not shared would let three processes send three times the rate.
-func arrivalJitter(rate int) int { return (rate + 9) / 10 }
+// a worker records each payout's SUBMITTING durably (a commit, which a busy server makes slower
+// now and then) between its turn and its POST, and a busy two-core machine schedules the
+// processes late. Those the limiter let go in 200 ms may so bunch. Measured: one process with
+// its own limiter on a SQLite ledger, 102 a second at --rate 100 --burst 1 against fleetFaults;
+// three hosts on PostgreSQL, up to 104 at --rate 100 --burst 1, and 60 at --rate 50 --burst 2
+// while the ledger's tests ran beside them under -race. A limiter that was not shared would
+// let three processes send three times the rate.
+func arrivalJitter(rate int) int { return (rate + 4) / 5 }
 
 // TestThreeHostsPayOneFileOnPostgresOneKilled: three hosts' cron jobs run `payout run` of one
 // file again and again on one PostgreSQL ledger. One of them pays it at a time; the others exit
