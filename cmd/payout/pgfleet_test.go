@@ -342,6 +342,11 @@ func maxCreatesInAnySecond(sb *sandbox.Server) int {
 	for _, r := range sb.Payouts() {
 		at = append(at, r.CreatedAt)
 	}
+	return maxInAnySecond(at)
+}
+
+// maxInAnySecond is the most of times within one second, (t-1s, t], wherever it starts.
+func maxInAnySecond(at []time.Time) int {
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 	most, lo := 0, 0
 	for hi := range at {
@@ -351,6 +356,75 @@ func maxCreatesInAnySecond(sb *sandbox.Server) int {
 		most = max(most, hi-lo+1)
 	}
 	return most
+}
+
+// watchGrants records, from now on, every turn the merchant's shared rate limit grants, on the
+// database server's clock, in a table of the test's own beside the ledger's: the limiter's
+// contract, read where it is kept, whatever the delays between a turn and its request.
+func (f *fleet) watchGrants() {
+	f.t.Helper()
+	if _, err := f.db.Exec(`CREATE SCHEMA fleet_watch;
+CREATE TABLE fleet_watch.grants (at timestamptz NOT NULL);
+CREATE FUNCTION fleet_watch.grant_taken() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.granted IS NOT NULL AND (TG_OP = 'INSERT' OR NEW.granted IS DISTINCT FROM OLD.granted) THEN
+		INSERT INTO fleet_watch.grants VALUES (NEW.granted);
+	END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER fleet_watch_grants AFTER INSERT OR UPDATE ON rate_limits
+	FOR EACH ROW EXECUTE FUNCTION fleet_watch.grant_taken();`); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// grants are the turns watchGrants recorded.
+func (f *fleet) grants() []time.Time {
+	f.t.Helper()
+	rows, err := f.db.Query(`SELECT at FROM fleet_watch.grants`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []time.Time
+	for rows.Next() {
+		var at time.Time
+		if err := rows.Scan(&at); err != nil {
+			f.t.Fatal(err)
+		}
+		out = append(out, at)
+	}
+	if err := rows.Err(); err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// checkRate checks that the processes kept rate with burst: the shared limiter granted at most
+// rate+burst turns in any second of the server's clock, every request the service saw had a
+// turn, and the service counted at most rate+burst+arrivalJitter arriving in any second.
+func (f *fleet) checkRate(rate, burst int) string {
+	f.t.Helper()
+	grants := f.grants()
+	inSecond := maxInAnySecond(grants)
+	st := f.sb.Stats()
+	requests := 0
+	for _, n := range st.Requests {
+		requests += n
+	}
+	densest, what := f.densestSecond()
+	if inSecond > rate+burst {
+		f.t.Errorf("the shared limit granted %d turns within one second at --rate %d --burst %d", inSecond, rate, burst)
+	}
+	if requests > len(grants) {
+		f.t.Errorf("the service saw %d requests and the shared limit granted %d turns: some went unpaced", requests, len(grants))
+	}
+	if most := rate + burst + arrivalJitter(rate); st.MaxInAnySecond > most {
+		f.t.Errorf("the service counted %d requests arriving within one second at --rate %d --burst %d: want at most %d (%v)",
+			st.MaxInAnySecond, rate, burst, most, what)
+	}
+	return fmt.Sprintf("turns granted %d for %d requests, most turns in any second %d; most requests arriving in any second %d (%v), most creates in any second %d",
+		len(grants), requests, inSecond, densest, what, maxCreatesInAnySecond(f.sb))
 }
 
 // densestSecond is the most API requests that reached the service within one second, and what

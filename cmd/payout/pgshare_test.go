@@ -30,12 +30,13 @@ func arrivalJitter(rate int) int { return (rate + 4) / 5 }
 // 1 naming it. The one paying is SIGKILLed once it has sent some creates and never runs again:
 // a survivor finds its SUBMITTING rows (its session ended), looks them up, and finishes. Every
 // row is created once, by the service's count; the report ties out to the file; the hosts
-// together kept the rate. PAYOUT_PG_ROWS and PAYOUT_PG_RATE set the size (`make
+// together kept the rate (checkRate). PAYOUT_PG_ROWS and PAYOUT_PG_RATE set the size (`make
 // crashtest-postgres` runs 3,000 rows at 50 a second).
 func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 	rows, rate := envInt("PAYOUT_PG_ROWS", 600), envInt("PAYOUT_PG_RATE", 100)
 	began := time.Now()
 	f := newFleet(t, 7, fleetFaults)
+	f.watchGrants()
 	file, total := f.payFile("payroll.csv", "PG", 1, rows)
 	args := []string{"run", "--json", "--rate", strconv.Itoa(rate), "--burst", "1", "--workers", "8",
 		"--unknown-grace", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file}
@@ -83,24 +84,21 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 		}
 	}
 	st := f.sb.Stats()
-	inSecond := maxCreatesInAnySecond(f.sb)
-	densest, what := f.densestSecond()
-	t.Logf("densest second: %d requests %v", densest, what)
-	t.Logf("rows %d at --rate %d: %s killed at %d creates (%d SUBMITTING just after, %d marked UNKNOWN and looked up); creates %d, duplicates %d, lost answers %d; most requests in any second %d, most creates in any second %d; %s",
+	rates := f.checkRate(rate, 1)
+	t.Logf("rows %d at --rate %d: %s killed at %d creates (%d SUBMITTING just after, %d marked UNKNOWN and looked up); creates %d, duplicates %d, lost answers %d; %s; %s",
 		rows, rate, victim.name, createsAtKill, submitting, found, st.Creates, len(f.sb.Duplicates()), st.Lost,
-		st.MaxInAnySecond, inSecond, time.Since(began).Round(time.Millisecond))
-	if most := rate + 1 + arrivalJitter(rate); st.MaxInAnySecond > most {
-		t.Errorf("the hosts together sent %d requests within one second at --rate %d --burst 1: want at most %d", st.MaxInAnySecond, rate, most)
-	}
+		rates, time.Since(began).Round(time.Millisecond))
 }
 
 // TestThreeFilesAtOnceShareTheRateOnPostgres: three processes pay three files at once on one
 // PostgreSQL ledger, each at --rate R: together they stay within R (and the burst) in every
-// second, by the service's own count, and every row is created once.
+// second (checkRate: the turns the shared limit granted, on the server's clock; the requests
+// the service counted, less what late arrivals bunch), and every row is created once.
 func TestThreeFilesAtOnceShareTheRateOnPostgres(t *testing.T) {
 	rows, rate, burst := envInt("PAYOUT_PG_SHARE_ROWS", 150), 50, 2
 	began := time.Now()
 	f := newFleet(t, 11, fleetFaults)
+	f.watchGrants()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var loops []*cronLoop
@@ -122,13 +120,9 @@ func TestThreeFilesAtOnceShareTheRateOnPostgres(t *testing.T) {
 		createdOnce(t, f.sb, fmt.Sprintf("F%d", i+1), rows)
 	}
 	st := f.sb.Stats()
-	elapsed := time.Since(began)
-	t.Logf("3 files of %d rows at --rate %d --burst %d each: creates %d, duplicates %d, lost answers %d; most requests in any second %d, most creates in any second %d; %s",
-		rows, rate, burst, st.Creates, len(f.sb.Duplicates()), st.Lost, st.MaxInAnySecond, maxCreatesInAnySecond(f.sb),
-		elapsed.Round(time.Millisecond))
-	if most := rate + burst + arrivalJitter(rate); st.MaxInAnySecond > most {
-		t.Errorf("three processes at --rate %d --burst %d sent %d requests within one second: want at most %d", rate, burst, st.MaxInAnySecond, most)
-	}
+	rates := f.checkRate(rate, burst)
+	t.Logf("3 files of %d rows at --rate %d --burst %d each: creates %d, duplicates %d, lost answers %d; %s; %s",
+		rows, rate, burst, st.Creates, len(f.sb.Duplicates()), st.Lost, rates, time.Since(began).Round(time.Millisecond))
 	if st.Creates != 3*rows {
 		t.Errorf("the service created %d payouts for 3 files of %d rows", st.Creates, rows)
 	}
