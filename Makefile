@@ -4,7 +4,7 @@ BIN := bin/payout
 # The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: build test demo bench perf lint crashtest fuzz clean
+.PHONY: build test demo bench perf lint crashtest crashtest-postgres fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
@@ -40,6 +40,13 @@ lint:
 # at --rate 50-100 and 4-16 workers against a sandbox answering in 5-50 ms with lost answers, 5xx and 429.
 crashtest:
 	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 $(GO) test -run TestCrashResume -count=1 -timeout 60m -v ./cmd/payout/
+
+# The same campaign on one PostgreSQL ledger (a throwaway cluster from Debian's postgresql package),
+# with two processes looping on each file as two hosts' cron jobs, the one holding the file SIGKILLed at
+# each moment; then three processes on one 3,000-row file at --rate 50, the payer killed for good.
+crashtest-postgres:
+	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 PAYOUT_PG_ROWS=3000 PAYOUT_PG_RATE=50 \
+		$(GO) test -run 'TestPostgresCrashResume|TestThreeHostsPayOneFileOnPostgresOneKilled' -count=1 -timeout 60m -v ./cmd/payout/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/read/

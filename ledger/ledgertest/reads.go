@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
@@ -75,6 +76,28 @@ func testEvidence(t *testing.T, e Engine) {
 	}))
 	if i != len(ps) {
 		t.Errorf("%d report lines, want %d", i, len(ps))
+	}
+	// A later run of the same source that stored no line of its own (it resumed r1, and sent
+	// nothing) shows r1's payouts in its report: its evidence holds their events.
+	must(t, l.AddRun(ctx, ledger.Run{ID: "r1-again", Kind: "run", File: "r1.csv", FileSHA256: "sha-r1",
+		StartedAt: t0.Add(time.Hour), Status: "running", Source: "sha-r1"}))
+	head, err = l.ChainHead(ctx)
+	must(t, err)
+	evs, err = l.RunEvents(ctx, "r1-again", head)
+	must(t, err)
+	reported, withEvents := 0, map[string]bool{}
+	for _, ev := range evs {
+		withEvents[ev.Ref] = true
+	}
+	must(t, l.EachReportLine(ctx, "r1-again", func(line ledger.ReportLine) error {
+		reported++
+		if !withEvents[line.Payout.Ref] {
+			t.Errorf("r1-again's report shows %s, its evidence holds no event of it", line.Payout.Ref)
+		}
+		return nil
+	}))
+	if reported != len(ps) {
+		t.Errorf("r1-again's report shows %d lines, want r1's %d", reported, len(ps))
 	}
 	if v, err := l.SchemaVersion(ctx); err != nil || v < 1 {
 		t.Errorf("schema version %d %v", v, err)
