@@ -16,6 +16,7 @@ import (
 // Create in a temporary folder, a second handle opened on the same file by Open, a process's hold
 // the file lock.
 func TestSQLiteConformance(t *testing.T) {
+	t.Parallel()
 	var paths sync.Map // *ledger.DB -> its file
 	ledgertest.Run(t, ledgertest.Engine{
 		New: func(tb testing.TB) ledger.Ledger {
@@ -63,6 +64,7 @@ func TestSQLiteConformance(t *testing.T) {
 // test (internal/pgtest), a second handle opened by Open on the same URL, a process's hold a
 // session advisory lock on a connection of its own.
 func TestPostgresConformance(t *testing.T) {
+	t.Parallel()
 	var urls sync.Map // *ledger.DB -> its URL
 	ledgertest.Run(t, ledgertest.Engine{
 		New: func(tb testing.TB) ledger.Ledger {
