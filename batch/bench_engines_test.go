@@ -2,7 +2,6 @@ package batch_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
@@ -38,12 +37,11 @@ func onPostgres(b *testing.B, h *batchtest.Harness, limit rate.Limit) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = hold.Close() })
-	limiterDB, err := sql.Open("pgx", url)
+	limiterDB, err := ledger.OpenLimiterDB(url, h.Cfg.Workers)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = limiterDB.Close() })
-	limiterDB.SetMaxIdleConns(h.Cfg.Workers)
 	limiter, err := ledger.NewSharedLimiter(limiterDB, ledger.RateLimitKey(h.Server.URL, batchtest.Token), limit, 1)
 	if err != nil {
 		b.Fatal(err)
