@@ -4,7 +4,7 @@ BIN := bin/payout
 # The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: build test demo bench perf lint crashtest crashtest-postgres fuzz clean
+.PHONY: build test demo bench bench-postgres perf lint crashtest crashtest-postgres fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
@@ -20,9 +20,20 @@ demo:
 # pays 2,000 rows at --rate 50 (about 80 s with its bare loop); PAYOUT_BENCH_ROWS=200 is a quick look.
 # BenchmarkPoolSizing pays 500 rows at --rate 100 against a service answering in 200 ms, with the
 # pool sized by itself and with 4 workers (about 30 s).
+# The engines' side-by-side benchmarks are bench-postgres's.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./batch/ ./batch/read/ ./batch/reconcile/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
+	$(GO) test -run '^$$' -bench . -skip Engines -benchtime 1x -timeout 60m ./batch/ ./batch/read/ ./batch/reconcile/
+	$(GO) test -run '^$$' -bench . -skip Engines -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
+
+# SQLite and PostgreSQL side by side, 3 times in turn so that a busy machine weighs on both alike
+# (about 25 minutes): --rate 50 at 40 ms (PAYOUT_BENCH_ROWS, 2000), four writers on the chain, and
+# the built binary's 100,000-row run and rerun (PAYOUT_PERF_ROWS, PAYOUT_PERF_REPEAT, alternating
+# inside). PostgreSQL is a throwaway cluster that syncs its commits as SQLite's synchronous=FULL
+# does; it needs `apt-get install -y postgresql`.
+bench-postgres:
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench EnginesRate50 -benchtime 1x -timeout 60m ./batch/ || exit 1; done
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench EnginesFourWriters -benchtime 2s -timeout 30m ./ledger/ || exit 1; done
+	$(GO) test -run '^$$' -bench EnginesRunRerun -benchtime 1x -count 1 -timeout 0 ./cmd/payout/
 
 # Process-level figures: the built binary against a sandbox process on generated files, beside raw
 # encoding/csv and excelize readers, each the median of PAYOUT_PERF_REPEAT (3) runs in one sitting.

@@ -54,7 +54,13 @@ func BenchmarkRunThroughput(b *testing.B) {
 //	go test -run '^$' -bench RunRate50 -benchtime 1x ./batch/
 //	PAYOUT_BENCH_ROWS=200 go test -run '^$' -bench RunRate50 -benchtime 1x ./batch/  # a quick look
 func BenchmarkRunRate50(b *testing.B) {
-	const limit, workers, latency = 50, 8, 50 * time.Millisecond
+	rate50(b, 50*time.Millisecond, onSQLite)
+}
+
+// rate50 is BenchmarkRunRate50 at the sandbox's latency, the run's ledger and limiter those of
+// wire; the bare loop's limiter is always this process's own.
+func rate50(b *testing.B, latency time.Duration, wire func(*testing.B, *batchtest.Harness, rate.Limit)) {
+	const limit, workers = 50, 8
 	rows := envInt("PAYOUT_BENCH_ROWS", 2000)
 	opts := sandbox.Options{SettleInterval: -1, Faults: sandbox.Faults{Latency: latency}}
 	for i := 0; i < b.N; i++ {
@@ -62,6 +68,7 @@ func BenchmarkRunRate50(b *testing.B) {
 		bareTime := bareLoop(b, bare, rows)
 
 		h := batchtest.BuildHarness(b, opts, rate.NewLimiter(limit, 1), workers)
+		wire(b, h, limit)
 		file := batchtest.WritePayroll(b, h.Dir, "rate.csv", batchtest.Payroll(rows, fmt.Sprintf("RATE%d", i)))
 		start := time.Now()
 		res := h.Pay(context.Background(), file, h.Cfg)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"golang.org/x/time/rate"
 )
 
@@ -67,6 +69,24 @@ func normalBaseURL(baseURL string) string {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u.String()
+}
+
+// OpenLimiterDB is a handle on the ledger's database at url for a SharedLimiter, keeping up to
+// conns idle connections (one per worker, each of which may wait at once). Its commits are not
+// waited for on disk (synchronous_commit off): every Wait writes the merchant's one row, which
+// stays locked until the commit is flushed, so durable commits would pace every process together
+// at one request per disk flush, whatever the limit. What a server crash can lose of the row is
+// its last moments of grants (and a pause): the first requests after the restart may go that
+// much early, and a 429 still holds them back. Nothing of the money is in this table.
+func OpenLimiterDB(url string, conns int) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("shared rate limit: %w", err) // pgx names the URL without its password
+	}
+	cfg.RuntimeParams["synchronous_commit"] = "off"
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxIdleConns(conns)
+	return db, nil
 }
 
 // NewSharedLimiter is the limiter of merchant (RateLimitKey) on db, a database/sql handle of

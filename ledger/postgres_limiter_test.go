@@ -364,3 +364,27 @@ func TestSharedLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
 	}
 	t.Logf("returned %s after the cancel", time.Since(start))
 }
+
+// TestLimiterDBDoesNotWaitForTheDisk: the limiter's handle commits without waiting for the flush
+// (every Wait writes one row, locked until its commit is done); the ledger's own handle waits.
+// The tests' cluster never waits: this one keeps the server's default.
+func TestLimiterDBDoesNotWaitForTheDisk(t *testing.T) {
+	url := pgtest.Durable(t)
+	db, err := ledger.OpenLimiterDB(url, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		db   *sql.DB
+		want string
+	}{{db, "off"}, {openPG(t, url), "on"}} {
+		var got string
+		if err := c.db.QueryRow("SHOW synchronous_commit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("synchronous_commit = %s, want %s", got, c.want)
+		}
+	}
+}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"database/sql"
 	"io"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql, for a PostgreSQL ledger
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/batch/pool"
@@ -20,12 +18,11 @@ func newLimiter(cfg config, burst int) (pool.Limiter, io.Closer, error) {
 		return rate.NewLimiter(rate.Limit(cfg.Rate), burst), nil, nil
 	}
 	// A handle of its own on the ledger's database: it connects when the first request waits.
-	db, err := sql.Open("pgx", cfg.Ledger)
+	// Every worker may wait at once: each keeps its connection between requests.
+	db, err := ledger.OpenLimiterDB(cfg.Ledger, maxConns(cfg.Workers))
 	if err != nil {
 		return nil, nil, configError(err)
 	}
-	// Every worker may wait at once: each keeps its connection between requests.
-	db.SetMaxIdleConns(maxConns(cfg.Workers))
 	l, err := ledger.NewSharedLimiter(db, ledger.RateLimitKey(cfg.BaseURL, cfg.AuthToken), rate.Limit(cfg.Rate), burst)
 	if err != nil {
 		_ = db.Close()

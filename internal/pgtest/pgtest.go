@@ -33,7 +33,21 @@ const installHint = "PostgreSQL is not installed: install it with `apt-get insta
 // it, except under CI=true, where it fails tb.
 func New(tb testing.TB) string {
 	tb.Helper()
-	c := start(tb)
+	return newIn(tb, start(tb, &fast))
+}
+
+// Durable is New in a second cluster of this test binary, started by its first call, that
+// keeps PostgreSQL's durable defaults (fsync, synchronous_commit and full_page_writes on): for
+// the benchmarks that set PostgreSQL beside a SQLite ledger, which syncs every commit
+// (synchronous=FULL). The tests' cluster turns them off, and comparing a durable ledger with one
+// that is not would flatter PostgreSQL.
+func Durable(tb testing.TB) string {
+	tb.Helper()
+	return newIn(tb, start(tb, &durable))
+}
+
+func newIn(tb testing.TB, c *cluster) string {
+	tb.Helper()
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), databases.Add(1))
 	admin := c.url("postgres")
 	if err := exec1(admin, "CREATE DATABASE "+name); err != nil {
@@ -51,20 +65,27 @@ func New(tb testing.TB) string {
 // look at every session (pg_stat_activity) or end one (pg_terminate_backend).
 func Admin(tb testing.TB) string {
 	tb.Helper()
-	return start(tb).url("postgres")
+	return start(tb, &fast).url("postgres")
 }
 
-// DataDir is the data folder (PGDATA) of this test binary's cluster: for tests that look in the
+// A kind of cluster, started once per test binary by the first test that asks for it.
+type kind struct {
+	durable  bool
+	once     sync.Once
+	shared   *cluster
+	startErr error
+}
+
+// DataDir is the data folder (PGDATA) of this test binary's cluster of New's databases: for tests that look in the
 // files the server writes, as a test of a SQLite ledger reads its file.
 func DataDir(tb testing.TB) string {
 	tb.Helper()
-	return filepath.Join(start(tb).dir, "data")
+	return filepath.Join(start(tb, &fast).dir, "data")
 }
 
 var (
-	once      sync.Once
-	shared    *cluster
-	startErr  error
+	fast      = kind{}
+	durable   = kind{durable: true}
 	databases atomic.Int64
 )
 
@@ -77,7 +98,7 @@ func (c *cluster) url(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
 }
 
-func start(tb testing.TB) *cluster {
+func start(tb testing.TB, k *kind) *cluster {
 	tb.Helper()
 	bin := binDir()
 	if bin == "" {
@@ -86,11 +107,11 @@ func start(tb testing.TB) *cluster {
 		}
 		tb.Skip(installHint)
 	}
-	once.Do(func() { shared, startErr = startCluster(bin) })
-	if startErr != nil {
-		tb.Fatalf("start PostgreSQL from %s: %v", bin, startErr)
+	k.once.Do(func() { k.shared, k.startErr = startCluster(bin, k.durable) })
+	if k.startErr != nil {
+		tb.Fatalf("start PostgreSQL from %s: %v", bin, k.startErr)
 	}
-	return shared
+	return k.shared
 }
 
 // binDir is the newest of Debian's /usr/lib/postgresql/*/bin that has initdb and postgres.
@@ -117,8 +138,9 @@ func isFile(p string) bool {
 
 // startCluster makes a cluster in a new temporary folder and starts it on a free loopback port.
 // initdb and postgres refuse to run as root: as root they run as the postgres account. The server
-// dies with this test binary (its parent-death signal), so a killed test leaves no server.
-func startCluster(bin string) (*cluster, error) {
+// dies with this test binary (its parent-death signal), so a killed test leaves no server. Unless
+// durable, it trades crash safety for speed: nothing in a test's database outlives the test.
+func startCluster(bin string, durable bool) (*cluster, error) {
 	removeStale()
 	dir, err := os.MkdirTemp("", fmt.Sprintf("payout-pg-%d-", os.Getpid()))
 	if err != nil {
@@ -159,10 +181,12 @@ func startCluster(bin string) (*cluster, error) {
 		// The parent-death signal is sent when the thread that started the child ends: this
 		// goroutine keeps its thread until the server exits.
 		runtime.LockOSThread()
-		srv := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
-			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-			"-c", "max_connections=200")
+		args := []string{"-D", data, "-p", strconv.Itoa(port),
+			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dir, "-c", "max_connections=200"}
+		if !durable {
+			args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+		}
+		srv := exec.Command(filepath.Join(bin, "postgres"), args...)
 		srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 		srv.Stdout, srv.Stderr = logFile, logFile
 		if err := srv.Start(); err != nil {

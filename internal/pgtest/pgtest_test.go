@@ -33,3 +33,26 @@ func TestEachTestHasItsOwnDatabase(t *testing.T) {
 		t.Fatalf("a table made in one test's database is in the other's")
 	}
 }
+
+// The benchmarks' cluster syncs its commits as a production server does; the tests' does not.
+func TestDurableSyncsAndNewDoesNot(t *testing.T) {
+	for _, c := range []struct {
+		url  string
+		want string
+	}{{pgtest.Durable(t), "on"}, {pgtest.New(t), "off"}} {
+		db, err := sql.Open("pgx", c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, setting := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+			var got string
+			if err := db.QueryRow("SHOW " + setting).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("%s: %s = %s, want %s", c.url, setting, got, c.want)
+			}
+		}
+	}
+}
