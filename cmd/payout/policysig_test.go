@@ -107,3 +107,46 @@ func TestForgedPolicyLoweringPaysNothing(t *testing.T) {
 		})
 	}
 }
+
+// On PostgreSQL every session of the ledger, its hold and its shared limiter looks the ledger's
+// tables up in its own schema: a schema named like the role, searched first by the server's
+// default search path, with tables named like the ledger's in it, changes nothing a command
+// reads or writes. Without the pin, the second run would find no payout and pay every row again.
+func TestASchemaNamedLikeTheRoleShadowsNothing(t *testing.T) {
+	sb := newSandbox(t)
+	u := newUserWithoutLedger(t, sb)
+	where := pgtest.New(t)
+	u.env = append(u.env, "PAYOUT_LEDGER="+where)
+	if out, errOut, code := u.run("init"); code != 0 {
+		t.Fatalf("init: exit %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("run: exit %d: %s %s", code, out, errOut)
+	}
+	paid := sb.Stats().Creates
+	db := pgOpen(t, where)
+	defer db.Close()
+	// pgtest's role is postgres: the schema "$user" names.
+	pgMust(t, db, `CREATE SCHEMA postgres`, `CREATE TABLE postgres.payouts (LIKE public.payouts INCLUDING ALL)`,
+		`CREATE TABLE postgres.events (LIKE public.events INCLUDING ALL)`, `CREATE TABLE postgres.runs (LIKE public.runs INCLUDING ALL)`)
+	var shadowed string
+	if err := db.QueryRow(`SELECT current_schema()`).Scan(&shadowed); err != nil || shadowed != "postgres" {
+		t.Fatalf("an unpinned session's schema: %q (%v), want the role's", shadowed, err)
+	}
+	if out, errOut, code := u.run("status", "PAY-2026-11-001"); code != 0 || !strings.Contains(out, "PAY-2026-11-001") {
+		t.Errorf("status of a paid payout: exit %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("rerun: exit %d: %s %s", code, out, errOut)
+	}
+	if n := sb.Stats().Creates; n != paid {
+		t.Errorf("the rerun sent %d creates, want none", n-paid)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM postgres.payouts) + (SELECT count(*) FROM postgres.events) + (SELECT count(*) FROM postgres.runs)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d rows written in the role's schema (%v), want none", n, err)
+	}
+	if out, errOut, code := u.run("audit", "verify"); code != 0 {
+		t.Errorf("audit verify: exit %d: %s %s", code, out, errOut)
+	}
+}

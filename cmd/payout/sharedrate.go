@@ -1,10 +1,8 @@
 package main
 
 import (
-	"database/sql"
 	"io"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql, for a PostgreSQL ledger
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/batch/pool"
@@ -20,7 +18,7 @@ func newLimiter(cfg config, burst int) (pool.Limiter, io.Closer, error) {
 		return rate.NewLimiter(rate.Limit(cfg.Rate), burst), nil, nil
 	}
 	// A handle of its own on the ledger's database: it connects when the first request waits.
-	db, err := sql.Open("pgx", cfg.Ledger)
+	db, err := ledger.PostgresHandle(cfg.Ledger)
 	if err != nil {
 		return nil, nil, configError(err)
 	}
