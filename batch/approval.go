@@ -67,6 +67,13 @@ func policyChanges(pol ledger.ApprovalPolicy) []approval.PolicyChange {
 	return changes
 }
 
+// policyRefused says whether err refuses the policy itself: a lowering whose signatures do not
+// hold, or a ledger that has lost its policy. Nothing is paid (exit 5) until people act.
+func policyRefused(err error) bool {
+	var refused *approval.PolicyError
+	return errors.As(err, &refused) || errors.Is(err, ledger.ErrPolicyLost)
+}
+
 // signaturesNeeded reports whether the ledger's policy asks for signatures: it does when a
 // lowering of it does not hold, and checkApproval refuses the file.
 func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
@@ -74,8 +81,7 @@ func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	pol, err := CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
-	var refused *approval.PolicyError
-	if errors.As(err, &refused) {
+	if policyRefused(err) {
 		return true, nil
 	}
 	return pol.Approvals > 0, err
@@ -92,8 +98,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 		return false, nil
 	}
 	pol, err := CheckedPolicy(ctx, db, r.cfg.Approval.AllowedSigners)
-	var refused *approval.PolicyError
-	if errors.As(err, &refused) {
+	if policyRefused(err) {
 		// Whatever the signatures beside the file: the policy they would be counted against is
 		// not the one the ledger's people set.
 		return r.awaiting(ctx, res, plan, err.Error())

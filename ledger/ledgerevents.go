@@ -121,6 +121,12 @@ func scanLedgerEvent(s scanner) (LedgerEvent, error) {
 // head, passes here: the signatures a lowering stores are checked again by every reader that
 // decides money (Changes), against the allowed signers, which the database does not hold.
 func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
+	return readPolicyEvents(ctx, q, true)
+}
+
+// readPolicyEvents is readPolicy; without needGenesis (the upgrade that writes the genesis) a
+// chain without a genesis is read as earlier versions read it.
+func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (ApprovalPolicy, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+chainEventColumns+`, COALESCE((SELECT hash FROM events p WHERE p.id = e.id - 1),
 		(SELECT hash FROM row_events p WHERE p.id = e.id - 1), '') FROM events e WHERE ref = '' AND to_state = $1 ORDER BY id`, EventPolicy)
 	if err != nil {
@@ -128,6 +134,7 @@ func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
 	}
 	defer rows.Close()
 	var pol ApprovalPolicy
+	genesis := false
 	for rows.Next() {
 		var before string
 		e, err := scanChainEvent(headScanner{rows: rows, tail: []any{&before}})
@@ -146,6 +153,14 @@ func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
 		case n < pol.Approvals && facts["signed_by"] == "":
 			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("lowers the signers from %d to %d without the signatures that allow it (written by hand)", pol.Approvals, n))
 		}
+		if problem := checkGenesis(e, facts["genesis"], genesis, pol); problem != "" {
+			return ApprovalPolicy{}, policyError(e.ID, problem)
+		}
+		if facts["genesis"] != "" {
+			// What came before was judged by the versions that wrote it, which kept no
+			// signatures: the readers check the lowerings from here on.
+			genesis, pol.Changes = true, nil
+		}
 		replaces := "none"
 		if pol.Event.ID != 0 {
 			replaces = strconv.FormatInt(pol.Event.ID, 10) + ":" + pol.Event.Hash
@@ -157,7 +172,14 @@ func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
 		pol = ApprovalPolicy{Approvals: n, Event: le,
 			Changes: append(pol.Changes, PolicyChange{Event: le, Approvals: n, Was: pol.Approvals, Replaces: replaces})}
 	}
-	return pol, rows.Err()
+	if err := rows.Err(); err != nil {
+		return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
+	}
+	if needGenesis && !genesis {
+		return ApprovalPolicy{}, fmt.Errorf("%w: no policy event of the ledger's init or of its upgrade is in the chain (deleted, or the ledger was not made by payout init); "+
+			"nothing is paid from it: run payout audit verify, and restore the ledger from a backup", ErrPolicyLost)
+	}
+	return pol, nil
 }
 
 // ledgerEventOf is a chain event about the ledger as a LedgerEvent.

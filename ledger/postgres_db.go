@@ -37,6 +37,7 @@ const ledgerMigrationsTable = `CREATE TABLE ledger_migrations (
 // openPostgres opens the ledger in the database at url: it must have the ledger's schema, not a
 // newer one than this program knows; an older one is migrated.
 func openPostgres(ctx context.Context, url string, opts Options) (*DB, error) {
+	opts.Approvals = 0 // only a ledger being made takes a policy from its options
 	db, err := connectPostgres(ctx, url, opts)
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 		return nil, fmt.Errorf("ledger %s: cannot connect (is the server up, and the URL's user, host and database right?): %s", Redact(url), msg)
 	}
 	return &DB{sql: sdb, eng: postgresEngine, path: Redact(url), now: opts.Now, log: opts.Logger,
-		actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}, nil
+		actor: orUnknown(opts.Actor), version: orUnknown(opts.Version), createApprovals: opts.Approvals}, nil
 }
 
 // ledgerSchema is the schema that holds a PostgreSQL ledger's tables.
@@ -159,6 +160,9 @@ func (db *DB) migratePostgres(ctx context.Context, create bool) error {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, f.body); err != nil {
+			return fmt.Errorf("migrate %s: %w", f.name, err)
+		}
+		if err := db.afterMigration(ctx, tx, f.name); err != nil {
 			return fmt.Errorf("migrate %s: %w", f.name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_migrations (version, name, schema_version, applied_at)

@@ -173,13 +173,3 @@ func openLedgerAt(ctx context.Context, path string) (*ledger.DB, error) {
 	}
 	return db, nil
 }
-
-// initPolicy records the policy that `payout init --approvals N` asks for.
-func initPolicy(ctx context.Context, db *ledger.DB, n int) error {
-	if n == 0 {
-		return nil
-	}
-	facts := map[string]string{"approvals": strconv.Itoa(n), "was": "0"}
-	_, err := db.SetApprovalPolicy(ctx, ledger.ApprovalPolicy{}, ledger.LedgerEvent{Detail: fmt.Sprintf("approval policy: %d signers, set at init", n), Facts: facts})
-	return err
-}

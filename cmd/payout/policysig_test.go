@@ -150,3 +150,46 @@ func TestASchemaNamedLikeTheRoleShadowsNothing(t *testing.T) {
 		t.Errorf("audit verify: exit %d: %s %s", code, out, errOut)
 	}
 }
+
+// `payout init` writes the policy as the chain's first event, 0 included; a ledger whose policy
+// events were all deleted (by whoever can lift the guard that keeps events append-only) pays
+// nothing, dry run included, instead of falling back to no approval.
+func TestALedgerThatLostItsPolicyPaysNothing(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			sb := newSandbox(t)
+			u := newUserWithoutLedger(t, sb)
+			var db *sql.DB
+			deleteAll := []string{`DROP TRIGGER events_no_delete`, `DELETE FROM events WHERE to_state = 'POLICY'`}
+			if engine == "postgres" {
+				where := pgtest.New(t)
+				u.env = append(u.env, "PAYOUT_LEDGER="+where)
+				db = pgOpen(t, where)
+				deleteAll = []string{`SET session_replication_role = replica`, deleteAll[1]}
+			} else {
+				path := filepath.Join(u.dir, "payout-ledger.db")
+				u.env = append(u.env, "PAYOUT_LEDGER="+path)
+				var err error
+				if db, err = sql.Open("sqlite", path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer db.Close()
+			if out, errOut, code := u.run("init"); code != 0 {
+				t.Fatalf("init: exit %d: %s %s", code, out, errOut)
+			}
+			var id int64
+			var facts string
+			if err := db.QueryRow(`SELECT id, facts FROM events WHERE to_state = 'POLICY'`).Scan(&id, &facts); err != nil || id != 1 ||
+				!strings.Contains(facts, `"genesis":"init"`) || !strings.Contains(facts, `"approvals":"0"`) {
+				t.Fatalf("init's policy event: id %d, facts %s (%v), want the chain's first event asking 0", id, facts, err)
+			}
+			pgMust(t, db, deleteAll...)
+			expectExit5(t, u, "no policy event of the ledger's init", "run", samplePath(t))
+			expectExit5(t, u, "restore the ledger from a backup", "run", "--dry-run", samplePath(t))
+			if n := sb.Stats().Creates; n != 0 {
+				t.Errorf("a ledger without its policy sent %d creates, want none", n)
+			}
+		})
+	}
+}
