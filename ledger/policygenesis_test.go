@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
 )
 
@@ -97,4 +98,41 @@ func TestALedgerWithoutItsPolicysGenesisIsRefused(t *testing.T) {
 	if _, err := db2.ApprovalPolicy(ctx); err == nil {
 		t.Errorf("a second genesis was taken for the policy")
 	}
+}
+
+// A PostgreSQL ledger made before the policy's genesis (its migrations up to 0004) is upgraded
+// as a file is: the genesis records the policy it held, and the chain verifies.
+func TestUpgradeWritesThePolicysGenesisOnPostgres(t *testing.T) {
+	where := pgtest.New(t)
+	raw, err := sql.Open("pgx", where)
+	must(t, err)
+	defer raw.Close()
+	_, err = raw.Exec(`CREATE TABLE ledger_migrations (version integer PRIMARY KEY, name text NOT NULL, schema_version integer NOT NULL, applied_at text NOT NULL)`)
+	must(t, err)
+	names, err := filepath.Glob(filepath.Join("migrations", "postgres", "000[1-4]_*.sql"))
+	must(t, err)
+	for i, name := range names {
+		body, err := os.ReadFile(name)
+		must(t, err)
+		_, err = raw.Exec(string(body))
+		must(t, err)
+		_, err = raw.Exec(`INSERT INTO ledger_migrations VALUES ($1, $2, 14, '2026-01-01T00:00:00.000000000Z')`, i+1, "migrations/postgres/"+filepath.Base(name))
+		must(t, err)
+	}
+	e := ledger.ChainEvent{ID: 1, At: "2026-01-01T00:00:00.000000000Z", To: ledger.EventPolicy, Detail: "approval policy: 2 signers, set at init",
+		Actor: "svc@host", Version: "v0", Facts: `{"approvals":"2","was":"0"}`}
+	e.Hash = ledger.HashEvent(e)
+	_, err = raw.Exec(`INSERT INTO events (id, ref, run_id, at, from_state, to_state, detail, payload, actor, version, facts, personal, prev_hash, hash)
+		VALUES ($1, '', '', $2, '', $3, $4, '', $5, $6, $7, '', '', $8)`, e.ID, e.At, e.To, e.Detail, e.Actor, e.Version, e.Facts, e.Hash)
+	must(t, err)
+	db := openAt(t, where)
+	ctx := context.Background()
+	pol, err := db.ApprovalPolicy(ctx)
+	if err != nil || pol.Approvals != 2 || pol.Event.ID != 2 || pol.Event.Facts["genesis"] != "upgrade" {
+		t.Fatalf("the upgraded PostgreSQL ledger's policy: %+v %v, want 2 signers set by the upgrade's genesis, event 2", pol, err)
+	}
+	if v, err := db.SchemaVersion(ctx); err != nil || v != ledger.LatestMigration() {
+		t.Errorf("schema version %d (%v), want %d", v, err, ledger.LatestMigration())
+	}
+	wantIntact(t, verify(t, db))
 }
