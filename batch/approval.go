@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,12 +32,58 @@ func (p Plan) judged() approval.Plan {
 	return approval.Plan{FileSHA256: p.FileSHA256, Digest: p.Digest, Statement: p.Statement}
 }
 
-// signaturesNeeded reports whether the ledger's policy asks for signatures.
+// CheckedPolicy is the ledger's approval policy in force, once the signatures that each lowering
+// stores are checked again against the allowed signers (the file at allowedSigners, which the
+// database does not hold): a lowering that does not hold refuses it (a *approval.PolicyError).
+func CheckedPolicy(ctx context.Context, db interface {
+	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
+}, allowedSigners string) (ledger.ApprovalPolicy, error) {
+	pol, err := db.ApprovalPolicy(ctx)
+	if err != nil {
+		return pol, err
+	}
+	return pol, approval.CheckPolicy(policyChanges(pol), allowedSigners)
+}
+
+// UnsignedLowerings are the lowerings of the policy whose stored signatures do not hold, those
+// a later raise made harmless included, for an audit to name.
+func UnsignedLowerings(ctx context.Context, db interface {
+	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
+}, allowedSigners string) ([]*approval.PolicyError, error) {
+	pol, err := db.ApprovalPolicy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return approval.UnsignedLowerings(policyChanges(pol), allowedSigners)
+}
+
+// policyChanges are the ledger's policy events as the approval judge reads them.
+func policyChanges(pol ledger.ApprovalPolicy) []approval.PolicyChange {
+	changes := make([]approval.PolicyChange, len(pol.Changes))
+	for i, c := range pol.Changes {
+		changes[i] = approval.PolicyChange{ID: c.Event.ID, At: c.Event.At, Approvals: c.Approvals, Was: c.Was,
+			Replaces: c.Replaces, Signatures: []byte(c.Event.Facts["signatures"])}
+	}
+	return changes
+}
+
+// policyRefused says whether err refuses the policy itself: a lowering whose signatures do not
+// hold, or a ledger that has lost its policy. Nothing is paid (exit 5) until people act.
+func policyRefused(err error) bool {
+	var refused *approval.PolicyError
+	return errors.As(err, &refused) || errors.Is(err, ledger.ErrPolicyLost)
+}
+
+// signaturesNeeded reports whether the ledger's policy asks for signatures: it does when a
+// lowering of it does not hold, and checkApproval refuses the file.
 func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
 	if r.cfg.Ledger == nil {
 		return false, nil
 	}
-	pol, err := r.cfg.Ledger.ApprovalPolicy(ctx)
+	pol, err := CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
+	if policyRefused(err) {
+		return true, nil
+	}
 	return pol.Approvals > 0, err
 }
 
@@ -50,7 +97,12 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	if db == nil || plan.NewPayouts == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
 		return false, nil
 	}
-	pol, err := db.ApprovalPolicy(ctx)
+	pol, err := CheckedPolicy(ctx, db, r.cfg.Approval.AllowedSigners)
+	if policyRefused(err) {
+		// Whatever the signatures beside the file: the policy they would be counted against is
+		// not the one the ledger's people set.
+		return r.awaiting(ctx, res, plan, err.Error())
+	}
 	if err != nil || pol.Approvals == 0 {
 		return false, err
 	}
@@ -59,14 +111,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 		return true, err
 	}
 	if why := v.Missing(); why != "" {
-		if r.cfg.DryRun {
-			res.AwaitingApproval = why
-			if res.ExitCode == ExitOK {
-				res.ExitCode = ExitAwaitingApproval
-			}
-			return false, nil
-		}
-		return true, r.refuseUnapproved(ctx, res, plan, why)
+		return r.awaiting(ctx, res, plan, why)
 	}
 	principals := make([]string, len(v.Accepted))
 	for i, a := range v.Accepted {
@@ -89,6 +134,19 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	}
 	r.cfg.Logger.Info("file approved", "run", res.RunID, "by", res.ApprovedBy, "policy", pol.Approvals)
 	return false, nil
+}
+
+// awaiting makes res a run that pays nothing for why (exit 5), recorded unless it is a dry run,
+// which only reports it.
+func (r *Runner) awaiting(ctx context.Context, res *Result, plan Plan, why string) (bool, error) {
+	if r.cfg.DryRun {
+		res.AwaitingApproval = why
+		if res.ExitCode == ExitOK {
+			res.ExitCode = ExitAwaitingApproval
+		}
+		return false, nil
+	}
+	return true, r.refuseUnapproved(ctx, res, plan, why)
 }
 
 // holdRejection makes a refusal outlast its files, which anyone who may write the folder could

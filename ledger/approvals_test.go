@@ -16,8 +16,8 @@ func TestApprovalPolicyIsInTheChain(t *testing.T) {
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	pol, err := db.ApprovalPolicy(ctx)
-	if err != nil || pol.Approvals != 0 || pol.Event.ID != 0 {
-		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals and no event", pol, err)
+	if err != nil || pol.Approvals != 0 || pol.Event.ID != 1 || pol.Event.Facts["genesis"] != "init" {
+		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals set by its first event, the init's", pol, err)
 	}
 	if _, err := db.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0"}}); err != nil {
 		t.Fatal(err)
@@ -39,8 +39,8 @@ func TestApprovalPolicyIsInTheChain(t *testing.T) {
 		t.Fatalf("approvals of RUN-1: %+v %v", list, err)
 	}
 	rep, err := db.VerifyChain(ctx)
-	if err != nil || len(rep.Findings) != 0 || rep.Events != 2 {
-		t.Fatalf("verify: %+v %v, want intact with 2 events", rep, err)
+	if err != nil || len(rep.Findings) != 0 || rep.Events != 3 {
+		t.Fatalf("verify: %+v %v, want intact with 3 events (the genesis, the policy, the approval)", rep, err)
 	}
 }
 

@@ -74,8 +74,8 @@ func TestChainOfARunVerifies(t *testing.T) {
 	settle(t, db, ps)
 	rep := verify(t, db)
 	wantIntact(t, rep)
-	if rep.Events != 4+3*2+2 || rep.Payouts != 4 || rep.RowEvents == 0 {
-		t.Errorf("verified %d events, %d row events, %d payouts; want 12, some, 4", rep.Events, rep.RowEvents, rep.Payouts)
+	if rep.Events != 1+4+3*2+2 || rep.Payouts != 4 || rep.RowEvents == 0 {
+		t.Errorf("verified %d events, %d row events, %d payouts; want 13, some, 4", rep.Events, rep.RowEvents, rep.Payouts)
 	}
 	head, err := db.ChainHead(context.Background())
 	must(t, err)
@@ -93,8 +93,8 @@ func TestEventsCarryActorAndVersion(t *testing.T) {
 	must(t, db.Apply(context.Background(), ledger.Change{Ref: ps[0].Ref, From: ledger.Ready, To: ledger.Submitting}))
 	var n int
 	must(t, ledger.SQLOf(db).QueryRow(`SELECT count(*) FROM events WHERE actor = 'ana@host1' AND version = 'v9.9.9'`).Scan(&n))
-	if n != 2 {
-		t.Errorf("%d of 2 events carry the actor and version", n)
+	if n != 3 { // the policy's genesis, READY, SUBMITTING
+		t.Errorf("%d of 3 events carry the actor and version", n)
 	}
 }
 
@@ -337,8 +337,9 @@ func TestMigrationSealsTheEventsOfAnOlderLedger(t *testing.T) {
 	db := openAt(t, path)
 	rep := verify(t, db)
 	wantIntact(t, rep)
-	// The payout's update time was not its last event's: the upgrade attests it, in a third event.
-	if rep.Events != 3 || rep.RowEvents != 1 || rep.Head.ID != 4 {
+	// The payout's update time was not its last event's: the upgrade attests it, in a third
+	// event; the policy's genesis at the upgrade is the fourth.
+	if rep.Events != 4 || rep.RowEvents != 1 || rep.Head.ID != 5 {
 		t.Errorf("verified %d events, head %v", rep.Events, rep.Head)
 	}
 	db = handEdit(t, db, path, `UPDATE payouts SET amount = '125.00'`)

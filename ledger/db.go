@@ -35,6 +35,8 @@ type Options struct {
 	// Actor and Version stamp every event this process appends: who ran it ("user@host", or
 	// "service callback") and the program's version. Empty ones are recorded as "unknown".
 	Actor, Version string
+	// Approvals is the approval policy a ledger starts with (Create only): its first event.
+	Approvals int
 }
 
 // DB is the ledger: a SQLite file in WAL mode with synchronous=FULL, or a PostgreSQL database.
@@ -48,7 +50,8 @@ type DB struct {
 	log  *slog.Logger
 	w    *writer
 
-	actor, version string // stamped on every event appended through this DB
+	actor, version  string // stamped on every event appended through this DB
+	createApprovals int    // the policy of a ledger being made (Options.Approvals)
 
 	closeOnce sync.Once
 	closeErr  error

@@ -76,7 +76,11 @@
 // made in its temporary schema. What the chain cannot tell, since it has no key: a chain
 // rewritten whole with every hash recomputed, and events appended at its head with their hashes
 // computed. The signed chain heads of runs' ends (`audit verify --head`) and signed packs are the
-// evidence against the first; the second is what the database's grants must prevent. A
+// evidence against the first; against the second, what decides money does not rest on the
+// grants alone: a lowering of the approval policy carries its signatures, which every reader
+// checks again (below). Every session (the ledger's, the hold's, the shared limiter's) has its
+// search_path pinned to the ledger's schema, public (pinSchema): a schema named after the role,
+// which the server's default path searches first, cannot stand in for the ledger's tables. A
 // connection to another host that could fall back to plaintext is refused (postgres_tls.go).
 //
 // Events about the ledger itself have an empty reference and a kind for a state: the approval
@@ -85,7 +89,16 @@
 // same chain, so a policy or an approval edited or deleted by hand breaks it; appending is left
 // to the account that owns the file, the service account. The policy in force is read only from
 // policy events that match their hashes and follow from one another (readPolicy): one written by
-// hand pays nothing.
+// hand pays nothing. The policy starts with a genesis (policygenesis.go): the chain's first
+// event, written by Create with the policy `payout init` asks for, 0 included, or for a ledger
+// made by an earlier version the event its upgrade appended; a chain without one has lost its
+// policy and pays nothing (ErrPolicyLost), rather than fall back to no approval. A lowering from
+// the genesis on stores the policy statement its signers signed and their SSHSIG signatures in
+// its facts, which the hash covers; the ledger cannot judge them, so ApprovalPolicy gives every
+// policy event from the genesis on (Changes), and every reader that decides money (a run, a dry
+// run, folder mode; batch.CheckedPolicy) checks each lowering's signatures again against the
+// allowed signers, which the database does not hold. A lowering appended with its hash computed
+// but without them therefore pays nothing, however the database's grants were set.
 //
 // A process that pays holds the ledger (Take, Hold) for its lifetime. On SQLite that is the file
 // lock, which keeps every other paying process off. On PostgreSQL several processes on several

@@ -12,7 +12,9 @@ import (
 // Kinds of the events about the ledger itself (their ref is empty; the kind is their to_state).
 const (
 	// EventPolicy sets the approval policy: facts "approvals" (how many distinct signers a
-	// file's plan needs), "was", and for a lowering the signers that allowed it.
+	// file's plan needs), "was", and for a lowering the signers that allowed it ("signed_by"),
+	// the policy statement they signed ("statement") and their SSHSIG signatures, armored, one
+	// after another ("signatures"), which every run checks again.
 	EventPolicy = "POLICY"
 	// EventApproved records one signature a run went ahead on, before it paid anything: facts
 	// "principal", "fingerprint", "plan_sha256", "sig_sha256", "sig_file", "file_sha256".
@@ -81,6 +83,19 @@ func (db *DB) AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (Ch
 type ApprovalPolicy struct {
 	Approvals int
 	Event     LedgerEvent
+	// Changes are every policy event, oldest first, as the chain holds them: a reader that
+	// decides money re-checks the signatures each lowering among them carries, which the ledger
+	// stores and cannot judge (anyone who may write the ledger could append a lowering with its
+	// hash computed).
+	Changes []PolicyChange
+}
+
+// PolicyChange is one policy event: the count it set, the count it replaced, and the policy
+// event it replaced as a policy statement names it ("ID:HASH", or "none" for the first).
+type PolicyChange struct {
+	Event          LedgerEvent
+	Approvals, Was int
+	Replaces       string
 }
 
 const ledgerEventColumns = `id, run_id, to_state, detail, facts, at, actor, hash`
@@ -100,12 +115,18 @@ func scanLedgerEvent(s scanner) (LedgerEvent, error) {
 // readPolicy reads the policy in force through q: the latest policy event, once every policy
 // event has been checked, since the policy decides whether a file is paid without signatures.
 // Each must match its hash and link to the event before it, and say the count it replaced; one
-// that lowers the count must name the signers that allowed it (`payout policy` verified their
-// signatures). A policy event written by hand through SQL (a role of the ledger's database can)
-// fails one of these, and no command pays on it ("run payout audit verify"). One forged with
-// its hash recomputed, appended at the chain's head, is not told apart here: see the audit
-// trail's limits in the package documentation.
+// that lowers the count must name the signers that allowed it. A policy event written by hand
+// through SQL (a role of the ledger's database can) fails one of these, and no command pays on
+// it ("run payout audit verify"). One forged with its hash recomputed, appended at the chain's
+// head, passes here: the signatures a lowering stores are checked again by every reader that
+// decides money (Changes), against the allowed signers, which the database does not hold.
 func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
+	return readPolicyEvents(ctx, q, true)
+}
+
+// readPolicyEvents is readPolicy; without needGenesis (the upgrade that writes the genesis) a
+// chain without a genesis is read as earlier versions read it.
+func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (ApprovalPolicy, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+chainEventColumns+`, COALESCE((SELECT hash FROM events p WHERE p.id = e.id - 1),
 		(SELECT hash FROM row_events p WHERE p.id = e.id - 1), '') FROM events e WHERE ref = '' AND to_state = $1 ORDER BY id`, EventPolicy)
 	if err != nil {
@@ -113,6 +134,7 @@ func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
 	}
 	defer rows.Close()
 	var pol ApprovalPolicy
+	genesis := false
 	for rows.Next() {
 		var before string
 		e, err := scanChainEvent(headScanner{rows: rows, tail: []any{&before}})
@@ -131,13 +153,33 @@ func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
 		case n < pol.Approvals && facts["signed_by"] == "":
 			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("lowers the signers from %d to %d without the signatures that allow it (written by hand)", pol.Approvals, n))
 		}
-		pol = ApprovalPolicy{Approvals: n}
-		pol.Event, err = ledgerEventOf(e)
+		if problem := checkGenesis(e, facts["genesis"], genesis, pol); problem != "" {
+			return ApprovalPolicy{}, policyError(e.ID, problem)
+		}
+		if facts["genesis"] != "" {
+			// What came before was judged by the versions that wrote it, which kept no
+			// signatures: the readers check the lowerings from here on.
+			genesis, pol.Changes = true, nil
+		}
+		replaces := "none"
+		if pol.Event.ID != 0 {
+			replaces = strconv.FormatInt(pol.Event.ID, 10) + ":" + pol.Event.Hash
+		}
+		le, err := ledgerEventOf(e)
 		if err != nil {
 			return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
 		}
+		pol = ApprovalPolicy{Approvals: n, Event: le,
+			Changes: append(pol.Changes, PolicyChange{Event: le, Approvals: n, Was: pol.Approvals, Replaces: replaces})}
 	}
-	return pol, rows.Err()
+	if err := rows.Err(); err != nil {
+		return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
+	}
+	if needGenesis && !genesis {
+		return ApprovalPolicy{}, fmt.Errorf("%w: no policy event of the ledger's init or of its upgrade is in the chain (deleted, or the ledger was not made by payout init); "+
+			"nothing is paid from it: run payout audit verify, and restore the ledger from a backup", ErrPolicyLost)
+	}
+	return pol, nil
 }
 
 // ledgerEventOf is a chain event about the ledger as a LedgerEvent.

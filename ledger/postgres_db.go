@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // A ledger in a PostgreSQL database: its own migrations (migrations/postgres), applied in name
@@ -36,6 +37,7 @@ const ledgerMigrationsTable = `CREATE TABLE ledger_migrations (
 // openPostgres opens the ledger in the database at url: it must have the ledger's schema, not a
 // newer one than this program knows; an older one is migrated.
 func openPostgres(ctx context.Context, url string, opts Options) (*DB, error) {
+	opts.Approvals = 0 // only a ledger being made takes a policy from its options
 	db, err := connectPostgres(ctx, url, opts)
 	if err != nil {
 		return nil, err
@@ -78,7 +80,7 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 	if warning != "" {
 		opts.Logger.Warn(warning, "ledger", Redact(url))
 	}
-	sdb, err := sql.Open("pgx", url)
+	sdb, err := postgresHandle(url)
 	if err == nil {
 		err = sdb.PingContext(ctx)
 		if err != nil {
@@ -94,7 +96,32 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 		return nil, fmt.Errorf("ledger %s: cannot connect (is the server up, and the URL's user, host and database right?): %s", Redact(url), msg)
 	}
 	return &DB{sql: sdb, eng: postgresEngine, path: Redact(url), now: opts.Now, log: opts.Logger,
-		actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}, nil
+		actor: orUnknown(opts.Actor), version: orUnknown(opts.Version), createApprovals: opts.Approvals}, nil
+}
+
+// ledgerSchema is the schema that holds a PostgreSQL ledger's tables.
+const ledgerSchema = "public"
+
+// pinSchema makes the sessions of a connection configuration's runtime parameters look tables
+// up in the ledger's schema alone (then the session's own temporary one, which no other session
+// can write): the server's default search path, "$user", public, would read a table of the same
+// name in a schema named after the role first, and whoever may create that schema would choose
+// what a command reads.
+func pinSchema(params map[string]string) {
+	params["search_path"] = ledgerSchema + ", pg_temp"
+}
+
+// postgresHandle is a database handle on the PostgreSQL ledger at url whose every session has the
+// ledger's schema pinned (pinSchema): for the handles that are not a DB's, as the shared rate
+// limiter's.
+func postgresHandle(url string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		// pgx's message quotes the URL, which may hold a password.
+		return nil, errors.New("the ledger URL is not a PostgreSQL connection URL (postgres://user@host:port/database?...): check $PAYOUT_LEDGER or --ledger")
+	}
+	pinSchema(cfg.RuntimeParams)
+	return stdlib.OpenDB(*cfg), nil
 }
 
 // start starts the writer of a connected, migrated ledger.
@@ -133,6 +160,9 @@ func (db *DB) migratePostgres(ctx context.Context, create bool) error {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, f.body); err != nil {
+			return fmt.Errorf("migrate %s: %w", f.name, err)
+		}
+		if err := db.afterMigration(ctx, tx, f.name); err != nil {
 			return fmt.Errorf("migrate %s: %w", f.name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_migrations (version, name, schema_version, applied_at)

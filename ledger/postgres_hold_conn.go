@@ -38,6 +38,7 @@ func holdConfig(ledgerURL string) (*pgx.ConnConfig, error) {
 		// pgx's message quotes the URL, which may hold a password.
 		return nil, errors.New("the ledger URL is not a PostgreSQL connection URL (postgres://user@host:port/database?...): check $PAYOUT_LEDGER or --ledger")
 	}
+	pinSchema(cfg.RuntimeParams)
 	ka := net.KeepAliveConfig{Enable: true, Idle: keepIdle, Interval: keepInterval, Count: keepCount}
 	seconds := func(name string, into *time.Duration) {
 		if n, err := strconv.Atoi(cfg.RuntimeParams[name]); err == nil && n > 0 {

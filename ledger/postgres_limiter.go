@@ -83,6 +83,7 @@ func OpenLimiterDB(url string, conns int) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shared rate limit: %w", err) // pgx names the URL without its password
 	}
+	pinSchema(cfg.RuntimeParams)
 	cfg.RuntimeParams["synchronous_commit"] = "off"
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxIdleConns(conns)

@@ -22,6 +22,8 @@ func (db *DB) afterMigration(ctx context.Context, tx *sql.Tx, name string) error
 		return db.sealTrail(ctx, tx)
 	case strings.HasSuffix(name, "_typed_facts.sql"):
 		return db.sealTypedFacts(ctx, tx)
+	case strings.HasSuffix(name, "_policy_genesis.sql"):
+		return db.writeGenesis(ctx, tx)
 	}
 	return nil
 }

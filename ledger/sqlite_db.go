@@ -28,6 +28,7 @@ func dsn(path string) string {
 // synchronous=FULL: a misspelt DSN option is silently ignored by SQLite, and the ledger's
 // promises rest on those two.
 func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
+	opts.Approvals = 0 // only a ledger being made takes a policy from its options
 	if err := checkName(path); err != nil {
 		return nil, err
 	}
@@ -62,7 +63,8 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{sql: sdb, eng: sqliteEngine, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version)}
+	db := &DB{sql: sdb, eng: sqliteEngine, path: path, now: opts.Now, log: opts.Logger, actor: orUnknown(opts.Actor), version: orUnknown(opts.Version),
+		createApprovals: opts.Approvals}
 	err = db.checkPragmas(ctx)
 	if err == nil {
 		err = db.migrate(ctx)

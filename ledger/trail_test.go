@@ -38,8 +38,8 @@ func TestUpgradeBringsAnOlderLedgerIntoTheTrail(t *testing.T) {
 	db := openAt(t, path)
 	rep := verify(t, db)
 	wantIntact(t, rep)
-	if rep.Events != 3 || rep.RowEvents != 4 {
-		t.Errorf("verified %d events and %d row events, want 3 (two and the attestation) and 4 (run, line, callback, the line again with paid_elsewhere)", rep.Events, rep.RowEvents)
+	if rep.Events != 4 || rep.RowEvents != 4 {
+		t.Errorf("verified %d events and %d row events, want 4 (two, the attestation and the policy's genesis) and 4 (run, line, callback, the line again with paid_elsewhere)", rep.Events, rep.RowEvents)
 	}
 	db = handEdit(t, db, path, `UPDATE payouts SET attempts = 0, last_error = ''`, `UPDATE callbacks SET invoice_no = 'INV-Y'`,
 		`UPDATE run_rows SET account = '9999'`)

@@ -16,6 +16,7 @@ import (
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/pool"
+	"github.com/payout/payout/ledger"
 )
 
 // AwaitingDir holds the files whose plan lacks the signatures the ledger's approval policy asks
@@ -58,7 +59,7 @@ func (w *Watcher) tryKey(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	pol, err := w.db.ApprovalPolicy(ctx)
-	if err != nil {
+	if err != nil && !errors.Is(err, ledger.ErrPolicyLost) { // a lost policy waits for a restore, as unsigned files wait
 		return "", err
 	}
 	var b strings.Builder

@@ -81,6 +81,15 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
+	// The chain cannot tell a lowering of the policy appended with its hash computed: its
+	// signatures, checked against the allowed signers, can.
+	unsigned, err := batch.UnsignedLowerings(ctx, db, e.getenv(approval.EnvAllowedSigners))
+	if err != nil {
+		rep.Findings = append(rep.Findings, ledger.Finding{Problem: err.Error()})
+	}
+	for _, u := range unsigned {
+		rep.Findings = append(rep.Findings, ledger.Finding{Problem: u.Error()})
+	}
 	if *headFile != "" {
 		note, finding, err := signedHead(ctx, e, db, *headFile, *signedBy, time.Now())
 		if err != nil {

@@ -28,13 +28,11 @@ func initCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("init: --approvals %d: want 0 or more", *approvals)
 	}
 	path := ledgerPath(e, *ledgerFlag)
-	db, err := ledger.Create(ctx, path, stamped(ledger.Options{}))
+	// The policy is the new chain's first event, written with the schema, 0 included: a
+	// ledger without it is refused for paying.
+	db, err := ledger.Create(ctx, path, stamped(ledger.Options{Approvals: *approvals}))
 	if err != nil {
 		return createError(err)
-	}
-	if err := initPolicy(ctx, db, *approvals); err != nil {
-		db.Close()
-		return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}
 	}
 	if err := db.Close(); err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("init: %w", err)}

@@ -16,23 +16,13 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// A policy statement is what signers sign (namespace payout-policy) to lower the ledger's
-// approval policy. It names the policy event it replaces, so that a signature lowers the policy
-// once, on this ledger, and never again after the policy was raised since.
-//
-//	payout-policy v1
-//	approvals	M
-//	replaces	EVENT_ID:HASH
-
-// policyVersion opens every policy statement.
-const policyVersion = "payout-policy v1"
-
+// policyStatement is the statement that lowers current to approvals (approval.PolicyStatement).
 func policyStatement(approvals int, current ledger.ApprovalPolicy) []byte {
 	replaces := "none"
 	if current.Event.ID != 0 {
 		replaces = strconv.FormatInt(current.Event.ID, 10) + ":" + current.Event.Hash
 	}
-	return fmt.Appendf(nil, "%s\napprovals\t%d\nreplaces\t%s\n", policyVersion, approvals, replaces)
+	return approval.PolicyStatement(approvals, replaces)
 }
 
 // policyText describes a policy for people.
@@ -86,7 +76,18 @@ func policyCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
+	// A lowering that does not hold refuses every run; raising the policy back is what ends it.
+	_, unsigned := batch.CheckedPolicy(ctx, db, e.getenv(approval.EnvAllowedSigners))
+	var refused *approval.PolicyError
+	if !errors.As(unsigned, &refused) {
+		refused = nil
+	}
 	switch {
+	case refused != nil && (*approvals < 0 || *approvals < refused.Was):
+		if *approvals < 0 {
+			fmt.Fprintf(e.stdout, "approval policy: %s\n", policyText(current, zone))
+		}
+		return &exitError{code: batch.ExitAwaitingApproval, err: refused}
 	case *approvals < 0 && (*statement || len(sigs) > 0):
 		return usageError("policy: --statement and --sig go with --approvals N")
 	case *approvals < 0:
@@ -105,11 +106,14 @@ func setPolicy(ctx context.Context, e *env, db *ledger.DB, current ledger.Approv
 	facts := map[string]string{"approvals": strconv.Itoa(n), "was": strconv.Itoa(current.Approvals)}
 	detail := fmt.Sprintf("approval policy: %d signers (was %d)", n, current.Approvals)
 	if n < current.Approvals {
-		signers, err := policySigners(e, policyStatement(n, current), sigs, current.Approvals)
+		statement := policyStatement(n, current)
+		signers, signed, err := policySigners(e, statement, sigs, current.Approvals)
 		if err != nil {
 			return err
 		}
-		facts["signed_by"] = signers
+		// The statement and the signatures themselves, which every run checks again: a name
+		// alone could be written by anyone who may write the ledger.
+		facts["signed_by"], facts["statement"], facts["signatures"] = signers, string(statement), approval.JoinSignatures(signed)
 		detail += ", lowered with the signatures of " + signers
 	}
 	if _, err := db.SetApprovalPolicy(ctx, current, ledger.LedgerEvent{Detail: detail, Facts: facts}); err != nil {
@@ -126,13 +130,14 @@ func setPolicy(ctx context.Context, e *env, db *ledger.DB, current ledger.Approv
 	return nil
 }
 
-// policySigners checks the signatures of a lowering and names its distinct signers; exit 5 when
-// they are fewer than need.
-func policySigners(e *env, statement []byte, files []string, need int) (string, error) {
+// policySigners checks the signatures of a lowering and names its distinct signers, with the
+// signatures that count; exit 5 when they are fewer than need.
+func policySigners(e *env, statement []byte, files []string, need int) (string, [][]byte, error) {
 	allowed, err := loadAllowed(e)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	var signed [][]byte
 	var accepted []approval.Approval
 	var notCounted []string
 	for _, f := range files {
@@ -149,14 +154,15 @@ func policySigners(e *env, statement []byte, files []string, need int) (string, 
 			continue
 		}
 		accepted = append(accepted, approval.Approval{Identity: id, File: f})
+		signed = append(signed, data)
 	}
 	v := approval.Verdict{Need: need, Accepted: accepted, Signers: approval.DistinctSigners(accepted), NotCounted: notCounted}
 	if why := v.Missing(); why != "" {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "policy: lowering the policy %s; nothing was changed. Each signer signs the statement of `payout policy --statement --approvals N` with ssh-keygen -Y sign -n %s", why, signature.NamespacePolicy)
-		return "", &exitError{code: batch.ExitAwaitingApproval, err: errors.New(b.String())}
+		return "", nil, &exitError{code: batch.ExitAwaitingApproval, err: errors.New(b.String())}
 	}
-	return v.ApprovedBy(), nil
+	return v.ApprovedBy(), signed, nil
 }
 
 // openLedgerAt opens an existing ledger for a command that changes it.
@@ -166,14 +172,4 @@ func openLedgerAt(ctx context.Context, path string) (*ledger.DB, error) {
 		return nil, ledgerError(err)
 	}
 	return db, nil
-}
-
-// initPolicy records the policy that `payout init --approvals N` asks for.
-func initPolicy(ctx context.Context, db *ledger.DB, n int) error {
-	if n == 0 {
-		return nil
-	}
-	facts := map[string]string{"approvals": strconv.Itoa(n), "was": "0"}
-	_, err := db.SetApprovalPolicy(ctx, ledger.ApprovalPolicy{}, ledger.LedgerEvent{Detail: fmt.Sprintf("approval policy: %d signers, set at init", n), Facts: facts})
-	return err
 }

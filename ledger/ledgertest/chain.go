@@ -30,8 +30,8 @@ func testChain(t *testing.T, e Engine) {
 	must(t, err)
 	rep := intact(t, l)
 	// 4 recorded, 2 paid in 3 moves each, 1 in 2 moves and a lookup's event.
-	if rep.Head != head || rep.Payouts != len(ps) || rep.Events != 13 || rep.RowEvents == 0 {
-		t.Errorf("verify %+v, want head %v over %d payouts, 13 events and the run's row events", rep, head, len(ps))
+	if rep.Head != head || rep.Payouts != len(ps) || rep.Events != 1+13 || rep.RowEvents == 0 {
+		t.Errorf("verify %+v, want head %v over %d payouts, 1+13 events (the policy's genesis first) and the run's row events", rep, head, len(ps))
 	}
 	p := mustGet(t, l, ps[2].Ref)
 	if p.State != ledger.Unknown || p.NotFoundCount != 1 || p.FirstNotFoundAt.IsZero() || p.Attempts != 0 {

@@ -45,8 +45,8 @@ func testApprovalPolicy(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
 	pol, err := l.ApprovalPolicy(ctx)
-	if err != nil || pol.Approvals != 0 || pol.Event.ID != 0 {
-		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals and no event", pol, err)
+	if err != nil || pol.Approvals != 0 || pol.Event.ID != 1 || pol.Event.Facts["genesis"] != "init" {
+		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals set by its first event, the init's", pol, err)
 	}
 	set, err := l.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0"}})
 	must(t, err)
@@ -68,7 +68,7 @@ func testApprovalPolicy(t *testing.T, e Engine) {
 	if other, err := l.RunApprovals(ctx, "RUN-2"); err != nil || len(other) != 0 {
 		t.Errorf("approvals of another run: %+v %v", other, err)
 	}
-	if rep := intact(t, l); rep.Events != 3 || rep.Head != head {
+	if rep := intact(t, l); rep.Events != 4 || rep.Head != head {
 		t.Errorf("verify %+v, want 3 events up to %v", rep, head)
 	}
 }
