@@ -4,7 +4,7 @@ BIN := bin/payout
 # The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: build test demo bench bench-postgres perf lint crashtest crashtest-postgres fuzz clean
+.PHONY: build test demo bench bench-postgres perf lint crashtest crashtest-postgres trail-postgres fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
@@ -58,6 +58,11 @@ crashtest:
 crashtest-postgres:
 	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 PAYOUT_PG_ROWS=3000 PAYOUT_PG_RATE=50 \
 		$(GO) test -run 'TestPostgresCrashResume|TestThreeHostsPayOneFileOnPostgresOneKilled' -count=1 -timeout 60m -v ./cmd/payout/
+
+# Every column of every table of a PostgreSQL ledger edited by hand, one at a time, each named by
+# audit verify (about a minute; the tests edit every fourth column).
+trail-postgres:
+	PAYOUT_PG_TRAIL_ALL=1 $(GO) test -run TestAuditVerifyNamesAHandEditOfEveryColumnOnPostgres -count=1 -timeout 30m ./cmd/payout/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 60s ./batch/read/

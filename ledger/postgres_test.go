@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,73 @@ func TestPostgresSchemaVersionIsSQLites(t *testing.T) {
 	v, err := db.SchemaVersion(context.Background())
 	if err != nil || v != ledger.LatestMigration() {
 		t.Errorf("SchemaVersion %d, %v; want %d, SQLite's", v, err, ledger.LatestMigration())
+	}
+}
+
+// The two engines' schemas have the same tables with the same columns in the same order, but for
+// what only PostgreSQL keeps (the migrations applied, the processes paying, the shared rate) and
+// what SQLite keeps hidden (the order runs were added in, its rowid) or in an index's expression
+// (an amount in sen, which PostgreSQL generates beside it): so that a test that edits
+// every column of one engine's ledger by hand answers for the other's.
+func TestBothEnginesHaveTheSameColumns(t *testing.T) {
+	ctx := context.Background()
+	sq, _ := mustOpen(t)
+	pg, _ := mustCreatePG(t)
+	columns := func(db *ledger.DB, tablesSQL, columnsSQL string) map[string][]string {
+		out := make(map[string][]string)
+		rows, err := ledger.SQLOf(db).QueryContext(ctx, tablesSQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tables []string
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				t.Fatal(err)
+			}
+			tables = append(tables, name)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range tables {
+			rows, err := ledger.SQLOf(db).QueryContext(ctx, columnsSQL, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					t.Fatal(err)
+				}
+				out[table] = append(out[table], name)
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	want := columns(sq, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+		`SELECT name FROM pragma_table_info($1) ORDER BY cid`)
+	got := columns(pg, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`,
+		`SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position`)
+	for _, onlyPostgres := range []string{"ledger_migrations", "processes", "rate_limits"} {
+		delete(got, onlyPostgres)
+	}
+	got["runs"] = slices.DeleteFunc(got["runs"], func(c string) bool { return c == "insertion_order" })
+	got["payouts"] = slices.DeleteFunc(got["payouts"], func(c string) bool { return c == "amount_sen" })
+	if len(want) < 10 {
+		t.Fatalf("SQLite's ledger has %d tables: the schema was not read", len(want))
+	}
+	for table, cols := range want {
+		if !slices.Equal(got[table], cols) {
+			t.Errorf("%s: SQLite's columns %v, PostgreSQL's %v", table, cols, got[table])
+		}
+		delete(got, table)
+	}
+	for table, cols := range got {
+		t.Errorf("%s (%v) is a table of PostgreSQL's ledger alone", table, cols)
 	}
 }
 

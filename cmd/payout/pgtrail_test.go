@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -186,8 +187,15 @@ func pgApply(t *testing.T, db *sql.DB, c pgColumn, pk []string, key []any) {
 // Every column of every table of a real PostgreSQL ledger (a paid run with a rejected and a
 // refused row, its retry, callbacks, a policy and a signed run, a reconcile), edited by hand one
 // at a time through SQL, is named by `payout audit verify` (exit 4) by table, column and key, as
-// on SQLite. The tables and columns are read from information_schema.
+// on SQLite. The tables and columns are read from information_schema. Each edit is a copy of the
+// ledger and a run of the binary (half a second): the tests edit every table's first column and
+// every fourth after it, and `make trail-postgres` (PAYOUT_PG_TRAIL_ALL=1) every column. That both
+// engines' tables have the same columns is TestBothEnginesHaveTheSameColumns's, in ledger.
 func TestAuditVerifyNamesAHandEditOfEveryColumnOnPostgres(t *testing.T) {
+	every := 4
+	if os.Getenv("PAYOUT_PG_TRAIL_ALL") != "" {
+		every = 1
+	}
 	u, name, admin := pgTrailLedger(t)
 	db := pgOpen(t, strings.Replace(admin, "/postgres?", "/"+name+"?", 1))
 	tables, cols, pks := pgSchemaOf(t, db)
@@ -206,7 +214,10 @@ func TestAuditVerifyNamesAHandEditOfEveryColumnOnPostgres(t *testing.T) {
 		if slices.Contains(closedTables, table) {
 			continue // empty, a trigger refuses rows: the schema's comparison names a trigger dropped
 		}
-		for _, c := range cols[table] {
+		for i, c := range cols[table] {
+			if i%every != 0 {
+				continue
+			}
 			if c.generated || c.identity {
 				// Computed from another column (amount_sen), or the order rows were added in
 				// (runs.insertion_order, SQLite's rowid): never written, and an UPDATE is refused.
@@ -228,7 +239,7 @@ func TestAuditVerifyNamesAHandEditOfEveryColumnOnPostgres(t *testing.T) {
 			edits++
 		}
 	}
-	if edits < 80 {
+	if edits < 80/every {
 		t.Errorf("only %d columns edited: the schema was not read", edits)
 	}
 }
