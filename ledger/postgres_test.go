@@ -114,8 +114,8 @@ func TestPostgresSchemaVersionIsSQLites(t *testing.T) {
 
 // The two engines' schemas have the same tables with the same columns in the same order, but for
 // what only PostgreSQL keeps (the migrations applied, the processes paying, the shared rate) and
-// what SQLite keeps hidden (the order runs were added in, its rowid) or in an index's expression
-// (an amount in sen, which PostgreSQL generates beside it): so that a test that edits
+// what SQLite keeps hidden (the order runs were added in, its rowid; the amount in sen, a virtual
+// column table_info does not list): so that a test that edits
 // every column of one engine's ledger by hand answers for the other's.
 func TestBothEnginesHaveTheSameColumns(t *testing.T) {
 	ctx := context.Background()
