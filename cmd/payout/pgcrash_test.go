@@ -18,7 +18,7 @@ import (
 // or SUCCEEDED, and `payout audit verify` finds the trail intact. `make crashtest-postgres` runs
 // the long campaign (PAYOUT_CRASH_SEEDS, _ROWS, _KILLS).
 func TestPostgresCrashResume(t *testing.T) {
-	seeds := envInt("PAYOUT_CRASH_SEEDS", 3)
+	seeds := envInt("PAYOUT_CRASH_SEEDS", 2)
 	rows := envInt("PAYOUT_CRASH_ROWS", 120)
 	kills := envInt("PAYOUT_CRASH_KILLS", 6)
 	for seed := 1; seed <= seeds; seed++ {
