@@ -11,7 +11,7 @@ build:
 
 # The README's test command, as CI runs it.
 test:
-	$(GO) vet ./... && $(GO) test -race -timeout 15m ./...
+	$(GO) vet ./... && $(GO) test -race -p 4 -timeout 15m ./...
 
 demo:
 	$(GO) run ./cmd/payout demo
@@ -54,10 +54,11 @@ crashtest:
 
 # The same campaign on one PostgreSQL ledger (a throwaway cluster from Debian's postgresql package),
 # with two processes looping on each file as two hosts' cron jobs, the one holding the file SIGKILLed at
-# each moment; then three processes on one 3,000-row file at --rate 50, the payer killed for good.
+# each moment; then three processes on one 3,000-row file at --rate 50, the payer killed for good;
+# then three files of 1,000 rows at once, together held to --rate 50.
 crashtest-postgres:
-	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 PAYOUT_PG_ROWS=3000 PAYOUT_PG_RATE=50 \
-		$(GO) test -run 'TestPostgresCrashResume|TestThreeHostsPayOneFileOnPostgresOneKilled' -count=1 -timeout 60m -v ./cmd/payout/
+	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 PAYOUT_PG_ROWS=3000 PAYOUT_PG_RATE=50 PAYOUT_PG_SHARE_ROWS=1000 \
+		$(GO) test -run 'TestPostgresCrashResume|TestThreeHostsPayOneFileOnPostgresOneKilled|TestThreeFilesAtOnceShareTheRateOnPostgres' -count=1 -timeout 60m -v ./cmd/payout/
 
 # Every column of every table of a PostgreSQL ledger edited by hand, one at a time, each named by
 # audit verify (about a minute; the tests edit every fourth column).

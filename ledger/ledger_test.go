@@ -239,6 +239,7 @@ func TestRecordChunks(t *testing.T) {
 // line order, a payout (every field, as it stands now) for each valid row that has one, and none
 // for a rejected row or a valid row never recorded.
 func TestRunReport(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	if err := db.AddRun(ctx, ledger.Run{ID: "big", Kind: "run", File: "big.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
@@ -316,6 +317,7 @@ func TestRunReport(t *testing.T) {
 }
 
 func TestRecordLargeFile(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	n := 100_000
 	if raceEnabled || testing.Short() {
 		n = 5_000 // still ten IN chunks for Lookup
@@ -482,6 +484,7 @@ func TestApplyCallIsAtomic(t *testing.T) {
 }
 
 func TestApplyConcurrentCallers(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	db, path := mustOpen(t)
 	ctx := context.Background()
 	const workers, perWorker = 32, 20

@@ -282,6 +282,7 @@ func TestPgHoldSessionNoticesADeadPeerInSeconds(t *testing.T) {
 // TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing: the server ends a hold's session (as when
 // it gives up on its host): the hold says it is lost, and no longer claims the file it held.
 func TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	url := pgLedger(t)
 	ctx := context.Background()
 	h := take(t, url)

@@ -28,6 +28,7 @@ func TestPostgresRefusesTruncate(t *testing.T) {
 // on a ledger of its own, and what VerifyChain names. The rows of processes and rate_limits are
 // no money and outside the trail: a row added there is not named (see want "").
 func TestPostgresVerifyNamesWhatAnInsiderDoes(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	for _, tc := range []struct {
 		name  string
 		edit  func(ref string, id int64) []string

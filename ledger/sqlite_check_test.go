@@ -37,6 +37,7 @@ func openVerified(t *testing.T, path string) error {
 }
 
 func TestOpenVerifyRefusesATruncatedLedger(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	_, path := closedLedger(t, 2000)
 	if err := openVerified(t, path); err != nil {
 		t.Fatalf("a sound ledger was refused: %v", err)
@@ -75,6 +76,7 @@ func TestOpenVerifyRefusesABadHeader(t *testing.T) {
 // TestDamageOnAPageReadIsRefused: a page of payouts overwritten with garbage is not seen when
 // the ledger opens, but the first look-up that reads it fails as damage, never as "not there".
 func TestDamageOnAPageReadIsRefused(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	ps, path := closedLedger(t, 2000)
 	damageLeaf(t, path, "payouts")
 	ctx := context.Background()

@@ -149,6 +149,7 @@ func TestOpenRefusesAFileThatIsNotALedger(t *testing.T) {
 // TestQuickCheckFindsDamageAnywhere: damage in the middle of the file, on pages that opening
 // for paying does not read, is found by the full check.
 func TestQuickCheckFindsDamageAnywhere(t *testing.T) {
+	t.Parallel() // long, on a ledger of its own: beside the other long ones
 	ctx := context.Background()
 	db, path := mustOpen(t)
 	seed(t, db, "r1", 2000)

@@ -60,6 +60,7 @@ func expectExit5(t *testing.T, u *user, want string, args ...string) {
 // of another key under two names, of an unlisted key, of another file's plan, of an expired or
 // refused plan, flags and variables of run, and rows put into the ledger by hand pay nothing.
 func TestCommandApprovalsAreSignatures(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	k := newSigners(t, u)
@@ -325,6 +326,7 @@ func TestCommandApprovalCoversTheSheet(t *testing.T) {
 // TestCommandWatchAwaitsSignatures: in folder mode a file waits in awaiting-approval/ until its
 // signatures are beside it; the next pass pays it and moves the signatures along.
 func TestCommandWatchAwaitsSignatures(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	k := newSigners(t, u)

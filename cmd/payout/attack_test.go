@@ -71,6 +71,7 @@ func TestCommandKeyAndItsCertificateAreOneSigner(t *testing.T) {
 // the folder a pack is unpacked in; a pack holding one, with SHA256SUMS written again, is not
 // called intact.
 func TestAuditPackRefusesAMemberPathOutsideIt(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	runID, _ := paidRun(t, u, samplePath(t))
@@ -93,6 +94,7 @@ func TestAuditPackRefusesAMemberPathOutsideIt(t *testing.T) {
 // files; the first run that met the refusal recorded it, so the refused file still pays nothing
 // once they are gone, and the trail holds the refusal.
 func TestCommandRefusalOutlastsItsFiles(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	k := newSigners(t, u)

@@ -80,6 +80,7 @@ func wantLastActor(t *testing.T, ledgerPath, ref, want string) {
 var chainHeadLine = regexp.MustCompile(`chain head (\d+:[0-9a-f]{64})`)
 
 func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	_, reports := paidRun(t, u, samplePath(t))
 	out, errOut, code := u.run("audit", "verify")
@@ -145,6 +146,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestAuditPackIsVerifiedWithoutTheLedger(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	runID, _ := paidRun(t, u, samplePath(t))
 	pack := filepath.Join(u.dir, "evidence.zip")

@@ -18,6 +18,7 @@ import (
 // binary while its first chunks are paid and the last are not yet recorded, and reruns it: every
 // row is paid exactly once, and the rerun's reports are what `payout report` writes from the ledger.
 func TestChunkedRunKilledBetweenChunksResumesExactlyOnce(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	u.env = append(u.env, "PAYOUT_CHUNK_ROWS=40")

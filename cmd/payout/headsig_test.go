@@ -13,6 +13,7 @@ import (
 // them; ssh-keygen -Y verify accepts it, and audit verify --head finds it in the ledger. A ledger
 // replaced by another one, intact in itself, no longer holds that head: exit 4.
 func TestRunSignsTheChainHeadItReports(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	keys := t.TempDir()

@@ -240,6 +240,7 @@ func TestCommandsRefuseADamagedLedger(t *testing.T) {
 // opens, but a run that looks those payouts up stops before sending anything, saying that the
 // ledger is damaged, not that the payouts are new.
 func TestRunStopsOnDamageItReads(t *testing.T) {
+	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {

@@ -172,6 +172,7 @@ func TestCommandRunAsAUser(t *testing.T) {
 }
 
 func TestCommandStatusShowsHistory(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
 		t.Fatalf("run exit %d: %s %s", code, out, errOut)

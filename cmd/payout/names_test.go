@@ -12,6 +12,7 @@ import (
 // whose state stays SUCCEEDED, and the flag shows in the demo's summary, `payout status REF`,
 // `payout status`, the reconciliation report and the next run's metrics.
 func TestNameMismatchShownEverywhere(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUserWithoutLedger(t, sb)
 	work := filepath.Join(u.dir, "work")

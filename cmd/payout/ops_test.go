@@ -151,6 +151,7 @@ func TestCommandCallbacks(t *testing.T) {
 }
 
 func TestCommandReconcile(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	if _, _, code := u.run("reconcile", "--ledger", "missing.db"); code != 2 {

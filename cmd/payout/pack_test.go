@@ -73,6 +73,7 @@ func eventsOf(t *testing.T, members map[string][]byte) []map[string]any {
 }
 
 func TestAuditPackHoldsTheEventsThatSettledItsPayouts(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, runID, recID := settledRun(t)
 	// A signature left from an earlier pack of that name signs other bytes: exporting removes it.
 	stale := filepath.Join(u.dir, "run.zip.sig")
@@ -171,6 +172,7 @@ func dropEvent(match string) func([]byte) []byte {
 }
 
 func TestAuditPackRefusesForgeriesWhoseSumsWereWrittenAgain(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, runID, _ := settledRun(t)
 	_, members := exportPack(t, u, runID, "run.zip")
 	zeros := strings.Repeat("0", 64)
@@ -211,6 +213,7 @@ func TestAuditPackRefusesForgeriesWhoseSumsWereWrittenAgain(t *testing.T) {
 }
 
 func TestAuditPackNamesARowTakenOutOfEveryReport(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, runID, _ := settledRun(t)
 	_, members := exportPack(t, u, runID, "run.zip")
 	drop := regexp.MustCompile(`(?m)^51,PAY-2026-11-050,.*\n`)

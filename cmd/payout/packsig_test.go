@@ -14,6 +14,7 @@ import (
 // edited and SHA256SUMS recomputed, which the pack's own checks may not see in a member they do
 // not cross-check) keeps a signature of other bytes, and is refused.
 func TestAuditPackIsSignedByTheServiceAccount(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	keys := t.TempDir()
@@ -87,6 +88,7 @@ func TestAuditPackIsSignedByTheServiceAccount(t *testing.T) {
 // run's APPROVED events in the chain; a report made to name another approver, with SHA256SUMS
 // written again, is refused.
 func TestAuditPackHoldsItsApproversAgainstTheChain(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	k := newSigners(t, u)
 	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {

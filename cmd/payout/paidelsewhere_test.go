@@ -11,6 +11,7 @@ import (
 // TestCommandRowsPaidByAnotherFile: under cron (no -v, no terminal) a file whose rows another
 // file paid is not silent: a warning on stderr, a count in --json, exit 4 unless allowed.
 func TestCommandRowsPaidByAnotherFile(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	sample := samplePath(t)
 	if _, errOut, code := u.run("run", sample); code != 0 {
@@ -44,6 +45,7 @@ func TestCommandRowsPaidByAnotherFile(t *testing.T) {
 }
 
 func TestCommandReconcileFailedWithin(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
 		t.Fatalf("run exit %d: %s", code, errOut)

@@ -27,6 +27,7 @@ import (
 // which `payout audit verify --pack` finds intact (it holds the events of those lines too), as
 // `payout audit verify` finds the ledger's trail.
 func TestCommandsOfAPaidRunOnPostgres(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	t.Run("PostgreSQL", func(t *testing.T) { commandsOfAPaidRun(t, pgtest.New(t), "pgx") })
 	t.Run("SQLite file", func(t *testing.T) {
 		commandsOfAPaidRun(t, filepath.Join(t.TempDir(), "payout-ledger.db"), "sqlite")

@@ -18,6 +18,7 @@ import (
 // or SUCCEEDED, and `payout audit verify` finds the trail intact. `make crashtest-postgres` runs
 // the long campaign (PAYOUT_CRASH_SEEDS, _ROWS, _KILLS).
 func TestPostgresCrashResume(t *testing.T) {
+	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	seeds := envInt("PAYOUT_CRASH_SEEDS", 2)
 	rows := envInt("PAYOUT_CRASH_ROWS", 120)
 	kills := envInt("PAYOUT_CRASH_KILLS", 6)

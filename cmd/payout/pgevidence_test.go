@@ -67,6 +67,7 @@ func rewriteChain(t *testing.T, where string) {
 // pack, as on a file. Someone with the database role who rewrites the whole chain, every hash
 // recomputed, leaves a ledger that audit verify finds intact in itself; --head names it (exit 4).
 func TestSignedEvidenceOnAPostgresLedger(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, where := newPGUser(t)
 	keys := t.TempDir()
 	svc := signaturetest.NewKey(t, keys, "payout-svc")
@@ -111,6 +112,7 @@ func TestSignedEvidenceOnAPostgresLedger(t *testing.T) {
 // through SQL (approvals 0) pays nothing: the run refuses the policy and audit verify names the
 // event. An APPROVED event written by hand is named too.
 func TestApprovalsOnAPostgresLedgerHoldAgainstSQL(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, where := newPGUser(t)
 	newSigners(t, u)
 	if out, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {

@@ -45,6 +45,7 @@ func holdAsAnotherHost(t *testing.T, url string) ledger.Hold {
 // run` of it exits 1 naming that process's host and pid, having sent nothing; once it ended, the
 // run pays the file.
 func TestCommandRunOfAFileAnotherProcessPaysOnPostgres(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, url := newPostgresUser(t)
 	sample := samplePath(t)
 	sum, err := batch.FileSHA256(sample)

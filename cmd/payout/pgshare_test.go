@@ -95,7 +95,7 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 // second (checkRate: the turns the shared limit granted, on the server's clock; the requests
 // the service counted, less what late arrivals bunch), and every row is created once.
 func TestThreeFilesAtOnceShareTheRateOnPostgres(t *testing.T) {
-	rows, rate, burst := envInt("PAYOUT_PG_SHARE_ROWS", 150), 50, 2
+	rows, rate, burst := envInt("PAYOUT_PG_SHARE_ROWS", 100), 50, 2
 	began := time.Now()
 	f := newFleet(t, 11, fleetFaults)
 	f.watchGrants()

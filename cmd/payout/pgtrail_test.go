@@ -192,6 +192,7 @@ func pgApply(t *testing.T, db *sql.DB, c pgColumn, pk []string, key []any) {
 // every fourth after it, and `make trail-postgres` (PAYOUT_PG_TRAIL_ALL=1) every column. That both
 // engines' tables have the same columns is TestBothEnginesHaveTheSameColumns's, in ledger.
 func TestAuditVerifyNamesAHandEditOfEveryColumnOnPostgres(t *testing.T) {
+	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	every := 4
 	if os.Getenv("PAYOUT_PG_TRAIL_ALL") != "" {
 		every = 1

@@ -40,6 +40,7 @@ func forgeLowering(t *testing.T, db *sql.DB, was int) int64 {
 // raise needs no signature and ends the refusal; a lowering signed by ssh-keygen keys through
 // `payout policy` pays, in every later process; the forged event stays named by audit verify.
 func TestForgedPolicyLoweringPaysNothing(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			u := newUserWithoutLedger(t, newSandbox(t))

@@ -10,6 +10,7 @@ import (
 // A team's ledger in PostgreSQL, named by PAYOUT_LEDGER: init makes it once, and status, policy
 // and audit verify use it as they use a file; every message names the URL without a password.
 func TestCommandsOnAPostgresLedger(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUserWithoutLedger(t, newSandbox(t))
 	url := pgtest.New(t)
 	u.env = append(u.env, "PAYOUT_LEDGER="+url)

@@ -110,6 +110,7 @@ func TestPurgeLeavesNoNameOrAccountInTheLedgerFilesWhileCallbacksHoldsItOpen(t *
 }
 
 func TestPurgeSaysWhenAReaderKeepsTheWALFromBeingEmptied(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, _, _ := settledRun(t)
 	sqlOn(t, u, `UPDATE payouts SET updated_at = '2025-01-01T00:00:00.000000000Z'`)
 	// Another process in the middle of a read: it reads the -wal until its transaction ends.

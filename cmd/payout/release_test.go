@@ -19,6 +19,7 @@ import (
 // TestCommandReleaseStuckPayout: `payout status` says how to free a stuck payout, and `payout
 // release REF --reason TEXT` makes it READY, naming who did it, or refuses with exit 2.
 func TestCommandReleaseStuckPayout(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
 		t.Fatalf("run exit %d: %s %s", code, out, errOut)

@@ -50,6 +50,7 @@ func startServer(tb testing.TB, u *user, extraEnv []string, args ...string) stri
 // holds another name for one account), `payout callbacks` and `payout run`. The sandbox's signed
 // callbacks reach the receiver, which flags the one payout in the ledger.
 func TestSandboxDisplayNameFlagsAMismatch(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	u := newUser(t, newSandbox(t))
 	secrets := []string{"PAYOUT_AUTH_TOKEN=names-token", "PAYOUT_HASH_KEY=names-hash-key-0123456789"}
 	receiver := startServer(t, u, secrets, "callbacks", "--listen", "127.0.0.1:0")

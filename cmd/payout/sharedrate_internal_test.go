@@ -18,6 +18,7 @@ import (
 // the merchant's row of the ledger's database, keyed without the token; on a SQLite file on the
 // process's own limiter.
 func TestLimiterIsTheMerchantsOnAPostgreSQLLedger(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	url := pgtest.New(t)
 	db, err := sql.Open("pgx", url)
 	if err != nil {

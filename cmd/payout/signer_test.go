@@ -11,6 +11,7 @@ import (
 // merchant token and no ledger: her plan is the run's to the byte, her signature pays the file,
 // and nothing she does can reach the service.
 func TestSignerWithoutTheMerchantTokenSignsWhatTheRunPays(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
 	svc := newUser(t, sb)
 	k := newSigners(t, svc)

@@ -345,6 +345,7 @@ func (e handEdit) named(out string) bool {
 // `payout audit verify` (exit 4). The tables and columns are read from the ledger itself: a
 // table or a column added later is edited too, and fails here until the trail covers it.
 func TestAuditVerifyNamesAHandEditOfEveryColumn(t *testing.T) {
+	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	u, path := trailLedger(t)
 	pristine, err := os.ReadFile(path)
 	if err != nil {
