@@ -336,8 +336,8 @@ func (db *DB) startRecordedChain(ctx context.Context, tx *sql.Tx) (*recordedChai
 		return nil, err
 	}
 	return &recordedChain{chainer: db.newChainer(head),
-		events: &multiRowInsert{prep: tx, width: 14, head: `INSERT INTO events (` + eventColumns + `) VALUES `},
-		salts:  &multiRowInsert{prep: tx, width: 2, head: `INSERT INTO payout_salts (ref, salt) VALUES `},
+		events: &multiRowInsert{eng: db.eng, prep: tx, width: 14, head: `INSERT INTO events (` + eventColumns + `) VALUES `},
+		salts:  &multiRowInsert{eng: db.eng, prep: tx, width: 2, head: `INSERT INTO payout_salts (ref, salt) VALUES `},
 	}, nil
 }
 

@@ -243,8 +243,9 @@ type preparer interface {
 }
 
 // multiRowInsert inserts rows several to a statement, and keeps a prepared statement per number
-// of rows. Each row is width numbered parameters, "($1, $2)", "($3, $4)", ...
+// of rows. Each row is width parameters in order, "($1, $2)", "($3, $4)", ... as eng writes them.
 type multiRowInsert struct {
+	eng      *engine
 	prep     preparer
 	head     string // "INSERT INTO t (cols) VALUES "
 	tail     string // " ON CONFLICT ... RETURNING ..." or ""
@@ -267,7 +268,7 @@ func (m *multiRowInsert) stmt(ctx context.Context, rows int) (*sql.Stmt, error) 
 			if c > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("$" + strconv.Itoa(r*m.width+c+1))
+			b.WriteString(m.eng.param(r*m.width + c + 1))
 		}
 		b.WriteByte(')')
 	}
@@ -313,7 +314,7 @@ func (m *multiRowInsert) close() error {
 
 // recordRows inserts a run's input lines, each sealed with its row event.
 func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now string, rows []RunRow) error {
-	ins := &multiRowInsert{prep: tx, width: 13,
+	ins := &multiRowInsert{eng: chain.eng, prep: tx, width: 13,
 		head: `INSERT INTO run_rows (run_id, line, ref, recipient, provider_id, bank, account, amount, description,
 		rejected, reason, skipped, paid_elsewhere) VALUES `}
 	defer ins.close()
@@ -342,7 +343,7 @@ func recordRows(ctx context.Context, tx *sql.Tx, chain *chainer, runID, now stri
 // recordPayouts inserts the fresh payouts a chunk at a time; RETURNING names those that were new,
 // and only they get a "recorded" event. A reference already stored is compared with its row.
 func recordPayouts(ctx context.Context, tx *sql.Tx, runID, file, now string, fresh []Payout, ev *recordedChain) error {
-	ins := &multiRowInsert{prep: tx, width: 12,
+	ins := &multiRowInsert{eng: ev.eng, prep: tx, width: 12,
 		head: `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank, account, amount,
 		description, state, created_at, updated_at) VALUES `,
 		tail: ` ON CONFLICT (ref) DO NOTHING RETURNING ref`}

@@ -152,7 +152,7 @@ func sealRows(ctx context.Context, q txQuerier, c *chainer, table, runID, now, d
 		return 0, fmt.Errorf("seal %s: %w", t.name, err)
 	}
 	// Several rows to a statement: a run's exceptional lines are sealed a chunk at a time.
-	ins := &multiRowInsert{prep: q, width: 14, head: `INSERT INTO row_events (` + eventColumns + `) VALUES `}
+	ins := &multiRowInsert{eng: c.eng, prep: q, width: 14, head: `INSERT INTO row_events (` + eventColumns + `) VALUES `}
 	defer ins.close()
 	values := make([]any, 0, 14*len(rows))
 	for _, r := range rows {
