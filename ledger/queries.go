@@ -245,8 +245,9 @@ type preparer interface {
 // multiRowInsert inserts rows several to a statement, and keeps a prepared statement per number
 // of rows. Each row is width parameters in order, "($1, $2)", "($3, $4)", ... as eng writes them.
 type multiRowInsert struct {
-	eng      *engine
-	prep     preparer
+	eng  *engine
+	prep preparer
+	// head and tail hold no parameters: SQLite numbers each "?" by its place in the statement.
 	head     string // "INSERT INTO t (cols) VALUES "
 	tail     string // " ON CONFLICT ... RETURNING ..." or ""
 	width    int    // placeholders in row
