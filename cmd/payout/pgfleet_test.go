@@ -402,7 +402,8 @@ func (f *fleet) grants() []time.Time {
 
 // checkRate checks that the processes kept rate with burst: the shared limiter granted at most
 // rate+burst turns in any second of the server's clock, every request the service saw had a
-// turn, and the service counted at most rate+burst+arrivalJitter arriving in any second.
+// turn, and the service counted requests arriving at a mean rate within arrivalMeanSlack of rate
+// and at most arrivalPeak in any second.
 func (f *fleet) checkRate(rate, burst int) string {
 	f.t.Helper()
 	grants := f.grants()
@@ -419,12 +420,36 @@ func (f *fleet) checkRate(rate, burst int) string {
 	if requests > len(grants) {
 		f.t.Errorf("the service saw %d requests and the shared limit granted %d turns: some went unpaced", requests, len(grants))
 	}
-	if most := rate + burst + arrivalJitter(rate); st.MaxInAnySecond > most {
+	if most := arrivalPeak(rate, burst); st.MaxInAnySecond > most {
 		f.t.Errorf("the service counted %d requests arriving within one second at --rate %d --burst %d: want at most %d (%v)",
 			st.MaxInAnySecond, rate, burst, most, what)
 	}
+	if mean := f.meanArrivalRate(); mean > float64(rate)*arrivalMeanSlack {
+		f.t.Errorf("requests reached the service at %.2f a second over the run at --rate %d: want at most %.2f",
+			mean, rate, float64(rate)*arrivalMeanSlack)
+	}
 	return fmt.Sprintf("turns granted %d for %d requests, most turns in any second %d; most requests arriving in any second %d (%v), most creates in any second %d",
 		len(grants), requests, inSecond, densest, what, maxCreatesInAnySecond(f.sb))
+}
+
+// meanArrivalRate is the API requests that reached the service a second, from the first to the
+// last.
+func (f *fleet) meanArrivalRate() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.arrivals) < 2 {
+		return 0
+	}
+	first, last := f.arrivals[0].at, f.arrivals[0].at
+	for _, a := range f.arrivals {
+		if a.at.Before(first) {
+			first = a.at
+		}
+		if a.at.After(last) {
+			last = a.at
+		}
+	}
+	return float64(len(f.arrivals)-1) / last.Sub(first).Seconds()
 }
 
 // densestSecond is the most API requests that reached the service within one second, and what
