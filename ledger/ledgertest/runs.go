@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/ledger"
+	"github.com/shopspring/decimal"
 )
 
 // testFindRuns: a run is kept as added and as finished, and each field of the filter selects
@@ -112,21 +113,46 @@ func testRunLines(t *testing.T, e Engine) {
 		rows = append(rows, row)
 	}
 	must(t, l.Record(ctx, "big", rows, fresh))
-	moveTo(t, l, "rl-049", ledger.Submitting)
+	must(t, l.Apply(ctx, ledger.Change{Ref: "rl-049", RunID: "big", From: ledger.Ready, To: ledger.Submitting, CountAttempt: true}))
 	got, err := l.RunReport(ctx, "big")
 	must(t, err)
 	if len(got) != n {
 		t.Fatalf("%d lines, want %d", len(got), n)
 	}
+	payouts := 0
 	for i, line := range got {
 		want := i%7 != 3 && i%7 != 5
 		if line.Row.Line != i+2 || line.Row.Ref != rows[i].Ref || line.Row.Rejected != rows[i].Rejected || line.Row.RunID != "big" ||
-			(line.Payout != nil) != want || (want && (line.Payout.Ref != line.Row.Ref || line.Payout.Recipient != line.Row.Recipient)) {
+			(line.Payout != nil) != want || (want && (line.Payout.Ref != line.Row.Ref || line.Payout.Line != line.Row.Line ||
+			line.Payout.Recipient != line.Row.Recipient || line.Payout.CreatedAt.IsZero())) {
 			t.Fatalf("line %d: %+v payout %+v", i+2, line.Row, line.Payout)
 		}
+		if want {
+			payouts++
+		}
 	}
-	if p := got[n-1].Payout; p.State != ledger.Submitting {
-		t.Errorf("the last line's payout as it stands: %s", p.State)
+	if payouts != len(fresh) {
+		t.Errorf("%d payouts, want %d", payouts, len(fresh))
+	}
+	if p := got[n-1].Payout; p.State != ledger.Submitting || p.Attempts != 1 || !p.Amount.Equal(decimal.RequireFromString("3.1")) {
+		t.Errorf("the last line's payout as it stands: %+v", p)
+	}
+	// A report's read gives the same lines, with the payout's fields a report shows.
+	i := 0
+	err = l.EachReportLine(ctx, "big", func(line ledger.ReportLine) error {
+		want := got[i]
+		i++
+		if line.Row != want.Row || (line.Payout == nil) != (want.Payout == nil) {
+			return fmt.Errorf("line %d: %+v, want %+v", want.Row.Line, line, want)
+		}
+		if p, w := line.Payout, want.Payout; p != nil && (p.Ref != w.Ref || p.RunID != w.RunID || p.State != w.State || !p.Amount.Equal(w.Amount) ||
+			p.InvoiceNo != w.InvoiceNo || p.TransactionStatus != w.TransactionStatus || p.Attempts != w.Attempts || p.LastError != w.LastError) {
+			return fmt.Errorf("line %d: payout %+v, want %+v", want.Row.Line, *p, *w)
+		}
+		return nil
+	})
+	if err != nil || i != n {
+		t.Errorf("EachReportLine: %d of %d lines, %v", i, n, err)
 	}
 	for name, each := range map[string]func(func(ledger.ReportLine) error) error{
 		"EachRunLine":  func(fn func(ledger.ReportLine) error) error { return l.EachRunLine(ctx, "big", fn) },
