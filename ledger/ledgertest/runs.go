@@ -137,23 +137,7 @@ func testRunLines(t *testing.T, e Engine) {
 	if p := got[n-1].Payout; p.State != ledger.Submitting || p.Attempts != 1 || !p.Amount.Equal(decimal.RequireFromString("3.1")) {
 		t.Errorf("the last line's payout as it stands: %+v", p)
 	}
-	// A report's read gives the same lines, with the payout's fields a report shows.
-	i := 0
-	err = l.EachReportLine(ctx, "big", func(line ledger.ReportLine) error {
-		want := got[i]
-		i++
-		if line.Row != want.Row || (line.Payout == nil) != (want.Payout == nil) {
-			return fmt.Errorf("line %d: %+v, want %+v", want.Row.Line, line, want)
-		}
-		if p, w := line.Payout, want.Payout; p != nil && (p.Ref != w.Ref || p.RunID != w.RunID || p.State != w.State || !p.Amount.Equal(w.Amount) ||
-			p.InvoiceNo != w.InvoiceNo || p.TransactionStatus != w.TransactionStatus || p.Attempts != w.Attempts || p.LastError != w.LastError) {
-			return fmt.Errorf("line %d: payout %+v, want %+v", want.Row.Line, *p, *w)
-		}
-		return nil
-	})
-	if err != nil || i != n {
-		t.Errorf("EachReportLine: %d of %d lines, %v", i, n, err)
-	}
+	sameReportLines(t, l, "big", got)
 	for name, each := range map[string]func(func(ledger.ReportLine) error) error{
 		"EachRunLine":  func(fn func(ledger.ReportLine) error) error { return l.EachRunLine(ctx, "big", fn) },
 		"WalkRunLines": func(fn func(ledger.ReportLine) error) error { return l.WalkRunLines(ctx, "big", 7, fn) },
@@ -172,5 +156,30 @@ func testRunLines(t *testing.T, e Engine) {
 	}
 	if none, err := l.RunReport(ctx, "no-such-run"); err != nil || len(none) != 0 {
 		t.Errorf("an unknown run's lines: %d, %v", len(none), err)
+	}
+}
+
+// sameReportLines: a report's read of the run gives the lines got, with the payout's fields a
+// report shows.
+func sameReportLines(t *testing.T, l ledger.Ledger, runID string, got []ledger.ReportLine) {
+	t.Helper()
+	i := 0
+	err := l.EachReportLine(context.Background(), runID, func(line ledger.ReportLine) error {
+		if i == len(got) {
+			return fmt.Errorf("more lines than RunReport's %d", len(got))
+		}
+		want := got[i]
+		i++
+		if line.Row != want.Row || (line.Payout == nil) != (want.Payout == nil) {
+			return fmt.Errorf("line %d: %+v, want %+v", want.Row.Line, line, want)
+		}
+		if p, w := line.Payout, want.Payout; p != nil && (p.Ref != w.Ref || p.RunID != w.RunID || p.State != w.State || !p.Amount.Equal(w.Amount) ||
+			p.InvoiceNo != w.InvoiceNo || p.TransactionStatus != w.TransactionStatus || p.Attempts != w.Attempts || p.LastError != w.LastError) {
+			return fmt.Errorf("line %d: payout %+v, want %+v", want.Row.Line, *p, *w)
+		}
+		return nil
+	})
+	if err != nil || i != len(got) {
+		t.Errorf("EachReportLine: %d of %d lines, %v", i, len(got), err)
 	}
 }
