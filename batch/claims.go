@@ -2,10 +2,11 @@ package batch
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"sync"
 
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
 
@@ -53,9 +54,18 @@ func recoverOrphans(ctx context.Context, cfg Config, runID string) error {
 	if err != nil {
 		return err
 	}
+	inFlight := ""
+	if cfg.InFlightHold > 0 {
+		inFlight = "at least " + cfg.InFlightHold.String()
+	}
 	for _, p := range orphans {
-		err := cfg.Ledger.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID,
-			Detail: fmt.Sprintf("found SUBMITTING at start, claimed by %s, which is gone: it stopped before it recorded the answer; looking it up before anything is sent", claimant(p.ClaimedBy))})
+		err := cfg.Ledger.Apply(ctx, outcome.Orphaned(p, runID, inFlight))
+		if errors.Is(err, ledger.ErrStateConflict) {
+			// Another process starting at the same moment recovered it first, or its claimant
+			// recorded the answer after all: either way it is no longer SUBMITTING, and no
+			// longer this start's to recover.
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -76,14 +86,6 @@ func (o ownRuns) Alive(ctx context.Context, claimant string) (bool, error) {
 		return o.busy, nil
 	}
 	return o.Liveness.Alive(ctx, claimant)
-}
-
-// claimant names the process a payout's claim records, for people.
-func claimant(c string) string {
-	if c == "" {
-		return "a process the ledger did not record"
-	}
-	return "process " + c
 }
 
 // FileKeeper keeps other processes off the files a process is paying (ledger.Hold is one).

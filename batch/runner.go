@@ -35,8 +35,14 @@ type Service interface {
 
 // Defaults of the run's tunables.
 const (
-	DefaultRate             = 10
-	DefaultUnknownGrace     = 2 * time.Minute
+	DefaultRate         = 10
+	DefaultUnknownGrace = 2 * time.Minute
+	// DefaultInFlightHold is Config.InFlightHold of the commands: a host paused or cut off after
+	// its last proof of its claim sends nothing once it wakes (it proves its claim again first),
+	// so the hold covers only a pause in the instant between that proof and its request, and the
+	// request's own time; ten minutes is far past both, and past the server's 20 seconds to take
+	// a silent host for gone.
+	DefaultInFlightHold     = 10 * time.Minute
 	DefaultNotFoundLookups  = 3
 	DefaultBreakerThreshold = 10
 	DefaultMaxLookupErrors  = 8
@@ -67,8 +73,19 @@ type Config struct {
 	// Files, when set, keeps every other process off the file a run pays (ledger.Hold): a run
 	// takes its file before it records or sends anything of it, and stops with the error of a
 	// file another process pays (a *ledger.LockedError naming that process).
-	Files   FileKeeper
-	sending *sending // shared by the Runners of one Config
+	Files FileKeeper
+	// Fence, when set, is proved right before every POST (ledger.Hold is one): a process that
+	// cannot prove it still holds its claims sends nothing. When nil, claims are never taken
+	// over while the process lives (the ledger's file lock).
+	Fence ledger.Fence
+	// InFlightHold is, on a ledger several hosts share, the least time a payout whose outcome is
+	// unknown is only looked up before it may be sent again, however short UnknownGrace: a host
+	// found gone may be paused, or cut off, with its request still to leave.
+	InFlightHold time.Duration
+	// AfterIntent, when set, is called once a row's intent is recorded, before its claim is
+	// proved and its POST sent: where the tests pause a process, as a host is paused.
+	AfterIntent func(ref string)
+	sending     *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
 
@@ -119,19 +121,52 @@ func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
-	if o := s.look.Apply(ctx, t, s.intent(t, p)); o != nil {
+	if o := s.look.Apply(ctx, t, outcome.Intent(p, s.runID, s.r.cfg.Process)); o != nil {
+		return *o
+	}
+	if s.r.cfg.AfterIntent != nil {
+		s.r.cfg.AfterIntent(t.Ref)
+	}
+	if o := s.clearToSend(ctx, t); o != nil {
 		return *o
 	}
 	created, err := s.post(ctx, p)
 	return s.answer(ctx, t, created, err)
 }
 
-// intent is the change recorded before a row's POST.
-func (s *submission) intent(t lookup.Task, p ledger.Payout) ledger.Change {
-	// The send is counted with its answer, not here (see outcome.MaxSendAttempts).
-	c := ledger.Change{Ref: t.Ref, RunID: s.runID, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: s.r.cfg.Process,
-		Detail: fmt.Sprintf("sending %s MYR to %s at provider %d", p.Amount.StringFixed(2), outcome.MaskAccount(p.Account), p.ProviderID)}
-	return c
+// clearToSend proves, after the intent and right before the POST, that this process still holds
+// its claim (Config.Fence), and takes the limiter's turn (pool.TakeTurn): a turn taken before
+// the intent's commit would be spent whenever the commit ended, bunched with others. It returns
+// nil when the POST may go. Otherwise nothing was sent: a claim that cannot be proved stays
+// SUBMITTING, for whoever takes it over to look up (the process stops: its hold is gone); a turn
+// that could not be had makes the row READY again.
+func (s *submission) clearToSend(ctx context.Context, t lookup.Task) *lookup.Result {
+	cfg := s.r.cfg
+	var proof pool.Proof
+	if cfg.Fence != nil {
+		proof = cfg.Fence
+		if err := cfg.Fence.Confirm(ctx); err != nil {
+			return s.claimUnproved(t, err)
+		}
+	}
+	err := pool.TakeTurn(ctx, cfg.Limiter, cfg.Clock, proof)
+	switch {
+	case err == nil:
+		s.log.Debug("claim proved and turn taken: sending", "ref", t.Ref)
+		return nil
+	case errors.Is(err, ledger.ErrClaimLost):
+		return s.claimUnproved(t, err)
+	}
+	if o := s.look.Apply(ctx, t, outcome.NotSent(t.Ref, s.runID, err.Error())); o != nil {
+		return o
+	}
+	return &lookup.Result{Task: t, Fatal: fmt.Errorf("payout %s not sent: %w", t.Ref, err)}
+}
+
+// claimUnproved is the end of a send whose claim could not be proved: nothing was sent.
+func (s *submission) claimUnproved(t lookup.Task, err error) *lookup.Result {
+	s.log.Error("payout not sent: this process cannot prove it still holds its claim; stopping", "ref", t.Ref, "err", err)
+	return &lookup.Result{Task: t, Fatal: fmt.Errorf("payout %s not sent, left SUBMITTING for whoever takes it over to look up: %w", t.Ref, err)}
 }
 
 // post sends one row's Create Payout.

@@ -25,7 +25,7 @@ func (c Config) Pool(log *slog.Logger, throttleBreaker int) pool.Config {
 func (c Config) Lookups(log *slog.Logger, runID string) lookup.Config {
 	return lookup.Config{Ledger: c.Ledger, Service: c.Service, Limiter: c.Limiter, Logger: log, Now: c.Now, RunID: runID,
 		MaxErrors: c.MaxLookupErrors, Backoff: c.backoff(),
-		Grace: outcome.Grace{Grace: c.UnknownGrace, Lookups: c.NotFoundLookups, NoResend: c.NoResendUnknown}}
+		Grace: outcome.Grace{Grace: max(c.UnknownGrace, c.InFlightHold), Lookups: c.NotFoundLookups, NoResend: c.NoResendUnknown}}
 }
 
 func (c Config) backoff() lookup.Backoff {

@@ -158,7 +158,11 @@ func (w *writer) run() {
 // If the transaction itself fails, every call of the batch gets that error, and none of them was
 // recorded.
 func (w *writer) commitBatch(batch []*applyReq) {
-	ctx := context.Background() // a batch taken is finished: callers wait for the outcome
+	// A batch taken is finished, whatever its callers' contexts: they wait for the outcome. It is
+	// bounded all the same, so that a ledger that stops answering fails it rather than hanging
+	// every caller.
+	ctx, cancel := context.WithTimeout(context.Background(), writeDeadline)
+	defer cancel()
 	results, err := w.applyBatch(ctx, batch)
 	if err != nil {
 		err = fmt.Errorf("apply: %w", err)
@@ -175,13 +179,23 @@ func (w *writer) commitBatch(batch []*applyReq) {
 // applyBatch applies batch in one transaction and commits it, or rolls it back and returns the
 // error that stopped it. A refused call's error is in results.
 func (w *writer) applyBatch(ctx context.Context, batch []*applyReq) ([]error, error) {
-	for i, stmt := range w.db.eng.beginWrite {
-		if _, err := w.conn.ExecContext(ctx, stmt); err != nil {
-			if i > 0 {
-				w.conn.ExecContext(ctx, "ROLLBACK")
+	exec := func(stmt string) error {
+		_, err := w.conn.ExecContext(ctx, stmt)
+		return err
+	}
+	begin := func() error {
+		for i, stmt := range w.db.eng.beginWrite {
+			if err := exec(stmt); err != nil {
+				if i > 0 {
+					exec("ROLLBACK")
+				}
+				return err
 			}
-			return nil, err
 		}
+		return nil
+	}
+	if err := w.db.holdChain(ctx, begin, exec, func() { exec("ROLLBACK") }); err != nil {
+		return nil, err
 	}
 	head, err := readChainHead(ctx, w.conn)
 	if err != nil {

@@ -124,12 +124,15 @@ func HasPassword(ledger string) bool {
 // beginWrite starts a write transaction that holds the chain: on PostgreSQL its advisory lock
 // is taken before anything is read, so that the head it reads is still the head when it appends.
 func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil || db.eng.lockChain == "" {
-		return tx, err
-	}
-	if _, err := tx.ExecContext(ctx, db.eng.lockChain); err != nil {
-		tx.Rollback()
+	var tx *sql.Tx
+	err := db.holdChain(ctx, func() (err error) {
+		tx, err = db.sql.BeginTx(ctx, nil)
+		return err
+	}, func(stmt string) error {
+		_, err := tx.ExecContext(ctx, stmt)
+		return err
+	}, func() { tx.Rollback() })
+	if err != nil {
 		return nil, err
 	}
 	return tx, nil

@@ -16,8 +16,9 @@ import (
 // migrations to the same tables (migrations/ for SQLite, migrations/postgres/ for PostgreSQL).
 type engine struct {
 	name string // "SQLite" or "PostgreSQL", for messages
-	// beginWrite starts a write transaction that holds the chain from its first statement, so
-	// that the chain's head it reads is still the head when it appends.
+	// beginWrite starts a write transaction on the writer's connection; with lockChain after it
+	// (holdChain), the transaction holds the chain, so that the chain's head it reads is still
+	// the head when it appends.
 	beginWrite []string
 	// lockChain is run first in a transaction that BeginTx started, before it reads the head:
 	// "" where BeginTx already takes the write lock (SQLite's _txlock=immediate).
@@ -102,7 +103,7 @@ const (
 // postgresEngine is the engine of a ledger in a PostgreSQL database.
 var postgresEngine = &engine{
 	name:           "PostgreSQL",
-	beginWrite:     []string{"BEGIN", "SELECT pg_advisory_xact_lock(" + strconv.Itoa(chainLockKey) + ")"},
+	beginWrite:     []string{"BEGIN"}, // then lockChain, by holdChain
 	lockChain:      "SELECT pg_advisory_xact_lock(" + strconv.Itoa(chainLockKey) + ")",
 	insertionOrder: "insertion_order",
 	jsonTable: func(p, alias string) string {

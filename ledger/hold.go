@@ -24,7 +24,20 @@ type Hold interface {
 	// OthersPay reports whether another process is paying the file now (never while this one
 	// holds it): a run of it that the ledger shows running is that process's, not interrupted.
 	OthersPay(ctx context.Context, fileSHA256 string) (bool, error)
+	Fence
 	Close() error
+}
+
+// Fence is what a process proves right before each request that may create a payout: that it
+// still holds the claims its SUBMITTING payouts record, so that no other process has taken them
+// over. The service takes no fencing token, so the proof is made on the sender's side.
+type Fence interface {
+	// Confirm returns nil when the process holds its claims now, proved by a round trip to the
+	// ledger; otherwise an error, and nothing may be sent.
+	Confirm(ctx context.Context) error
+	// Held reports, without asking the ledger, whether the last proof is recent enough to send
+	// on (a lease on a clock that counts pauses); when it is not, Confirm again.
+	Held() bool
 }
 
 // IsURL says whether a ledger is named by a postgres:// (or postgresql://) URL rather than a
@@ -55,6 +68,13 @@ func (l *FileLock) DonePaying(context.Context, string) error { return nil }
 
 // OthersPay is false: the file lock keeps every other paying process off the ledger.
 func (l *FileLock) OthersPay(context.Context, string) (bool, error) { return false, nil }
+
+// Confirm is always nil: the file lock is the kernel's, kept for as long as the process lives,
+// however long it is paused, and no other process can take a claim over while it is held.
+func (l *FileLock) Confirm(context.Context) error { return nil }
+
+// Held is always true, as Confirm is always nil.
+func (l *FileLock) Held() bool { return true }
 
 // Close releases the lock, as Unlock does.
 func (l *FileLock) Close() error { return l.Unlock() }

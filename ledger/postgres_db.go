@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -112,15 +111,12 @@ func pinSchema(params map[string]string) {
 }
 
 // postgresHandle is a database handle on the PostgreSQL ledger at url whose every session has the
-// ledger's schema pinned (pinSchema): for the handles that are not a DB's, as the shared rate
-// limiter's.
+// settings of sessionConfig.
 func postgresHandle(url string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := sessionConfig(url, "ledger")
 	if err != nil {
-		// pgx's message quotes the URL, which may hold a password.
-		return nil, errors.New("the ledger URL is not a PostgreSQL connection URL (postgres://user@host:port/database?...): check $PAYOUT_LEDGER or --ledger")
+		return nil, err
 	}
-	pinSchema(cfg.RuntimeParams)
 	return stdlib.OpenDB(*cfg), nil
 }
 

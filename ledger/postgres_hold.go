@@ -20,25 +20,32 @@ import (
 // stops answering (keepalives, see holdConfig): whether a process runs is whether its lock is held.
 // Its methods may be called from several goroutines.
 type PgHold struct {
-	mu    sync.Mutex // one statement at a time on each connection
-	cfg   *pgx.ConnConfig
-	conn  *pgx.Conn // the session whose locks are this process's
-	probe *pgx.Conn // another session, opened when first needed: tries other processes' locks
-	self  Process
-	files map[string]int // inputs held, by the runs holding each (PayFile, DonePaying)
-	leads map[string]int // inboxes led (LeadInbox)
-	lost  chan struct{}  // closed once the session is found gone
-	stop  chan struct{}  // closed by Close: ends the heartbeat
-	done  sync.WaitGroup
-	shut  bool
+	mu       sync.Mutex // one statement at a time on each connection
+	cfg      *pgx.ConnConfig
+	conn     *pgx.Conn // the session whose locks are this process's
+	probe    *pgx.Conn // another session, opened when first needed: tries other processes' locks
+	self     Process
+	files    map[string]int // inputs held, by the runs holding each (PayFile, DonePaying)
+	leads    map[string]int // inboxes led (LeadInbox)
+	lost     chan struct{}  // closed once the session is found gone (markLost)
+	lostOnce sync.Once
+	stop     chan struct{} // closed by Close: ends the heartbeat
+	done     sync.WaitGroup
+	shut     bool
+
+	leaseMu     sync.Mutex // guards the two below (Confirm)
+	nextRenewal *renewal   // the round trip the callers of Confirm wait for, not yet sent
+	renewing    bool       // a goroutine sends them
+	// lastAnswered is when (bootNow) the last round trip answered was sent: the lease (Held).
+	lastAnswered time.Duration
 }
 
 // heartbeat is how often a hold makes sure its own session is still there (Lost).
-const heartbeat = 5 * time.Second
+const heartbeat = 2 * time.Second
 
 // takePostgres connects the hold's session, takes the process's lock and registers it.
 func takePostgres(ctx context.Context, url string) (*PgHold, error) {
-	cfg, err := holdConfig(url)
+	cfg, err := sessionConfig(url, "hold")
 	if err != nil {
 		return nil, err
 	}
@@ -132,11 +139,15 @@ func (h *PgHold) beat() {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), heartbeat+keepIdle)
+		sent := bootNow()
 		err := h.conn.Ping(ctx)
 		cancel()
 		h.mu.Unlock()
+		if err == nil {
+			h.renewed(sent)
+		}
 		if err != nil {
-			close(h.lost)
+			h.markLost()
 			return
 		}
 	}

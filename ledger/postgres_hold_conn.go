@@ -2,8 +2,10 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -24,12 +26,28 @@ const (
 	checkInterval = 2 * time.Second
 )
 
-// holdConfig is the connection configuration of a hold's sessions: the URL's, with short TCP
-// keepalives on the client's socket (libpq's keepalives_idle, keepalives_interval and
-// keepalives_count in the URL are honoured: pgx itself does not take them) and on the server's
-// (tcp_keepalives_*, sent as the session's settings, and tcp_user_timeout: the keepalives
-// probe only an idle connection, this bounds how long data sent may stay unacknowledged).
-func holdConfig(ledgerURL string) (*pgx.ConnConfig, error) {
+// connectTimeout bounds a connection's start, its authentication included, where the URL sets
+// no connect_timeout: a server that accepts and never answers fails the command instead of
+// hanging it.
+const connectTimeout = 10 * time.Second
+
+// idleInTransaction is the server's idle_in_transaction_session_timeout for every session of
+// the ledger: a host that stops in the middle of a write transaction (paused, or its network
+// gone) holds the chain's lock, which every other writer waits for, only this long. The
+// ledger's own transactions send their statements back to back.
+const idleInTransaction = 15 * time.Second
+
+// sessionConfig is the connection configuration of every session a process opens on a
+// PostgreSQL ledger (its hold's, the ledger's pool, the shared limiter's): the URL's, with the
+// ledger's schema pinned, a connect timeout, short TCP keepalives on the client's socket
+// (libpq's keepalives_idle, keepalives_interval and keepalives_count in the URL are honoured:
+// pgx itself does not take them) and on the server's (tcp_keepalives_*, sent as the session's
+// settings), tcp_user_timeout (the keepalives probe only an idle connection; this bounds how
+// long data sent may stay unacknowledged, on both ends) and idleInTransaction. A dead host is so
+// noticed by the server within about 20 seconds, and a dead server by the host. purpose names
+// the sessions in pg_stat_activity, with the host and pid, so that an operator (and the log of a
+// writer that waits for the chain's lock) can tell whose session holds what.
+func sessionConfig(ledgerURL, purpose string) (*pgx.ConnConfig, error) {
 	if _, err := checkTransport(ledgerURL); err != nil {
 		return nil, err // the ledger's Open warns of a plaintext connection it makes
 	}
@@ -39,6 +57,9 @@ func holdConfig(ledgerURL string) (*pgx.ConnConfig, error) {
 		return nil, errors.New("the ledger URL is not a PostgreSQL connection URL (postgres://user@host:port/database?...): check $PAYOUT_LEDGER or --ledger")
 	}
 	pinSchema(cfg.RuntimeParams)
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = connectTimeout
+	}
 	ka := net.KeepAliveConfig{Enable: true, Idle: keepIdle, Interval: keepInterval, Count: keepCount}
 	seconds := func(name string, into *time.Duration) {
 		if n, err := strconv.Atoi(cfg.RuntimeParams[name]); err == nil && n > 0 {
@@ -54,14 +75,21 @@ func holdConfig(ledgerURL string) (*pgx.ConnConfig, error) {
 	for _, name := range []string{"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"} {
 		delete(cfg.RuntimeParams, name)
 	}
-	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: ka}
+	userTimeout := ka.Idle + time.Duration(ka.Count)*ka.Interval
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: ka, Control: tcpUserTimeout(userTimeout)}
 	cfg.DialFunc = dialer.DialContext
 	cfg.RuntimeParams["tcp_keepalives_idle"] = strconv.Itoa(int(ka.Idle.Seconds()))
 	cfg.RuntimeParams["tcp_keepalives_interval"] = strconv.Itoa(int(ka.Interval.Seconds()))
 	cfg.RuntimeParams["tcp_keepalives_count"] = strconv.Itoa(ka.Count)
-	cfg.RuntimeParams["tcp_user_timeout"] = strconv.FormatInt((ka.Idle + time.Duration(ka.Count)*ka.Interval).Milliseconds(), 10)
+	cfg.RuntimeParams["tcp_user_timeout"] = strconv.FormatInt(userTimeout.Milliseconds(), 10)
+	if cfg.RuntimeParams["idle_in_transaction_session_timeout"] == "" {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransaction.Milliseconds(), 10)
+	}
 	if cfg.RuntimeParams["application_name"] == "" {
-		cfg.RuntimeParams["application_name"] = "payout hold"
+		host, _ := os.Hostname()
+		// At most 63 bytes are kept by the server.
+		name := fmt.Sprintf("payout %s pid=%d host=%s", purpose, os.Getpid(), host)
+		cfg.RuntimeParams["application_name"] = name[:min(len(name), 63)]
 	}
 	return cfg, nil
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"golang.org/x/time/rate"
 )
@@ -79,11 +78,10 @@ func normalBaseURL(baseURL string) string {
 // its last moments of grants (and a pause): the first requests after the restart may go that
 // much early, and a 429 still holds them back. Nothing of the money is in this table.
 func OpenLimiterDB(url string, conns int) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := sessionConfig(url, "rate limit")
 	if err != nil {
-		return nil, fmt.Errorf("shared rate limit: %w", err) // pgx names the URL without its password
+		return nil, fmt.Errorf("shared rate limit: %w", err)
 	}
-	pinSchema(cfg.RuntimeParams)
 	cfg.RuntimeParams["synchronous_commit"] = "off"
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxIdleConns(conns)

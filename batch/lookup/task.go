@@ -36,5 +36,8 @@ func (t Task) First() bool         { return t.Initial }
 func (t Task) Waits() bool         { return t.Kind == Send }
 func (t Task) GraceEnd() time.Time { return t.GraceEnds }
 
+// SelfPaced is true of a send: it takes its turn after its intent is recorded (pool.TakeTurn).
+func (t Task) SelfPaced() bool { return t.Kind == Send }
+
 // Result is what a worker reports back to the pool after one task.
 type Result = pool.Result[Task]

@@ -52,6 +52,14 @@ type Task interface {
 	GraceEnd() time.Time
 }
 
+// SelfPaced is a Task whose handler takes its own turn of the Limiter (TakeTurn), right before
+// its request, rather than the pool's turn before the handler starts: a send records its intent
+// first, and a turn taken before that commit would be spent when the commit ends, however long
+// it waited, bunched with the turns of every other commit that waited as long.
+type SelfPaced interface {
+	SelfPaced() bool
+}
+
 // Result is what a handler reports of one task.
 type Result[T Task] struct {
 	Task      T
@@ -120,7 +128,10 @@ func New[T Task](cfg Config, handle func(ctx context.Context, t T) Result[T]) *P
 // A limiter that fails (a shared one whose database does not answer) stops the pool: a request
 // it did not pace must not go, and a rerun resumes.
 func (p *Pool[T]) do(ctx context.Context, t T) Result[T] {
-	err := p.cfg.Limiter.Wait(ctx)
+	var err error
+	if sp, ok := any(t).(SelfPaced); !ok || !sp.SelfPaced() {
+		err = p.cfg.Limiter.Wait(ctx)
+	}
 	if ctx.Err() != nil {
 		return Result[T]{Task: t}
 	}

@@ -37,7 +37,7 @@ func postgresCrashCampaign(t *testing.T, seed uint64, set crashSetting, rows, ki
 	prefix := fmt.Sprintf("CR%d", seed)
 	file, _ := f.payFile("crash.csv", prefix, int(seed), rows)
 	args := []string{"run", "--rate", strconv.Itoa(set.rate), "--burst", "1", "--workers", strconv.Itoa(set.workers),
-		"--unknown-grace", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file}
+		"--unknown-grace", "50ms", "--in-flight-hold", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	loops := []*cronLoop{f.cron("host A", args...), f.cron("host B", args...)}

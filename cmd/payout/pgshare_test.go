@@ -43,7 +43,7 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 	f.watchGrants()
 	file, total := f.payFile("payroll.csv", "PG", 1, rows)
 	args := []string{"run", "--json", "--rate", strconv.Itoa(rate), "--burst", "1", "--workers", "8",
-		"--unknown-grace", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file}
+		"--unknown-grace", "50ms", "--in-flight-hold", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	loops := []*cronLoop{f.cron("host A", args...), f.cron("host B", args...), f.cron("host C", args...)}
@@ -109,7 +109,7 @@ func TestThreeFilesAtOnceShareTheRateOnPostgres(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		file, _ := f.payFile(fmt.Sprintf("file%d.csv", i), fmt.Sprintf("F%d", i), i, rows)
 		c := f.cron(fmt.Sprintf("process %d", i), "run", "--json", "--rate", strconv.Itoa(rate), "--burst", strconv.Itoa(burst),
-			"--workers", "8", "--unknown-grace", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file)
+			"--workers", "8", "--unknown-grace", "50ms", "--in-flight-hold", "50ms", "--report-dir", filepath.Join(f.dir, "reports"), file)
 		loops = append(loops, c)
 	}
 	for _, c := range loops {

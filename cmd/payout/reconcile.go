@@ -34,6 +34,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	o.registerLimits(fs)
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON on stdout")
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is made READY for the next run")
+	fs.DurationVar(&o.inFlightHold, "in-flight-hold", batch.DefaultInFlightHold, "on a PostgreSQL ledger, the least time a payout whose outcome is unknown is only looked up before it is made READY: a host taken for gone may still be sending")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "keep every payout whose outcome is unknown UNKNOWN, never READY")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")

@@ -44,6 +44,7 @@ type runOptions struct {
 	maxTotal        string
 	description     string
 	unknownGrace    time.Duration
+	inFlightHold    time.Duration
 	noResendUnknown bool
 	timeout         time.Duration
 	metricsFile     string
@@ -68,6 +69,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.maxTotal, "max-total", "", "largest total of one file in MYR (default: no limit)")
 	fs.StringVar(&o.description, "description", "", "payment_description for rows that have none")
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is sent again")
+	fs.DurationVar(&o.inFlightHold, "in-flight-hold", batch.DefaultInFlightHold, "on a PostgreSQL ledger, the least time a payout whose outcome is unknown is only looked up before it is sent again: a host taken for gone may still be sending")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "never send again a payout whose outcome is unknown: leave it for reconciliation")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
@@ -318,7 +320,13 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	if s.lock != nil {
 		// The payouts this process sends name it; holding the lock, it knows every other
 		// process that named itself in a payout is gone.
-		rcfg.Process, rcfg.Liveness, rcfg.Files = s.lock.Self().Claimant(), s.lock, s.lock
+		rcfg.Process, rcfg.Liveness, rcfg.Files, rcfg.Fence = s.lock.Self().Claimant(), s.lock, s.lock, s.lock
+		if _, shared := s.lock.(*ledger.PgHold); shared {
+			rcfg.InFlightHold = o.inFlightHold
+		}
+	}
+	if testHooks != nil {
+		testHooks(&rcfg)
 	}
 	// With -v the log lines go to stderr too, and would be written into the bar's line.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
