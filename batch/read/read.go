@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/payout/payout/batch/untrusted"
 )
 
 // Row is one data row as read, every field a string exactly as the user sees it. Line is the
@@ -133,13 +135,11 @@ func openFile(path string, opts Options, hash bool) (Reader, string, error) {
 	if ext != ".csv" && ext != ".xlsx" {
 		return nil, "", &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", fmt.Errorf("open input: %w", err)
+	f, st, err := untrusted.OpenOwned(path)
+	if errors.Is(err, untrusted.ErrNotRegular) {
+		return nil, "", &InputError{Path: path, Err: fmt.Errorf("%w: %w", ErrNotRegular, err)}
 	}
-	st, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, "", fmt.Errorf("open input: %w", err)
 	}
 	limit := opts.MaxBytes
