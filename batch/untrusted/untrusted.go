@@ -56,12 +56,21 @@ type LinkError struct {
 	Path  string // the path as named
 	Owned string // the link or file owned by Owner
 	Owner uint32
+	// Target tells that Owned is the file the links lead to, not a link.
+	Target bool
 }
 
 // Error names the link, its owner and what to do.
 func (e *LinkError) Error() string {
-	return fmt.Sprintf("%s leads through %s, owned by %s, not by you or root: payout does not follow a link another account made, "+
-		"which could point at any file you can read; put the file itself there", e.Path, e.Owned, ownerName(e.Owner))
+	what := "is a symbolic link owned by"
+	switch abs, _ := filepath.Abs(e.Path); {
+	case e.Target:
+		what = "is a symbolic link to " + e.Owned + ", which is owned by"
+	case abs != e.Owned:
+		what = "leads through the symbolic link " + e.Owned + ", owned by"
+	}
+	return fmt.Sprintf("%s %s %s, not by you or root: payout does not follow a link that may point at any file "+
+		"you can read; put the file itself there", e.Path, what, ownerName(e.Owner))
 }
 
 // Unwrap gives ErrForeignLink.
@@ -239,7 +248,7 @@ func followOwned(path string) (string, fs.FileInfo, error) {
 		return "", nil, err
 	}
 	if owner, ok := ownerOf(info); links > 0 && (!ok || owner != uid && owner != 0) {
-		return "", nil, &LinkError{Path: path, Owned: cur, Owner: owner}
+		return "", nil, &LinkError{Path: path, Owned: cur, Owner: owner, Target: true}
 	}
 	return cur, info, nil
 }
