@@ -20,7 +20,7 @@ import (
 // key, a hex secret and the service's private key, made as an administrator makes them.
 type secretsOf struct {
 	token, hashKey, hex, privateKey string // paths
-	texts                               map[string]string
+	texts                           map[string]string
 }
 
 func newSecrets(t *testing.T) secretsOf {
