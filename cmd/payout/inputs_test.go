@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch/signature/signaturetest"
 )
@@ -260,4 +262,68 @@ func TestCommandAuditReadsNothingUnbounded(t *testing.T) {
 	}
 	expect(0, "signed by payout-svc", "audit", "verify", "--pack", pack, "--signed-by", "payout-svc")
 	expect(0, "is in the chain", "audit", "verify", "--head", head, "--signed-by", "payout-svc")
+}
+
+// TestCommandXLSXDisguisesAreRefused: a workbook whose account column is hidden behind a
+// visible decoy is refused naming the sheet and column; one whose amount cell shows "100.00"
+// over 9000 is rejected naming the cell. Neither pays anything, run or dry run.
+func TestCommandXLSXDisguisesAreRefused(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	write := func(name string, disguise func(f *excelize.File)) string {
+		t.Helper()
+		f := excelize.NewFile()
+		defer f.Close()
+		rows := [][]any{
+			{"external_invoice_ref", "recipient_reference", "bank", "third_party_account_no", "amount", "Account"},
+			{"XD-1", "Tan Wei Ming", "Maybank", "0123456789", 9000, "0987654321"},
+			{"XD-2", "Lim Mei Ling", "Maybank", "0123456780", 150, "0123456780"},
+		}
+		for i, row := range rows {
+			cell, _ := excelize.CoordinatesToCellName(1, i+1)
+			if err := f.SetSheetRow("Sheet1", cell, &row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		disguise(f)
+		path := filepath.Join(u.dir, name)
+		if err := f.SaveAs(path); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	hidden := write("hidden.xlsx", func(f *excelize.File) {
+		if err := f.SetColVisible("Sheet1", "D", false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	lying := write("lying.xlsx", func(f *excelize.File) {
+		format := `"100.00"`
+		style, err := f.NewStyle(&excelize.Style{CustomNumFmt: &format})
+		if err == nil {
+			err = f.SetCellStyle("Sheet1", "E2", "E2", style)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, tc := range []struct{ file, want string }{
+		{hidden, `sheet "Sheet1", column D (third_party_account_no, headed in cell D1) is hidden or too narrow to read: unhide it`},
+		{lying, `cell E2 of sheet "Sheet1" holds 9000, but its format "\"100.00\"" adds digits of its own to the number: format the cell as Number with 2 decimals`},
+	} {
+		for _, args := range [][]string{{"run", "--dry-run", tc.file}, {"run", tc.file}, {"run", "--allow-partial", tc.file}} {
+			out, errOut, code := u.run(args...)
+			wantCode := 3
+			if tc.file == lying && args[1] == "--allow-partial" {
+				wantCode = 4 // the other row is paid, the lying one rejected
+			}
+			if code != wantCode || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("payout %v: exit %d, want %d saying %q\n%s%s", args, code, wantCode, tc.want, out, errOut)
+			}
+		}
+	}
+	if n := sb.Stats().Creates; n != 1 {
+		t.Errorf("service created %d payouts, want only the honest row of lying.xlsx under --allow-partial", n)
+	}
 }
