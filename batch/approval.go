@@ -28,7 +28,7 @@ func RefusalStatement(plan Plan, reason string) []byte {
 func (r *Runner) judge(path string, plan Plan, need int) approval.Verdict {
 	v := approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
 	for _, why := range v.Ignored {
-		r.cfg.Logger.Warn("not a signature: "+why, "file", filepath.Base(path))
+		r.cfg.Logger.Warn(why, "file", filepath.Base(path))
 	}
 	return v
 }

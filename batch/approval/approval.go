@@ -115,7 +115,9 @@ func readSmall(path string) ([]byte, error) {
 	case errors.As(err, &notRegular):
 		return nil, fmt.Errorf("%s, not a regular file", untrusted.Kind(notRegular.Mode))
 	case errors.Is(err, untrusted.ErrTooLarge):
-		return nil, fmt.Errorf("%d KiB or more: not a signature", maxSigFile>>10)
+		return nil, fmt.Errorf("%d KiB or more, too large for a signature", maxSigFile>>10)
+	case errors.As(err, &foreign) && foreign.Owned == absolute(path):
+		return nil, errors.New("a symbolic link another account made: not followed")
 	case errors.As(err, &foreign):
 		return nil, fmt.Errorf("a link through %s, which another account owns: not followed", foreign.Owned)
 	}
@@ -124,6 +126,14 @@ func readSmall(path string) ([]byte, error) {
 		return nil, pe.Err
 	}
 	return nil, err
+}
+
+func absolute(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	return abs
 }
 
 // Approval is one signature a plan was accepted on.

@@ -181,13 +181,20 @@ func TestCommandJunkBesideAFileIsIgnored(t *testing.T) {
 	must(os.Mkdir(file+".folder.sig", 0o755))
 	must(os.WriteFile(file+".big.sig", bytes.Repeat([]byte("-----BEGIN SSH SIGNATURE-----\n"), 64<<10/30+1), 0o644))
 	must(os.Symlink(filepath.Join(u.dir, "gone"), file+".dangling.sig"))
+	warnings := []string{"nov.csv.zz.sig: a named pipe (FIFO), not a regular file: ignored", "nov.csv.folder.sig: a folder, not a regular file: ignored",
+		"nov.csv.big.sig: 64 KiB or more, too large for a signature: ignored", "nov.csv.dangling.sig: no such file, or a link to nothing: ignored"}
+	if os.Geteuid() == 0 {
+		// A link another account made is not followed, even to a valid signature.
+		must(os.Symlink(file+".alice.sig", file+".planted.sig"))
+		must(os.Lchown(file+".planted.sig", 65534, 65534))
+		warnings = append(warnings, "nov.csv.planted.sig: a symbolic link another account made: not followed: ignored")
+	}
 
 	out, errOut, code := u.runWithin(60*time.Second, "run", "nov.csv")
 	if code != 0 {
 		t.Fatalf("run beside junk and two valid signatures: exit %d, want 0\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"nov.csv.zz.sig: a named pipe (FIFO), not a regular file: ignored", "nov.csv.folder.sig: a folder, not a regular file: ignored",
-		"nov.csv.big.sig: 64 KiB or more: not a signature: ignored", "nov.csv.dangling.sig: no such file, or a link to nothing: ignored"} {
+	for _, want := range warnings {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr does not warn %q:\n%s", want, errOut)
 		}
