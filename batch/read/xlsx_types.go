@@ -184,6 +184,7 @@ type sheetScanner struct {
 	// hiddenCols are the column ranges (1-based, inclusive) the sheet hides, or makes too
 	// narrow to show a digit, as its cols element says before its rows.
 	hiddenCols [][2]int
+	colDefs    int
 }
 
 func openSheetScanner(zr *zip.Reader, sheet string) (*sheetScanner, error) {
@@ -242,7 +243,9 @@ func (s *sheetScanner) through(line int) (rowFacts, error) {
 				return facts, nil
 			}
 		case string(name) == "col":
-			s.colWidth(attrs)
+			if err := s.colWidth(attrs); err != nil {
+				return rowFacts{}, err
+			}
 		case string(name) == "c":
 			s.cell(attrs, bytes.HasSuffix(tag, []byte("/")))
 		case string(name) == "f" && s.slot >= 0:
@@ -294,18 +297,26 @@ func (s *sheetScanner) cell(attrs []byte, empty bool) {
 // minShownWidth is the narrowest column, in characters, that shows what it holds.
 const minShownWidth = 1
 
+// maxColumnDefs bounds a sheet's column definitions: a sheet has at most 16,384 columns, and
+// each definition is kept while the sheet is read.
+const maxColumnDefs = 16384
+
 // colWidth notes a column range that is hidden, or narrower than minShownWidth.
-func (s *sheetScanner) colWidth(attrs []byte) {
+func (s *sheetScanner) colWidth(attrs []byte) error {
+	if s.colDefs++; s.colDefs > maxColumnDefs {
+		return fmt.Errorf("more than %d column definitions: a sheet has no more columns", maxColumnDefs)
+	}
 	first, err1 := strconv.Atoi(string(attr(attrs, "min")))
 	last, err2 := strconv.Atoi(string(attr(attrs, "max")))
 	if err1 != nil || err2 != nil || last < first {
-		return
+		return nil
 	}
 	hidden := string(attr(attrs, "hidden"))
 	width, err := strconv.ParseFloat(string(attr(attrs, "width")), 64)
 	if hidden == "1" || hidden == "true" || err == nil && width < minShownWidth {
 		s.hiddenCols = append(s.hiddenCols, [2]int{first, last})
 	}
+	return nil
 }
 
 // hidden tells whether the sheet hides column col (1-based).
