@@ -137,6 +137,16 @@ func OpenOwned(path string) (*os.File, fs.FileInfo, error) {
 // open opens target, the file path names, and names it by path in errors; noFollow refuses a
 // last component that is a link.
 func open(path, target string, noFollow bool) (*os.File, fs.FileInfo, error) {
+	// What is not a regular file is refused before it is opened (opening a device may do
+	// something, a socket cannot be opened at all), and again once opened, in case the path
+	// changed in between.
+	stat := os.Stat
+	if noFollow {
+		stat = os.Lstat
+	}
+	if info, err := stat(target); err == nil && !info.Mode().IsRegular() {
+		return nil, nil, &NotRegularError{Path: path, Mode: info.Mode()}
+	}
 	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 	if noFollow {
 		flags |= syscall.O_NOFOLLOW

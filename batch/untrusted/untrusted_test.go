@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,18 @@ func TestOpenOwnedRefusesAnotherAccountsLink(t *testing.T) {
 			continue
 		}
 		f.Close()
+	}
+}
+
+// A socket is named for what it is, not by the error opening one gives.
+func TestOpenNamesASocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sig")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := untrusted.ReadSmall(path, 1024); !errors.Is(err, untrusted.ErrNotRegular) || !strings.Contains(err.Error(), "is a socket") {
+		t.Errorf("ReadSmall of a socket: %v", err)
 	}
 }
