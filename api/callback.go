@@ -2,7 +2,9 @@ package api
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +60,11 @@ type Callback struct {
 	ResponseCode int             // the wire form's response_code (2100 in the sample)
 	Payload      CallbackPayload // the decoded payload
 	RawPayload   json.RawMessage // the payload's JSON as signed
+	// SignedSHA256 is the SHA-256 (hex) of what the token's signature covers, its header and
+	// claims segments as sent: the same callback whatever envelope carries it (spaces, other
+	// fields) and however its signature segment is encoded, so a replay re-wrapped is known as
+	// one. Only the hash key's holder can make another.
+	SignedSHA256 string
 }
 
 // CallbackPayload is the content of the callback JWT. Amounts are decimals whether they arrive
@@ -263,7 +270,8 @@ func VerifyCallback(body []byte, hashKey []byte) (Callback, error) {
 	if p.InvoiceNo == "" {
 		return Callback{}, fmt.Errorf("verify callback: %w: payload has no invoice_no", ErrCallbackMalformed)
 	}
-	return Callback{ResponseCode: int(w.ResponseCode.N), Payload: p, RawPayload: raw}, nil
+	signed := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	return Callback{ResponseCode: int(w.ResponseCode.N), Payload: p, RawPayload: raw, SignedSHA256: hex.EncodeToString(signed[:])}, nil
 }
 
 func isHMAC(alg string) bool {

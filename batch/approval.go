@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,8 +24,13 @@ func RefusalStatement(plan Plan, reason string) []byte {
 }
 
 // judge checks the signatures beside path against plan, as of now, for a policy of need signers.
+// Files named like signatures that are none are ignored, each named in a warning.
 func (r *Runner) judge(path string, plan Plan, need int) approval.Verdict {
-	return approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
+	v := approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
+	for _, why := range v.Ignored {
+		r.cfg.Logger.Warn(why, "file", filepath.Base(path))
+	}
+	return v
 }
 
 // judged is the plan as the approval judge reads it.

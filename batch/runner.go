@@ -10,7 +10,6 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
+	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
 
@@ -423,24 +423,15 @@ func NewRunID(t time.Time) string {
 // FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.
 func FileSHA256(path string) (string, error) {
 	// A FIFO would block the open itself and a device would never end: only a regular file is
-	// opened, and what was opened is checked again, in case the name was swapped in between.
-	before, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("open input: %w", err)
-	}
-	if !before.Mode().IsRegular() {
+	// read, and a link another account made is not followed (package untrusted).
+	f, _, err := untrusted.OpenOwned(path)
+	if errors.Is(err, untrusted.ErrNotRegular) {
 		return "", &read.InputError{Path: path, Err: read.ErrNotRegular}
 	}
-	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("open input: %w", err)
 	}
 	defer f.Close()
-	if opened, err := f.Stat(); err != nil {
-		return "", fmt.Errorf("open input: %w", err)
-	} else if !opened.Mode().IsRegular() {
-		return "", &read.InputError{Path: path, Err: read.ErrNotRegular}
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("read input: %w", err)

@@ -182,8 +182,9 @@ type StoredCallback struct {
 	InvoiceNo  string
 	Verdict    string // "applied", "replay", "unknown-invoice", "amount-mismatch", ...
 	Payload    string // empty when the event the callback made holds it
-	// TokenSHA256 is the SHA-256 (hex) of the body as received: a second delivery of the same
-	// body is counted on the first one's row. Empty: never taken for a replay.
+	// TokenSHA256 is the SHA-256 (hex) that names the callback, of what its token's signature
+	// covers: a second delivery of the same token is counted on the first one's row, whatever
+	// envelope carried it. Empty: never taken for a replay.
 	TokenSHA256 string
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // StoreCallback keeps a received callback. A zero ReceivedAt is taken as now. A callback whose
-// TokenSHA256 is already stored is a delivery of the same body again: its first row counts it
+// TokenSHA256 is already stored is a delivery of the same token again: its first row counts it
 // (replays) and nothing else is stored, so that a replayed callback costs a counter, not a copy.
 func (db *DB) StoreCallback(ctx context.Context, c StoredCallback) error {
 	if c.ReceivedAt.IsZero() {

@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/batch/untrusted"
 )
 
 // DefaultValidity is how long a signature of a plan may hold: a statement's valid-until is at
@@ -70,16 +71,19 @@ type SigFile struct {
 }
 
 // SignatureFiles lists the files beside path named `<its name>.<anything>.sig`, read whole.
-func SignatureFiles(path string) ([]SigFile, error) {
+// One so named that is not a small regular file (a FIFO, a folder, a device, 64 KiB or more, a
+// dangling link, a link another account made) is no signature: ignored names it and says why,
+// and the others still count. Anyone who may write beside an input may plant such a file, which
+// its owner may be unable to delete, and it must not make valid signatures count for nothing.
+func SignatureFiles(path string) (files []SigFile, ignored []string, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("signatures of %s: %w", path, err)
+		return nil, nil, fmt.Errorf("signatures of %s: %w", path, err)
 	}
-	var out []SigFile
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasPrefix(name, base+".") || !strings.HasSuffix(name, SigSuffix) || len(name) <= len(base)+1+len(SigSuffix) {
@@ -87,35 +91,49 @@ func SignatureFiles(path string) ([]SigFile, error) {
 		}
 		data, err := readSmall(filepath.Join(dir, name))
 		if err != nil {
-			return nil, err
+			ignored = append(ignored, fmt.Sprintf("%s: %v: ignored", name, err))
+			continue
 		}
 		sum := sha256.Sum256(data)
-		out = append(out, SigFile{Path: filepath.Join(dir, name), Data: data, SHA256: hex.EncodeToString(sum[:])})
+		files = append(files, SigFile{Path: filepath.Join(dir, name), Data: data, SHA256: hex.EncodeToString(sum[:])})
 	}
-	return out, nil
+	return files, ignored, nil
 }
 
-// readSmall reads a signature-sized regular file.
+// readSmall reads a signature-sized regular file, without blocking on a FIFO (a plain open of
+// one waits for a writer for ever, holding the ledger's lock) and without following a link
+// another account made; its errors say what the file is instead, not where it is.
 func readSmall(path string) ([]byte, error) {
-	// Without blocking: anyone who may write beside an input could leave a FIFO named like a
-	// signature there, and a plain open of it would wait for a writer forever, holding the
-	// ledger's lock.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	data, err := untrusted.ReadSmallOwned(path, maxSigFile-1)
+	var notRegular *untrusted.NotRegularError
+	var foreign *untrusted.LinkError
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errors.New("no such file, or a link to nothing")
+	case errors.As(err, &notRegular):
+		return nil, fmt.Errorf("%s, not a regular file", untrusted.Kind(notRegular.Mode))
+	case errors.Is(err, untrusted.ErrTooLarge):
+		return nil, fmt.Errorf("%d KiB or more, too large for a signature", maxSigFile>>10)
+	case errors.As(err, &foreign) && foreign.Owned == absolute(path):
+		return nil, errors.New("a symbolic link another account made: not followed")
+	case errors.As(err, &foreign):
+		return nil, fmt.Errorf("a link through %s, which another account owns: not followed", foreign.Owned)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, pe.Err
+	}
+	return nil, err
+}
+
+func absolute(path string) string {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("signature file: %w", err)
+		return path
 	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("signature file %s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSigFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("signature file %s: %w", path, err)
-	}
-	if len(data) > maxSigFile {
-		return nil, fmt.Errorf("signature file %s: larger than %d bytes: not a signature", path, maxSigFile)
-	}
-	return data, nil
+	return abs
 }
 
 // Approval is one signature a plan was accepted on.
@@ -136,6 +154,8 @@ type Verdict struct {
 	NotCounted []string
 	// Rejected names a valid refusal of the plan ("bob: wrong month"); it blocks the file.
 	Rejected string
+	// Ignored names the files named like signatures that are none (see SignatureFiles).
+	Ignored []string
 }
 
 // Missing says why the verdict does not let the plan be paid; "" when it does.
@@ -158,6 +178,9 @@ func (v Verdict) Missing() string {
 	}
 	if len(v.NotCounted) > 0 {
 		why += "; not counted: " + strings.Join(v.NotCounted, "; ")
+	}
+	if len(v.Ignored) > 0 {
+		why += "; " + strings.Join(v.Ignored, "; ")
 	}
 	return why
 }
@@ -184,7 +207,8 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 		v.NotCounted = append(v.NotCounted, err.Error())
 		return v
 	}
-	files, err := SignatureFiles(path)
+	files, ignored, err := SignatureFiles(path)
+	v.Ignored = ignored
 	if err != nil {
 		v.NotCounted = append(v.NotCounted, err.Error())
 		return v

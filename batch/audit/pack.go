@@ -34,6 +34,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
 
@@ -103,16 +104,14 @@ func Export(ctx context.Context, db PackStore, o ExportOptions) (PackInfo, error
 	}
 	members := map[string][]byte{}
 	if o.Input != "" {
-		sum, err := batch.FileSHA256(o.Input)
+		data, err := readInput(o.Input)
 		if err != nil {
 			return PackInfo{}, err
 		}
-		if sum != run.FileSHA256 {
-			return PackInfo{}, fmt.Errorf("%s: %w (SHA-256 %s, the run read %s)", o.Input, ErrInputChanged, sum, run.FileSHA256)
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != run.FileSHA256 {
+			return PackInfo{}, fmt.Errorf("%s: %w (SHA-256 %x, the run read %s)", o.Input, ErrInputChanged, sum, run.FileSHA256)
 		}
-		if members[inputDir+filepath.Base(o.Input)], err = os.ReadFile(o.Input); err != nil {
-			return PackInfo{}, err
-		}
+		members[inputDir+filepath.Base(o.Input)] = data
 	}
 	head, err := addReports(ctx, db, run, o.Now, o.Zone, members)
 	if err != nil {
@@ -153,6 +152,17 @@ func Export(ctx context.Context, db PackStore, o ExportOptions) (PackInfo, error
 		}
 	}
 	return info, nil
+}
+
+// readInput reads a run's input for its pack: the bytes hashed are the bytes packed, and the
+// input is opened as a run opens it (package untrusted).
+func readInput(path string) ([]byte, error) {
+	f, _, err := untrusted.OpenOwned(path)
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // signPack writes the detached signature of the pack at path beside it.

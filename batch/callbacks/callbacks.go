@@ -3,8 +3,6 @@ package callbacks
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,10 +177,10 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The body's digest names a delivery: the same body again is counted on its first row.
-	sum := sha256.Sum256(body)
+	// What the token's signature covers names a callback, not the body's bytes: the same token
+	// again, in whatever envelope, is counted on its first row.
 	stored := ledger.StoredCallback{ReceivedAt: h.cfg.Now().UTC(), InvoiceNo: cb.Payload.InvoiceNo, Verdict: verdict,
-		TokenSHA256: hex.EncodeToString(sum[:])}
+		TokenSHA256: cb.SignedSHA256}
 	if !inEvent {
 		// A payload that a payout's event holds, in the audit trail, is not kept twice.
 		stored.Payload = string(cb.RawPayload)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -770,4 +771,53 @@ func newCallbackService(t *testing.T, opts sandbox.Options) (*sandbox.Server, *a
 		t.Fatal(err)
 	}
 	return sb, client
+}
+
+// rewrapped are the ways a replay of body can be re-sent without the hash key: other spacing,
+// another field, the fields reordered, the token padded or in spaces, its signature segment's
+// spare bits set. Each is a new body carrying the same signed token.
+func rewrapped(tb testing.TB, body []byte) [][]byte {
+	tb.Helper()
+	token := cbToken(tb, body)
+	signed, sig, _ := strings.Cut(token, ".")
+	claims, sig, _ := strings.Cut(sig, ".")
+	signed += "." + claims
+	// An HS256 signature is 32 bytes, 43 characters in base64url: the last one carries two
+	// bits that decoding drops.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, sig[len(sig)-1])
+	spare := sig[:len(sig)-1] + string(alphabet[last|1])
+	var out [][]byte
+	for _, f := range []string{`{ "data" : %q , "response_code" : 2100 }`, `{"data":%q,"response_code":2100,"note":"again"}`,
+		`{"response_code":"2100","data":%q}`} {
+		out = append(out, fmt.Appendf(nil, f, token))
+	}
+	for _, t := range []string{signed + "." + sig + "=", " " + token + " ", signed + "." + spare} {
+		out = append(out, fmt.Appendf(nil, `{"data":%q,"response_code":2100}`, t))
+	}
+	return out
+}
+
+// A replay re-wrapped in a new envelope is the same callback: counted on the first delivery's
+// row, not stored again, and no event is added.
+func TestCallbackReplayInANewEnvelopeIsAReplay(t *testing.T) {
+	r := newCBRig(t)
+	r.payout("INV-W", "POIW1", "25.00", ledger.Submitting, ledger.Submitted)
+	body := cbSign(t, cbPayload("POIW1", "25.00", "BRW1"), cbHashKey)
+	if status, answer := r.post(body); status != http.StatusOK || answer["message"] != callbacks.VerdictApplied {
+		t.Fatalf("first delivery: %d %v", status, answer)
+	}
+	before := r.events("INV-W")
+	again := rewrapped(t, body)
+	for i, b := range again {
+		if status, answer := r.post(b); status != http.StatusOK || answer["message"] != callbacks.VerdictReplay {
+			t.Errorf("re-wrapped replay %d %s: %d %v, want 200 %s", i, b, status, answer, callbacks.VerdictReplay)
+		}
+	}
+	if cbs, replays := r.stored(), r.replays(); len(cbs) != 1 || len(replays) != 1 || replays[0] != len(again) {
+		t.Errorf("stored %+v with replays %v, want one callback counted %d times again", cbs, replays, len(again))
+	}
+	if after := r.events("INV-W"); len(after) != len(before) {
+		t.Errorf("replays added events: %d before, %d after", len(before), len(after))
+	}
 }

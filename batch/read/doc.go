@@ -5,6 +5,13 @@
 // amount, a reference repeated in the file, a total too large). WriteTemplate writes an empty
 // input file with the expected header.
 //
+// A file is opened as package untrusted opens what someone else may have named: never a FIFO or
+// a device, never through a symbolic link another account made. A header that names no column
+// of a payout file is described (length, fields, three characters), never quoted: the file may
+// be a secret the running account can read. A workbook is read for what people see in it: a
+// hidden row, a hidden or too narrow payout column, a formula, and a money or account cell whose
+// number format shows another value than it holds (xlsx_formats.go) are refused, naming the cell.
+//
 // It never calls the service nor opens the ledger: the providers a bank name resolves to are
 // given in ValidateOptions.
 package read

@@ -11,7 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/payout/payout/batch/untrusted"
 )
 
 // Row is one data row as read, every field a string exactly as the user sees it. Line is the
@@ -133,13 +136,11 @@ func openFile(path string, opts Options, hash bool) (Reader, string, error) {
 	if ext != ".csv" && ext != ".xlsx" {
 		return nil, "", &InputError{Path: path, Err: fmt.Errorf("%w (got %q)", ErrFileType, ext)}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", fmt.Errorf("open input: %w", err)
+	f, st, err := untrusted.OpenOwned(path)
+	if errors.Is(err, untrusted.ErrNotRegular) {
+		return nil, "", &InputError{Path: path, Err: fmt.Errorf("%w: %w", ErrNotRegular, err)}
 	}
-	st, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, "", fmt.Errorf("open input: %w", err)
 	}
 	limit := opts.MaxBytes
@@ -254,6 +255,7 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 	slots := map[string]*int{ColRef: &h.ref, ColRecipient: &h.recipient, ColBank: &h.bank, ColServiceID: &h.serviceID,
 		ColAccount: &h.account, ColAmount: &h.amount, ColDescription: &h.description}
 	found := make([]string, 0, len(fields))
+	known := 0
 	for i, f := range fields {
 		name := normalizeHeader(f)
 		if name == "" {
@@ -265,6 +267,7 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 		if !ok {
 			continue // unknown extra columns are the user's own notes
 		}
+		known++
 		if *slot >= 0 {
 			return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s", ErrHeaderDuplicate, name)}
 		}
@@ -293,6 +296,13 @@ func parseHeader(path string, line int, fields []string) (headerMap, error) {
 					break
 				}
 			}
+		}
+		if known == 0 {
+			if hint == "" {
+				hint = ": is this the payout file you meant? `payout template` writes the header it needs"
+			}
+			return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s; no column of a payout file at all, its first line %s%s",
+				ErrHeaderMissing, strings.Join(missing, ", "), maskedLine(fields), hint)}
 		}
 		return h, &InputError{Path: path, Line: line, Err: fmt.Errorf("%w: %s; columns found: %s%s",
 			ErrHeaderMissing, strings.Join(missing, ", "), strings.Join(found, ", "), hint)}
@@ -352,6 +362,46 @@ func (r *Row) boundField(col string, v *string, max int) {
 // problem adds a reason to reject the row.
 func (r *Row) problem(col, value string, err error) {
 	r.Problems = append(r.Problems, &RowError{Line: r.Line, Column: col, Value: value, Err: err})
+}
+
+// A first line that names no column of a payout file may be anything the account running
+// payout can read (a token, a key, a hash key) named by mistake or through a link: messages,
+// and so logs, cron mails and --json, describe it without quoting it, showing maskedChars
+// characters of a line at least maskedMinChars long, enough to tell a wrong file ("---" of a
+// key) and too little to matter of a secret.
+const (
+	maskedChars    = 3
+	maskedMinChars = 16
+)
+
+// maskedLine describes a header line without quoting it: its length, its field count and, when
+// it is long enough, its first maskedChars characters.
+func maskedLine(fields []string) string {
+	line := strings.TrimPrefix(strings.Join(fields, ","), "\ufeff")
+	n := utf8.RuneCountInString(line)
+	plural := "s"
+	if len(fields) == 1 {
+		plural = ""
+	}
+	desc := fmt.Sprintf("(%d characters, %d field%s)", n, len(fields), plural)
+	if n < maskedMinChars {
+		return desc
+	}
+	runes := 0
+	for i := range line {
+		if runes == maskedChars {
+			line = line[:i]
+			break
+		}
+		runes++
+	}
+	shown := strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, line)
+	return fmt.Sprintf("%s begins %q…", desc, shown)
 }
 
 // excerptChars is how much of a long value messages and reports show.

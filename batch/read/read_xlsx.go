@@ -34,6 +34,10 @@ var (
 	ErrHiddenRow = errors.New("row is hidden in the workbook: unhide it and check it, delete it, or pass --hidden-rows to pay hidden rows")
 )
 
+// ErrHiddenColumn is a payout column (reference, bank, provider, account, amount) hidden in the
+// workbook, or too narrow to show a digit: what people check is not what is paid.
+var ErrHiddenColumn = errors.New("a column the payouts are made of is hidden in the workbook")
+
 // WarnAccountNumber flags an account cell stored as a number, accepted by --numeric-accounts.
 const WarnAccountNumber = "account stored as a number (accepted by --numeric-accounts): check that no leading zeros were lost"
 
@@ -166,6 +170,14 @@ func (x *xlsxReader) openSheet(zr *zip.Reader, sheet string) error {
 			return err
 		}
 		x.scan.track = [slots]int{x.h.ref + 1, x.h.bank + 1, x.h.serviceID + 1, x.h.account + 1, x.h.amount + 1}
+		for slot, col := range x.scan.track {
+			if col > 0 && x.scan.hidden(col) {
+				letter, _ := excelize.ColumnNumberToName(col)
+				return &InputError{Path: x.path, Line: line, Err: fmt.Errorf("%w: sheet %q, column %s (%s, headed in cell %s%d) is hidden or too narrow to read: "+
+					"unhide it (select the columns either side, right-click, Unhide) or widen it, check what it holds, save and run again",
+					ErrHiddenColumn, sheet, letter, slotColumns[slot], letter, line)}
+			}
+		}
 		return nil
 	}
 }
@@ -255,6 +267,23 @@ func (x *xlsxReader) row(line int, cells []string, facts rowFacts) Row {
 	for slot, col := range slotColumns {
 		if err := facts.shown[slot].err(); err != nil && !hasProblem(r.Problems, col) {
 			r.problem(col, Excerpt(field(cells, x.slotIndex(slot))), err)
+		}
+	}
+	for _, slot := range [...]int{slotAmount, slotAccount} {
+		col, code := slotColumns[slot], facts.format[slot]
+		number := facts.number&(1<<slot) != 0
+		if code == "" || hasProblem(r.Problems, col) || !number && facts.text&(1<<slot) == 0 {
+			continue
+		}
+		raw := field(cells, x.slotIndex(slot))
+		if why := formatLie(code, raw, number, slot == slotAccount); why != "" {
+			cell, _ := excelize.CoordinatesToCellName(x.slotIndex(slot)+1, line)
+			fix := "format the cell as Number with 2 decimals (or General), then check the amount it shows"
+			if slot == slotAccount {
+				fix = "format the column as Text and type each account as the bank gave it"
+			}
+			r.problem(col, Excerpt(raw), fmt.Errorf("%w: cell %s of sheet %q holds %s, but its format %q %s: %s",
+				ErrCellFormat, cell, x.sheet, Excerpt(raw), code, why, fix))
 		}
 	}
 	r.Amount = xlsxAmount(r.Amount)

@@ -38,8 +38,12 @@ func (k cellShown) err() error {
 }
 
 // numberStyles maps a cell's style index (its s attribute) to what the style's number format
-// shows a number as; indexes not listed show it plainly.
-type numberStyles map[int]cellShown
+// shows a number as, and to the format's code; indexes not listed show a number plainly, as
+// General does.
+type numberStyles struct {
+	shown map[int]cellShown
+	codes map[int]string
+}
 
 // readNumberStyles reads xl/styles.xml: each cell format's number format, built in or custom.
 // A workbook without styles has only plain numbers.
@@ -54,23 +58,28 @@ func readNumberStyles(zr *zip.Reader) (numberStyles, error) {
 		} `xml:"cellXfs>xf"`
 	}
 	if !hasZipPart(zr, "xl/styles.xml") {
-		return nil, nil
+		return numberStyles{}, nil
 	}
 	if err := readZipXML(zr, "xl/styles.xml", &styles); err != nil {
-		return nil, fmt.Errorf("xl/styles.xml: %v", err)
+		return numberStyles{}, fmt.Errorf("xl/styles.xml: %v", err)
 	}
 	custom := make(map[int]cellShown, len(styles.NumFmts))
+	customCodes := make(map[int]string, len(styles.NumFmts))
 	for _, f := range styles.NumFmts {
-		custom[f.ID] = formatShows(f.Code)
+		custom[f.ID], customCodes[f.ID] = formatShows(f.Code), f.Code
 	}
-	out := numberStyles{}
+	out := numberStyles{shown: map[int]cellShown{}, codes: map[int]string{}}
 	for i, xf := range styles.CellXfs {
 		shown, ok := custom[xf.NumFmtID]
+		code := customCodes[xf.NumFmtID]
 		if !ok {
-			shown = builtinFormatShows(xf.NumFmtID)
+			shown, code = builtinFormatShows(xf.NumFmtID), builtinFormatCodes[xf.NumFmtID]
 		}
 		if shown != shownPlain {
-			out[i] = shown
+			out.shown[i] = shown
+		}
+		if code != "" && !strings.EqualFold(code, "general") {
+			out.codes[i] = code
 		}
 	}
 	return out, nil

@@ -162,7 +162,9 @@ type rowFacts struct {
 	hidden  bool
 	number  uint8 // the cell is stored as a number
 	formula uint8 // the cell holds a formula; its value is the one cached when last saved
+	text    uint8 // the cell is stored as text
 	shown   [slots]cellShown
+	format  [slots]string // the code of the cell's number format; "" for General
 }
 
 // sheetScanner reads a sheet's XML a second time, a row ahead of excelize: it learns the cell
@@ -179,6 +181,10 @@ type sheetScanner struct {
 	slot   int // of the cell being read, -1 when untracked
 	facts  rowFacts
 	done   bool
+	// hiddenCols are the column ranges (1-based, inclusive) the sheet hides, or makes too
+	// narrow to show a digit, as its cols element says before its rows.
+	hiddenCols [][2]int
+	colDefs    int
 }
 
 func openSheetScanner(zr *zip.Reader, sheet string) (*sheetScanner, error) {
@@ -236,6 +242,10 @@ func (s *sheetScanner) through(line int) (rowFacts, error) {
 			if prev == line {
 				return facts, nil
 			}
+		case string(name) == "col":
+			if err := s.colWidth(attrs); err != nil {
+				return rowFacts{}, err
+			}
 		case string(name) == "c":
 			s.cell(attrs, bytes.HasSuffix(tag, []byte("/")))
 		case string(name) == "f" && s.slot >= 0:
@@ -265,17 +275,58 @@ func (s *sheetScanner) cell(attrs []byte, empty bool) {
 	if s.slot < 0 || empty {
 		return
 	}
+	style, styled := strconv.Atoi(string(attr(attrs, "s")))
+	if styled == nil {
+		s.facts.format[s.slot] = s.styles.codes[style]
+	}
 	switch t := string(attr(attrs, "t")); t {
 	case "", "n":
 		s.facts.number |= 1 << s.slot
-		if style, err := strconv.Atoi(string(attr(attrs, "s"))); err == nil {
-			s.facts.shown[s.slot] = s.styles[style]
+		if styled == nil {
+			s.facts.shown[s.slot] = s.styles.shown[style]
 		}
+	case "s", "str", "inlineStr":
+		s.facts.text |= 1 << s.slot
 	case "b":
 		s.facts.shown[s.slot] = shownBoolean
 	case "d":
 		s.facts.shown[s.slot] = shownDate
 	}
+}
+
+// minShownWidth is the narrowest column, in characters, that shows what it holds.
+const minShownWidth = 1
+
+// maxColumnDefs bounds a sheet's column definitions: a sheet has at most 16,384 columns, and
+// each definition is kept while the sheet is read.
+const maxColumnDefs = 16384
+
+// colWidth notes a column range that is hidden, or narrower than minShownWidth.
+func (s *sheetScanner) colWidth(attrs []byte) error {
+	if s.colDefs++; s.colDefs > maxColumnDefs {
+		return fmt.Errorf("more than %d column definitions: a sheet has no more columns", maxColumnDefs)
+	}
+	first, err1 := strconv.Atoi(string(attr(attrs, "min")))
+	last, err2 := strconv.Atoi(string(attr(attrs, "max")))
+	if err1 != nil || err2 != nil || last < first {
+		return nil
+	}
+	hidden := string(attr(attrs, "hidden"))
+	width, err := strconv.ParseFloat(string(attr(attrs, "width")), 64)
+	if hidden == "1" || hidden == "true" || err == nil && width < minShownWidth {
+		s.hiddenCols = append(s.hiddenCols, [2]int{first, last})
+	}
+	return nil
+}
+
+// hidden tells whether the sheet hides column col (1-based).
+func (s *sheetScanner) hidden(col int) bool {
+	for _, r := range s.hiddenCols {
+		if col >= r[0] && col <= r[1] {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *sheetScanner) Close() error { return s.rc.Close() }

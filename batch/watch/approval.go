@@ -54,7 +54,7 @@ func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome)
 
 // tryKey sums up what a waiting file's next try depends on: its signature files and the policy.
 func (w *Watcher) tryKey(ctx context.Context, path string) (string, error) {
-	sigs, err := approval.SignatureFiles(path)
+	sigs, ignored, err := approval.SignatureFiles(path)
 	if err != nil {
 		return "", err
 	}
@@ -66,6 +66,9 @@ func (w *Watcher) tryKey(ctx context.Context, path string) (string, error) {
 	fmt.Fprintf(&b, "policy %d %d\n", pol.Approvals, pol.Event.ID)
 	for _, s := range sigs {
 		fmt.Fprintf(&b, "%s %s\n", filepath.Base(s.Path), s.SHA256)
+	}
+	for _, why := range ignored {
+		fmt.Fprintf(&b, "%s\n", why)
 	}
 	return b.String(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/audit"
 	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
 
@@ -118,15 +119,11 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 }
 
 func verifyPack(e *env, path, signedBy string, now time.Time) error {
-	f, err := os.Open(path)
+	f, fi, err := untrusted.Open(path)
 	if err != nil {
 		return usageError("audit verify: %v", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return &exitError{code: exitAborted, err: err}
-	}
 	rep, err := audit.VerifyPack(f, fi.Size())
 	if err != nil {
 		return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s: %w", path, err)}
@@ -175,14 +172,24 @@ func isSigner(id signature.Identity, signedBy, path string) error {
 	return &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s is signed by %s (%s), not by %s", path, id.Principal(), id.Fingerprint, signedBy)}
 }
 
+// Bounds of the files `audit verify` reads whole: whoever hands an auditor a pack or a head may
+// have put a link to /dev/zero, a FIFO or a huge file in the place of either or its signature.
+const (
+	maxSignatureFile = 64 << 10
+	maxHeadFile      = 64 << 10
+)
+
 // checkSignatureFile checks that sigPath signs the file at path in namespace payout-pack with a
 // key the allowed signers ($PAYOUT_ALLOWED_SIGNERS) trust: os.ErrNotExist when there is no
 // signature; exit 2 without allowed signers; exit 4 when it does not hold.
 func checkSignatureFile(e *env, path, sigPath string, now time.Time) (signature.Identity, error) {
-	armored, err := os.ReadFile(sigPath)
-	if errors.Is(err, os.ErrNotExist) {
+	armored, err := untrusted.ReadSmall(sigPath, maxSignatureFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return signature.Identity{}, err
-	} else if err != nil {
+	case errors.Is(err, untrusted.ErrNotRegular), errors.Is(err, untrusted.ErrTooLarge):
+		return signature.Identity{}, &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %w: not a signature", err)}
+	case err != nil:
 		return signature.Identity{}, &exitError{code: exitAborted, err: fmt.Errorf("audit verify: %w", err)}
 	}
 	allowedPath := e.getenv(approval.EnvAllowedSigners)
@@ -198,7 +205,7 @@ func checkSignatureFile(e *env, path, sigPath string, now time.Time) (signature.
 	if err != nil {
 		return signature.Identity{}, &exitError{code: exitBroken, err: fmt.Errorf("audit verify: %s: %w", sigPath, err)}
 	}
-	f, err := os.Open(path)
+	f, _, err := untrusted.Open(path)
 	if err != nil {
 		return signature.Identity{}, usageError("audit verify: %v", err)
 	}
@@ -214,7 +221,7 @@ func checkSignatureFile(e *env, path, sigPath string, now time.Time) (signature.
 // signature (FILE.sig), and that the ledger's chain still holds that head. A finding names a
 // head the chain no longer holds: the history the run reported was rewritten since.
 func signedHead(ctx context.Context, e *env, db *ledger.DB, path, signedBy string, now time.Time) (note, finding string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := untrusted.ReadSmall(path, maxHeadFile)
 	if err != nil {
 		return "", "", usageError("audit verify --head: %v", err)
 	}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/payout/payout/batch/untrusted"
 )
 
-// checkInputs checks that every named input is a regular file that can be read, following
-// symbolic links, before the ledger is locked and before any file is paid: a typo in the third
-// file must not be found after the first two were paid, and a FIFO or a device is never read (it
-// may never end). It returns the problem of each bad file, by path.
+// checkInputs checks that every named input is a regular file that can be read before the
+// ledger is locked and before any file is paid: a typo in the third file must not be found after
+// the first two were paid, a FIFO or a device is never read (it may never end), and a symbolic
+// link another account made is not followed (package untrusted). It returns the problem of
+// each bad file, by path.
 func checkInputs(paths []string) map[string]error {
 	problems := make(map[string]error)
 	for _, path := range paths {
@@ -22,34 +25,20 @@ func checkInputs(paths []string) map[string]error {
 }
 
 func checkInput(path string) error {
-	info, err := os.Stat(path)
+	f, _, err := untrusted.OpenOwned(path)
+	var notRegular *untrusted.NotRegularError
+	var foreign *untrusted.LinkError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: no such file", path)
+	case errors.As(err, &notRegular):
+		return fmt.Errorf("%s: is %s, not a regular file: name a CSV or XLSX file", path, untrusted.Kind(notRegular.Mode))
+	case errors.As(err, &foreign):
+		return foreign
 	case err != nil:
-		return fmt.Errorf("%s: cannot be read: %w", path, errors.Unwrap(err))
-	case !info.Mode().IsRegular():
-		return fmt.Errorf("%s: is %s, not a regular file: name a CSV or XLSX file", path, fileKind(info.Mode()))
-	}
-	f, err := os.Open(path)
-	if err != nil {
 		return fmt.Errorf("%s: cannot be read: %w", path, errors.Unwrap(err))
 	}
 	return f.Close()
-}
-
-func fileKind(mode fs.FileMode) string {
-	switch {
-	case mode.IsDir():
-		return "a folder"
-	case mode&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case mode&fs.ModeSocket != 0:
-		return "a socket"
-	case mode&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // checkReportDir makes the report folder and proves that a file can be written in it.

@@ -11,7 +11,8 @@ const module = "github.com/payout/payout"
 // mayImport says which of the module's packages each package may import. The direction is
 // cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
 // other or anything of batch, so each can be read, tested and replaced on its own.
-// batch/atomicfile, which imports nothing of the module, serves cmd and every package of batch.
+// batch/atomicfile and batch/untrusted, which import nothing of the module, serve cmd and every
+// package of batch.
 // ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
 // batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
@@ -26,8 +27,10 @@ func mayImport(from, to string) bool {
 		// The tests' fake clock: any package's tests may use it (test imports are not held
 		// here); of the module's code only the batch tests' harness imports it.
 		return from == "batch/internal/batchtest"
-	case to == "batch/atomicfile":
+	case to == "batch/atomicfile", to == "batch/untrusted":
 		return within(from, "batch") && from != to
+	case from == "batch/untrusted":
+		return false
 	case from == "batch/report":
 		return to == "templates"
 	case from == "batch/atomicfile":

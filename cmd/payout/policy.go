@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
 
@@ -141,10 +141,7 @@ func policySigners(e *env, statement []byte, files []string, need int) (string, 
 	var accepted []approval.Approval
 	var notCounted []string
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err == nil && len(data) > 64<<10 {
-			err = errors.New("larger than a signature")
-		}
+		data, err := untrusted.ReadSmall(f, maxSignatureFile)
 		var id signature.Identity
 		if err == nil {
 			id, err = signature.Verify(statement, data, signature.NamespacePolicy, allowed, time.Now())
