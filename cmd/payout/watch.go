@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,11 +44,9 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("watch: %s is not a folder: name the folder that holds inbox (nothing was done)", dir)
 	}
 	reportDir := filepath.Join(dir, watch.ReportsDir)
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "report-dir" {
-			reportDir = o.reportDir
-		}
-	})
+	if flagGiven(fs, "report-dir") {
+		reportDir = o.reportDir
+	}
 	o.reportDir = reportDir // checked by the session before the ledger is locked
 
 	s, err := newSession(ctx, e, &o, modePay)
