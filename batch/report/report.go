@@ -150,6 +150,17 @@ func (s Summary) RegeneratedText() string {
 	return "Regenerated at " + FormatTime(s.Regenerated, s.Zone) + " from the ledger: states are as of that time, not as the run left them"
 }
 
+// KindText says what kind of run the report is of, in words: a dry run says that it sent nothing.
+func (s Summary) KindText() string {
+	if s.DryRun {
+		return "dry run: the file was validated, nothing was sent or recorded"
+	}
+	if s.Kind == "" {
+		return "run"
+	}
+	return s.Kind
+}
+
 // ApprovalText names who approved the run's file, and when; empty when it needed no approval.
 func (s Summary) ApprovalText() string {
 	if s.ApprovedBy == "" {
