@@ -14,7 +14,6 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
-	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
@@ -41,7 +40,7 @@ func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome)
 		return batch.ExitAborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
-	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(w.awaitingNote(dest, why, out.Result.Plan))); err != nil {
+	if err := writeNote(out.Note, w.awaitingNote(dest, why, out.Result.Plan)); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	if key, err := w.tryKey(ctx, dest); err == nil {
@@ -162,7 +161,7 @@ func rewriteNote(path, note string) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, []byte(note)) {
 		return nil
 	}
-	if err := atomicfile.WriteBytes(path, noteMode, []byte(note)); err != nil {
+	if err := writeNote(path, note); err != nil {
 		return fmt.Errorf("watch: write note: %w", err)
 	}
 	return nil

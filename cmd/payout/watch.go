@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
@@ -119,7 +120,29 @@ func (s *session) watched(out watch.FileOutcome) {
 	if out.Err != nil && out.Exit != exitRejected {
 		return // infrastructure: the command returns the error
 	}
+	if out.Err != nil {
+		s.printRefused(res, out)
+		return
+	}
 	if err := s.print(res); err != nil {
 		s.log.Error("print summary", "err", err)
+	}
+}
+
+// printRefused says what became of a file refused as a whole: no row of it was read as a payout,
+// so there are no counts to print, only why, the note and its report.
+func (s *session) printRefused(res batch.Result, out watch.FileOutcome) {
+	s.bar.end()
+	if s.metrics != nil {
+		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
+			s.log.Error("write metrics file", "err", err)
+		}
+	}
+	fmt.Fprintf(s.e.stdout, "REFUSED %s: nothing was recorded or sent\n  %s\n", res.File, out.Err)
+	if out.Note != "" {
+		fmt.Fprintf(s.e.stdout, "  why: %s\n", out.Note)
+	}
+	for _, p := range res.Reports {
+		fmt.Fprintf(s.e.stdout, "  report: %s\n", p)
 	}
 }
