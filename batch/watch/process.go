@@ -40,7 +40,13 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		out.Exit, out.Err = batch.ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	res, err := w.runner.WithReportName(batch.Unstamped(name)).Run(ctx, path)
+	runner, accepted, err := w.runnerFor(ctx, log, path)
+	if err != nil {
+		// Whatever stops the plan stops the run too, which says it better.
+		log.Warn("could not check the acceptance of this file's repeats: they stay held", "err", err)
+		runner = w.runner.WithReportName(batch.Unstamped(name))
+	}
+	res, err := runner.Run(ctx, path)
 	out.Result = res
 	if err != nil {
 		out.Err = err
@@ -87,6 +93,9 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
 		if err != nil {
 			return batch.ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
+		}
+		if res.ExitCode == batch.ExitRejected && onlyRepeatsHeld(rows) {
+			return w.awaitRepeats(ctx, log, &out, rows, accepted)
 		}
 		return w.fail(log, &out, resultNote(name, res, rows))
 	}

@@ -17,6 +17,9 @@ import (
 // changed, and it says so when nothing waits.
 const WaitingList = "WAITING.txt"
 
+// waitingLinesShown bounds what the list says of one file: its note has the rest.
+const waitingLinesShown = 6
+
 // writeWaitingList rewrites awaiting-approval's WaitingList from the files waiting there and the
 // notes beside them.
 func (w *Watcher) writeWaitingList() error {
@@ -81,6 +84,10 @@ func noteHead(path string) []string {
 		}
 		if strings.TrimSpace(line) != "" {
 			lines = append(lines, line)
+		}
+		if len(lines) == waitingLinesShown {
+			lines = append(lines, "... (the note has the rest)")
+			break
 		}
 	}
 	return lines

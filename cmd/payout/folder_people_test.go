@@ -3,9 +3,12 @@ package main_test
 import (
 	"io/fs"
 	"os"
+	osuser "os/user"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payout/payout/batch/signature/signaturetest"
 )
 
 // mode is a file's permission bits, or the test stops.
@@ -120,5 +123,97 @@ func TestWatchFolderSpeaksToThePeopleWhoDropFiles(t *testing.T) {
 		if m := mode(t, p); m != 0o600 {
 			t.Errorf("%s is %v in a 0700 folder, want 0600", p, m)
 		}
+	}
+}
+
+// TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker: in folder mode a file whose rows
+// repeat last week's payouts waits in awaiting-approval (exit 5), not in failed, with a note that
+// lists the held rows and says how to accept them without a command line of payout; a signature
+// in the namespace payout-repeat by the account that dropped the file does not count; one by
+// another allowed signer has the next pass pay the whole file, and the signatures move with it.
+func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	me, err := osuser.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := t.TempDir()
+	maker, bob := signaturetest.NewKey(t, keys, "maker"), signaturetest.NewKey(t, keys, "bob")
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(keys, "allowed_signers"),
+		maker.AllowedLine(me.Username+"@example.com"), bob.AllowedLine("bob@example.com"))
+	u.env = append(u.env, "PAYOUT_ALLOWED_SIGNERS="+allowed)
+
+	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
+		t.Fatalf("paying November: exit %d\n%s", code, errOut)
+	}
+	paid := sb.Stats().Creates
+	dir := filepath.Join(realDir(t, u), "payroll")
+	if err := os.MkdirAll(filepath.Join(dir, "inbox"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	november, err := os.ReadFile(samplePath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same people, accounts and amounts under new references: every row repeats November's.
+	december := strings.ReplaceAll(string(november), "PAY-2026-11-", "PAY-2026-12-")
+	if err := os.WriteFile(filepath.Join(dir, "inbox", "december.csv"), []byte(december), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	waiting := filepath.Join(dir, "awaiting-approval", "december.csv")
+	note, err := os.ReadFile(waiting + ".why.txt")
+	if err != nil {
+		t.Fatalf("the held file is not waiting in awaiting-approval: %v", err)
+	}
+	for _, want := range []string{"50 of its 50 rows are held as possible repeats", "line 2, PAY-2026-12-001: MYR 6347.10, ", "line 3, PAY-2026-12-002: MYR 7,939.84, ",
+		"payout plan --allow-repeats " + waiting + " | ssh-keygen -Y sign -f KEY -n payout-repeat > " + waiting + ".NAME.sig"} {
+		if !strings.Contains(string(note), want) {
+			t.Errorf("the held file's note does not say %q:\n%s", want, note)
+		}
+	}
+	if strings.Contains(string(note), "--allow-repeat PAY") {
+		t.Errorf("the note asks the folder's people for a command line flag:\n%s", note)
+	}
+	if list, _ := os.ReadFile(filepath.Join(dir, "awaiting-approval", "WAITING.txt")); !strings.Contains(string(list), "december.csv") ||
+		!strings.Contains(string(list), "held as possible repeats") {
+		t.Errorf("WAITING.txt does not list the held file:\n%s", list)
+	}
+
+	plan, errOut, code := u.run("plan", "--allow-repeats", waiting)
+	if code != 0 {
+		t.Fatalf("plan --allow-repeats: exit %d\n%s", code, errOut)
+	}
+	sign := func(k signaturetest.Key, name string) {
+		t.Helper()
+		if err := os.WriteFile(waiting+"."+name+".sig", signaturetest.Sign(t, k, "payout-repeat", []byte(plan)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sign(maker, "maker")
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	if note, _ := os.ReadFile(waiting + ".why.txt"); !strings.Contains(string(note), "who made the file ("+me.Username+" dropped it)") {
+		t.Errorf("the maker's own acceptance is not named as not counted:\n%s", note)
+	}
+	if n := sb.Stats().Creates; n != paid {
+		t.Fatalf("the maker's acceptance sent %d payouts", n-paid)
+	}
+
+	sign(bob, "bob")
+	if out, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 0 {
+		t.Fatalf("watch after bob accepted the repeats: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := sb.Stats().Creates; n != paid+50 {
+		t.Errorf("bob's acceptance sent %d payouts, want 50", n-paid)
+	}
+	for _, name := range []string{"december.csv", "december.csv.bob.sig", "december.csv.maker.sig"} {
+		if _, err := os.Stat(filepath.Join(dir, "done", name)); err != nil {
+			t.Errorf("%s did not move to done: %v", name, err)
+		}
+	}
+	if list, _ := os.ReadFile(filepath.Join(dir, "awaiting-approval", "WAITING.txt")); !strings.Contains(string(list), "Nothing is waiting") {
+		t.Errorf("WAITING.txt once the file is paid:\n%s", list)
 	}
 }
