@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
@@ -102,10 +103,7 @@ func (w *Watcher) repeatsNote(path string, res batch.Result, rows []report.Row, 
 			break
 		}
 		listed++
-		msg := row.Message
-		if i := strings.Index(msg, "; if it is meant"); i >= 0 {
-			msg = msg[:i] // the command-line hint: not for the folder
-		}
+		msg := repeats.WithoutHint(row.Message)
 		amount := row.AmountText // as written, when the ledger holds no number for a rejected row
 		if amount == "" {
 			amount = row.Amount.StringFixed(2)

@@ -216,4 +216,20 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	if list, _ := os.ReadFile(filepath.Join(dir, "awaiting-approval", "WAITING.txt")); !strings.Contains(string(list), "Nothing is waiting") {
 		t.Errorf("WAITING.txt once the file is paid:\n%s", list)
 	}
+
+	// A held repeat beside a row to correct: the file fails, and its note asks for the correction
+	// only, never for a command line.
+	lines := strings.Split(string(november), "\n")
+	mixed := lines[0] + "\n" + strings.Replace(lines[1], "PAY-2026-11-", "PAY-2027-01-", 1) + "\n" +
+		"PAY-2027-01-999,Tan Wei Ming,Maybank,0123456789,-5.00,Gaji\n"
+	if err := os.WriteFile(filepath.Join(dir, "inbox", "mixed.csv"), []byte(mixed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 3 {
+		t.Fatalf("watch with a held repeat and a bad row: exit %d, want 3\n%s", code, errOut)
+	}
+	why, err := os.ReadFile(filepath.Join(dir, "failed", "mixed.csv.why.txt"))
+	if err != nil || strings.Contains(string(why), "--allow-repeat") || !strings.Contains(string(why), "need no correction if they are meant") {
+		t.Errorf("the note of a file with a held repeat and a bad row (%v):\n%s", err, why)
+	}
 }
