@@ -2,6 +2,11 @@
 // `payout reconcile`: a CSV (rows only, for machines), an XLSX (sheet "Rows" and sheet "Summary")
 // and an HTML page for auditors (summary first, then the rows, those needing attention first).
 //
+// The CSV keeps the column names machines read (RunHeader, ReconHeader); the XLSX is for people,
+// on screen and on paper: headings in words (RunSheetHeader, ReconSheetHeader), the columns worth
+// paper first and alone in the print area (A4 landscape, one page wide, the header row on every
+// page), their widths held so that the text prints at 8 pt or more, free text wrapped.
+//
 // The types here are the consumer's shape: the runner fills them from the ledger. Every amount is
 // a decimal.Decimal; nothing is converted to float64 except the one numeric XLSX cell write, which
 // is checked to reproduce the decimal's exact text.
