@@ -114,9 +114,10 @@ func (w *Watcher) repeatsNote(path string, res batch.Result, rows []report.Row, 
 	fmt.Fprintf(&b, "\nWhat to do:\n"+
 		"  If these are new payments meant to repeat earlier ones, signers other than the person who dropped\n"+
 		"  the file accept them by signing its plan, beside it, with their own key:\n"+
-		"    payout plan --allow-repeats %s | ssh-keygen -Y sign -f KEY -n %s > %s.NAME.sig\n"+
+		"    payout approve --accept-repeats %s\n"+
+		"  or: payout plan --allow-repeats %s | ssh-keygen -Y sign -f KEY -n %s > %s.NAME.sig\n"+
 		"  The next pass of payout watch pays the whole file. If they are repeats by mistake, delete the file\n"+
-		"  (or drop a corrected one into the inbox): nothing of it was paid.\n", abs, signature.NamespaceRepeat, abs)
+		"  (or drop a corrected one into the inbox): nothing of it was paid.\n", abs, abs, signature.NamespaceRepeat, abs)
 	writeReports(&b, res.Reports)
 	return b.String()
 }

@@ -130,7 +130,8 @@ func TestWatchFolderSpeaksToThePeopleWhoDropFiles(t *testing.T) {
 // repeat last week's payouts waits in awaiting-approval (exit 5), not in failed, with a note that
 // lists the held rows and says how to accept them without a command line of payout; a signature
 // in the namespace payout-repeat by the account that dropped the file does not count; one by
-// another allowed signer has the next pass pay the whole file, and the signatures move with it.
+// another allowed signer (`payout approve --accept-repeats`) has the next pass pay the whole file,
+// and the signatures move with it.
 func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	t.Parallel() // a ledger, a sandbox and folders of its own
 	sb := newSandbox(t)
@@ -169,6 +170,7 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 		t.Fatalf("the held file is not waiting in awaiting-approval: %v", err)
 	}
 	for _, want := range []string{"50 of its 50 rows are held as possible repeats", "line 2, PAY-2026-12-001: MYR 6347.10, ", "line 3, PAY-2026-12-002: MYR 7,939.84, ",
+		"payout approve --accept-repeats " + waiting + "\n",
 		"payout plan --allow-repeats " + waiting + " | ssh-keygen -Y sign -f KEY -n payout-repeat > " + waiting + ".NAME.sig"} {
 		if !strings.Contains(string(note), want) {
 			t.Errorf("the held file's note does not say %q:\n%s", want, note)
@@ -201,14 +203,16 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 		t.Fatalf("the maker's acceptance sent %d payouts", n-paid)
 	}
 
-	sign(bob, "bob")
+	if out, errOut, code := u.run("approve", "--accept-repeats", "--key", bob.Path, waiting); code != 0 || !strings.Contains(out, "SIGNED by bob@example.com") {
+		t.Fatalf("approve --accept-repeats as bob: exit %d\n%s%s", code, out, errOut)
+	}
 	if out, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 0 {
 		t.Fatalf("watch after bob accepted the repeats: exit %d\n%s%s", code, out, errOut)
 	}
 	if n := sb.Stats().Creates; n != paid+50 {
 		t.Errorf("bob's acceptance sent %d payouts, want 50", n-paid)
 	}
-	for _, name := range []string{"december.csv", "december.csv.bob.sig", "december.csv.maker.sig"} {
+	for _, name := range []string{"december.csv", "december.csv.bob@example.com.repeats.sig", "december.csv.maker.sig"} {
 		if _, err := os.Stat(filepath.Join(dir, "done", name)); err != nil {
 			t.Errorf("%s did not move to done: %v", name, err)
 		}
