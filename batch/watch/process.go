@@ -46,6 +46,9 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		log.Warn("could not check the acceptance of this file's repeats: they stay held", "err", err)
 		runner = w.runner.WithReportName(batch.Unstamped(name))
 	}
+	if accepted.Need > 0 && accepted.Missing() == "" {
+		defer w.recordAcceptance(log, &out, accepted)
+	}
 	res, err := runner.Run(ctx, path)
 	out.Result = res
 	if err != nil {

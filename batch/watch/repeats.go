@@ -47,6 +47,32 @@ func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path string) 
 	return runner.WithRepeats(policy), v, nil
 }
 
+// AcceptedSuffix ends the note beside a file paid with its repeats accepted: who accepted them,
+// by which signature files, which moved along with it.
+const AcceptedSuffix = ".repeats-accepted.txt"
+
+// recordAcceptance writes, beside a file that its run paid or finished with its repeats
+// accepted, who accepted them: the auditor's answer to why a held row was paid.
+func (w *Watcher) recordAcceptance(log *slog.Logger, out *FileOutcome, v approval.Verdict) {
+	if out.Err != nil || out.Result.Submitted == 0 {
+		return
+	}
+	if sub := filepath.Base(filepath.Dir(out.Path)); sub != DoneDir && sub != FailedDir {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s was paid with its rows held as possible repeats ACCEPTED (run %s) by: %s\n",
+		filepath.Base(out.Path), out.Result.RunID, v.ApprovedBy())
+	for _, a := range v.Accepted {
+		fmt.Fprintf(&b, "  %s: signature file %s (SHA-256 %s), key %s, valid until %s\n",
+			a.Principal(), a.File, a.SHA256, a.Fingerprint, a.ValidUntil.Format("2006-01-02"))
+	}
+	writeReports(&b, out.Result.Reports)
+	if err := writeNote(out.Path+AcceptedSuffix, b.String()); err != nil {
+		log.Warn("could not write who accepted the file's repeats", "err", err)
+	}
+}
+
 // onlyRepeatsHeld reports whether every rejected row of a run is held as a possible repeat.
 func onlyRepeatsHeld(rows []report.Row) bool {
 	held := 0

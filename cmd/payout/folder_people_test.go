@@ -217,6 +217,10 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 			t.Errorf("%s did not move to done: %v", name, err)
 		}
 	}
+	if who, err := os.ReadFile(filepath.Join(dir, "done", "december.csv.repeats-accepted.txt")); err != nil ||
+		!strings.Contains(string(who), "ACCEPTED") || !strings.Contains(string(who), "bob@example.com: signature file december.csv.bob@example.com.repeats.sig") {
+		t.Errorf("no record beside the paid file of who accepted its repeats (%v):\n%s", err, who)
+	}
 	if list, _ := os.ReadFile(filepath.Join(dir, "awaiting-approval", "WAITING.txt")); !strings.Contains(string(list), "Nothing is waiting") {
 		t.Errorf("WAITING.txt once the file is paid:\n%s", list)
 	}
