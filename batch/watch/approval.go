@@ -108,6 +108,9 @@ func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 		return batch.ExitAwaitingApproval, nil
 	}
 	w.tried[sum] = key
+	if w.repeatsStillWait(ctx, path) {
+		return batch.ExitAwaitingApproval, nil
+	}
 	target := w.freeName(name, ProcessingDir, DoneDir, FailedDir)
 	if err := os.Rename(path, filepath.Join(w.dir(ProcessingDir), target)); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: move %s to %s: %w", name, ProcessingDir, err)

@@ -111,13 +111,8 @@ func (w *Watcher) awaitRepeats(ctx context.Context, log *slog.Logger, out *FileO
 func (w *Watcher) repeatsNote(path string, res batch.Result, rows []report.Row, v approval.Verdict) string {
 	var b strings.Builder
 	name := filepath.Base(path)
-	fmt.Fprintf(&b, "%s was NOT paid: %d of its %d rows are held as possible repeats; it waits for signers to accept them.\n",
-		name, res.Rejected, res.Rows)
-	if why := v.Missing(); why != "" {
-		fmt.Fprintf(&b, "  Acceptance: %s\n", why)
-	} else {
-		fmt.Fprintf(&b, "  Acceptance: needs %d distinct signer(s), not the file's maker (%s)\n", max(v.Need, 1), fileOwner(path))
-	}
+	fmt.Fprintf(&b, "%s was NOT paid: %d of its %d rows are %s.\n", name, res.Rejected, res.Rows, heldMark)
+	b.WriteString(acceptanceLine(path, v))
 	b.WriteString("\nHeld rows (each pays the account, bank and amount of an earlier payout):\n")
 	listed := 0
 	for _, row := range rows {
@@ -146,6 +141,55 @@ func (w *Watcher) repeatsNote(path string, res batch.Result, rows []report.Row, 
 		"  (or drop a corrected one into the inbox): nothing of it was paid.\n", abs, abs, signature.NamespaceRepeat, abs)
 	writeReports(&b, res.Reports)
 	return b.String()
+}
+
+// heldMark says, in the first line of its note, that a waiting file waits for its repeats to be
+// accepted: a later pass, maybe of another process, reads it there.
+const heldMark = "held as possible repeats; it waits for signers to accept them"
+
+// acceptanceLinePrefix opens the line of a held file's note that says what its acceptance lacks.
+const acceptanceLinePrefix = "  Acceptance: "
+
+// acceptanceLine is the line of a held file's note that says what its acceptance lacks.
+func acceptanceLine(path string, v approval.Verdict) string {
+	if why := v.Missing(); why != "" {
+		return acceptanceLinePrefix + why + "\n"
+	}
+	return fmt.Sprintf("%sneeds %d distinct signer(s), not the file's maker (%s)\n", acceptanceLinePrefix, max(v.Need, 1), fileOwner(path))
+}
+
+// repeatsStillWait reports whether a waiting file whose note says it waits for its repeats to be
+// accepted still does, and brings its note's acceptance line up to date. Such a file is run
+// again only once its acceptance is complete: each run of it writes reports, and a pass comes
+// every few minutes.
+func (w *Watcher) repeatsStillWait(ctx context.Context, path string) bool {
+	note, err := os.ReadFile(path + WhySuffix)
+	first, _, _ := strings.Cut(string(note), "\n")
+	if err != nil || !strings.Contains(first, heldMark) {
+		return false
+	}
+	if !approval.HasRepeatAcceptance(path) {
+		return true
+	}
+	v, err := w.runner.RepeatsVerdict(ctx, path, fileOwner(path))
+	if err != nil {
+		w.log.Warn("could not check the acceptance of a waiting file's repeats", "file", filepath.Base(path), "err", err)
+		return true
+	}
+	if v.Missing() == "" {
+		return false
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(note), "\n") {
+		if strings.HasPrefix(line, acceptanceLinePrefix) {
+			line = acceptanceLine(path, v)
+		}
+		b.WriteString(line)
+	}
+	if err := rewriteNote(path+WhySuffix, b.String()); err != nil {
+		w.log.Warn("could not bring a waiting file's note up to date", "file", filepath.Base(path), "err", err)
+	}
+	return true
 }
 
 // fileOwner is the name of the account that owns the file at path, or "uid N" when it has none.

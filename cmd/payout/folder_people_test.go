@@ -179,6 +179,16 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	if strings.Contains(string(note), "--allow-repeat PAY") {
 		t.Errorf("the note asks the folder's people for a command line flag:\n%s", note)
 	}
+	// Passes that find no complete acceptance leave the file be: no run, no new reports.
+	reports := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "reports", "december.*"))
+		return len(m)
+	}
+	held := reports()
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	if n := reports(); n != held {
+		t.Errorf("a pass ran the held file again without its acceptance: %d reports, want %d", n, held)
+	}
 	if list, _ := os.ReadFile(filepath.Join(dir, "awaiting-approval", "WAITING.txt")); !strings.Contains(string(list), "december.csv") ||
 		!strings.Contains(string(list), "held as possible repeats") {
 		t.Errorf("WAITING.txt does not list the held file:\n%s", list)
@@ -201,6 +211,9 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	}
 	if n := sb.Stats().Creates; n != paid {
 		t.Fatalf("the maker's acceptance sent %d payouts", n-paid)
+	}
+	if n := reports(); n != held {
+		t.Errorf("the maker's acceptance ran the held file again: %d reports, want %d", n, held)
 	}
 
 	if out, errOut, code := u.run("approve", "--accept-repeats", "--key", bob.Path, waiting); code != 0 || !strings.Contains(out, "SIGNED by bob@example.com") {
