@@ -165,7 +165,7 @@ func writeReports(b *strings.Builder, reports []string) {
 	}
 	b.WriteString("\nReports:\n")
 	for _, p := range reports {
-		fmt.Fprintf(b, "  %s\n", p)
+		fmt.Fprintf(b, "  %s\n", absolute(p)) // the note is read from anywhere, not from the watcher's folder
 	}
 }
 
@@ -174,7 +174,7 @@ func writeRetryFile(b *strings.Builder, res batch.Result) {
 	if res.RetryFile == "" {
 		return
 	}
-	fmt.Fprintf(b, "\nRetry file: %s\n", res.RetryFile)
+	fmt.Fprintf(b, "\nRetry file: %s\n", absolute(res.RetryFile))
 	b.WriteString("  It holds every row of this run still unpaid, in this file's columns, with a column " + retry.Column + "\n" +
 		"  saying why each is there. Correct the rejected rows in it, keep the others as they are, and drop it\n" +
 		"  into the inbox: exactly those rows are paid, never a row already paid. Rows whose outcome is unknown\n" +
