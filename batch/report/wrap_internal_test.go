@@ -25,3 +25,32 @@ func TestWrappedLines(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintedColumnsFitThePrintWidth: the columns each report prints add up to at most
+// printWidthChars, which keeps the printed text at 8 pt or more (TestReportsPrintReadablyOnA4Landscape
+// checks it in LibreOffice); every sheet column shows a cell of the CSV's, each once.
+func TestPrintedColumnsFitThePrintWidth(t *testing.T) {
+	for name, tbl := range map[string]table{"run": runTable(), "reconcile": reconTable()} {
+		printed := tbl.sheet
+		if tbl.printed > 0 {
+			printed = tbl.sheet[:tbl.printed]
+		}
+		var width float64
+		for _, c := range printed {
+			width += c.width
+		}
+		if width > printWidthChars {
+			t.Errorf("%s: the printed columns are %.0f characters wide, over %d", name, width, printWidthChars)
+		}
+		seen := map[int]bool{}
+		for _, c := range tbl.sheet {
+			if c.from < 0 || c.from >= len(tbl.header) || seen[c.from] {
+				t.Errorf("%s: sheet column %q shows CSV column %d: out of range or twice", name, c.title, c.from)
+			}
+			seen[c.from] = true
+		}
+		if len(seen) != len(tbl.header) {
+			t.Errorf("%s: the sheet shows %d of the CSV's %d columns", name, len(seen), len(tbl.header))
+		}
+	}
+}
