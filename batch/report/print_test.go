@@ -141,10 +141,11 @@ func TestReportsPrintReadablyOnA4Landscape(t *testing.T) {
 	reporttest.NeedTool(t, "libreoffice-calc", "libreoffice", "soffice")
 	reporttest.NeedTool(t, "poppler-utils", "pdfinfo")
 	type printout struct {
-		book    string
-		rows    int
-		heading []string // headings, first printed column to last, on every page of rows (one word of each: a heading may wrap)
-		summary string   // what only the summary page says
+		book     string
+		rows     int
+		heading  []string // headings, first printed column to last, on every page of rows (one word of each: a heading may wrap)
+		offPaper []string // headings of the columns beyond the print area, on no page
+		summary  string   // what only the summary page says
 	}
 	var printouts []printout
 	for _, n := range []int{50, 150} {
@@ -152,7 +153,7 @@ func TestReportsPrintReadablyOnA4Landscape(t *testing.T) {
 		s.RunID = fmt.Sprintf("20261122T083000Z-rows%d", n)
 		s.ApprovedBy, s.ApprovedAt = "alice@example.com, bob@example.com", started
 		printouts = append(printouts, printout{book: writeRun(t, s, payroll(t, n)).XLSX, rows: n,
-			heading: []string{"Line", "Reference", "Message"}, summary: "File SHA-256"})
+			heading: []string{"Line", "Reference", "Message"}, offPaper: []string{"Provider", "Status"}, summary: "File SHA-256"})
 	}
 	recon, err := report.WriteReconciliation(filepath.Join(t.TempDir(), "reports"),
 		report.ReconSummary{ID: "20261122T060000Z-print", Started: started, Ended: ended, Scope: "since 2026-11-01"}, reconciliation(t, 150))
@@ -160,7 +161,7 @@ func TestReportsPrintReadablyOnA4Landscape(t *testing.T) {
 		t.Fatal(err)
 	}
 	printouts = append(printouts, printout{book: recon.XLSX, rows: 150,
-		heading: []string{"Reference", "Mismatches", "bank"}, summary: "With mismatches"})
+		heading: []string{"Reference", "Mismatches", "bank"}, offPaper: []string{"Name check", "Invoice no.", "POI2026"}, summary: "With mismatches"})
 	books := make([]string, len(printouts))
 	for i, p := range printouts {
 		books[i] = p.book
@@ -177,6 +178,11 @@ func TestReportsPrintReadablyOnA4Landscape(t *testing.T) {
 		for page, text := range texts {
 			if !landscape[page] {
 				t.Errorf("%s page %d is portrait", name, page+1)
+			}
+			for _, off := range p.offPaper {
+				if strings.Contains(text, off) {
+					t.Errorf("%s page %d prints %q, of a column beyond the print area", name, page+1, off)
+				}
 			}
 			if strings.Contains(text, "external_invoice_ref") || strings.Contains(text, "ledger_amount") {
 				t.Errorf("%s page %d heads its columns with the CSV's names, want headings people read:\n%s", name, page+1, text)
