@@ -16,7 +16,7 @@ test:
 demo:
 	$(GO) run ./cmd/payout demo
 
-# Throughput, rate and memory goals: README "Performance" quotes these numbers. BenchmarkRunRate50
+# Throughput, rate and memory goals: BENCHMARKS.md quotes these numbers. BenchmarkRunRate50
 # pays 2,000 rows at --rate 50 (about 80 s with its bare loop); PAYOUT_BENCH_ROWS=200 is a quick look.
 # BenchmarkPoolSizing pays 500 rows at --rate 100 against a service answering in 200 ms, with the
 # pool sized by itself and with 4 workers (about 30 s).

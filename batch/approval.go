@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -31,6 +32,26 @@ func (r *Runner) judge(path string, plan Plan, need int) approval.Verdict {
 		r.cfg.Logger.Warn(why, "file", filepath.Base(path))
 	}
 	return v
+}
+
+// RepeatsVerdict judges the acceptances of held repeats beside the file at path
+// (approval.JudgeRepeats) against the plan of every row the file would pay were no row held as a
+// repeat, counted like approvals: as many distinct signers as the ledger's policy asks of a plan,
+// and at least one, none of them maker.
+func (r *Runner) RepeatsVerdict(ctx context.Context, path, maker string) (approval.Verdict, error) {
+	plan, err := r.WithRepeats(repeats.Policy{AllowAll: true}).PlanOf(ctx, path)
+	if err != nil {
+		return approval.Verdict{}, err
+	}
+	need := 1
+	if r.cfg.Ledger != nil {
+		pol, err := CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
+		if err != nil && !policyRefused(err) {
+			return approval.Verdict{}, err
+		}
+		need = max(need, pol.Approvals)
+	}
+	return approval.JudgeRepeats(path, plan.judged(), need, maker, r.cfg.Approval, r.cfg.Now()), nil
 }
 
 // judged is the plan as the approval judge reads it.

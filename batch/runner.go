@@ -218,6 +218,13 @@ func (r *Runner) WithReportDir(dir string) *Runner {
 	return &Runner{cfg: cfg, reportName: r.reportName}
 }
 
+// WithRepeats returns a Runner like r that holds possible repeats as policy says.
+func (r *Runner) WithRepeats(policy repeats.Policy) *Runner {
+	cfg := r.cfg
+	cfg.Repeats = policy
+	return &Runner{cfg: cfg, reportName: r.reportName}
+}
+
 // WithReportName returns a Runner like r that names its reports after name, not the file's own.
 func (r *Runner) WithReportName(name string) *Runner {
 	return &Runner{cfg: r.cfg, reportName: name}

@@ -229,6 +229,8 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 			}
 			a.File, a.SHA256 = name, f.SHA256
 			v.Accepted = append(v.Accepted, a)
+		case signature.NamespaceRepeat:
+			continue // an acceptance of repeats, judged by JudgeRepeats
 		case signature.NamespaceReject:
 			who, err := checkRefusal(allowed, sig, f.Path, plan, now)
 			if err != nil {
@@ -248,7 +250,12 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 // plus validity, the default of `payout plan`, down to today), then those as many days before, to
 // tell an expired signature.
 func verifyPlanSig(allowed *signature.AllowedSigners, sig signature.Signature, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
-	who, err := allowed.Identify(sig, signature.NamespacePlan, now)
+	return verifyStatementSig(allowed, sig, signature.NamespacePlan, plan, now, validity)
+}
+
+// verifyStatementSig is verifyPlanSig for a signature of the plan statement in namespace.
+func verifyStatementSig(allowed *signature.AllowedSigners, sig signature.Signature, namespace string, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
+	who, err := allowed.Identify(sig, namespace, now)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -256,7 +263,7 @@ func verifyPlanSig(allowed *signature.AllowedSigners, sig signature.Signature, p
 	days := int(validity / (24 * time.Hour))
 	for d := days; d >= -days; d-- {
 		day := today.AddDate(0, 0, d)
-		id, err := allowed.Verify(plan.Statement(day), sig, signature.NamespacePlan, now)
+		id, err := allowed.Verify(plan.Statement(day), sig, namespace, now)
 		if errors.Is(err, signature.ErrUnknownKey) {
 			return Approval{}, err
 		}

@@ -4,4 +4,7 @@
 // file's plan statement before a run pays it; people are the principals of OpenSSH keys listed
 // in an allowed_signers file, never operating-system accounts. The judge only answers; the run
 // asks it, and records what it accepted.
+//
+// The same signatures, in the namespace payout-repeat, accept the rows of a file held as possible
+// repeats where nobody can run it again with --allow-repeat (folder mode): JudgeRepeats.
 package approval

@@ -26,8 +26,9 @@ var reportColumns = map[string]string{
 	"payout_service_id": "provider", "Provider": "provider",
 	"bank": "bank", "Bank": "bank",
 	"third_party_account_no": "account", "Account": "account",
-	"amount": "amount", "Amount": "amount", "ledger_amount": "amount", "Ledger amount": "amount",
-	"state": "state", "State": "state", "ledger_state": "state", "Ledger state": "state",
+	"amount": "amount", "Amount": "amount", "Amount (MYR)": "amount", "ledger_amount": "amount", "Ledger amount": "amount",
+	"Ledger amount (MYR)": "amount",
+	"state":               "state", "State": "state", "ledger_state": "state", "Ledger state": "state",
 	"payout_invoice_no": "invoice", "Invoice no.": "invoice",
 	"transaction_status": "status", "Status": "status",
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -40,7 +41,19 @@ func (p Policy) window() time.Duration {
 
 // Hint says how to pay a held row all the same.
 func (p Policy) Hint(ref string) string {
-	return fmt.Sprintf("not sent; if it is meant, run again with --allow-repeat %s (or --allow-repeats for the whole file)", ref)
+	return fmt.Sprintf("not sent%s --allow-repeat %s (or --allow-repeats for the whole file)", hintLead, ref)
+}
+
+// hintLead opens the part of Hint that speaks to someone at a command line.
+const hintLead = "; if it is meant, run again with"
+
+// WithoutHint is a held row's message without what Hint says to someone at a command line: folder
+// mode, where nobody runs one, says instead how signers accept the row.
+func WithoutHint(msg string) string {
+	if i := strings.Index(msg, hintLead); i >= 0 {
+		return msg[:i]
+	}
+	return msg
 }
 
 // Row is a valid row new to the ledger, as a Guard compares it: its line, reference, payee and

@@ -43,7 +43,7 @@ func TestXLSXTooLongForOneSheetGoesOnOverFurtherSheets(t *testing.T) {
 	defer report.SetSheetRowsMax(3)()
 	rows := sampleRows(t)
 	p := writeRun(t, sampleSummary(), rows)
-	got := sheetRows(t, p.XLSX, report.RunHeader, []string{"Rows", "Rows 2", "Rows 3", "Summary"})
+	got := sheetRows(t, p.XLSX, report.RunSheetHeader, []string{"Rows", "Rows 2", "Rows 3", "Summary"})
 	if len(got) != len(rows) {
 		t.Fatalf("%d data rows over the sheets, want %d", len(got), len(rows))
 	}
@@ -58,7 +58,7 @@ func TestXLSXTooLongForOneSheetGoesOnOverFurtherSheets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotRecon := sheetRows(t, rp.XLSX, report.ReconHeader, []string{"Rows", "Rows 2", "Summary"})
+	gotRecon := sheetRows(t, rp.XLSX, report.ReconSheetHeader, []string{"Rows", "Rows 2", "Summary"})
 	if len(gotRecon) != len(recon) || gotRecon[len(recon)-1][0] != recon[len(recon)-1].Ref {
 		t.Errorf("reconciliation rows over the sheets: %q", gotRecon)
 	}
@@ -74,7 +74,7 @@ func TestXLSXCellCutToExcelLimitWithAMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := f.GetCellValue(report.SheetRows, "K2")
+	got, err := f.GetCellValue(report.SheetRows, "I2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,17 +119,17 @@ func TestXLSXRowsSheetsLayout(t *testing.T) {
 		if !panes.Freeze || panes.YSplit != 1 || panes.TopLeftCell != "A2" {
 			t.Errorf("%s panes %+v, want the header row frozen", sheet, panes)
 		}
-		if w, err := f.GetColWidth(sheet, "K"); err != nil || w != 48 {
-			t.Errorf("%s message column width %v (%v), want 48", sheet, w, err)
+		if w, err := f.GetColWidth(sheet, "I"); err != nil || w != 21 {
+			t.Errorf("%s message column width %v (%v), want 21", sheet, w, err)
 		}
 		if got := numFmt(sheet, "B2"); got != 49 {
 			t.Errorf("%s!B2 (reference) number format %d, want 49 (@)", sheet, got)
 		}
-		if got := numFmt(sheet, "F2"); got != 49 {
-			t.Errorf("%s!F2 (account) number format %d, want 49 (@)", sheet, got)
+		if got := numFmt(sheet, "E2"); got != 49 {
+			t.Errorf("%s!E2 (account) number format %d, want 49 (@)", sheet, got)
 		}
-		if got := numFmt(sheet, "G2"); got != 4 {
-			t.Errorf("%s!G2 (amount) number format %d, want 4 (#,##0.00)", sheet, got)
+		if got := numFmt(sheet, "F2"); got != 4 {
+			t.Errorf("%s!F2 (amount) number format %d, want 4 (#,##0.00)", sheet, got)
 		}
 	}
 	checkPrintSetup(t, f, []string{"Rows", "Rows 2"})

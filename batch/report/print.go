@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
@@ -9,18 +10,26 @@ import (
 // paperA4 is the OOXML paper size code of A4, the paper of Malaysian offices.
 const paperA4 = 9
 
+// printSetup says how a sheet prints: with its header row on every page (headerRow), on one page
+// (onePage), and its first columns only (columns; 0 for all of them).
+type printSetup struct {
+	headerRow bool
+	onePage   bool
+	columns   int
+}
+
 // setUpPrinting makes a sheet print as an auditor expects: A4 landscape, one page wide (as
 // many pages down as the rows need), narrow margins, the sheet name and page numbers in the
-// footer. A Rows sheet repeats its header row on every page (headerRow); the Summary sheet
-// (onePage) fits on one page. It must come before the sheet's stream writer is made: the sheet
-// properties that switch fitting on are written first.
-func setUpPrinting(f *excelize.File, sheet string, headerRow, onePage bool) error {
+// footer. The tables' widths (printWidthChars) keep the text of a page one wide at 8 pt or more.
+// It must come before the sheet's stream writer is made: the sheet properties that switch
+// fitting on are written first.
+func setUpPrinting(f *excelize.File, sheet string, how printSetup) error {
 	fit := true
 	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
 		return err
 	}
 	size, orientation, wide, tall := paperA4, "landscape", 1, 0
-	if onePage {
+	if how.onePage {
 		tall = 1
 	}
 	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &size, Orientation: &orientation,
@@ -35,11 +44,22 @@ func setUpPrinting(f *excelize.File, sheet string, headerRow, onePage bool) erro
 	if err := f.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: "&L&F — &A&RPage &P of &N"}); err != nil {
 		return err
 	}
-	if !headerRow {
+	quoted := "'" + strings.ReplaceAll(sheet, "'", "''") + "'"
+	if how.columns > 0 {
+		last, err := excelize.ColumnNumberToName(how.columns)
+		if err != nil {
+			return err
+		}
+		if err := f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", Scope: sheet,
+			RefersTo: quoted + "!$A:$" + last}); err != nil {
+			return err
+		}
+	}
+	if !how.headerRow {
 		return nil
 	}
 	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", Scope: sheet,
-		RefersTo: "'" + sheet + "'!$1:$1"})
+		RefersTo: quoted + "!$1:$1"})
 }
 
 // lineHeight is the height in points of a line of the workbook's default font (Calibri 11).
@@ -57,14 +77,52 @@ const maxRowHeight = 409.0
 func wrappedHeight(cells []cell, widths []float64) float64 {
 	lines := 1
 	for j, c := range cells {
-		if c.kind != kindText || j >= len(widths) || c.s == "" {
+		if c.kind != kindText && c.kind != kindCode || j >= len(widths) || c.s == "" {
 			continue
 		}
-		perLine := max(int(widths[j]*0.9), 1)
-		lines = max(lines, (utf8.RuneCountInString(c.s)+perLine-1)/perLine)
+		lines = max(lines, wrappedLines(c.s, max(int(widths[j]*0.9), 1)))
 	}
 	if lines == 1 {
 		return 0
 	}
 	return min(lineHeight*float64(lines), maxRowHeight)
+}
+
+// wrappedLines is how many lines s takes wrapped at word boundaries within perLine characters, a
+// word longer than a line broken where the line ends, as a spreadsheet wraps a cell.
+func wrappedLines(s string, perLine int) int {
+	lines, used := 1, 0
+	for i, paragraph := range strings.Split(s, "\n") {
+		if i > 0 {
+			lines++
+		}
+		used = 0
+		for _, word := range strings.Fields(paragraph) {
+			n := utf8.RuneCountInString(word)
+			switch {
+			case used == 0:
+			case used+1+n <= perLine:
+				used++
+			default:
+				lines++
+				used = 0
+			}
+			for n > perLine {
+				lines++
+				n -= perLine
+			}
+			used += n
+		}
+	}
+	return lines
+}
+
+// headingHeight is the height in points the header row needs for headings that wrap within
+// their columns, or 0 when each fits on one line.
+func headingHeight(titles []string, widths []float64) float64 {
+	cells := make([]cell, len(titles))
+	for i, t := range titles {
+		cells[i] = cell{s: t, kind: kindText}
+	}
+	return wrappedHeight(cells, widths)
 }

@@ -105,10 +105,14 @@ func final(state string) bool {
 	return state == StateSucceeded || state == StateFailed || state == StateRejected
 }
 
-// ReconHeader is the header of a reconciliation CSV and of its XLSX sheet "Rows".
+// ReconHeader is the header of a reconciliation CSV, the names machines read.
 var ReconHeader = []string{"external_invoice_ref", "line", "run_id", "recipient_reference", "third_party_account_no",
 	"ledger_state", "ledger_amount", "service_status", "service_amount", "service_account", "payout_invoice_no",
 	"mismatches", "message", "name_at_bank", "name_check"}
+
+// ReconSheetHeader is the header of a reconciliation's XLSX sheet "Rows": the columns that print
+// first, under headings people read, then the others.
+var ReconSheetHeader = reconTable().titles()
 
 // WriteReconciliation writes `reconcile.<id>.csv`, `.xlsx` and `.html` into dir, atomically, like
 // WriteRun. Mismatches are joined with "; " in the CSV and XLSX.
@@ -174,10 +178,16 @@ func WriteReconciliationStream(dir, id string, each func(add func(ReconRow)) (Re
 }
 
 func reconTable() table {
-	return table{
-		header: ReconHeader,
-		widths: []float64{20, 6, 30, 28, 22, 12, 14, 14, 15, 22, 20, 22, 40, 28, 11},
-	}
+	// On paper, what a reconciliation is read for: each payout's state and amount on both sides,
+	// the account, what differs, and the name at the bank; the service's account (a mismatch
+	// names it), the name check, run, line and invoice number follow on screen, beyond the
+	// printed columns.
+	return table{header: ReconHeader, printed: 10, sheet: []column{
+		{"Reference", 19, 0}, {"Recipient", 17, 3}, {"Account", 17, 4}, {"Ledger state", 11, 5},
+		{"Ledger amount (MYR)", 12, 6}, {"Service status", 9, 7}, {"Service amount (MYR)", 12, 8},
+		{"Mismatches", 13, 11}, {"Message", 16, 12}, {"Name at the bank", 14, 13},
+		{"Service account", 16, 9}, {"Name check", 10, 14}, {"Line", 6, 1}, {"Run", 30, 2}, {"Invoice no.", 20, 10},
+	}}
 }
 
 // reconCells is a reconciliation's report row as cells, in ReconHeader's order, in buf reused.

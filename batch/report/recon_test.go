@@ -3,6 +3,7 @@ package report_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,10 +74,13 @@ func TestWriteReconciliation(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if v, _ := f.GetCellValue(report.SheetRows, "E2"); v != "0012345678" {
+		if header, _ := f.GetRows(report.SheetRows); len(header) == 0 || !slices.Equal(header[0], report.ReconSheetHeader) {
+			t.Errorf("the sheet's header row is not ReconSheetHeader %q", report.ReconSheetHeader)
+		}
+		if v, _ := f.GetCellValue(report.SheetRows, "C2"); v != "0012345678" {
 			t.Errorf("account = %q", v)
 		}
-		if v, _ := f.GetCellValue(report.SheetRows, "G4", excelize.Options{RawCellValue: true}); v != "100" {
+		if v, _ := f.GetCellValue(report.SheetRows, "E4", excelize.Options{RawCellValue: true}); v != "100" {
 			t.Errorf("ledger amount raw = %q", v)
 		}
 		checkPrintSetup(t, f, []string{report.SheetRows})

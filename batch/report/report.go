@@ -2,6 +2,11 @@
 // `payout reconcile`: a CSV (rows only, for machines), an XLSX (sheet "Rows" and sheet "Summary")
 // and an HTML page for auditors (summary first, then the rows, those needing attention first).
 //
+// The CSV keeps the column names machines read (RunHeader, ReconHeader); the XLSX is for people,
+// on screen and on paper: headings in words (RunSheetHeader, ReconSheetHeader), the columns worth
+// paper first and alone in the print area (A4 landscape, one page wide, the header row on every
+// page), their widths held so that the text prints at 8 pt or more, free text wrapped.
+//
 // The types here are the consumer's shape: the runner fills them from the ledger. Every amount is
 // a decimal.Decimal; nothing is converted to float64 except the one numeric XLSX cell write, which
 // is checked to reproduce the decimal's exact text.
@@ -148,6 +153,17 @@ func (s Summary) RegeneratedText() string {
 		return ""
 	}
 	return "Regenerated at " + FormatTime(s.Regenerated, s.Zone) + " from the ledger: states are as of that time, not as the run left them"
+}
+
+// KindText says what kind of run the report is of, in words: a dry run says that it sent nothing.
+func (s Summary) KindText() string {
+	if s.DryRun {
+		return "dry run: the file was validated, nothing was sent or recorded"
+	}
+	if s.Kind == "" {
+		return "run"
+	}
+	return s.Kind
 }
 
 // ApprovalText names who approved the run's file, and when; empty when it needed no approval.

@@ -241,7 +241,7 @@ func TestRunXLSX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(header[0], report.RunHeader) {
+	if !slices.Equal(header[0], report.RunSheetHeader) {
 		t.Errorf("header = %q", header[0])
 	}
 	if len(header) != 8 {
@@ -280,20 +280,20 @@ func TestRunXLSX(t *testing.T) {
 			t.Errorf("%s!%s shown = %q, want %q", sheet, ref, got, shown)
 		}
 	}
-	t.Run("account stays text with leading zeros", func(t *testing.T) { textCell(t, report.SheetRows, "F2", "0012345678") })
-	t.Run("other account with zeros", func(t *testing.T) { textCell(t, report.SheetRows, "F6", "0000123456") })
+	t.Run("account stays text with leading zeros", func(t *testing.T) { textCell(t, report.SheetRows, "E2", "0012345678") })
+	t.Run("other account with zeros", func(t *testing.T) { textCell(t, report.SheetRows, "E6", "0000123456") })
 	t.Run("amount numeric with 2-decimal format", func(t *testing.T) {
-		numberCell(t, report.SheetRows, "G2", "1250", "1,250.00")
+		numberCell(t, report.SheetRows, "F2", "1250", "1,250.00")
 	})
-	t.Run("large amount exact", func(t *testing.T) { numberCell(t, report.SheetRows, "G3", "1234567.5", "1,234,567.50") })
-	t.Run("small amount exact", func(t *testing.T) { numberCell(t, report.SheetRows, "G6", "0.05", "0.05") })
+	t.Run("large amount exact", func(t *testing.T) { numberCell(t, report.SheetRows, "F3", "1234567.5", "1,234,567.50") })
+	t.Run("small amount exact", func(t *testing.T) { numberCell(t, report.SheetRows, "F6", "0.05", "0.05") })
 	t.Run("line numeric", func(t *testing.T) { numberCell(t, report.SheetRows, "A2", "2", "2") })
 	t.Run("formula recipient neutralised", func(t *testing.T) {
 		textCell(t, report.SheetRows, "C3", `'=HYPERLINK("http://evil","x")`)
 	})
 	t.Run("formula ref neutralised", func(t *testing.T) { textCell(t, report.SheetRows, "B4", "'@SUM(A1)") })
-	t.Run("unparsed amount is text", func(t *testing.T) { textCell(t, report.SheetRows, "G5", "'-1+2") })
-	t.Run("three-decimal amount is text, not rounded", func(t *testing.T) { textCell(t, report.SheetRows, "G7", "1.234") })
+	t.Run("unparsed amount is text", func(t *testing.T) { textCell(t, report.SheetRows, "F5", "'-1+2") })
+	t.Run("three-decimal amount is text, not rounded", func(t *testing.T) { textCell(t, report.SheetRows, "F7", "1.234") })
 
 	summary, err := f.GetRows(report.SheetSummary)
 	if err != nil {
@@ -331,14 +331,14 @@ func TestXLSXAmountBeyondFloatIsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if typ, _ := f.GetCellType(report.SheetRows, "G2"); typ != excelize.CellTypeInlineString {
-		t.Errorf("G2 type %v, want text: a float cannot hold it", typ)
+	if typ, _ := f.GetCellType(report.SheetRows, "F2"); typ != excelize.CellTypeInlineString {
+		t.Errorf("F2 type %v, want text: a float cannot hold it", typ)
 	}
-	if v, _ := f.GetCellValue(report.SheetRows, "G2"); v != "12345678901234567.89" {
-		t.Errorf("G2 = %q", v)
+	if v, _ := f.GetCellValue(report.SheetRows, "F2"); v != "12345678901234567.89" {
+		t.Errorf("F2 = %q", v)
 	}
-	if v, _ := f.GetCellValue(report.SheetRows, "G3", excelize.Options{RawCellValue: true}); v != "9999999999999.99" {
-		t.Errorf("G3 raw = %q, want the exact decimal", v)
+	if v, _ := f.GetCellValue(report.SheetRows, "F3", excelize.Options{RawCellValue: true}); v != "9999999999999.99" {
+		t.Errorf("F3 raw = %q, want the exact decimal", v)
 	}
 }
 

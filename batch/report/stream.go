@@ -241,9 +241,11 @@ type xlsxStream struct {
 	f      *excelize.File
 	st     styles
 	t      table
+	widths []float64 // t's, in the sheet's order
 	sw     *excelize.StreamWriter
 	sheet  int
 	row    int // rows written to the current sheet, header included
+	cells  []cell
 	values []any
 }
 
@@ -258,7 +260,7 @@ func newXLSXStream(t table) (*xlsxStream, error) {
 		f.Close()
 		return nil, err
 	}
-	x := &xlsxStream{f: f, st: st, t: t}
+	x := &xlsxStream{f: f, st: st, t: t, widths: t.widths()}
 	if err := x.nextSheet(); err != nil {
 		f.Close()
 		return nil, err
@@ -282,14 +284,14 @@ func (x *xlsxStream) nextSheet() error {
 			return err
 		}
 	}
-	if err := setUpPrinting(x.f, name, true, false); err != nil {
+	if err := setUpPrinting(x.f, name, printSetup{headerRow: true, columns: x.t.printed}); err != nil {
 		return err
 	}
 	sw, err := x.f.NewStreamWriter(name)
 	if err != nil {
 		return err
 	}
-	for i, width := range x.t.widths {
+	for i, width := range x.widths {
 		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
 			return err
 		}
@@ -297,11 +299,15 @@ func (x *xlsxStream) nextSheet() error {
 	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
 		return err
 	}
-	header := make([]any, len(x.t.header))
-	for j, h := range x.t.header {
+	titles := x.t.titles()
+	header := make([]any, len(titles))
+	for j, h := range titles {
 		header[j] = excelize.Cell{StyleID: x.st.header, Value: h}
 	}
 	x.sw, x.row = sw, 1
+	if h := headingHeight(titles, x.widths); h > 0 {
+		return sw.SetRow("A1", header, excelize.RowOpts{Height: h})
+	}
 	return sw.SetRow("A1", header)
 }
 
@@ -312,12 +318,13 @@ func (x *xlsxStream) add(cells []cell) error {
 		}
 	}
 	x.row++
-	x.values = streamCells(x.values, cells, x.st)
+	x.cells = x.t.sheetCells(cells, x.cells)
+	x.values = streamCells(x.values, x.cells, x.st)
 	ref, err := excelize.CoordinatesToCellName(1, x.row)
 	if err != nil {
 		return err
 	}
-	if h := wrappedHeight(cells, x.t.widths); h > 0 {
+	if h := wrappedHeight(x.cells, x.widths); h > 0 {
 		return x.sw.SetRow(ref, x.values, excelize.RowOpts{Height: h})
 	}
 	return x.sw.SetRow(ref, x.values)

@@ -3,7 +3,6 @@ package report
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -16,9 +15,13 @@ const (
 	fileMode = 0o600 // reports carry account numbers: readable by their owner only
 )
 
-// RunHeader is the header of a run's result CSV and of the XLSX sheet "Rows".
+// RunHeader is the header of a run's result CSV, the names machines read.
 var RunHeader = []string{"line", "external_invoice_ref", "recipient_reference", "payout_service_id", "bank",
 	"third_party_account_no", "amount", "state", "payout_invoice_no", "transaction_status", "message"}
+
+// RunSheetHeader is the header of a run's XLSX sheet "Rows", the CSV's columns in its order
+// under headings people read.
+var RunSheetHeader = runTable().titles()
 
 // WriteRun writes a run's three reports into dir (created 0750 if missing):
 // `<input base name>.<run id>.result.csv`, `.result.xlsx` and `.report.html`, where the base name
@@ -57,11 +60,10 @@ func runSummaryCells(s Summary) [][]cell {
 	}
 	rows = append(rows, [][]cell{
 		{text("Run"), code(s.RunID)},
-		{text("Kind"), text(s.Kind)},
-		{text("Dry run"), text(strconv.FormatBool(s.DryRun))},
+		{text("Kind"), text(s.KindText())},
 		{text("File"), text(s.File)},
 		{text("File SHA-256"), code(s.FileSHA256)},
-		{text("Approved by"), text(s.ApprovalText())},
+		approvalCells(s),
 		{text("Time zone"), text(ZoneText(s.Zone, s.Started))},
 		{text("Started"), text(FormatTime(s.Started, s.Zone))},
 		{text("Ended"), text(FormatTime(s.Ended, s.Zone))},
@@ -75,4 +77,18 @@ func runSummaryCells(s Summary) [][]cell {
 		rows = append(rows, []cell{text(t.State), integer(t.Count), amount(t.Amount)})
 	}
 	return append(rows, []cell{text("Total"), integer(s.Rows), amount(s.Total)})
+}
+
+// approvalCells is the Summary's line on approval: who approved, or why nobody had to. The label
+// "Approved by" is kept for a run that signers approved: an evidence pack's check reads the
+// names after it.
+func approvalCells(s Summary) []cell {
+	switch {
+	case s.ApprovedBy != "":
+		return []cell{text("Approved by"), text(s.ApprovalText())}
+	case s.DryRun:
+		return []cell{text("Approval"), text("not checked before a dry run's report: `payout plan FILE` shows what signers sign")}
+	default:
+		return []cell{text("Approval"), text("no signature was asked for: the ledger's policy needs none, or the run had nothing new to pay")}
+	}
 }

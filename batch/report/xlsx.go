@@ -23,21 +23,26 @@ func newStyles(f *excelize.File) (styles, error) {
 	var s styles
 	var err error
 	top := &excelize.Alignment{Vertical: "top"}
-	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Alignment: top}); err != nil {
+	wrapTop := &excelize.Alignment{Vertical: "top", WrapText: true}
+	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Alignment: wrapTop}); err != nil {
 		return s, err
 	}
-	if s.text, err = f.NewStyle(&excelize.Style{NumFmt: 49, Alignment: top}); err != nil { // "@": stays text when edited
+	// "@": stays text when edited. A long reference wraps rather than running under the next
+	// column on paper.
+	if s.text, err = f.NewStyle(&excelize.Style{NumFmt: 49, Alignment: wrapTop}); err != nil {
 		return s, err
 	}
 	// Free text (names, bank names, messages) wraps within its column, so that a long message
 	// neither hides behind the next cell nor widens the printed page.
-	if s.wrap, err = f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}}); err != nil {
+	if s.wrap, err = f.NewStyle(&excelize.Style{Alignment: wrapTop}); err != nil {
 		return s, err
 	}
 	if s.top, err = f.NewStyle(&excelize.Style{Alignment: top}); err != nil {
 		return s, err
 	}
-	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4, Alignment: top}) // "#,##0.00"
+	// "#,##0.00", indented from the right edge so that an amount never touches the text of the
+	// column to its right.
+	s.amount, err = f.NewStyle(&excelize.Style{NumFmt: 4, Alignment: &excelize.Alignment{Vertical: "top", Horizontal: "right", Indent: 1}})
 	return s, err
 }
 
@@ -132,20 +137,31 @@ func utf16Len(s string) int {
 	return n
 }
 
+// summaryWidths are the Summary sheet's column widths: labels, values (and the totals' counts),
+// the totals' amounts. A value wraps within its column; a line on its own spans all of them.
+var summaryWidths = []float64{34, 46, 18, 10}
+
 // writeSummarySheet writes label/value pairs. The sheet is small, so it uses the ordinary API,
 // whose SetCellDefault writes a number from its exact decimal text.
 func writeSummarySheet(f *excelize.File, st styles, rows [][]cell) error {
 	if _, err := f.NewSheet(SheetSummary); err != nil {
 		return err
 	}
-	if err := setUpPrinting(f, SheetSummary, false, true); err != nil {
+	if err := setUpPrinting(f, SheetSummary, printSetup{onePage: true}); err != nil {
 		return err
 	}
-	if err := f.SetColWidth(SheetSummary, "A", "A", 34); err != nil {
-		return err
+	for i, w := range summaryWidths {
+		col, err := excelize.ColumnNumberToName(i + 1)
+		if err != nil {
+			return err
+		}
+		if err := f.SetColWidth(SheetSummary, col, col, w); err != nil {
+			return err
+		}
 	}
-	if err := f.SetColWidth(SheetSummary, "B", "D", 22); err != nil {
-		return err
+	var spanned float64
+	for _, w := range summaryWidths {
+		spanned += w
 	}
 	for i, row := range rows {
 		for j, c := range row {
@@ -153,7 +169,26 @@ func writeSummarySheet(f *excelize.File, st styles, rows [][]cell) error {
 			if err != nil {
 				return err
 			}
-			if err := setSummaryCell(f, ref, c, st, j == 0); err != nil {
+			if err := setSummaryCell(f, ref, c, st, j == 0 && len(row) > 1); err != nil {
+				return err
+			}
+		}
+		height := wrappedHeight(row, summaryWidths)
+		if len(row) == 1 && row[0].kind == kindText {
+			// A sentence on a line of its own (why a run stopped, what the sheet lists) reads
+			// across the sheet, not down its first column.
+			first, _ := excelize.CoordinatesToCellName(1, i+1)
+			last, _ := excelize.CoordinatesToCellName(len(summaryWidths), i+1)
+			if err := f.MergeCell(SheetSummary, first, last); err != nil {
+				return err
+			}
+			if err := f.SetCellStyle(SheetSummary, first, last, st.wrap); err != nil {
+				return err
+			}
+			height = wrappedHeight(row, []float64{spanned})
+		}
+		if height > 0 {
+			if err := f.SetRowHeight(SheetSummary, i+1, height); err != nil {
 				return err
 			}
 		}
@@ -171,8 +206,12 @@ func setSummaryCell(f *excelize.File, ref string, c cell, st styles, label bool)
 			err = f.SetCellStyle(SheetSummary, ref, ref, st.amount)
 		}
 	default:
-		if err = f.SetCellStr(SheetSummary, ref, capCell(c.s)); err == nil && c.kind == kindCode {
-			err = f.SetCellStyle(SheetSummary, ref, ref, st.text)
+		style := st.wrap
+		if c.kind == kindCode {
+			style = st.text
+		}
+		if err = f.SetCellStr(SheetSummary, ref, capCell(c.s)); err == nil {
+			err = f.SetCellStyle(SheetSummary, ref, ref, style)
 		}
 	}
 	if err == nil && label {

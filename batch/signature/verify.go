@@ -20,6 +20,7 @@ const (
 	NamespaceReject = "payout-reject" // a refusal of a plan
 	NamespacePolicy = "payout-policy" // a change of the ledger's approval policy
 	NamespacePack   = "payout-pack"   // an evidence pack, or a run's chain head
+	NamespaceRepeat = "payout-repeat" // a file's plan statement: its rows held as repeats are meant
 )
 
 // maxSignature bounds a signature file read: an armored SSHSIG is a few hundred bytes.

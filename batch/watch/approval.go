@@ -14,7 +14,6 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
-	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
@@ -41,7 +40,7 @@ func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome)
 		return batch.ExitAborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
-	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(w.awaitingNote(dest, why, out.Result.Plan))); err != nil {
+	if err := writeNote(out.Note, w.awaitingNote(dest, why, out.Result.Plan)); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	if key, err := w.tryKey(ctx, dest); err == nil {
@@ -112,6 +111,9 @@ func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 		return batch.ExitAwaitingApproval, nil
 	}
 	w.tried[sum] = key
+	if w.repeatsStillWait(ctx, path) {
+		return batch.ExitAwaitingApproval, nil
+	}
 	target := w.freeName(name, ProcessingDir, DoneDir, FailedDir)
 	if err := os.Rename(path, filepath.Join(w.dir(ProcessingDir), target)); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: move %s to %s: %w", name, ProcessingDir, err)
@@ -165,7 +167,7 @@ func rewriteNote(path, note string) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, []byte(note)) {
 		return nil
 	}
-	if err := atomicfile.WriteBytes(path, noteMode, []byte(note)); err != nil {
+	if err := writeNote(path, note); err != nil {
 		return fmt.Errorf("watch: write note: %w", err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
@@ -42,6 +43,7 @@ func duplicateNote(name string, res batch.Result, earlier *ledger.Run, zone *tim
 func resultNote(name string, res batch.Result, rows []report.Row) string {
 	var b strings.Builder
 	var listed []report.Row
+	held := false // a listed row is held as a possible repeat
 	if res.ExitCode == batch.ExitRejected {
 		fmt.Fprintf(&b, "%s was NOT paid: %d of its %d rows were rejected, so nothing in it was sent\n", name, res.Rejected, res.Rows)
 		b.WriteString("(a file is paid all or nothing).\n\nRejected rows (line, reference: column, reason, value):\n")
@@ -74,12 +76,18 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 			fmt.Fprintf(&b, "  ... and %d more: see the report.\n", len(listed)-whyRowsShown)
 			break
 		}
-		fmt.Fprintf(&b, "  line %d, %s: %s %s\n", row.Line, row.Ref, row.State, row.Message)
+		msg := repeats.WithoutHint(row.Message)
+		held = held || msg != row.Message
+		fmt.Fprintf(&b, "  line %d, %s: %s %s\n", row.Line, row.Ref, row.State, msg)
 	}
 	b.WriteString("\nWhat to do:\n")
 	if res.ExitCode == batch.ExitRejected {
 		b.WriteString("  Correct the rows above in your copy of the file, keep the other rows as they are, and drop the\n" +
 			"  corrected file into the inbox again. Nothing of this file was paid, so every row will be paid once.\n")
+		if held {
+			b.WriteString("  Rows held as possible repeats need no correction if they are meant: once the others are\n" +
+				"  corrected, the file waits in " + AwaitingDir + " for signers to accept them (its note says how).\n")
+		}
 	} else {
 		b.WriteString("  UNKNOWN rows may have been paid: run `payout reconcile` before anything else.\n")
 		if batch.FailuresConfirmed(rows) {
@@ -157,7 +165,7 @@ func writeReports(b *strings.Builder, reports []string) {
 	}
 	b.WriteString("\nReports:\n")
 	for _, p := range reports {
-		fmt.Fprintf(b, "  %s\n", p)
+		fmt.Fprintf(b, "  %s\n", absolute(p)) // the note is read from anywhere, not from the watcher's folder
 	}
 }
 
@@ -166,7 +174,7 @@ func writeRetryFile(b *strings.Builder, res batch.Result) {
 	if res.RetryFile == "" {
 		return
 	}
-	fmt.Fprintf(b, "\nRetry file: %s\n", res.RetryFile)
+	fmt.Fprintf(b, "\nRetry file: %s\n", absolute(res.RetryFile))
 	b.WriteString("  It holds every row of this run still unpaid, in this file's columns, with a column " + retry.Column + "\n" +
 		"  saying why each is there. Correct the rejected rows in it, keep the others as they are, and drop it\n" +
 		"  into the inbox: exactly those rows are paid, never a row already paid. Rows whose outcome is unknown\n" +

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/payout/payout/batch"
-	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
@@ -23,6 +23,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	log := w.log.With("file", name)
 	out := FileOutcome{Name: name, Path: path}
 	defer func() {
+		w.shareWithFolder(append(out.Result.Reports, out.Result.RetryFile)...)
 		if w.cfg.Done != nil {
 			w.cfg.Done(out)
 		}
@@ -39,13 +40,22 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		out.Exit, out.Err = batch.ExitAborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	res, err := w.runner.WithReportName(batch.Unstamped(name)).Run(ctx, path)
+	runner, accepted, err := w.runnerFor(ctx, log, path)
+	if err != nil {
+		// Whatever stops the plan stops the run too, which says it better.
+		log.Warn("could not check the acceptance of this file's repeats: they stay held", "err", err)
+		runner = w.runner.WithReportName(batch.Unstamped(name))
+	}
+	if accepted.Need > 0 && accepted.Missing() == "" {
+		defer w.recordAcceptance(log, &out, accepted)
+	}
+	res, err := runner.Run(ctx, path)
 	out.Result = res
 	if err != nil {
 		out.Err = err
 		out.Exit = batch.ErrorExit(err)
 		if out.Exit == batch.ExitRejected {
-			return w.fail(log, &out, unreadableNote(name, err))
+			return w.failRefused(log, &out, unreadableNote(name, err))
 		}
 		// Infrastructure: the file stays in processing and the next start resumes it.
 		log.Warn("file left in processing: it is resumed at the next start", "err", err)
@@ -70,7 +80,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		if note := duplicateNote(name, res, earlier, w.runner.Config().Zone); note != "" {
 			out.DuplicateOf = earlier
 			out.Note = dest + DuplicateSuffix
-			if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
+			if err := writeNote(out.Note, note); err != nil {
 				return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
 			}
 			args := []any{"run", res.RunID, "skipped", res.Skipped, "note", out.Note}
@@ -86,6 +96,9 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
 		if err != nil {
 			return batch.ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
+		}
+		if res.ExitCode == batch.ExitRejected && onlyRepeatsHeld(rows) {
+			return w.awaitRepeats(ctx, log, &out, rows, accepted)
 		}
 		return w.fail(log, &out, resultNote(name, res, rows))
 	}
@@ -178,7 +191,27 @@ func (w *Watcher) failEmpty(name string) (int, error) {
 		"What to do:\n  If it was still being copied, the copy may have gone on here: drop the complete file into the\n"+
 		"  inbox again. Otherwise save the payout file again (CSV or XLSX, with its header row) and drop it in.\n",
 		name, w.settleFor(observation{}))
-	return w.fail(w.log.With("file", name), &out, note)
+	return w.failRefused(w.log.With("file", name), &out, note)
+}
+
+// failRefused moves a file refused as a whole to failed with its note, and writes its report.
+func (w *Watcher) failRefused(log *slog.Logger, out *FileOutcome, note string) (int, error) {
+	exit, err := w.fail(log, out, note)
+	if err != nil {
+		return exit, err
+	}
+	report, err := w.writeRefusedReport(out, note)
+	if err != nil {
+		log.Warn("the refused file has no report: its note says why it was refused", "err", err)
+		return exit, nil
+	}
+	out.Result.Reports = append(out.Result.Reports, report)
+	var b strings.Builder
+	writeReports(&b, out.Result.Reports)
+	if err := writeNote(out.Note, note+b.String()); err != nil {
+		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+	}
+	return exit, nil
 }
 
 // fail moves a file to failed with its note.
@@ -188,7 +221,7 @@ func (w *Watcher) fail(log *slog.Logger, out *FileOutcome, note string) (int, er
 		return batch.ExitAborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
-	if err := atomicfile.WriteBytes(out.Note, noteMode, []byte(note)); err != nil {
+	if err := writeNote(out.Note, note); err != nil {
 		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	args := []any{"exit", out.Exit, "note", out.Note}

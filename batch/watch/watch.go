@@ -39,9 +39,6 @@ const (
 	DuplicateSuffix = ".duplicate.txt"
 )
 
-// noteMode is the notes' mode: a rejected row's message may quote its account number.
-const noteMode = 0o600
-
 // watchLockName is the lock file in the watched directory: the ledger lock keeps two processes off
 // one ledger, this one keeps two watchers with different ledgers off one folder.
 const watchLockName = ".payout-watch.lock"
@@ -242,6 +239,12 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	if leads, err := w.leads(ctx); !leads || err != nil {
 		return worst, err
 	}
+	// The list is kept current after every pass, whatever the pass ends with.
+	defer func() {
+		if err := w.writeWaitingList(); err != nil {
+			w.log.Warn("could not write the list of files waiting for approval", "file", WaitingList, "err", err)
+		}
+	}()
 	resumed, err := w.processingFiles()
 	if err != nil {
 		return batch.ExitAborted, err

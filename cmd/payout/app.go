@@ -184,6 +184,13 @@ func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// flagGiven reports whether the command line set the flag name, to tell a default from a choice.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // parseFlags parses a command's arguments with its flags allowed anywhere among them, so that
 // `run FILE --dry-run` is a dry run and never a file named "--dry-run". "--" ends the flags; a
 // lone "-" is an argument. -h prints the help on stdout and returns flag.ErrHelp.

@@ -56,6 +56,8 @@ type planFlags struct {
 	validUntil string
 	key        string
 	reason     string
+	// acceptRepeats signs the plan of every row, held repeats included, as their acceptance.
+	acceptRepeats bool
 }
 
 // planSession reads the file's plan exactly as a run would, with the run's flags.
@@ -82,6 +84,8 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 	}
 	// A plan is read, never paid or reported: no report folder, and an existing ledger only read.
 	o.dryRun, o.reportDir = true, ""
+	// Accepted repeats are paid as rows like any other: their plan holds none back.
+	o.repeats.allowAll = o.repeats.allowAll || pf.acceptRepeats
 	s, err := newSession(ctx, e, &o, modeDryRun)
 	if err != nil {
 		return nil, batch.Plan{}, pf, "", err
@@ -135,13 +139,17 @@ func rejectCmd(ctx context.Context, e *env, args []string) error {
 // the ssh agent, and writes the signature beside the file as FILE.<principal>.sig (a refusal
 // also as FILE.<principal>.reject). On a terminal it asks first. Nothing is written to the ledger.
 func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
-	name, usage := "approve", "approve [--key KEY] [--valid-until DATE] [run flags] FILE"
+	name, usage := "approve", "approve [--accept-repeats] [--key KEY] [--valid-until DATE] [run flags] FILE"
 	if !approve {
 		name, usage = "reject", "reject --reason TEXT [--key KEY] [run flags] FILE"
 	}
 	s, plan, pf, path, err := planSession(ctx, e, name, usage, args, func(fs *flag.FlagSet, pf *planFlags) {
 		fs.StringVar(&pf.key, "key", "", "your OpenSSH private key file, or its .pub with the key in the ssh agent (default: the agent's key that the allowed signers list)")
 		fs.StringVar(&pf.reason, "reason", "", "why the plan is refused (reject)")
+		if approve {
+			fs.BoolVar(&pf.acceptRepeats, "accept-repeats", false, "accept the file's rows held as possible repeats (folder mode): sign its plan, repeats included,\n"+
+				"as "+signature.NamespaceRepeat+", into FILE.<you>.repeats.sig; someone other than the file's maker must")
+		}
 	})
 	if err != nil {
 		return err
@@ -170,8 +178,11 @@ func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
 	}
 	defer key.Close()
 	verb := "APPROVE"
-	if !approve {
+	switch {
+	case !approve:
 		verb = "REJECT"
+	case pf.acceptRepeats:
+		verb = "ACCEPT the repeats held in"
 	}
 	if !confirm(e, fmt.Sprintf("%s this plan as %s (%s)? [y/N] ", verb, id.Principal(), id.Fingerprint)) {
 		return usageError("%s: not confirmed: nothing was signed", name)
@@ -190,7 +201,11 @@ func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
 			id.Principal(), pf.reason, base+approval.RefusalSuffix, base+approval.RefusalSuffix, approval.SigSuffix)
 		return nil
 	}
-	sig, err := signature.Sign(ctx, plan.Statement(day), signature.NamespacePlan, key)
+	namespace := signature.NamespacePlan
+	if pf.acceptRepeats {
+		namespace, base = signature.NamespaceRepeat, base+".repeats"
+	}
+	sig, err := signature.Sign(ctx, plan.Statement(day), namespace, key)
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

@@ -31,16 +31,22 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "demo", "demo [--report-dir DIR] [--keep DIR]")
 	o.register(fs)
 	fs.BoolVar(&o.jsonOut, "json", false, "print the run's summary as JSON on stdout")
-	keep := fs.String("keep", "", "keep the demo's ledger and input in this folder (default: a temporary folder, removed)")
+	keep := fs.String("keep", "", "the demo's folder: its input, ledger and reports (default: a new temporary folder, kept)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	o.alwaysSummary = true
-	work, cleanup, err := demoFolder(*keep)
+	work, err := demoFolder(*keep)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	if !flagGiven(fs, "report-dir") {
+		o.reportDir = filepath.Join(work, defaultReportDir)
+	}
+	// Absolute paths, so that what the demo prints can be opened from any folder.
+	if o.reportDir, err = filepath.Abs(o.reportDir); err != nil {
+		return err
+	}
 	input := filepath.Join(work, payout.SamplePayrollName)
 	if err := os.WriteFile(input, payout.SamplePayrollCSV, 0o600); err != nil {
 		return err
@@ -54,7 +60,7 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer svc.close()
-	fmt.Fprintf(e.stderr, "demo: sandbox on %s, paying %s\n", svc.base, payout.SamplePayrollName)
+	fmt.Fprintf(e.stderr, "demo: sandbox on %s, paying %s\n", svc.base, input)
 
 	s, err := svc.session(ctx, e, &o, filepath.Join(work, "demo-ledger.db"), log)
 	if err != nil {
@@ -71,20 +77,26 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	if res.ExitCode != exitOK {
 		return &exitError{code: res.ExitCode}
 	}
-	return svc.reconcile(ctx, e, s, &o, res.RunID)
+	if err := svc.reconcile(ctx, e, s, &o, res.RunID); err != nil {
+		return err
+	}
+	if !o.jsonOut {
+		fmt.Fprintf(e.stdout, "demo folder (input, ledger, reports): %s\n", work)
+	}
+	return nil
 }
 
-// demoFolder returns the folder the demo works in: keep, made if missing, or a temporary folder
-// that cleanup removes.
-func demoFolder(keep string) (work string, cleanup func(), err error) {
-	if keep != "" {
-		return keep, func() {}, os.MkdirAll(keep, 0o750)
+// demoFolder returns the absolute path of the folder the demo works in: keep, made if missing, or
+// a new temporary folder. Either is kept: the reports name the input file, which must still be
+// there when someone opens them, and the folder is the demo's own, never the caller's.
+func demoFolder(keep string) (string, error) {
+	if keep == "" {
+		return os.MkdirTemp("", "payout-demo-")
 	}
-	dir, err := os.MkdirTemp("", "payout-demo-")
-	if err != nil {
-		return "", nil, err
+	if err := os.MkdirAll(keep, 0o750); err != nil {
+		return "", err
 	}
-	return dir, func() { os.RemoveAll(dir) }, nil
+	return filepath.Abs(keep)
 }
 
 // demoService is the demo's loopback server: the sandbox, and the demo's callback receiver at

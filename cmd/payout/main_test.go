@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -271,16 +272,50 @@ func TestCommandProvidersAndTemplate(t *testing.T) {
 	}
 }
 
+// TestCommandDemo runs the demo as a first-time user would, from a folder of their own: it must
+// leave that folder alone, print absolute paths to reports that exist, and its report's File must
+// name an input that is still there.
 func TestCommandDemo(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binPath, "demo", "--report-dir", "reports")
-	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	tmp := t.TempDir()
+	cmd := exec.Command(binPath, "demo")
+	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + tmp}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	reports, _ := filepath.Glob(filepath.Join(dir, "reports", "sample-payroll.*.report.html"))
-	if len(reports) != 1 || !strings.Contains(string(out), "report") {
-		t.Errorf("demo wrote %v:\n%s", reports, out)
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("demo wrote %v into the folder it was run from; want nothing there", entries)
+	}
+	var reports []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "report: "); ok {
+			reports = append(reports, p)
+		}
+	}
+	if len(reports) != 6 {
+		t.Fatalf("demo printed %d report paths, want 6 (the run's and reconcile's):\n%s", len(reports), out)
+	}
+	for _, p := range reports {
+		if !filepath.IsAbs(p) || !strings.HasPrefix(p, tmp) {
+			t.Errorf("demo printed %s: want an absolute path in its own temporary folder under %s", p, tmp)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("demo printed a report that is not there: %v", err)
+		}
+	}
+	html, err := os.ReadFile(reports[2])
+	if err != nil || !strings.HasSuffix(reports[2], ".report.html") {
+		t.Fatalf("the run's HTML report %s: %v", reports[2], err)
+	}
+	m := regexp.MustCompile(`File</th><td>([^<]+)<`).FindSubmatch(html)
+	if m == nil {
+		t.Fatalf("the run's report names no File:\n%s", html)
+	}
+	if _, err := os.Stat(string(m[1])); err != nil {
+		t.Errorf("the report's File names an input that is gone: %v", err)
+	}
+	if !strings.Contains(string(out), "demo folder (input, ledger, reports): "+tmp) {
+		t.Errorf("demo did not say where its folder is:\n%s", out)
 	}
 }

@@ -132,3 +132,17 @@ func totalCount(counts map[ledger.State]ledger.CountAmount) int {
 	}
 	return n
 }
+
+// readmeMaxLines is the README's length limit: a manual read through, its figures in BENCHMARKS.md.
+const readmeMaxLines = 250
+
+// TestReadmeIsAManual holds the README to a manual's length.
+func TestReadmeIsAManual(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, want at most %d: move detail into package doc comments", n, readmeMaxLines)
+	}
+}

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
@@ -45,11 +45,9 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		return usageError("watch: %s is not a folder: name the folder that holds inbox (nothing was done)", dir)
 	}
 	reportDir := filepath.Join(dir, watch.ReportsDir)
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "report-dir" {
-			reportDir = o.reportDir
-		}
-	})
+	if flagGiven(fs, "report-dir") {
+		reportDir = o.reportDir
+	}
 	o.reportDir = reportDir // checked by the session before the ledger is locked
 
 	s, err := newSession(ctx, e, &o, modePay)
@@ -122,7 +120,29 @@ func (s *session) watched(out watch.FileOutcome) {
 	if out.Err != nil && out.Exit != exitRejected {
 		return // infrastructure: the command returns the error
 	}
+	if out.Err != nil {
+		s.printRefused(res, out)
+		return
+	}
 	if err := s.print(res); err != nil {
 		s.log.Error("print summary", "err", err)
+	}
+}
+
+// printRefused says what became of a file refused as a whole: no row of it was read as a payout,
+// so there are no counts to print, only why, the note and its report.
+func (s *session) printRefused(res batch.Result, out watch.FileOutcome) {
+	s.bar.end()
+	if s.metrics != nil {
+		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
+			s.log.Error("write metrics file", "err", err)
+		}
+	}
+	fmt.Fprintf(s.e.stdout, "REFUSED %s: nothing was recorded or sent\n  %s\n", res.File, out.Err)
+	if out.Note != "" {
+		fmt.Fprintf(s.e.stdout, "  why: %s\n", out.Note)
+	}
+	for _, p := range res.Reports {
+		fmt.Fprintf(s.e.stdout, "  report: %s\n", p)
 	}
 }

@@ -1,0 +1,43 @@
+package watch
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/payout/payout/batch/atomicfile"
+)
+
+// What folder mode writes for the people who drop files (notes, reports, retry files, the list
+// of what waits) is readable by the group of the folder it lands in when that folder is itself
+// group-readable: the README gives the folders to the finance group, set-group-ID so that new
+// files take that group. It is never readable by others: notes and reports quote account numbers.
+const (
+	privateMode fs.FileMode = 0o600
+	sharedMode  fs.FileMode = 0o640
+)
+
+// readerMode is the mode of a file written for people into dir.
+func readerMode(dir string) fs.FileMode {
+	if info, err := os.Stat(dir); err == nil && info.Mode().Perm()&0o040 != 0 {
+		return sharedMode
+	}
+	return privateMode
+}
+
+// writeNote writes a note for people, atomically, readable as readerMode says.
+func writeNote(path, text string) error {
+	return atomicfile.WriteBytes(path, readerMode(filepath.Dir(path)), []byte(text))
+}
+
+// shareWithFolder makes a file the run wrote (0600) as readable as readerMode says for its folder.
+func (w *Watcher) shareWithFolder(paths ...string) {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if err := os.Chmod(p, readerMode(filepath.Dir(p))); err != nil {
+			w.log.Warn("could not open a report to the folder's readers", "file", p, "err", err)
+		}
+	}
+}
