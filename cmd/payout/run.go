@@ -371,6 +371,10 @@ func (s *session) openLedger(ctx context.Context) error {
 		return ledgerError(err)
 	}
 	lock, err := ledger.Take(ctx, s.cfg.Ledger)
+	var refused *ledger.OpenError
+	if errors.As(err, &refused) {
+		return ledgerError(err) // a database without the ledger: as status and Open say it
+	}
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
@@ -385,7 +389,7 @@ func (s *session) openLedger(ctx context.Context) error {
 
 func (s *session) close() {
 	if s.db != nil {
-		if err := s.db.Close(); err != nil {
+		if err := s.db.Close(); err != nil && !ledger.ClosedConnection(err) {
 			s.log.Error("close ledger", "err", err)
 		}
 	}
