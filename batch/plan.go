@@ -53,6 +53,9 @@ type Plan struct {
 	NewTotal   decimal.Decimal `json:"new_total"`
 	Digest     string          `json:"digest"`
 	body       []byte
+	// fileTotal is every row's amount as written, rejected rows included: what a run that pays
+	// nothing reports as its file's total. A signature binds Total, never this.
+	fileTotal decimal.Decimal
 }
 
 // planText collects a plan's row lines as the survey meets the rows, when it keeps them.
@@ -88,7 +91,8 @@ func (sv *survey) plan() Plan {
 	sha := sv.sum
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
-		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
+		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal(),
+		fileTotal: sv.validTotal.Decimal().Add(sv.rejectedTotal.Decimal())}
 	if !t.keep {
 		return pl
 	}

@@ -434,7 +434,11 @@ func printSummary(w io.Writer, res batch.Result) {
 	if res.DryRun {
 		kind = "dry run"
 	}
-	fmt.Fprintf(w, "%s %s of %s: %d rows, MYR %s\n", kind, res.RunID, res.File, res.Rows, res.TotalAmount.StringFixed(2))
+	unreadable := ""
+	if res.UnreadableAmounts > 0 {
+		unreadable = fmt.Sprintf(" (and %d row(s) whose amount is not a number)", res.UnreadableAmounts)
+	}
+	fmt.Fprintf(w, "%s %s of %s: %d rows, MYR %s%s\n", kind, res.RunID, res.File, res.Rows, res.TotalAmount.StringFixed(2), unreadable)
 	if res.DryRun {
 		fmt.Fprintf(w, "  valid %d, rejected %d (nothing was sent)\n", res.Rows-res.Rejected, res.Rejected)
 	} else if res.AwaitingApproval == "" {
