@@ -47,6 +47,7 @@ type runOptions struct {
 	noResendUnknown bool
 	timeout         time.Duration
 	metricsFile     string
+	metrics         *metricsWriter // set by a command that rewrites the metrics file as it ends
 	progress        bool
 	alwaysSummary   bool // print the summary even on success (the demo is for people)
 	approval        approvalOptions
@@ -70,14 +71,14 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is sent again")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "never send again a payout whose outcome is unknown: leave it for reconciliation")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
-	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, and as the command ends whatever its exit code, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
 		"the run's rows by state, amount, exit code, duration and last success; the ledger's payouts and MYR by state")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")
 	o.approval.register(fs)
 	o.repeats.register(fs)
 }
 
-func runCmd(ctx context.Context, e *env, args []string) error {
+func runCmd(ctx context.Context, e *env, args []string) (err error) {
 	var o runOptions
 	fs := newFlagSet(e, "run", "run [flags] FILE...")
 	o.register(fs)
@@ -86,6 +87,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer o.metricsAtEnd(e, &err)()
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return usageError("run: name at least one file")
@@ -169,6 +171,28 @@ func (o *runOptions) printFailed(e *env, res batch.Result, err error, code int) 
 func (o *runOptions) printNotRun(e *env, files []string, err error, code int) {
 	for _, path := range files {
 		o.printFailed(e, batch.Result{File: path}, err, code)
+	}
+}
+
+// metricsAtEnd, with --metrics-file, starts the command's metrics and returns what writes them
+// when it ends, with the exit code *err gives it, whatever that is: a command refused, or
+// stopped before any file, replaces the previous command's figures all the same. Deferred by the
+// command, after its flags are parsed.
+func (o *runOptions) metricsAtEnd(e *env, err *error) func() {
+	if o.metricsFile == "" {
+		return func() {}
+	}
+	o.metrics = newMetricsWriter(o.metricsFile, time.Now)
+	return func() {
+		log, logErr := o.logger(e)
+		if logErr != nil {
+			log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+		code := exitOK
+		if *err != nil {
+			code = exitCodeOf(*err)
+		}
+		o.metrics.end(log, ledgerPath(e, o.ledger), code)
 	}
 }
 
@@ -268,8 +292,8 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 			return nil, err
 		}
 	}
-	if o.metricsFile != "" {
-		s.metrics = &metricsWriter{path: o.metricsFile}
+	if s.metrics = o.metrics; s.metrics == nil && o.metricsFile != "" {
+		s.metrics = newMetricsWriter(o.metricsFile, time.Now)
 	}
 	if err := s.openLimiter(); err != nil {
 		return nil, err
@@ -414,7 +438,7 @@ func (s *session) print(res batch.Result) error {
 	s.bar.end()
 	if s.metrics != nil {
 		// Written also after Ctrl-C: a stopped run is one to see on the dashboards.
-		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
+		if err := s.metrics.file(context.Background(), res, s.db); err != nil {
 			s.log.Error("write metrics file", "err", err)
 		}
 	}

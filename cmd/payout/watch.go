@@ -16,7 +16,7 @@ import (
 // an overlapping cron start exits 1 at once instead of colliding. On a PostgreSQL ledger several
 // hosts may watch one shared folder: one leads it, the others wait (--once: exit 0) and take
 // over when its process ends.
-func watchCmd(ctx context.Context, e *env, args []string) error {
+func watchCmd(ctx context.Context, e *env, args []string) (err error) {
 	var o runOptions
 	fs := newFlagSet(e, "watch", "watch [--once] [--settle D] [--interval D] [run flags] DIR")
 	o.register(fs)
@@ -30,6 +30,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer o.metricsAtEnd(e, &err)()
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageError("watch: name one folder")
