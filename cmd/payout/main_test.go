@@ -231,14 +231,14 @@ func TestCommandErrors(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})
-	t.Run("a second process on the same ledger exits 1 naming the holder", func(t *testing.T) {
+	t.Run("a second process on the same ledger waits, then exits 1 naming the holder", func(t *testing.T) {
 		lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer lock.Unlock()
-		_, errOut, code := u.run("run", sample)
-		if code != 1 || !strings.Contains(errOut, "pid=") {
+		_, errOut, code := u.run("run", "--ledger-wait", "300ms", sample)
+		if code != 1 || !strings.Contains(errOut, "pid=") || !strings.Contains(errOut, "after waiting 300ms") {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})

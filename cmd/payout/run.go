@@ -48,6 +48,7 @@ type runOptions struct {
 	timeout         time.Duration
 	metricsFile     string
 	metrics         *metricsWriter // set by a command that rewrites the metrics file as it ends
+	ledgerWait      *time.Duration // --ledger-wait; nil: $PAYOUT_LEDGER_WAIT or its default
 	progress        bool
 	alwaysSummary   bool // print the summary even on success (the demo is for people)
 	approval        approvalOptions
@@ -61,6 +62,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reports")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	o.registerLimits(fs)
+	o.registerLedgerWait(fs)
 	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read, hidden or not (default: the active sheet, the one shown when the workbook was saved)")
 	fs.BoolVar(&o.numericAccounts, "numeric-accounts", false, "my account numbers have no leading zeros: accept XLSX account cells stored as numbers")
 	fs.BoolVar(&o.hiddenRows, "hidden-rows", false, "pay XLSX rows hidden in the workbook (default: reject them)")
@@ -368,6 +370,9 @@ func (o *runOptions) config(getenv func(string) string, mode sessionMode) (confi
 	if o.workers.set {
 		cfg.Workers = o.workers.value
 	}
+	if o.ledgerWait != nil {
+		cfg.LedgerWait = *o.ledgerWait
+	}
 	switch {
 	case mode == modePay:
 		err = cfg.validateSubmit()
@@ -386,7 +391,9 @@ func (s *session) openLedger(ctx context.Context) error {
 	if err := ledger.Probe(s.cfg.Ledger); err != nil {
 		return ledgerError(err)
 	}
-	lock, err := ledger.Take(ctx, s.cfg.Ledger)
+	lock, err := ledger.TakeWithin(ctx, s.cfg.Ledger, s.cfg.LedgerWait, func(holder string) {
+		s.log.Info("the ledger is in use by another process: waiting for it", "holder", holder, "at_most", s.cfg.LedgerWait.String())
+	})
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

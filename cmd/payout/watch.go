@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
@@ -13,7 +15,8 @@ import (
 
 // watchCmd is folder mode: files dropped into DIR/inbox are paid one at a time like `run` and moved
 // to DIR/done or DIR/failed. It holds the ledger's lock (and the folder's) for its whole life, so
-// an overlapping cron start exits 1 at once instead of colliding. On a PostgreSQL ledger several
+// that no two processes pay at once: with --once, a ledger another process holds is left to the
+// next turn (exit 0); without, it is waited for as `run` waits (--ledger-wait). On a PostgreSQL ledger several
 // hosts may watch one shared folder: one leads it, the others wait (--once: exit 0) and take
 // over when its process ends.
 func watchCmd(ctx context.Context, e *env, args []string) (err error) {
@@ -53,7 +56,18 @@ func watchCmd(ctx context.Context, e *env, args []string) (err error) {
 	})
 	o.reportDir = reportDir // checked by the session before the ledger is locked
 
+	if *once && o.ledgerWait == nil {
+		// Cron starts the next turn in minutes: a busy ledger is left to it rather than waited for.
+		noWait := time.Duration(0)
+		o.ledgerWait = &noWait
+	}
 	s, err := newSession(ctx, e, &o, modePay)
+	if *once && errors.Is(err, ledger.ErrLocked) {
+		if log, logErr := o.logger(e); logErr == nil {
+			log.Info("the ledger is in use by another process: the inbox is left to the next turn", "err", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
