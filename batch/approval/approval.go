@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,26 @@ type Policy struct {
 	// Validity is the furthest a statement's valid-until may be from the day it is checked
 	// (DefaultValidity when 0).
 	Validity time.Duration
+}
+
+// ValidityText is a validity as people write it: "7 days", "1 day", or, for what is not whole
+// days, "36h" and the like.
+func ValidityText(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "1 day"
+	case d > 0 && d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + " days"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // ValidityOrDefault is how long a signature may hold under p.

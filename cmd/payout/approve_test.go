@@ -343,7 +343,8 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 	}
 	waiting := filepath.Join(dir, "awaiting-approval", "november.csv")
 	note, err := os.ReadFile(waiting + ".why.txt")
-	if err != nil || !strings.Contains(string(note), "payout approve "+waiting) || !strings.Contains(string(note), "needs 1 distinct signers; have 0") {
+	if err != nil || !strings.Contains(string(note), "payout approve "+waiting) || !strings.Contains(string(note), "needs 1 distinct signers; have 0") ||
+		!strings.Contains(string(note), "(at most 7 days ahead)") {
 		t.Fatalf("note beside the waiting file (%v):\n%s", err, note)
 	}
 	if _, errOut, code := u.run("watch", "--once", "--settle", "0", "--require-approval=false", dir); code != 2 || !strings.Contains(errOut, "approval policy is in the ledger") {
