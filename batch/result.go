@@ -33,6 +33,8 @@ type Result struct {
 	Reports           []string `json:"reports"`
 	ExitCode          int      `json:"exit_code"`
 	Aborted           string   `json:"aborted,omitempty"`
+	// ResumeAdvice says what to do about an aborted run (see ResumeAdvice); empty when it was not.
+	ResumeAdvice string `json:"resume_advice,omitempty"`
 	// StartedAt, EndedAt and ApprovedAt are in UTC: the JSON summary is for scripts, which read
 	// them as RFC 3339 with offset.
 	StartedAt time.Time `json:"started_at"`

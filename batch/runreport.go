@@ -26,10 +26,10 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	ended := r.cfg.Now()
 	res.EndedAt = ended.UTC()
 	if aborted != nil {
-		res.Aborted = aborted.Error()
+		res.Aborted, res.ResumeAdvice = aborted.Error(), ResumeAdvice(aborted)
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
+		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, AbortAdvice: res.ResumeAdvice, Expected: run.Rows,
 		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db), Zone: r.cfg.Zone}
 	var readErr error
 	paths, summary, reportErr := report.WriteRunStream(r.cfg.ReportDir, r.reportInput(res.File), meta, func(add func(report.Row) error) error {

@@ -90,7 +90,9 @@ type Summary struct {
 	Expected int
 	DryRun   bool
 	// Aborted is why the run stopped before it had sent every row; empty when it did not stop.
-	Aborted string
+	// AbortAdvice is what to do about it ("run the same command again to resume" when empty).
+	Aborted     string
+	AbortAdvice string
 	// NotSent lists the first lines still READY (never sent) of an aborted run, and NotSentCount
 	// counts them all; both are filled by Summarize.
 	NotSent      []int
@@ -115,7 +117,11 @@ func (s Summary) AbortedText() string {
 	if s.Aborted == "" {
 		return ""
 	}
-	return "ABORTED: " + s.Aborted + " — run the same command again to resume"
+	advice := s.AbortAdvice
+	if advice == "" {
+		advice = "run the same command again to resume"
+	}
+	return "ABORTED: " + s.Aborted + " — " + advice
 }
 
 // notSentShown bounds the lines a summary lists as not sent: the rows table has them all.

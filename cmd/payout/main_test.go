@@ -214,6 +214,14 @@ func TestCommandErrors(t *testing.T) {
 			t.Errorf("stderr %q, want one \"list providers\", the refusal and what to check", errOut)
 		}
 	})
+	t.Run("a refused token says to correct it, not only to run again", func(t *testing.T) {
+		bad := &user{tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), "PAYOUT_AUTH_TOKEN=s3cret-wrong-token")}
+		_, errOut, code := bad.run("run", sample)
+		if code != 1 || !strings.Contains(errOut, "check PAYOUT_AUTH_TOKEN") || !strings.Contains(errOut, "once the token is right") ||
+			strings.Contains(errOut, "run again to resume") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
 	t.Run("missing configuration is exit 2", func(t *testing.T) {
 		bare := &user{tb: t, dir: u.dir, env: []string{"PATH=" + os.Getenv("PATH")}}
 		_, errOut, code := bare.run("run", sample)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -437,6 +438,10 @@ func (s *session) runError(path string, err error) error {
 	case ledger.Damaged(err):
 		return damagedStop("the run of "+path, s.cfg.Ledger, err)
 	}
+	if api.KindOf(err) == api.KindUnauthorized || errors.Is(err, outcome.ErrUnauthorized) {
+		// The token would be refused again: the message already says what to check.
+		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (nothing is lost: once the token is right, run the same command again)", path, err)}
+	}
 	return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (nothing is lost: run again to resume)", path, err)}
 }
 
@@ -500,7 +505,7 @@ func printSummary(w io.Writer, res batch.Result) {
 	}
 	printAwaiting(w, res)
 	if res.Aborted != "" {
-		fmt.Fprintf(w, "  stopped: %s: run the same command again to resume\n", res.Aborted)
+		fmt.Fprintf(w, "  stopped: %s: %s\n", res.Aborted, cmp.Or(res.ResumeAdvice, "run the same command again to resume"))
 	}
 	for _, p := range res.Reports {
 		fmt.Fprintf(w, "  report: %s\n", p)
