@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/report"
@@ -423,15 +424,23 @@ func (ix *providerIndex) resolve(name string) (api.Provider, error) {
 	return api.Provider{}, fmt.Errorf("%w%s (see `payout providers`)", ErrBankUnknown, ix.suggest(key))
 }
 
+// suggest names at most three providers whose names come close to key, closest first: by the
+// edits that make key a name, or a part of one, as people shorten "Touch 'n Go eWallet" to "Touch
+// n Go". A name further than a third of key's letters is no suggestion: a short name such as
+// OCBC is a few edits from anything, and is suggested only for what nearly spells it.
 func (ix *providerIndex) suggest(key string) string {
 	type cand struct {
 		name string
 		dist int
 	}
+	if key == "" {
+		return ""
+	}
+	limit := max(1, utf8.RuneCountInString(key)/3)
 	best := make(map[int]int)
 	for j, k := range ix.keys {
-		d := editDistance(key, k)
-		if cur, ok := best[ix.owners[j]]; !ok || d < cur {
+		d := min(editDistance(key, k), infixDistance(key, k))
+		if cur, ok := best[ix.owners[j]]; d <= limit && (!ok || d < cur) {
 			best[ix.owners[j]] = d
 		}
 	}
@@ -456,6 +465,27 @@ func (ix *providerIndex) suggest(key string) string {
 		names[i] = strconv.Quote(c.name)
 	}
 	return "; did you mean " + strings.Join(names, " or ") + "?"
+}
+
+// infixDistance is the fewest edits that make a a run of b's letters: 0 when b contains a.
+func infixDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	// prev[j] is the distance of a's first i letters to the best run of b ending at letter j;
+	// a run may start anywhere in b, so the row of no letters of a is all zeros.
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return slices.Min(prev)
 }
 
 func editDistance(a, b string) int {
