@@ -39,8 +39,24 @@ type approvalOptions struct{}
 
 func (o *approvalOptions) register(fs *flag.FlagSet) {
 	for _, name := range []string{"require-approval", "approval-over", "approval-expiry"} {
-		fs.Func(name, "refused: the approval policy is in the ledger (payout policy)", func(string) error { return errPolicyInLedger })
+		fs.Var(refusedFlag{errPolicyInLedger}, name, "refused: the approval policy is in the ledger (payout policy)")
 	}
+}
+
+// refusedFlag is a flag that is no longer taken: given, it fails with err. Help leaves it out and
+// no mistyped flag is corrected to it; the error tells whoever still gives it what replaced it.
+type refusedFlag struct{ err error }
+
+func (f refusedFlag) String() string   { return "" }
+func (f refusedFlag) Set(string) error { return f.err }
+
+// IsBoolFlag lets the flag be given alone, as the switches it replaced were: it then never takes
+// the file name after it as its value.
+func (f refusedFlag) IsBoolFlag() bool { return true }
+
+func isRefusedFlag(f *flag.Flag) bool {
+	_, refused := f.Value.(refusedFlag)
+	return refused
 }
 
 // policy is who may sign, from the environment; how many must sign is the ledger's.

@@ -78,7 +78,7 @@ func (o *runOptions) registerLimits(fs *flag.FlagSet) {
 
 // registerLedgerWait registers --ledger-wait: how long to wait for a ledger another process holds.
 func (o *runOptions) registerLedgerWait(fs *flag.FlagSet) {
-	fs.Func("ledger-wait", "when another process holds the ledger, wait this long (`D`, e.g. 10m; 0: not at all) for it to finish, then exit 1 (default $"+envLedgerWait+" or "+defaultLedgerWait.String()+"; watch --once does not wait: it leaves the inbox to its next turn and exits 0)",
+	fs.Func("ledger-wait", "when another process holds the ledger, wait this long (`D`, e.g. 10m; 0: not at all) for it to finish, then exit 1 (default $"+envLedgerWait+" or "+strings.TrimSuffix(defaultLedgerWait.String(), "0s")+"; watch --once does not wait: it leaves the inbox to its next turn and exits 0)",
 		func(v string) error {
 			d, err := parseLedgerWait(v)
 			o.ledgerWait = &d
