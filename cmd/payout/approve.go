@@ -135,7 +135,12 @@ func planCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return plan.WriteStatement(e.stdout, day)
+	if err := plan.WriteStatement(e.stdout, day); err != nil {
+		return err
+	}
+	// Beside the statement, not in it: stdout is what is signed, often through a pipe.
+	printBanks(e.stderr, "# ", plan)
+	return nil
 }
 
 func approveCmd(ctx context.Context, e *env, args []string) error {
@@ -305,7 +310,21 @@ func printPlan(w io.Writer, p batch.Plan, path string) {
 	}
 	fmt.Fprintf(w, "plan:\n  file SHA-256  %s\n  sheet         %s\n  rows          %d (payable %d, rejected %d), MYR %s payable\n", p.FileSHA256, sheet, p.Rows, p.Payable, p.Rejected, p.Total.StringFixed(2))
 	fmt.Fprintf(w, "  new payouts   %d, MYR %s (payable rows whose reference the ledger here does not hold)\n  plan SHA-256  %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.Digest)
+	printBanks(w, "  ", p)
 	fmt.Fprintf(w, "  every row, as signed: payout plan %s\n", path)
+}
+
+// printBanks names the banks a plan's rows pay next to the provider ids its statement gives
+// them, one a line after prefix: a signer checks names, not ids.
+func printBanks(w io.Writer, prefix string, p batch.Plan) {
+	banks := p.Banks()
+	if len(banks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%sbanks (the provider id in each row of the statement):\n", prefix)
+	for _, b := range banks {
+		fmt.Fprintf(w, "%s  %4d  %s\n", prefix, b.ID, b.Name)
+	}
 }
 
 // printAwaiting adds to a run's summary why it paid nothing and how to have it paid.

@@ -388,3 +388,27 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 		t.Errorf("failed note (%v):\n%s", err, why)
 	}
 }
+
+// TestCommandPlanNamesTheBanks: the statement names each row's bank by its provider id; whoever
+// signs it reads the banks' names next to those ids, from `payout plan` (on stderr: stdout is
+// the statement alone, as it is piped to ssh-keygen) and from `payout approve`.
+func TestCommandPlanNamesTheBanks(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	k := newSigners(t, u)
+	if out, errOut, code := u.run("template", "--example", "--out", "payroll.csv"); code != 0 {
+		t.Fatalf("template: exit %d: %s %s", code, out, errOut)
+	}
+	out, errOut, code := u.run("plan", "payroll.csv")
+	if code != 0 || strings.Contains(out, "Maybank") {
+		t.Fatalf("plan: exit %d, stdout holds more than the statement:\n%s", code, out)
+	}
+	for _, want := range []string{"1  Maybank (Malayan Banking Berhad)", "51  Touch 'n Go eWallet"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("plan does not name the bank %q beside the statement:\n%s", want, errOut)
+		}
+	}
+	out, errOut, code = u.run("approve", "--key", k.alice.Path, "payroll.csv")
+	if code != 0 || !strings.Contains(out, "2  CIMB Bank Berhad") {
+		t.Errorf("approve: exit %d, does not name the banks of the plan it signs:\n%s%s", code, out, errOut)
+	}
+}
