@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -410,5 +411,37 @@ func TestCommandPlanNamesTheBanks(t *testing.T) {
 	out, errOut, code = u.run("approve", "--key", k.alice.Path, "payroll.csv")
 	if code != 0 || !strings.Contains(out, "2  CIMB Bank Berhad") {
 		t.Errorf("approve: exit %d, does not name the banks of the plan it signs:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestCommandResavedFileSaysWhatChanged: a signed CSV saved again with CRLF line endings (as a
+// spreadsheet on Windows writes it) pays nothing, and says that the signature signs the same
+// rows with the file's old line endings: what changed, and that no row did.
+func TestCommandResavedFileSaysWhatChanged(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	k := newSigners(t, u)
+	if out, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatalf("policy --approvals 1: exit %d: %s %s", code, out, errOut)
+	}
+	path := filepath.Join(u.dir, "payroll.csv")
+	if out, errOut, code := u.run("template", "--example", "--out", path); code != 0 {
+		t.Fatalf("template: exit %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("approve", "--key", k.alice.Path, path); code != 0 {
+		t.Fatalf("approve: exit %d: %s %s", code, out, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || bytes.Contains(data, []byte("\r\n")) {
+		t.Fatalf("the template is not LF text: %v", err)
+	}
+	if err := os.WriteFile(path, bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "saved again with CRLF (Windows) line endings where it had LF", "run", path)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := u.run("run", path); code != 0 {
+		t.Errorf("the file as signed: exit %d: %s %s", code, out, errOut)
 	}
 }
