@@ -165,3 +165,25 @@ func previousValue(path, name string) (float64, bool) {
 	}
 	return mf.GetMetric()[0].GetGauge().GetValue(), true
 }
+
+// metricsAtEnd, with --metrics-file, starts the command's metrics and returns what writes them
+// when it ends, with the exit code *err gives it, whatever that is: a command refused, or
+// stopped before any file, replaces the previous command's figures all the same. Deferred by the
+// command, after its flags are parsed.
+func (o *runOptions) metricsAtEnd(e *env, err *error) func() {
+	if o.metricsFile == "" {
+		return func() {}
+	}
+	o.metrics = newMetricsWriter(o.metricsFile, time.Now)
+	return func() {
+		log, logErr := o.logger(e)
+		if logErr != nil {
+			log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+		code := exitOK
+		if *err != nil {
+			code = exitCodeOf(*err)
+		}
+		o.metrics.end(log, ledgerPath(e, o.ledger), code)
+	}
+}

@@ -56,19 +56,8 @@ func watchCmd(ctx context.Context, e *env, args []string) (err error) {
 	})
 	o.reportDir = reportDir // checked by the session before the ledger is locked
 
-	if *once && o.ledgerWait == nil {
-		// Cron starts the next turn in minutes: a busy ledger is left to it rather than waited for.
-		noWait := time.Duration(0)
-		o.ledgerWait = &noWait
-	}
-	s, err := newSession(ctx, e, &o, modePay)
-	if *once && errors.Is(err, ledger.ErrLocked) {
-		if log, logErr := o.logger(e); logErr == nil {
-			log.Info("the ledger is in use by another process: the inbox is left to the next turn", "err", err)
-		}
-		return nil
-	}
-	if err != nil {
+	s, err := openWatch(ctx, e, &o, *once)
+	if err != nil || s == nil {
 		return err
 	}
 	defer s.close()
@@ -106,6 +95,23 @@ func watchCmd(ctx context.Context, e *env, args []string) (err error) {
 	}
 	// A loop stopped by a lost session is a failure (a service manager restarts it), not a signal.
 	return holdLost(ctx)
+}
+
+// openWatch opens folder mode's session. With once, a ledger another process holds is not
+// waited for but left to the next turn, which cron starts in minutes: no session, and no error.
+func openWatch(ctx context.Context, e *env, o *runOptions, once bool) (*session, error) {
+	if once && o.ledgerWait == nil {
+		noWait := time.Duration(0)
+		o.ledgerWait = &noWait
+	}
+	s, err := newSession(ctx, e, o, modePay)
+	if once && errors.Is(err, ledger.ErrLocked) {
+		if log, logErr := o.logger(e); logErr == nil {
+			log.Info("the ledger is in use by another process: the inbox is left to the next turn", "err", err)
+		}
+		return nil, nil
+	}
+	return s, err
 }
 
 // leadInbox is how a watcher whose ledger is shared by several hosts (PostgreSQL) leads its
