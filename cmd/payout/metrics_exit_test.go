@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,57 +60,59 @@ func TestMetricsFileTellsEveryOutcome(t *testing.T) {
 		{name: "folder mode refuses a file", exit: 3, args: []string{"watch", "--once", "--settle", "0s", "drop"}},
 	}
 	for _, st := range steps {
-		if st.before != nil {
-			st.before()
-		}
-		step := &user{tb: t, dir: u.dir, env: append(append([]string{}, u.env...), st.env...)}
-		begin := time.Now()
-		out, errOut, code := step.run(append(st.args, "--metrics-file", prom)...)
-		took := time.Since(begin)
-		if code != st.exit {
-			t.Fatalf("%s: exit %d, want %d: %s %s", st.name, code, st.exit, out, errOut)
-		}
-		data, err := os.ReadFile(prom)
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		families, err := parser.TextToMetricFamilies(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: Prometheus' parser refuses the file: %v\n%s", st.name, err, data)
-		}
-		single := func(name string) float64 {
-			mf, ok := families[name]
-			if !ok || len(mf.GetMetric()) != 1 {
-				t.Fatalf("%s: no single sample of %s:\n%s", st.name, name, data)
+		t.Run(fmt.Sprintf("exit %d, %s", st.exit, st.name), func(t *testing.T) {
+			if st.before != nil {
+				st.before()
 			}
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-		if got := single("payout_run_exit_code"); got != float64(st.exit) {
-			t.Errorf("%s: payout_run_exit_code %v, want %d", st.name, got, st.exit)
-		}
-		if d := single("payout_run_duration_seconds"); d < 0 || d > took.Seconds() {
-			t.Errorf("%s: payout_run_duration_seconds %v, want between 0 and the command's %v", st.name, d, took)
-		}
-		ended := single("payout_run_last_timestamp_seconds")
-		if ended < float64(begin.UnixMilli())/1000 || ended > float64(time.Now().UnixMilli())/1000 {
-			t.Errorf("%s: payout_run_last_timestamp_seconds %v (%s), want within the command's %s to now",
-				st.name, ended, time.UnixMilli(int64(ended*1000)), begin)
-		}
-		if success := single("payout_run_last_success_timestamp_seconds"); success < float64(begin.Add(-time.Hour).Unix()) || success > ended {
-			t.Errorf("%s: payout_run_last_success_timestamp_seconds %v, want the first step's end", st.name, success)
-		}
-		status, errOut, code := u.run("status")
-		if code != 0 {
-			t.Fatalf("%s: status exit %d: %s", st.name, code, errOut)
-		}
-		m := regexp.MustCompile(`(?m)^\s*REJECTED\s+(\d+)\s`).FindStringSubmatch(status)
-		if m == nil {
-			t.Fatalf("%s: status shows no REJECTED line:\n%s", st.name, status)
-		}
-		want, _ := strconv.Atoi(m[1])
-		if got := gaugeValue(families, "payout_ledger_payouts", "REJECTED"); got != float64(want) {
-			t.Errorf("%s: payout_ledger_payouts{state=\"REJECTED\"} %v, `payout status` says %d", st.name, got, want)
-		}
+			step := &user{tb: t, dir: u.dir, env: append(append([]string{}, u.env...), st.env...)}
+			begin := time.Now()
+			out, errOut, code := step.run(append(st.args, "--metrics-file", prom)...)
+			took := time.Since(begin)
+			if code != st.exit {
+				t.Fatalf("%s: exit %d, want %d: %s %s", st.name, code, st.exit, out, errOut)
+			}
+			data, err := os.ReadFile(prom)
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			families, err := parser.TextToMetricFamilies(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("%s: Prometheus' parser refuses the file: %v\n%s", st.name, err, data)
+			}
+			single := func(name string) float64 {
+				mf, ok := families[name]
+				if !ok || len(mf.GetMetric()) != 1 {
+					t.Fatalf("%s: no single sample of %s:\n%s", st.name, name, data)
+				}
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+			if got := single("payout_run_exit_code"); got != float64(st.exit) {
+				t.Errorf("%s: payout_run_exit_code %v, want %d", st.name, got, st.exit)
+			}
+			if d := single("payout_run_duration_seconds"); d < 0 || d > took.Seconds() {
+				t.Errorf("%s: payout_run_duration_seconds %v, want between 0 and the command's %v", st.name, d, took)
+			}
+			ended := single("payout_run_last_timestamp_seconds")
+			if ended < float64(begin.UnixMilli())/1000 || ended > float64(time.Now().UnixMilli())/1000 {
+				t.Errorf("%s: payout_run_last_timestamp_seconds %v (%s), want within the command's %s to now",
+					st.name, ended, time.UnixMilli(int64(ended*1000)), begin)
+			}
+			if success := single("payout_run_last_success_timestamp_seconds"); success < float64(begin.Add(-time.Hour).Unix()) || success > ended {
+				t.Errorf("%s: payout_run_last_success_timestamp_seconds %v, want the first step's end", st.name, success)
+			}
+			status, errOut, code := u.run("status")
+			if code != 0 {
+				t.Fatalf("%s: status exit %d: %s", st.name, code, errOut)
+			}
+			m := regexp.MustCompile(`(?m)^\s*REJECTED\s+(\d+)\s`).FindStringSubmatch(status)
+			if m == nil {
+				t.Fatalf("%s: status shows no REJECTED line:\n%s", st.name, status)
+			}
+			want, _ := strconv.Atoi(m[1])
+			if got := gaugeValue(families, "payout_ledger_payouts", "REJECTED"); got != float64(want) {
+				t.Errorf("%s: payout_ledger_payouts{state=\"REJECTED\"} %v, `payout status` says %d", st.name, got, want)
+			}
+		})
 	}
 }
