@@ -83,6 +83,27 @@ func TestCommandTotalsTieOutToTheFile(t *testing.T) {
 	}
 	recon := decodeRun(t, out)
 	checkTotals(t, "reconcile", u.dir, recon.Reports, recon.Total, recon.Unreadable, fileTotal, nil)
+
+	// A file that pays nothing for want of signatures reports its own total too, not its payable rows'.
+	newSigners(t, u)
+	if out, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatalf("policy --approvals 1: exit %d: %s %s", code, out, errOut)
+	}
+	write("unsigned.csv", strings.ReplaceAll(strings.TrimPrefix(mustRead(t, filepath.Join(u.dir, "tie.csv")), header), "TIE-", "SIGN-"))
+	out, errOut, code = u.run("run", "--json", "--allow-partial", "--allow-repeats", "unsigned.csv")
+	var unsigned totalsJSON
+	if err := json.Unmarshal([]byte(out), &unsigned); code != 5 || err != nil || !decimal.RequireFromString(unsigned.Total).Equal(decimal.RequireFromString(fileTotal)) {
+		t.Errorf("unsigned file: exit %d, --json total %q, want 5 and %s: %v %s", code, unsigned.Total, fileTotal, err, errOut)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 type totalsJSON struct {
