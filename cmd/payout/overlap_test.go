@@ -156,3 +156,30 @@ func (s *started) wait(t *testing.T) (int, string) {
 	}
 	return 0, ""
 }
+
+// TestBusyLedgerIsSaidOnATerminal: a person who runs a file while cron's command holds the
+// ledger is told what the run waits for, instead of minutes of nothing; the run then pays.
+func TestBusyLedgerIsSaidOnATerminal(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := u.startInTerminal(t, "run", samplePath(t))
+	deadline := time.After(time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(string(term.output()), "waiting up to 10m for it") {
+		select {
+		case <-deadline:
+			t.Fatalf("the run did not say it waits for the ledger: %q", term.output())
+		case <-tick.C:
+		}
+	}
+	if err := lock.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := term.wait(); err != nil {
+		t.Errorf("the run after the ledger was let go: %v: %q", err, term.output())
+	}
+}

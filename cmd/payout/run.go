@@ -370,6 +370,11 @@ func (s *session) openLedger(ctx context.Context) error {
 		return ledgerError(err)
 	}
 	lock, err := ledger.TakeWithin(ctx, s.cfg.Ledger, s.cfg.LedgerWait, func(holder string) {
+		if isTerminal(s.e.stderr) && !s.o.verbose {
+			// A person would otherwise see nothing for minutes; cron, off a terminal, is not told.
+			fmt.Fprintf(s.e.stderr, "payout: the ledger is in use by another process (%s): waiting up to %s for it (Ctrl-C stops)\n",
+				holder, strings.TrimSuffix(s.cfg.LedgerWait.String(), "0s"))
+		}
 		s.log.Info("the ledger is in use by another process: waiting for it", "holder", holder, "at_most", s.cfg.LedgerWait.String())
 	})
 	if err != nil {
