@@ -84,6 +84,14 @@ func TestCommandTotalsTieOutToTheFile(t *testing.T) {
 	recon := decodeRun(t, out)
 	checkTotals(t, "reconcile", u.dir, recon.Reports, recon.Total, recon.Unreadable, fileTotal, nil)
 
+	// An evidence pack's reports are checked by the same reading of their amounts.
+	if out, errOut, code := u.run("audit", "export", "--run", paid.RunID, "--out", "tie.zip"); code != 0 {
+		t.Fatalf("audit export: exit %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("audit", "verify", "--pack", "tie.zip"); code != 0 || !strings.Contains(out, "intact") {
+		t.Errorf("audit verify of the run's pack: exit %d: %s %s", code, out, errOut)
+	}
+
 	// A file that pays nothing for want of signatures reports its own total too, not its payable rows'.
 	newSigners(t, u)
 	if out, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
