@@ -206,7 +206,7 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, w
 		return err
 	}
 	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now
-	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.Total
+	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.fileTotal
 	r.cfg.Logger.Warn("nothing was paid: the file's plan lacks signatures", "run", res.RunID, "file", res.File,
 		"why", why, "approve_with", ApproveCommand(res.File))
 	return nil

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
@@ -28,10 +26,10 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	ended := r.cfg.Now()
 	res.EndedAt = ended.UTC()
 	if aborted != nil {
-		res.Aborted = aborted.Error()
+		res.Aborted, res.ResumeAdvice = aborted.Error(), ResumeAdvice(aborted)
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
+		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, AbortAdvice: res.ResumeAdvice, Expected: run.Rows,
 		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db), Zone: r.cfg.Zone}
 	var readErr error
 	paths, summary, reportErr := report.WriteRunStream(r.cfg.ReportDir, r.reportInput(res.File), meta, func(add func(report.Row) error) error {
@@ -42,6 +40,10 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		return res, readErr
 	}
 	res = tally(res, summary)
+	if sum, ok := summary.TiesOut(); !ok {
+		r.cfg.Logger.Error("the run's report does not tie out: its amounts by state do not add up to the file's total",
+			"run", res.RunID, "total", summary.Total.StringFixed(2), "sum_by_state", sum.StringFixed(2))
+	}
 	switch {
 	case aborted != nil:
 		res.ExitCode = ExitAborted
@@ -117,7 +119,7 @@ func (c *StateCounts) AddN(s ledger.State, n int) {
 // tally takes a report's counts into res. Submitted counts the rows the service accepted in
 // this run: accepted (SUCCEEDED or pending) and not skipped.
 func tally(res Result, s report.Summary) Result {
-	res.Rows, res.TotalAmount, res.Skipped = s.Rows, s.Total, s.Skipped
+	res.Rows, res.TotalAmount, res.Skipped, res.UnreadableAmounts = s.Rows, s.Total, s.Skipped, s.Unreadable
 	var counts StateCounts
 	for _, t := range s.ByState {
 		counts.AddN(ledger.State(t.State), t.Count)
@@ -174,7 +176,7 @@ func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 		row.State = string(ledger.Ready)
 		row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
 	}
-	if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+	if amount, ok := ledger.AmountAsWritten(rr.Amount); ok {
 		row.Amount = amount
 	} else {
 		row.AmountText = rr.Amount

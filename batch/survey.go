@@ -25,7 +25,7 @@ type survey struct {
 	// ledger does not hold yet: the payouts a run would create.
 	toPay, fresh           int
 	validTotal, freshTotal read.Total
-	// rejectedTotal is what the rejected rows whose amount reads as one add up to.
+	// rejectedTotal is what the rejected rows whose amount reads as a number add up to, as written.
 	rejectedTotal read.Total
 	// text is the plan statement's rows, as the file alone makes them payable or not.
 	text planText
@@ -76,7 +76,7 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	sv.text.add(row)
 	if !row.valid() {
 		sv.rejected++
-		if amount, err := read.ParseAmount(row.raw.Amount); err == nil {
+		if amount, ok := ledger.AmountAsWritten(row.raw.Amount); ok {
 			sv.rejectedTotal.Add(amount)
 		}
 		for _, e := range row.errs {

@@ -101,7 +101,8 @@
 // but without them therefore pays nothing, however the database's grants were set.
 //
 // A process that pays holds the ledger (Take, Hold) for its lifetime. On SQLite that is the file
-// lock, which keeps every other paying process off. On PostgreSQL several processes on several
+// lock, which keeps every other paying process off; TakeWithin waits, bounded, for its holder to
+// finish, as a routine overlap of cron's commands needs. On PostgreSQL several processes on several
 // hosts pay from one ledger, with no coordinator: each holds a session of its own (PgHold,
 // postgres_hold*.go), registered in the processes table, and session advisory locks in it: one
 // keyed by its random ID (it runs while that lock is held: Alive), one per input file it is

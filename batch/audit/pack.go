@@ -137,7 +137,7 @@ func Export(ctx context.Context, db PackStore, o ExportOptions) (PackInfo, error
 	if members[runMember], err = json.MarshalIndent(info, "", "  "); err != nil {
 		return PackInfo{}, err
 	}
-	if err := atomicfile.Write(o.Out, 0o600, func(w io.Writer) error { return writeZip(w, members) }); err != nil {
+	if err := atomicfile.Write(o.Out, 0o600, func(w io.Writer) error { return writeZip(w, members, o.Now) }); err != nil {
 		return PackInfo{}, fmt.Errorf("write evidence pack: %w", err)
 	}
 	if o.Sign == nil {
@@ -234,8 +234,9 @@ func jsonLines[T any](items []T) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// writeZip writes members in name order, then SHA256SUMS over them.
-func writeZip(w io.Writer, members map[string][]byte) error {
+// writeZip writes members in name order, then SHA256SUMS over them, each dated modified (the
+// export's time: an unzip tool shows it, where a zero time would show 1980).
+func writeZip(w io.Writer, members map[string][]byte, modified time.Time) error {
 	names := make([]string, 0, len(members))
 	for n := range members {
 		names = append(names, n)
@@ -244,20 +245,20 @@ func writeZip(w io.Writer, members map[string][]byte) error {
 	var sums strings.Builder
 	zw := zip.NewWriter(w)
 	for _, n := range names {
-		if err := addMember(zw, n, members[n]); err != nil {
+		if err := addMember(zw, n, members[n], modified); err != nil {
 			return err
 		}
 		sum := sha256.Sum256(members[n])
 		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), n)
 	}
-	if err := addMember(zw, sumsMember, []byte(sums.String())); err != nil {
+	if err := addMember(zw, sumsMember, []byte(sums.String()), modified); err != nil {
 		return err
 	}
 	return zw.Close()
 }
 
-func addMember(zw *zip.Writer, name string, data []byte) error {
-	f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+func addMember(zw *zip.Writer, name string, data []byte, modified time.Time) error {
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: modified})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reconciliation report")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
 	o.registerLimits(fs)
+	o.registerLedgerWait(fs)
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON on stdout")
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is made READY for the next run")
 	fs.DurationVar(&o.inFlightHold, "in-flight-hold", batch.DefaultInFlightHold, "on a PostgreSQL ledger, the least time a payout whose outcome is unknown is only looked up before it is made READY: a host taken for gone may still be sending")
