@@ -66,6 +66,9 @@ type Result struct {
 
 	// RetryFiles are the retry files written again for the runs whose unpaid rows changed.
 	RetryFiles []string `json:"retry_files,omitempty"`
+	// HeldTwice names the references the service holds under two invoice numbers, as this
+	// host's journal of late sends shows them (batch/journal): a person must recall one.
+	HeldTwice []string `json:"held_twice,omitempty"`
 }
 
 // Run looks up by external_invoice_ref every payout of its scope that can have changed at the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
@@ -327,6 +328,15 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		rcfg.Process, rcfg.Liveness, rcfg.Files, rcfg.Fence = s.lock.Self().Claimant(), s.lock, s.lock, s.lock
 		if _, shared := s.lock.(*ledger.PgHold); shared {
 			rcfg.InFlightHold = o.inFlightHold
+		}
+		name := ledger.Redact(cfg.Ledger)
+		rcfg.Journal = func(e journal.Entry) error {
+			path, err := journal.Path(s.e.getenv)
+			if err != nil {
+				return err
+			}
+			e.Ledger = name
+			return journal.Append(path, e)
 		}
 	}
 	if testHooks != nil {
