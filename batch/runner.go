@@ -90,7 +90,7 @@ type Config struct {
 	// proved and its POST sent; BeforePost once its claim is proved and its turn taken, right
 	// before the POST: where the tests pause a process, as a host is paused.
 	AfterIntent, BeforePost func(ref string)
-	sending     *sending // shared by the Runners of one Config
+	sending                 *sending // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
