@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/read"
 )
 
@@ -53,6 +54,9 @@ type Plan struct {
 	NewTotal   decimal.Decimal `json:"new_total"`
 	Digest     string          `json:"digest"`
 	body       []byte
+	// unsettled counts the payable rows a run may send: new ones, and those the ledger holds
+	// READY, SUBMITTING or UNKNOWN. A file with none needs no signature: nothing of it is sent.
+	unsettled int
 }
 
 // planText collects a plan's row lines as the survey meets the rows, when it keeps them.
@@ -88,7 +92,7 @@ func (sv *survey) plan() Plan {
 	sha := sv.sum
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
-		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
+		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal(), unsettled: sv.unsettled}
 	if !t.keep {
 		return pl
 	}
@@ -108,7 +112,7 @@ func (sv *survey) plan() Plan {
 
 // ValidUntilLine is the statement's last line for a signature valid through day (UTC).
 func ValidUntilLine(day time.Time) string {
-	return "valid-until\t" + day.UTC().Format(time.DateOnly) + "\n"
+	return approval.ValidUntilLine(day)
 }
 
 // Statement is the plan's text, signed valid through day (UTC).

@@ -69,6 +69,7 @@ type Config struct {
 	// file another process pays (a *ledger.LockedError naming that process).
 	Files   FileKeeper
 	sending *sending // shared by the Runners of one Config
+	proofs  *proofs  // the proof each send is checked against, shared likewise
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
@@ -163,6 +164,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if cfg.sending == nil {
 		cfg.sending = &sending{}
+	}
+	if cfg.proofs == nil {
+		cfg.proofs = &proofs{}
 	}
 	if cfg.UnknownGrace <= 0 {
 		cfg.UnknownGrace = DefaultUnknownGrace

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
@@ -43,6 +44,9 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	res = tally(res, summary)
 	switch {
+	case errors.Is(aborted, approval.ErrNotProved):
+		// Stopped at the till: a payout the stored signatures do not prove was not sent.
+		res.ExitCode, res.AwaitingApproval = ExitAwaitingApproval, aborted.Error()
 	case aborted != nil:
 		res.ExitCode = ExitAborted
 	case !submitted:

@@ -102,6 +102,8 @@ type ApprovalStore interface {
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
 	RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error)
 	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error)
+	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
+	StrayPayouts(ctx context.Context) (map[string]string, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
 }
 

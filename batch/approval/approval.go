@@ -124,6 +124,9 @@ type Approval struct {
 	File       string // the signature file's name
 	SHA256     string // the signature file's
 	ValidUntil time.Time
+	// Signature is the signature file's bytes, the armored SSHSIG as signed: the evidence the
+	// ledger keeps, which anyone can check again with ssh-keygen -Y verify.
+	Signature []byte
 }
 
 // Verdict is what the signatures beside a file say of its plan.
@@ -136,6 +139,13 @@ type Verdict struct {
 	NotCounted []string
 	// Rejected names a valid refusal of the plan ("bob: wrong month"); it blocks the file.
 	Rejected string
+	// Refusal is that refusal's statement and signature, as signed.
+	Refusal Signed
+}
+
+// Signed is a statement and its armored SSHSIG signature, both as signed.
+type Signed struct {
+	Statement, Signature []byte
 }
 
 // Missing says why the verdict does not let the plan be paid; "" when it does.
@@ -203,14 +213,14 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 				continue
 			}
-			a.File, a.SHA256 = name, f.SHA256
+			a.File, a.SHA256, a.Signature = name, f.SHA256, f.Data
 			v.Accepted = append(v.Accepted, a)
 		case signature.NamespaceReject:
-			who, err := checkRefusal(allowed, sig, f.Path, plan, now)
+			who, statement, err := checkRefusal(allowed, sig, f.Path, plan, now)
 			if err != nil {
 				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 			} else if who != "" {
-				v.Rejected = who
+				v.Rejected, v.Refusal = who, Signed{Statement: statement, Signature: f.Data}
 			}
 		default:
 			v.NotCounted = append(v.NotCounted, fmt.Sprintf("%s: made in namespace %q, not %q", name, sig.Namespace(), signature.NamespacePlan))
