@@ -201,19 +201,29 @@ func ApproveCommand(path string) string {
 	return "payout approve " + path
 }
 
-// runApprover names the signers a recorded run went ahead on, from the chain, for its reports.
+// runApprover names the signers a recorded run went ahead on, for its reports: those whose
+// signatures, stored in the chain, the allowed signers at allowedSigners prove.
 func runApprover(ctx context.Context, db interface {
 	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
-}, runID string) (string, time.Time, error) {
+	PlanStatements
+}, runID, allowedSigners string) (string, time.Time, error) {
 	events, err := db.RunApprovals(ctx, runID)
 	if err != nil || len(events) == 0 {
 		return "", time.Time{}, err
 	}
-	principals := make([]string, len(events))
-	for i, e := range events {
-		principals[i] = e.Facts["principal"]
+	checked, err := CheckStoredApprovals(ctx, db, events, allowedSigners)
+	if err != nil {
+		return "", time.Time{}, err
 	}
-	return approvedBy(principals), events[0].At, nil
+	var principals []string
+	var at time.Time
+	for _, a := range checked {
+		if a.Problem == "" && len(a.Signer.Principals) > 0 {
+			principals = append(principals, a.Signer.Principal())
+			at = a.Event.At
+		}
+	}
+	return approvedBy(principals), at, nil
 }
 
 // approvedBy is what a run's reports print as its approvers: the principals of the signatures it

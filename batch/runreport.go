@@ -232,13 +232,16 @@ type ReportLedger interface {
 	ledger.ReportReads
 	ChainHead(ctx context.Context) (ledger.ChainHead, error)
 	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
+	PlanStatements
 }
 
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
 // each row's state as of now. They are named after name (the base name of the run's file when
 // empty) and apart from the run's own reports, which they never replace:
 // `<name>.<run id>.regenerated-<now, UTC>.result.csv` and so on. Their times are shown in zone.
-func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string, now time.Time, zone *time.Location) (report.Paths, error) {
+// They name as approvers only the signers whose stored signatures the allowed signers (the file
+// at allowedSigners) prove (CheckStoredApprovals): none without it.
+func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string, now time.Time, zone *time.Location, allowedSigners string) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
@@ -246,7 +249,7 @@ func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string,
 	meta := report.Summary{RunID: run.ID, Kind: string(run.Kind), File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows,
 		ChainHead: ChainHeadText(ctx, db), Zone: zone}
-	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
+	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID, allowedSigners); err != nil {
 		return report.Paths{}, err
 	}
 	if name == "" {

@@ -257,6 +257,17 @@ func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, er
 	return out, nil
 }
 
+// LedgerEventsOf lists the events about the ledger of one kind (EventApproved, say), oldest
+// first.
+func (db *DB) LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error) {
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1 ORDER BY id`,
+		scanLedgerEvent, kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s events: %w", kind, err)
+	}
+	return out, nil
+}
+
 // Rejections lists the refusals recorded of a plan (by its digest) or of a file (by its
 // SHA-256), oldest first.
 func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {

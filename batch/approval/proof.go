@@ -139,13 +139,7 @@ func (p *Proof) add(plan StoredPlan, allowed *signature.AllowedSigners, now time
 			notCounted = append(notCounted, fmt.Sprintf("signature %d is valid until %s: EXPIRED", i+1, s.ValidUntil))
 			continue
 		}
-		day, err := time.Parse(time.DateOnly, s.ValidUntil)
-		if err != nil {
-			notCounted = append(notCounted, fmt.Sprintf("signature %d: valid until %q, not a day", i+1, s.ValidUntil))
-			continue
-		}
-		statement := append(append([]byte(nil), plan.Statement...), ValidUntilLine(day)...)
-		id, err := signature.Verify(statement, s.Armored, signature.NamespacePlan, allowed, now)
+		id, err := VerifyStored(plan.Statement, s, allowed, now)
 		if err != nil {
 			notCounted = append(notCounted, fmt.Sprintf("signature %d: %v", i+1, err))
 			continue
@@ -157,6 +151,18 @@ func (p *Proof) add(plan StoredPlan, allowed *signature.AllowedSigners, now time
 		return why
 	}
 	return p.takeRows(plan.Statement)
+}
+
+// VerifyStored checks a stored signature of a plan whose statement before its valid-until line
+// is statement: it must sign that text and its valid-until line, in namespace payout-plan, with
+// a key the allowed signers trust at at. It says whose it is.
+func VerifyStored(statement []byte, s StoredSignature, allowed *signature.AllowedSigners, at time.Time) (signature.Identity, error) {
+	day, err := time.Parse(time.DateOnly, s.ValidUntil)
+	if err != nil {
+		return signature.Identity{}, fmt.Errorf("valid until %q, not a day", s.ValidUntil)
+	}
+	signed := append(append([]byte(nil), statement...), ValidUntilLine(day)...)
+	return signature.Verify(signed, s.Armored, signature.NamespacePlan, allowed, at)
 }
 
 // takeRows reads the rows a plan statement pays into the proof.

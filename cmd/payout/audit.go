@@ -90,6 +90,10 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	for _, u := range unsigned {
 		rep.Findings = append(rep.Findings, ledger.Finding{Problem: u.Error()})
 	}
+	// Nor can it tell an approval appended with its hash computed: the signature it stores can.
+	if err := unprovenApprovals(ctx, db, e.getenv(approval.EnvAllowedSigners), &rep); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
 	if *headFile != "" {
 		note, finding, err := signedHead(ctx, e, db, *headFile, *signedBy, time.Now())
 		if err != nil {
@@ -279,7 +283,8 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	} else if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone}
+	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone,
+		AllowedSigners: e.getenv(approval.EnvAllowedSigners)}
 	key, err := signature.SigningKeyFromEnv(ctx, e.getenv)
 	if err != nil {
 		return configError(&ConfigError{Field: signature.EnvSigningKey, Value: e.getenv(signature.EnvSigningKey), Err: err})
@@ -363,6 +368,26 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if len(res.Left) > 0 {
 		return &exitError{code: exitAttention, err: fmt.Errorf("purge: %d payout(s) last changed before %s are not final and were left as they are", len(res.Left), before.Format(time.DateOnly))}
+	}
+	return nil
+}
+
+// unprovenApprovals adds to rep every approval event whose stored signature does not prove it
+// (batch.CheckStoredApprovals).
+func unprovenApprovals(ctx context.Context, db *ledger.DB, allowedSigners string, rep *ledger.ChainReport) error {
+	events, err := db.LedgerEventsOf(ctx, ledger.EventApproved)
+	if err != nil {
+		return err
+	}
+	checked, err := batch.CheckStoredApprovals(ctx, db, events, allowedSigners)
+	if err != nil {
+		return err
+	}
+	for _, a := range checked {
+		if a.Problem != "" {
+			rep.Findings = append(rep.Findings, ledger.Finding{EventID: a.Event.ID,
+				Problem: fmt.Sprintf("an approval of run %s by %q: %s", a.Event.RunID, a.Event.Facts["principal"], a.Problem)})
+		}
 	}
 	return nil
 }
