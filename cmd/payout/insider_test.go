@@ -354,3 +354,88 @@ func TestPackSignaturesPassSSHKeygenVerify(t *testing.T) {
 		t.Errorf("approvals.jsonl names %q, want alice and bob", got)
 	}
 }
+
+// (6) A key retired with valid-before cannot lower the policy through an event dated back to
+// when it was trusted: the run pays nothing (exit 5) and audit verify names the date.
+func TestBackdatedLoweringByARetiredKeyPaysNothing(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	k := newSigners(t, u)
+	dave := signaturetest.NewKey(t, t.TempDir(), "dave")
+	retired := time.Now().UTC().AddDate(0, 0, -10)
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(t.TempDir(), "allowed_signers"), k.alice.AllowedLine("alice"),
+		`dave valid-before="`+retired.Format("20060102")+`" `+dave.Public)
+	u.env = append(u.env, "PAYOUT_ALLOWED_SIGNERS="+allowed)
+	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatalf("policy: exit %d: %s", code, errOut)
+	}
+	statement, errOut, code := u.run("policy", "--statement", "--approvals", "0")
+	if code != 0 {
+		t.Fatalf("policy --statement: exit %d: %s", code, errOut)
+	}
+	sig := signaturetest.Sign(t, dave, "payout-policy", []byte(statement))
+	facts, _ := json.Marshal(map[string]string{"approvals": "0", "was": "1", "signed_by": "dave", "statement": statement,
+		"signatures": strings.TrimSpace(string(sig)) + "\n"})
+	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
+	lowering := appendChained(t, db, ledger.ChainEvent{To: ledger.EventPolicy, Detail: "approval policy: 0 signers (was 1), lowered with the signatures of dave",
+		Facts: string(facts), At: eventTime(retired.AddDate(0, 0, -5))})
+
+	file := filepath.Join(u.dir, "payroll.csv")
+	copyFile(t, samplePath(t), file)
+	expectExit5(t, u, "backdated", "run", "payroll.csv")
+	if n := sb.Stats().Creates; n != 0 {
+		t.Fatalf("%d payouts sent on a backdated lowering", n)
+	}
+	out, errOut, code := u.run("audit", "verify")
+	if want := "event " + strconv.FormatInt(lowering, 10) + ": its time"; code != 4 || !strings.Contains(out, want) {
+		t.Fatalf("audit verify: exit %d, want 4 saying %q\n%s%s", code, want, out, errOut)
+	}
+}
+
+// (10) The payload of an event about the ledger is covered: an edited policy event's payload,
+// or an edited plan statement, is named by audit verify, and a pack cut after the statement was
+// edited carries no approval of it.
+func TestEditedPayloadOfLedgerEventsIsNamed(t *testing.T) {
+	t.Parallel() // a ledger, a sandbox and folders of its own
+	u := newUser(t, newSandbox(t))
+	k := newSigners(t, u)
+	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatalf("policy: exit %d: %s", code, errOut)
+	}
+	file := filepath.Join(u.dir, "payroll.csv")
+	copyFile(t, samplePath(t), file)
+	u.signPlan(t, k.alice, "payroll.csv", file+".alice.sig")
+	runID, _ := paidRun(t, u, file)
+	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
+	var policyID, planID int64
+	if err := db.QueryRow(`SELECT max(id) FROM events WHERE to_state = 'POLICY'`).Scan(&policyID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT id FROM events WHERE to_state = 'PLAN'`).Scan(&planID); err != nil {
+		t.Fatal(err)
+	}
+	mustExecArgs(t, db, `UPDATE events SET payload = 'approvals 0' WHERE id = $1`, policyID)
+	mustExecArgs(t, db, `UPDATE events SET payload = replace(payload, '6347.10', '9347.10') WHERE id = $1`, planID)
+	out, errOut, code := u.run("audit", "verify")
+	for _, want := range []string{
+		"event " + strconv.FormatInt(policyID, 10) + ": its payload is set, but an event about the ledger carries none",
+		"event " + strconv.FormatInt(planID, 10) + ": its payload is not the plan statement its plan_sha256 names",
+	} {
+		if code != 4 || !strings.Contains(out, want) {
+			t.Errorf("audit verify: exit %d, want 4 saying %q\n%s%s", code, want, out, errOut)
+		}
+	}
+	pack := filepath.Join(u.dir, "run.zip")
+	if out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack); code != 0 {
+		t.Fatalf("export: exit %d: %s %s", code, out, errOut)
+	}
+	for name := range readZip(t, pack) {
+		if strings.HasSuffix(name, ".plan") {
+			t.Errorf("the pack carries the edited statement as %s", name)
+		}
+	}
+	if out, errOut, code := u.run("audit", "verify", "--pack", pack); code != 4 || !strings.Contains(out, "it proves no approval") {
+		t.Errorf("audit verify --pack after the statement was edited: exit %d, want 4\n%s%s", code, out, errOut)
+	}
+}
