@@ -121,6 +121,9 @@ type AuditStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
+	// LedgerEventsOf are the events about the ledger of one kind: audit verify checks the
+	// signatures the approval events store.
+	LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error)
 }
 
 // Ledger is every use's operations together, and Close: what an engine implements.
