@@ -15,7 +15,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch/signature/signaturetest"
+	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
 )
 
@@ -48,6 +50,50 @@ func appendChained(t *testing.T, db *sql.DB, e ledger.ChainEvent) int64 {
 	return e.ID
 }
 
+// insiderLedger is a user with a ledger made by payout init on engine ("sqlite" or "postgres"),
+// and a connection to its tables as an insider has one: a role that can write them, and no
+// merchant token.
+func insiderLedger(t *testing.T, engine string, sb *sandbox.Server) (*user, *sql.DB) {
+	t.Helper()
+	if engine == "postgres" {
+		u := newUserWithoutLedger(t, sb)
+		where := pgtest.New(t)
+		u.env = append(u.env, "PAYOUT_LEDGER="+where)
+		if out, errOut, code := u.run("init"); code != 0 {
+			t.Fatalf("init: exit %d: %s %s", code, out, errOut)
+		}
+		db := pgOpen(t, where)
+		t.Cleanup(func() { db.Close() })
+		return u, db
+	}
+	u := newUser(t, sb)
+	return u, openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
+}
+
+// bothEngines runs test on a SQLite ledger and on a PostgreSQL one.
+func bothEngines(t *testing.T, test func(t *testing.T, engine string)) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // a ledger, a sandbox and folders of its own
+			test(t, engine)
+		})
+	}
+}
+
+// factOf is one fact of the ledger event of kind, the first there is.
+func factOf(t *testing.T, db *sql.DB, kind, key string) string {
+	t.Helper()
+	var facts string
+	if err := db.QueryRow(`SELECT facts FROM events WHERE to_state = $1 ORDER BY id LIMIT 1`, kind).Scan(&facts); err != nil {
+		t.Fatalf("%s event: %v", kind, err)
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal([]byte(facts), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m[key]
+}
+
 func openSQLite(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
@@ -67,7 +113,8 @@ func mustExecArgs(t *testing.T, db *sql.DB, query string, args ...any) {
 
 // planRow is a row of a plan statement: what the file pays.
 type planRow struct {
-	line, ref, provider, account, amount, recipient string
+	line, provider                  int
+	ref, account, amount, recipient string
 }
 
 // planRows are the rows `payout plan` prints for file.
@@ -85,7 +132,9 @@ func planRows(t *testing.T, u *user, file string) []planRow {
 		}
 		ref, _ := strconv.Unquote(f[2])
 		name, _ := strconv.Unquote(f[6])
-		rows = append(rows, planRow{line: f[1], ref: ref, provider: f[3], account: f[4], amount: f[5], recipient: name})
+		line, _ := strconv.Atoi(f[1])
+		provider, _ := strconv.Atoi(f[3])
+		rows = append(rows, planRow{line: line, ref: ref, provider: provider, account: f[4], amount: f[5], recipient: name})
 	}
 	return rows
 }
@@ -98,8 +147,8 @@ func insertReady(t *testing.T, db *sql.DB, r planRow, bank string, chained bool)
 	mustExecArgs(t, db, `INSERT INTO payouts (ref, run_id, line, recipient, provider_id, bank, account, amount, description, state, created_at, updated_at)
 		VALUES ($1, 'by-hand', $2, $3, $4, $5, $6, $7, 'Bonus', 'READY', $8, $8)`, r.ref, r.line, r.recipient, r.provider, bank, r.account, r.amount, now)
 	if chained {
-		facts, _ := json.Marshal(map[string]string{"amount": r.amount, "bank": bank, "description": "Bonus", "line": r.line,
-			"provider_id": r.provider, "run_id": "by-hand"})
+		facts, _ := json.Marshal(map[string]string{"amount": r.amount, "bank": bank, "description": "Bonus", "line": strconv.Itoa(r.line),
+			"provider_id": strconv.Itoa(r.provider), "run_id": "by-hand"})
 		appendChained(t, db, ledger.ChainEvent{Ref: r.ref, RunID: "by-hand", At: now, To: "READY", Detail: "recorded", Facts: string(facts)})
 	}
 }
@@ -108,9 +157,12 @@ func insertReady(t *testing.T, db *sql.DB, r planRow, bank string, chained bool)
 // without the signatures of their file: the run refuses at the door (exit 5), and a file that
 // is signed still sends none of a row that has no event of its own (the till).
 func TestInsiderRowsAddedByHandAreNotPaid(t *testing.T) {
-	t.Parallel() // a ledger, a sandbox and folders of its own
+	bothEngines(t, insiderRowsAddedByHand)
+}
+
+func insiderRowsAddedByHand(t *testing.T, engine string) {
 	sb := newSandbox(t)
-	u := newUser(t, sb)
+	u, db := insiderLedger(t, engine, sb)
 	k := newSigners(t, u)
 	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
 		t.Fatalf("policy: exit %d: %s", code, errOut)
@@ -125,7 +177,6 @@ func TestInsiderRowsAddedByHandAreNotPaid(t *testing.T) {
 	if err := os.WriteFile(extra, []byte(header+"EXTRA-777,Mallory,Maybank,123456789012,777.00,Bonus\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
 	for _, r := range planRows(t, u, "bonus.csv") {
 		insertReady(t, db, r, "Maybank", true)
 	}
@@ -168,9 +219,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // (2) A run stopped after recording its rows, then a signed refusal beside the file: the next
 // run sends nothing, and once the refusal is recorded, deleting its files changes nothing.
 func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
-	t.Parallel() // a ledger, a sandbox and folders of its own
+	bothEngines(t, refusalAfterRecording)
+}
+
+func refusalAfterRecording(t *testing.T, engine string) {
 	sb := newSandbox(t)
-	u := newUser(t, sb)
+	u, db := insiderLedger(t, engine, sb)
 	k := newSigners(t, u)
 	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
 		t.Fatalf("policy: exit %d: %s", code, errOut)
@@ -182,7 +236,6 @@ func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
 
 	// A run slowed to a payout an hour is stopped once it has recorded every row.
 	run := u.startRun(t, "--rate", "0.0003", "payroll.csv")
-	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
 	waitFor(t, "the run to record its rows", func() bool {
 		var n int
 		return db.QueryRow(`SELECT count(*) FROM payouts`).Scan(&n) == nil && n == rows
@@ -196,6 +249,11 @@ func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
 	sent := sb.Stats().Creates
 	if sent >= rows {
 		t.Fatalf("the stopped run sent %d of %d payouts", sent, rows)
+	}
+	if engine == "postgres" {
+		// The processes of a PostgreSQL ledger share the merchant's pace, which the slow run
+		// set to an hour a request: let that hour pass.
+		mustExecArgs(t, db, `UPDATE rate_limits SET tat = '-infinity'`)
 	}
 
 	if out, errOut, code := u.run("reject", "--key", k.bob.Path, "--reason", "wrong month", "payroll.csv"); code != 0 {
@@ -212,11 +270,9 @@ func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
 	if n := sb.Stats().Creates; n != sent {
 		t.Fatalf("%d payouts sent after the refusal", n-sent)
 	}
-	var statement, sig string
-	if err := db.QueryRow(`SELECT json_extract(facts, '$.statement'), json_extract(facts, '$.signature') FROM events
-		WHERE to_state = 'REJECTED'`).Scan(&statement, &sig); err != nil || !strings.HasPrefix(statement, "payout-reject v1\n") ||
-		!strings.Contains(sig, "BEGIN SSH SIGNATURE") {
-		t.Fatalf("the recorded refusal keeps no statement and signature (%v): %q %q", err, statement, sig)
+	statement, sig := factOf(t, db, ledger.EventRejected, "statement"), factOf(t, db, ledger.EventRejected, "signature")
+	if !strings.HasPrefix(statement, "payout-reject v1\n") || !strings.Contains(sig, "BEGIN SSH SIGNATURE") {
+		t.Fatalf("the recorded refusal keeps no statement and signature: %q %q", statement, sig)
 	}
 }
 
@@ -224,14 +280,16 @@ func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
 // again: the run stops before its intent (exit 5); audit verify names the move the state
 // machine does not allow, and an event dated before the one ahead of it.
 func TestPaidRowSetBackToReadyIsNotPaidAgain(t *testing.T) {
-	t.Parallel() // a ledger, a sandbox and folders of its own
+	bothEngines(t, paidRowSetBackToReady)
+}
+
+func paidRowSetBackToReady(t *testing.T, engine string) {
 	sb := newSandbox(t)
-	u := newUser(t, sb)
+	u, db := insiderLedger(t, engine, sb)
 	file := filepath.Join(u.dir, "payroll.csv")
 	copyFile(t, samplePath(t), file)
 	paidRun(t, u, file)
 	sent := sb.Stats().Creates
-	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
 	var state string
 	if err := db.QueryRow(`SELECT state FROM payouts WHERE ref = 'PAY-2026-11-001'`).Scan(&state); err != nil {
 		t.Fatal(err)
@@ -265,13 +323,15 @@ func TestPaidRowSetBackToReadyIsNotPaidAgain(t *testing.T) {
 // the reports written again name no approver, audit verify names the events, and the pack
 // carries no approval of them.
 func TestForgedApprovalEventsProveNothing(t *testing.T) {
-	t.Parallel() // a ledger, a sandbox and folders of its own
-	u := newUser(t, newSandbox(t))
+	bothEngines(t, forgedApprovalEvents)
+}
+
+func forgedApprovalEvents(t *testing.T, engine string) {
+	u, db := insiderLedger(t, engine, newSandbox(t))
 	newSigners(t, u)
 	file := filepath.Join(u.dir, "payroll.csv")
 	copyFile(t, samplePath(t), file)
 	runID, _ := paidRun(t, u, file)
-	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
 	var forged []int64
 	for _, who := range []string{"bob", "carol"} {
 		facts, _ := json.Marshal(map[string]string{"principal": who, "fingerprint": "SHA256:x", "plan_sha256": strings.Repeat("0", 64),
@@ -358,9 +418,12 @@ func TestPackSignaturesPassSSHKeygenVerify(t *testing.T) {
 // (6) A key retired with valid-before cannot lower the policy through an event dated back to
 // when it was trusted: the run pays nothing (exit 5) and audit verify names the date.
 func TestBackdatedLoweringByARetiredKeyPaysNothing(t *testing.T) {
-	t.Parallel() // a ledger, a sandbox and folders of its own
+	bothEngines(t, backdatedLowering)
+}
+
+func backdatedLowering(t *testing.T, engine string) {
 	sb := newSandbox(t)
-	u := newUser(t, sb)
+	u, db := insiderLedger(t, engine, sb)
 	k := newSigners(t, u)
 	dave := signaturetest.NewKey(t, t.TempDir(), "dave")
 	retired := time.Now().UTC().AddDate(0, 0, -10)
@@ -377,7 +440,6 @@ func TestBackdatedLoweringByARetiredKeyPaysNothing(t *testing.T) {
 	sig := signaturetest.Sign(t, dave, "payout-policy", []byte(statement))
 	facts, _ := json.Marshal(map[string]string{"approvals": "0", "was": "1", "signed_by": "dave", "statement": statement,
 		"signatures": strings.TrimSpace(string(sig)) + "\n"})
-	db := openSQLite(t, filepath.Join(u.dir, "payout-ledger.db"))
 	lowering := appendChained(t, db, ledger.ChainEvent{To: ledger.EventPolicy, Detail: "approval policy: 0 signers (was 1), lowered with the signatures of dave",
 		Facts: string(facts), At: eventTime(retired.AddDate(0, 0, -5))})
 
