@@ -126,10 +126,11 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 		return true, err
 	} else if !stored {
 		// The statement itself, once: what every send of the plan is proved against, and what
-		// an auditor checks the signatures on.
-		events = append(events, ledger.LedgerEvent{RunID: res.RunID, Kind: ledger.EventPlan,
+		// an auditor checks the signatures on. It belongs to no run, so that a run's evidence
+		// pack carries it as a file of its own, not as a line of its events.
+		events = append(events, ledger.LedgerEvent{Kind: ledger.EventPlan,
 			Detail:  fmt.Sprintf("plan %s of %d rows, MYR %s", plan.Digest, plan.Payable, plan.Total.StringFixed(2)),
-			Facts:   map[string]string{"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet},
+			Facts:   map[string]string{"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet, "first_run": res.RunID},
 			Payload: string(plan.body)})
 	}
 	for _, a := range v.Accepted {

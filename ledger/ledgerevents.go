@@ -28,8 +28,8 @@ const (
 	// signature as signed ("statement", "signature"). Once recorded, the plan and the file's
 	// bytes never pay, whether or not the refusal's files are still there.
 	EventRejected = "REJECTED"
-	// EventPlan stores a plan statement that signatures were accepted on, once per plan: facts
-	// "plan_sha256", "file_sha256", "sheet"; its payload is the statement's text before its
+	// EventPlan stores a plan statement that signatures were accepted on, once per plan, with no
+	// run: facts "plan_sha256", "file_sha256", "sheet", "first_run"; its payload is the statement's text before its
 	// valid-until line, whose SHA-256 is "plan_sha256" (so the hash that covers the facts covers
 	// the payload). It is the evidence each send is proved against.
 	EventPlan = "PLAN"
