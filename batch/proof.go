@@ -46,11 +46,15 @@ func (r *Runner) proof(ctx context.Context, runID string) (*approval.Proof, erro
 	return ps.proof, nil
 }
 
-// evidence gathers what the ledger stores of the approval of run runID: the payouts whose rows
+// evidence gathers what the ledger stores of the approval of run runID: whether the chain holds
+// from the last signed head on (nothing is proved when it does not), the payouts whose rows
 // disagree with their events, the policy in force (its lowerings' signatures checked again), and
 // each plan the run's approvals name, with its statement, its signatures and any refusal of it.
 func (r *Runner) evidence(ctx context.Context, runID string) (approval.Evidence, error) {
 	db := r.cfg.Ledger
+	if why, err := r.sinceSignedHead(ctx); err != nil || why != "" {
+		return approval.Evidence{Refused: why}, err
+	}
 	stray, err := db.StrayPayouts(ctx)
 	if err != nil {
 		return approval.Evidence{}, err

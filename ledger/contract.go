@@ -104,6 +104,8 @@ type ApprovalStore interface {
 	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error)
 	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
 	StrayPayouts(ctx context.Context) (map[string]string, error)
+	LatestLedgerEvent(ctx context.Context, kind string) (LedgerEvent, bool, error)
+	VerifySince(ctx context.Context, head ChainHead) ([]Finding, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
 }
 

@@ -501,3 +501,53 @@ func TestEditedPayloadOfLedgerEventsIsNamed(t *testing.T) {
 		t.Errorf("audit verify --pack after the statement was edited: exit %d, want 4\n%s%s", code, out, errOut)
 	}
 }
+
+// ledgerURL is the ledger u's commands use.
+func ledgerURL(u *user) string {
+	where := ""
+	for _, kv := range u.env {
+		if v, ok := strings.CutPrefix(kv, "PAYOUT_LEDGER="); ok {
+			where = v
+		}
+	}
+	return where
+}
+
+// A run checks the chain from the head the last run signed before it pays: an event appended
+// since that does not match its hash, or (on PostgreSQL, whose role can set its triggers aside)
+// the chain rewritten whole with every hash recomputed, pays nothing (exit 5).
+func TestRunChecksTheChainSinceTheSignedHead(t *testing.T) {
+	bothEngines(t, chainSinceTheSignedHead)
+}
+
+func chainSinceTheSignedHead(t *testing.T, engine string) {
+	sb := newSandbox(t)
+	u, db := insiderLedger(t, engine, sb)
+	keys := t.TempDir()
+	svc := signaturetest.NewKey(t, keys, "payout-svc")
+	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(keys, "allowed_signers"), `payout-svc namespaces="payout-pack" `+svc.Public)
+	u.env = append(u.env, "PAYOUT_SIGNING_KEY="+svc.Path, "PAYOUT_ALLOWED_SIGNERS="+allowed)
+	paidRun(t, u, samplePath(t))
+	example := filepath.Join(u.dir, "example.csv")
+	if _, errOut, code := u.run("template", "--example", "--out", example); code != 0 {
+		t.Fatalf("template: exit %d: %s", code, errOut)
+	}
+	sent := sb.Stats().Creates
+
+	var id int64
+	if err := db.QueryRow(`SELECT max(id) FROM (SELECT id FROM events UNION ALL SELECT id FROM row_events) AS c`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	mustExecArgs(t, db, `INSERT INTO events (id, ref, run_id, at, from_state, to_state, detail, payload, actor, version, facts, personal, prev_hash, hash)
+		VALUES ($1, '', '', $2, '', 'NOTE', 'a note', '', 'dba', 'v', '', '', 'x', 'forged')`, id+1, eventTime(time.Now()))
+	expectExit5(t, u, "does not check out: event "+strconv.FormatInt(id+1, 10), "run", "example.csv")
+	if engine == "postgres" {
+		mustExecArgs(t, db, `SET session_replication_role = replica`) // the triggers set aside, as the role can
+		mustExecArgs(t, db, `DELETE FROM events WHERE id = $1`, id+1)
+		rewriteChain(t, ledgerURL(u))
+		expectExit5(t, u, "the chain up to it was rewritten", "run", "example.csv")
+	}
+	if n := sb.Stats().Creates; n != sent {
+		t.Fatalf("%d payouts sent on a chain that does not check out", n-sent)
+	}
+}
