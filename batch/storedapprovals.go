@@ -24,8 +24,10 @@ type StoredApproval struct {
 	Signer signature.Identity
 	// AllowedLines are the allowed_signers lines that name the signature's key.
 	AllowedLines []string
-	// Problem says why the event proves no approval; "" when it does.
+	// Problem says why the event proves no approval; "" when it does, or when Purged.
 	Problem string
+	// Purged says that purge forgot the plan statement: the approval can no longer be checked.
+	Purged bool
 }
 
 // PlanStatements reads stored plan statements by digest.
@@ -68,6 +70,9 @@ func (a *StoredApproval) check(allowed *signature.AllowedSigners, loadErr error,
 	switch {
 	case len(a.Signature) == 0:
 		return "it stores no signature, only what it says of one: it proves no approval"
+	case !stored && statement == ledger.PurgedPayload:
+		a.Purged = true
+		return "" // forgotten by purge, as the names and accounts it listed: proves no signer, and is no finding
 	case !stored:
 		return "the ledger holds no plan statement of SHA-256 " + e.Facts["plan_sha256"] + " for its signature to sign"
 	case loadErr != nil:

@@ -282,7 +282,8 @@ func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]
 
 // PlanStatement is the stored statement of the plan whose digest is planSHA256 (its text before
 // the valid-until line), from its EventPlan; ok is false when the ledger holds none whose text
-// has that digest. A statement edited in the database has another digest, and is not returned.
+// has that digest. A statement edited in the database has another digest, and is not returned;
+// one that purge forgot is returned as PurgedPayload, with ok false.
 func (db *DB) PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT payload FROM events WHERE ref = '' AND to_state = $1 AND `+
 		db.eng.jsonField("facts", "plan_sha256")+` = $2 ORDER BY id`, EventPlan, planSHA256)
@@ -290,6 +291,7 @@ func (db *DB) PlanStatement(ctx context.Context, planSHA256 string) (statement s
 		return "", false, fmt.Errorf("plan statement %s: %w", planSHA256, err)
 	}
 	defer rows.Close()
+	gone := ""
 	for rows.Next() {
 		var text string
 		if err := rows.Scan(&text); err != nil {
@@ -298,8 +300,11 @@ func (db *DB) PlanStatement(ctx context.Context, planSHA256 string) (statement s
 		if sha256Hex(text) == planSHA256 {
 			return text, true, rows.Err()
 		}
+		if text == PurgedPayload {
+			gone = PurgedPayload
+		}
 	}
-	return "", false, rows.Err()
+	return gone, false, rows.Err()
 }
 
 // sha256Hex is the hex SHA-256 of s.

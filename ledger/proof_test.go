@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/ledger"
 )
@@ -75,5 +76,30 @@ func TestPlanStatementIsTheTextItsDigestNames(t *testing.T) {
 	}
 	if len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].String(), "its payload is not the plan statement its plan_sha256 names") {
 		t.Fatalf("findings %v, want the edited statement named", rep.Findings)
+	}
+}
+
+// Purge forgets a plan statement recorded before its cut-off, with the names and accounts it
+// lists; the chain still verifies, and PlanStatement says the statement was purged.
+func TestPurgeForgetsPlanStatements(t *testing.T) {
+	ctx := context.Background()
+	db, _ := mustOpen(t)
+	text := "payout-plan v1\nfile-sha256\taaaa\nrow\t2\t\"R-1\"\t7\t0123456789\t10.00\t\"Ali\"\n"
+	sum := sha256.Sum256([]byte(text))
+	digest := hex.EncodeToString(sum[:])
+	if _, err := db.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPlan, Detail: "plan",
+		Facts: map[string]string{"plan_sha256": digest}, Payload: text}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Purge(ctx, ledger.PurgeRequest{Before: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
+		MaskName: func(string) string { return "A." }, MaskAccount: func(string) string { return "****" }, Detail: "purge"})
+	if err != nil || res.Plans != 1 {
+		t.Fatalf("purge: %+v, %v; want one plan statement masked", res, err)
+	}
+	if got, ok, err := db.PlanStatement(ctx, digest); err != nil || ok || got != ledger.PurgedPayload {
+		t.Fatalf("PlanStatement after purge: %q %t %v", got, ok, err)
+	}
+	if rep, err := db.VerifyChain(ctx); err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("verify after purge: %v %v", rep.Findings, err)
 	}
 }

@@ -286,6 +286,8 @@ type PackedSignature struct {
 	Statement  string `json:"statement"`
 	Signature  string `json:"signature"`
 	Problem    string `json:"problem,omitempty"`
+	// Purged says that purge forgot the statement before the pack was made.
+	Purged bool `json:"purged,omitempty"`
 }
 
 // addSignatures adds the evidence of the run's approvals to members: each signature and the
@@ -305,7 +307,7 @@ func addSignatures(ctx context.Context, db PackStore, runID, allowedSigners stri
 	for _, a := range checked {
 		e := a.Event
 		p := PackedSignature{EventID: e.ID, At: fmtTime(e.At), Principal: a.Signer.Principal(), PlanSHA256: e.Facts["plan_sha256"],
-			ValidUntil: e.Facts["valid_until"], Problem: a.Problem}
+			ValidUntil: e.Facts["valid_until"], Problem: a.Problem, Purged: a.Purged}
 		if a.Statement != nil {
 			p.Statement = evidenceDir + fmt.Sprintf("%s-%s.plan", e.Facts["plan_sha256"], e.Facts["valid_until"])
 			members[p.Statement] = a.Statement

@@ -248,6 +248,9 @@ func (v *packVerifier) checkSignatures(signatures []PackedSignature) error {
 	}
 	statements := map[string][]byte{}
 	for _, p := range signatures {
+		if p.Purged {
+			continue // its statement was forgotten by purge: it proves no signer
+		}
 		if p.Statement == "" || p.Signature == "" {
 			v.finding("%s: the signature of event %d comes without its statement or its signature: it proves no approval", approvalsMember, p.EventID)
 			continue

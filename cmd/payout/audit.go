@@ -351,8 +351,8 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("%w: nothing changed", err)}
 	}
-	fmt.Fprintf(e.stdout, "purged %d payout(s) last changed before %s (UTC): names and account numbers masked, each with a purge event; also %d rejected input row(s) and %d stored callback(s)\n",
-		len(res.Purged), before.Format(time.DateOnly), res.RejectedRows, res.Callbacks)
+	fmt.Fprintf(e.stdout, "purged %d payout(s) last changed before %s (UTC): names and account numbers masked, each with a purge event; also %d rejected input row(s), %d stored callback(s) and %d plan statement(s)\n",
+		len(res.Purged), before.Format(time.DateOnly), res.RejectedRows, res.Callbacks, res.Plans)
 	for _, p := range res.Left {
 		fmt.Fprintf(e.stderr, "left %s: %s is not final; `payout reconcile` settles it, a later purge masks it\n", p.Ref, p.State)
 	}
