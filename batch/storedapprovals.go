@@ -47,12 +47,19 @@ func CheckStoredApprovals(ctx context.Context, db PlanStatements, events []ledge
 	if allowedSigners != "" {
 		allowed, loadErr = signature.LoadAllowedSigners(allowedSigners)
 	}
+	// The statement last read: a run's approvals follow one another and sign one plan, read
+	// once; a whole ledger's plans are never held at once.
+	var lastDigest, statement string
+	var ok bool
 	out := make([]StoredApproval, 0, len(events))
-	for _, e := range events {
+	for i, e := range events {
 		a := StoredApproval{Event: e, Signature: []byte(e.Facts["signature"])}
-		statement, ok, err := db.PlanStatement(ctx, e.Facts["plan_sha256"])
-		if err != nil {
-			return nil, err
+		if digest := e.Facts["plan_sha256"]; i == 0 || digest != lastDigest {
+			var err error
+			if statement, ok, err = db.PlanStatement(ctx, digest); err != nil {
+				return nil, err
+			}
+			lastDigest = digest
 		}
 		day, dayErr := time.Parse(time.DateOnly, e.Facts["valid_until"])
 		if ok && dayErr == nil {

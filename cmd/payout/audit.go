@@ -379,15 +379,24 @@ func unprovenApprovals(ctx context.Context, db *ledger.DB, allowedSigners string
 	if err != nil {
 		return err
 	}
-	checked, err := batch.CheckStoredApprovals(ctx, db, events, allowedSigners)
-	if err != nil {
-		return err
-	}
-	for _, a := range checked {
-		if a.Problem != "" {
-			rep.Findings = append(rep.Findings, ledger.Finding{EventID: a.Event.ID,
-				Problem: fmt.Sprintf("an approval of run %s by %q: %s", a.Event.RunID, a.Event.Facts["principal"], a.Problem)})
+	// A run's approvals at a time: each holds its plan statement as signed, which a whole
+	// ledger's would not fit in memory.
+	for len(events) > 0 {
+		n := 1
+		for n < len(events) && events[n].RunID == events[0].RunID {
+			n++
 		}
+		checked, err := batch.CheckStoredApprovals(ctx, db, events[:n], allowedSigners)
+		if err != nil {
+			return err
+		}
+		for _, a := range checked {
+			if a.Problem != "" {
+				rep.Findings = append(rep.Findings, ledger.Finding{EventID: a.Event.ID,
+					Problem: fmt.Sprintf("an approval of run %s by %q: %s", a.Event.RunID, a.Event.Facts["principal"], a.Problem)})
+			}
+		}
+		events = events[n:]
 	}
 	return nil
 }
