@@ -28,7 +28,12 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	ended := r.cfg.Now()
 	res.EndedAt = ended.UTC()
-	if aborted != nil {
+	var notProved *approval.ProofError
+	switch {
+	case errors.As(aborted, &notProved):
+		// Stopped at the till: running it again as it is would stop there again.
+		res.AwaitingApproval, res.NotProved = notProved.Error(), true
+	case aborted != nil:
 		res.Aborted = aborted.Error()
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
@@ -44,9 +49,8 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	res = tally(res, summary)
 	switch {
-	case errors.Is(aborted, approval.ErrNotProved):
-		// Stopped at the till: a payout the stored signatures do not prove was not sent.
-		res.ExitCode, res.AwaitingApproval = ExitAwaitingApproval, aborted.Error()
+	case res.NotProved:
+		res.ExitCode = ExitAwaitingApproval
 	case aborted != nil:
 		res.ExitCode = ExitAborted
 	case !submitted:

@@ -37,7 +37,7 @@ type ProofError struct {
 }
 
 func (e *ProofError) Error() string {
-	return fmt.Sprintf("payout %s was not sent, and nothing after it: %v: %s; run payout audit verify, and have the file signed again if it should be paid",
+	return fmt.Sprintf("payout %s was not sent, and nothing after it: %v: %s; run payout audit verify to see what the ledger holds",
 		e.Ref, ErrNotProved, e.Why)
 }
 
