@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/read"
 )
 
@@ -60,6 +61,9 @@ type Plan struct {
 	fileTotal decimal.Decimal
 	// banks names the providers the statement's rows pay by id, for the people who read it.
 	banks map[int64]string
+	// unsettled counts the payable rows a run may send: new ones, and those the ledger holds
+	// READY, SUBMITTING or UNKNOWN. A file with none needs no signature: nothing of it is sent.
+	unsettled int
 }
 
 // Bank is a provider a plan pays, by the id its statement names and the name the service lists.
@@ -120,7 +124,7 @@ func (sv *survey) plan() Plan {
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
 		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal(),
-		fileTotal: sv.validTotal.Decimal().Add(sv.rejectedTotal.Decimal()), banks: t.banks}
+		fileTotal: sv.validTotal.Decimal().Add(sv.rejectedTotal.Decimal()), banks: t.banks, unsettled: sv.unsettled}
 	if !t.keep {
 		return pl
 	}
@@ -140,7 +144,7 @@ func (sv *survey) plan() Plan {
 
 // ValidUntilLine is the statement's last line for a signature valid through day (UTC).
 func ValidUntilLine(day time.Time) string {
-	return "valid-until\t" + day.UTC().Format(time.DateOnly) + "\n"
+	return approval.ValidUntilLine(day)
 }
 
 // Statement is the plan's text, signed valid through day (UTC).

@@ -50,10 +50,13 @@ type Result struct {
 	// Plan is what the file would pay, as a signature binds it; AwaitingApproval says why a run
 	// paid nothing for want of signatures (exit 5); ApprovedBy names the principals whose
 	// signatures it went ahead on, as the chain recorded them, at ApprovedAt.
-	Plan             *Plan     `json:"plan,omitempty"`
-	AwaitingApproval string    `json:"awaiting_approval,omitempty"`
-	ApprovedBy       string    `json:"approved_by,omitempty"`
-	ApprovedAt       time.Time `json:"approved_at,omitzero"`
+	Plan             *Plan  `json:"plan,omitempty"`
+	AwaitingApproval string `json:"awaiting_approval,omitempty"`
+	// NotProved, set with AwaitingApproval, says that the run stopped at a payout that the
+	// ledger's stored evidence does not prove (approval.ErrNotProved): what signers do not fix.
+	NotProved  bool      `json:"not_proved,omitempty"`
+	ApprovedBy string    `json:"approved_by,omitempty"`
+	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
 	// as a number); they are paid as read.
 	Warnings []Problem `json:"warnings,omitempty"`

@@ -91,6 +91,7 @@ type Config struct {
 	// before the POST: where the tests pause a process, as a host is paused.
 	AfterIntent, BeforePost func(ref string)
 	sending                 *sending // shared by the Runners of one Config
+	proofs                  *proofs  // the proof each send is checked against, shared likewise
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
@@ -185,6 +186,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if cfg.sending == nil {
 		cfg.sending = &sending{}
+	}
+	if cfg.proofs == nil {
+		cfg.proofs = &proofs{}
 	}
 	if cfg.UnknownGrace <= 0 {
 		cfg.UnknownGrace = DefaultUnknownGrace

@@ -120,6 +120,9 @@ func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 		// Never a request built from anything but the payout the ledger recorded.
 		return lookup.Result{Task: t, Fatal: fmt.Errorf("send %s: the run does not hold its payout", t.Ref)}
 	}
+	if o := s.prove(ctx, t, p); o != nil {
+		return *o
+	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
 	if o := s.look.Apply(ctx, t, outcome.Intent(p, s.runID, s.r.cfg.Process)); o != nil {

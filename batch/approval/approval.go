@@ -163,6 +163,9 @@ type Approval struct {
 	File       string // the signature file's name
 	SHA256     string // the signature file's
 	ValidUntil time.Time
+	// Signature is the signature file's bytes, the armored SSHSIG as signed: the evidence the
+	// ledger keeps, which anyone can check again with ssh-keygen -Y verify.
+	Signature []byte
 }
 
 // Verdict is what the signatures beside a file say of its plan.
@@ -177,6 +180,13 @@ type Verdict struct {
 	Rejected string
 	// Ignored names the files named like signatures that are none (see SignatureFiles).
 	Ignored []string
+	// Refusal is that refusal's statement and signature, as signed.
+	Refusal Signed
+}
+
+// Signed is a statement and its armored SSHSIG signature, both as signed.
+type Signed struct {
+	Statement, Signature []byte
 }
 
 // Missing says why the verdict does not let the plan be paid; "" when it does.
@@ -248,16 +258,16 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 				continue
 			}
-			a.File, a.SHA256 = name, f.SHA256
+			a.File, a.SHA256, a.Signature = name, f.SHA256, f.Data
 			v.Accepted = append(v.Accepted, a)
 		case signature.NamespaceRepeat:
 			continue // an acceptance of repeats, judged by JudgeRepeats
 		case signature.NamespaceReject:
-			who, err := checkRefusal(allowed, sig, f.Path, plan, now)
+			who, statement, err := checkRefusal(allowed, sig, f.Path, plan, now)
 			if err != nil {
 				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 			} else if who != "" {
-				v.Rejected = who
+				v.Rejected, v.Refusal = who, Signed{Statement: statement, Signature: f.Data}
 			}
 		default:
 			v.NotCounted = append(v.NotCounted, fmt.Sprintf("%s: made in namespace %q, not %q", name, sig.Namespace(), signature.NamespacePlan))

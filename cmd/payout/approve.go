@@ -347,6 +347,10 @@ func printAwaiting(w io.Writer, res batch.Result) {
 	if res.AwaitingApproval == "" {
 		return
 	}
+	if res.NotProved {
+		fmt.Fprintf(w, "  NOT SENT: %s\n", res.AwaitingApproval)
+		return
+	}
 	fmt.Fprintf(w, "  NOT PAID: the file's plan lacks signatures: %s\n", res.AwaitingApproval)
 	if p := res.Plan; p != nil {
 		fmt.Fprintf(w, "  plan: %d new payouts, MYR %s; file SHA-256 %s; plan SHA-256 %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.FileSHA256, p.Digest)

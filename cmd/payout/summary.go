@@ -43,7 +43,7 @@ func printSummary(w io.Writer, res batch.Result) {
 	fmt.Fprintf(w, "%s %s of %s: %d rows, MYR %s%s\n", kind, res.RunID, res.File, res.Rows, res.TotalAmount.StringFixed(2), unreadable)
 	if res.DryRun {
 		fmt.Fprintf(w, "  valid %d, rejected %d (nothing was sent)\n", res.Rows-res.Rejected, res.Rejected)
-	} else if res.AwaitingApproval == "" {
+	} else if res.AwaitingApproval == "" || res.NotProved {
 		fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d, skipped (earlier run) %d\n",
 			res.Succeeded, res.Pending, res.Failed, res.Unknown, res.NotSent, res.Rejected, res.Skipped)
 	}
