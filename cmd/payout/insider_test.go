@@ -206,7 +206,6 @@ func (u *user) startRun(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-
 // (2) A run stopped after recording its rows, then a signed refusal beside the file: the next
 // run sends nothing, and once the refusal is recorded, deleting its files changes nothing.
 func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
