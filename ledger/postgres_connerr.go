@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"net"
 	"strings"
 
@@ -59,7 +60,7 @@ func closedConnection(err error) bool {
 		return true
 	}
 	return errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, net.ErrClosed) ||
-		err.Error() == "conn closed"
+		errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "conn closed" || err.Error() == "unexpected EOF"
 }
 
 // ClosedConnection reports whether an error of closing the ledger says only that its
