@@ -96,10 +96,29 @@ func (a *AllowedSigners) Verify(message io.Reader, sig Signature, namespace stri
 	if sig.sig.Namespace != namespace {
 		return Identity{}, fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
 	}
+	if sig.sig.Signature.Format == SigAlgoWebAuthn {
+		if err := verifyWebAuthnMessage(message, sig.sig); err != nil {
+			return Identity{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
+		}
+		return id, nil
+	}
 	if err := sshsig.Verify(message, sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return id, nil
+}
+
+// verifyWebAuthnMessage checks a passkey's SSHSIG signature of message: the signed data is made
+// as sshsig.Verify makes it, and checked as OpenSSH checks a WebAuthn signature.
+func verifyWebAuthnMessage(message io.Reader, sig *sshsig.Signature) error {
+	if err := sig.HashAlgorithm.Available(); err != nil {
+		return err
+	}
+	h := sig.HashAlgorithm.Hash()
+	if _, err := io.Copy(h, message); err != nil {
+		return err
+	}
+	return verifyWebAuthn(sig.PublicKey, signedData(sig.Namespace, sig.HashAlgorithm.String(), h.Sum(nil)), sig.Signature)
 }
 
 // Identify says whose sig is by a alone, before it is checked against any message:
