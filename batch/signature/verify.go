@@ -127,6 +127,11 @@ func (a *AllowedSigners) Identify(sig Signature, namespace string, now time.Time
 	return a.identify(sig.sig.PublicKey, namespace, now)
 }
 
+// Trusts says whose key is, by a, in namespace at now: ErrUnknownKey when no line trusts it there.
+func (a *AllowedSigners) Trusts(key ssh.PublicKey, namespace string, now time.Time) (Identity, error) {
+	return a.identify(key, namespace, now)
+}
+
 // identify finds the principals that a trusts key for in namespace at now.
 func (a *AllowedSigners) identify(key ssh.PublicKey, namespace string, now time.Time) (Identity, error) {
 	id := Identity{Fingerprint: fingerprint(key)}

@@ -132,7 +132,7 @@ type webauthnFields struct {
 // signature names; the authenticator must have seen the user present; the ECDSA signature covers
 // the application's hash, flags, counter, extensions and the client data's hash.
 func verifyWebAuthn(key ssh.PublicKey, data []byte, sig *ssh.Signature) error {
-	pub, application, err := passkeyParts(key)
+	pub, application, err := ParsePasskeyKey(key)
 	if err != nil {
 		return err
 	}
@@ -172,8 +172,9 @@ func verifyWebAuthn(key ssh.PublicKey, data []byte, sig *ssh.Signature) error {
 	return nil
 }
 
-// passkeyParts reads the ECDSA key and application of an sk-ecdsa key from its wire form.
-func passkeyParts(key ssh.PublicKey) (*ecdsa.PublicKey, string, error) {
+// ParsePasskeyKey reads the ECDSA P-256 key and the application (the relying-party id) of a
+// passkey's sk-ecdsa-sha2-nistp256@openssh.com key: ErrNotPasskey for any other key.
+func ParsePasskeyKey(key ssh.PublicKey) (*ecdsa.PublicKey, string, error) {
 	var w struct {
 		Type, Curve string
 		Point       []byte
