@@ -76,9 +76,12 @@ func (s *Server) filesPage(w http.ResponseWriter, r *http.Request, sess *session
 					v.Signatures = append(v.Signatures, filepath.Base(sig.Path))
 				}
 			}
+			// A run's reports are named by the file's name without its extension, its notes with it.
+			stem := strings.TrimSuffix(e.Name(), filepath.Ext(e.Name())) + "."
 			for _, rep := range reports {
-				if strings.HasPrefix(rep.Name(), e.Name()+".") && rep.Type().IsRegular() {
-					v.Reports = append(v.Reports, rep.Name())
+				n := rep.Name()
+				if rep.Type().IsRegular() && (strings.HasPrefix(n, stem) || strings.HasPrefix(n, e.Name()+".")) && n != filepath.Base(s.makerNote(e.Name())) {
+					v.Reports = append(v.Reports, n)
 				}
 			}
 			v.DroppedBy = s.maker(e.Name())
@@ -150,6 +153,13 @@ func (s *Server) drop(w http.ResponseWriter, r *http.Request, sess *session) err
 			return &pageError{Status: http.StatusConflict, What: fmt.Sprintf("A file named %s is already in %s.", name, d),
 				Do: "Wait until it is paid or refused, or drop this one under another name."}
 		}
+	}
+	if info, err := os.Stat(s.dir(watch.InboxDir)); err != nil || !info.IsDir() {
+		return &pageError{Status: http.StatusServiceUnavailable, What: "Folder mode's inbox is not there, so nothing can be dropped.",
+			Do: "Ask the administrator to start payout watch on the console's folder."}
+	}
+	if err := os.MkdirAll(s.dir(watch.ReportsDir), 0o750); err != nil {
+		return err
 	}
 	if err := atomicfile.WriteBytes(s.makerNote(name), sigMode, []byte(sess.principal+"\n")); err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -119,7 +118,14 @@ func (c *console) holdPasskeysOf(name string) {
 	}
 	c.authID = res.AuthenticatorID
 	for _, cred := range c.passkeys[name] {
-		if _, err := chromedp.Run(c.browser, cdpCall(webauthn.AddCredential, webauthn.AddCredentialParams{AuthenticatorID: c.authID, Credential: cred})); err != nil {
+		// Only what a passkey is, by hand: cdproto sends generateCmtgKeyOnNextOperation always,
+		// which this Chromium refuses.
+		passkey := map[string]any{"credentialId": cred.CredentialID, "isResidentCredential": cred.IsResidentCredential, "rpId": cred.RpID,
+			"privateKey": cred.PrivateKey, "userHandle": cred.UserHandle, "signCount": cred.SignCount}
+		add := func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+			return chromedp.Void{}, t.Call(ctx, webauthn.CommandAddCredential, map[string]any{"authenticatorId": c.authID, "credential": passkey}, nil)
+		}
+		if _, err := chromedp.Run(c.browser, add); err != nil {
 			c.t.Fatalf("WebAuthn.addCredential: %v", err)
 		}
 	}
@@ -258,7 +264,166 @@ func TestConsoleInChromium(t *testing.T) {
 	if who := c.eval(`document.querySelector('.who').textContent`); !strings.Contains(who, "rita") || !strings.Contains(who, "reads") {
 		t.Errorf("rita's header: %q, want her name as a reader", who)
 	}
+	ritaCookie := c.sessionCookie()
 	c.signOut()
-	_ = fmt.Sprint
-	_ = multipart.NewWriter
+	if code, body := c.request("GET", "/files", ritaCookie, nil, ""); code != http.StatusUnauthorized || !strings.Contains(body, "not signed in") {
+		t.Errorf("rita's cookie replayed after she signed out: %d, want 401 saying she is not signed in", code)
+	}
+
+	// alice drops the file through the page.
+	c.holdPasskeysOf("alice")
+	if got := c.signIn(); got != "FILES" {
+		t.Fatalf("alice signs in: %q", got)
+	}
+	c.do(chromedp.SetUploadFiles(chromedp.ID("file"), []string{payroll}), chromedp.Click(chromedp.ID("drop")))
+	c.await(`document.querySelector('tr[data-file="payroll-nov.csv"][data-folder="inbox"]') && 'dropped'`)
+	if _, err := os.Stat(filepath.Join(folder, "inbox", "payroll-nov.csv")); err != nil {
+		t.Fatalf("the dropped file is not in the inbox: %v", err)
+	}
+	aliceCookie, csrf := c.sessionCookie(), c.eval(`document.querySelector('meta[name="csrf"]').content`)
+	if code, _ := c.request("POST", "/signout", aliceCookie, strings.NewReader(""), ""); code != http.StatusForbidden {
+		t.Errorf("a cross-site sign-out without the CSRF token: %d, want 403", code)
+	}
+	if code, _ := c.upload(aliceCookie, "", "forged.csv", sample); code != http.StatusForbidden {
+		t.Errorf("a cross-site upload without the CSRF token: %d, want 403", code)
+	}
+	if code, _ := c.upload(aliceCookie, csrf, "big.csv", bytes.Repeat([]byte("x"), 2<<20)); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("an upload of 2 MiB over a 1 MiB limit: %d, want 413", code)
+	}
+	for _, name := range []string{"forged.csv", "big.csv"} {
+		if _, err := os.Stat(filepath.Join(folder, "inbox", name)); err == nil {
+			t.Errorf("%s reached the inbox", name)
+		}
+	}
+	if code, _ := c.request("GET", "/files", aliceCookie, nil, ""); code != http.StatusOK {
+		t.Errorf("alice's session after the refused requests: %d, want 200", code)
+	}
+
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", folder)
+	review := origin + "/review?folder=awaiting-approval&file=payroll-nov.csv"
+	c.do(chromedp.Navigate(review))
+	c.await(`document.getElementById('rows') && 'shown'`)
+	if got := c.eval(`Array.from(document.querySelectorAll('td.payee')).map(function(e){return e.textContent}).join('|')`); !strings.Contains(got, scriptPayee) {
+		t.Errorf("the payee carrying a script is not shown as its text: %.200s", got)
+	}
+	if title, scripts := c.eval(`document.title`), c.eval(`String(document.scripts.length)`); strings.Contains(title, "owned") || scripts != "1" {
+		t.Errorf("the payee's script ran or was inserted: title %q, %s scripts", title, scripts)
+	}
+	if got := c.approve(); !strings.Contains(got, "You dropped this file") {
+		t.Errorf("the maker approving her own file: %q, want it refused", got)
+	}
+	c.signOut()
+
+	c.holdPasskeysOf("rita")
+	if got := c.signIn(); got != "FILES" {
+		t.Fatalf("rita signs in again: %q", got)
+	}
+	c.do(chromedp.Navigate(review))
+	c.await(`document.getElementById('rows') && 'shown'`)
+	if c.eval(`String(!!document.getElementById('approve'))`) != "false" {
+		t.Error("the review page offers a reader to approve")
+	}
+	forced := c.eval(`fetch('/sign/begin', {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json',
+		'X-CSRF-Token': document.querySelector('meta[name="csrf"]').content},
+		body: JSON.stringify({folder: 'awaiting-approval', file: 'payroll-nov.csv', decision: 'approve'})}).then(function (r) { return r.text().then(function (b) { return r.status + ' ' + b; }); })`)
+	if !strings.HasPrefix(forced, "403 ") || !strings.Contains(forced, "payout-plan") {
+		t.Errorf("a reader forcing an approval: %s, want 403 naming the namespace she lacks", forced)
+	}
+	c.signOut()
+
+	for _, name := range []string{"bob", "carol"} {
+		c.holdPasskeysOf(name)
+		if got := c.signIn(); got != "FILES" {
+			t.Fatalf("%s signs in: %q", name, got)
+		}
+		c.do(chromedp.Navigate(review))
+		c.await(`document.getElementById('approve') && 'shown'`)
+		if got := c.approve(); got != "FILES" {
+			t.Fatalf("%s approves: %q", name, got)
+		}
+		if name == "bob" {
+			c.do(chromedp.Navigate(review))
+			c.await(`document.getElementById('approve') && 'shown'`)
+			if got := c.approve(); !strings.Contains(got, "approved this file already") {
+				t.Errorf("bob approving twice: %q, want it refused", got)
+			}
+		}
+		c.signOut()
+	}
+
+	plan, errOut, code := u.run("plan", filepath.Join(folder, "awaiting-approval", "payroll-nov.csv"))
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"bob", "carol"} {
+		sig, err := os.ReadFile(filepath.Join(folder, "awaiting-approval", "payroll-nov.csv."+name+".sig"))
+		if err != nil {
+			t.Fatalf("%s's approval: %v", name, err)
+		}
+		if out, err := signaturetest.Verify(t, allowed, name, "payout-plan", sig, []byte(plan)); err != nil {
+			t.Errorf("ssh-keygen -Y verify of %s's approval made in the browser: %v: %s", name, err, out)
+		}
+	}
+	if out, errOut, code := u.run("watch", "--once", "--settle", "0", folder); code != 0 {
+		t.Fatalf("watch with two passkey approvals: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(folder, "done", "payroll-nov.csv")); err != nil {
+		t.Fatalf("the approved file is not in done: %v", err)
+	}
+
+	c.holdPasskeysOf("alice")
+	if got := c.signIn(); got != "FILES" {
+		t.Fatalf("alice signs in again: %q", got)
+	}
+	report := c.await(`(document.querySelector('tr[data-file="payroll-nov.csv"][data-folder="done"] a[href$=".report.html"]') || {}).href`)
+	c.do(chromedp.Navigate(report))
+	if got := c.await(`document.body && document.body.innerText`); !strings.Contains(got, "payroll-nov.csv") {
+		t.Errorf("the report shown inline does not name its file: %.300s", got)
+	}
+}
+
+// approve presses Approve on the review page and returns what the page says then.
+func (c *console) approve() string {
+	c.t.Helper()
+	c.do(chromedp.Click(chromedp.ID("approve")))
+	return c.await(pageOutcome)
+}
+
+// request sends a request to the console with cookie, as another site or a replaying attacker
+// would, and returns the status and body.
+func (c *console) request(method, path string, cookie *http.Cookie, body io.Reader, contentType string) (int, string) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.origin+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.AddCookie(cookie)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	client := &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// upload posts a file as the drop form does, with the CSRF token csrf (none when empty).
+func (c *console) upload(cookie *http.Cookie, csrf, name string, data []byte) (int, string) {
+	c.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	if csrf != "" {
+		_ = mw.WriteField("csrf", csrf)
+	}
+	fw, err := mw.CreateFormFile("file", name)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	return c.request("POST", "/files", cookie, &body, mw.FormDataContentType())
 }
