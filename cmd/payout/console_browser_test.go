@@ -380,6 +380,51 @@ func TestConsoleInChromium(t *testing.T) {
 	if got := c.await(`document.body && document.body.innerText`); !strings.Contains(got, "payroll-nov.csv") {
 		t.Errorf("the report shown inline does not name its file: %.300s", got)
 	}
+
+	// A second file, refused by carol with her passkey: nothing of it is paid.
+	vendors := filepath.Join(t.TempDir(), "vendors.csv")
+	if _, errOut, code := u.run("template", "--example", "--out", vendors); code != 0 {
+		t.Fatalf("template --example: exit %d: %s", code, errOut)
+	}
+	c.do(chromedp.Navigate(origin+"/files"), chromedp.SetUploadFiles(chromedp.ID("file"), []string{vendors}), chromedp.Click(chromedp.ID("drop")))
+	c.await(`document.querySelector('tr[data-file="vendors.csv"][data-folder="inbox"]') && 'dropped'`)
+	c.signOut()
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", folder)
+	c.holdPasskeysOf("carol")
+	if got := c.signIn(); got != "FILES" {
+		t.Fatalf("carol signs in again: %q", got)
+	}
+	c.do(chromedp.Navigate(origin+"/review?folder=awaiting-approval&file=vendors.csv"), chromedp.SetValue(chromedp.ID("reason"), "not our vendors"),
+		chromedp.Click(chromedp.ID("refuse")))
+	if got := c.await(pageOutcome); got != "FILES" {
+		t.Fatalf("carol refuses: %q", got)
+	}
+	refusal := filepath.Join(folder, "awaiting-approval", "vendors.csv.carol.reject")
+	statement, err := os.ReadFile(refusal)
+	if err != nil || !strings.Contains(string(statement), "not our vendors") {
+		t.Fatalf("carol's refusal statement: %v\n%s", err, statement)
+	}
+	sig, err := os.ReadFile(refusal + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := signaturetest.Verify(t, allowed, "carol", "payout-reject", sig, statement); err != nil {
+		t.Errorf("ssh-keygen -Y verify of carol's refusal made in the browser: %v: %s", err, out)
+	}
+	if out, errOut, code := u.run("watch", "--once", "--settle", "0", folder); code == 0 || !strings.Contains(out+errOut, "REJECTED") {
+		t.Errorf("watch with a signed refusal: exit %d, want the file refused\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(folder, "failed", "vendors.csv")); err != nil {
+		t.Errorf("the refused file is not in failed: %v", err)
+	}
+	for ref, n := range sb.CreateCounts() {
+		if strings.HasPrefix(ref, "EXAMPLE-") {
+			t.Errorf("%s of the refused file reached the service %d times", ref, n)
+		}
+	}
+	if paid := len(sb.CreateCounts()); paid != strings.Count(plan, "\nrow\t") {
+		t.Errorf("the service received %d payouts, want the approved file's %d rows", paid, strings.Count(plan, "\nrow\t"))
+	}
 }
 
 // approve presses Approve on the review page and returns what the page says then.
