@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -375,6 +377,14 @@ func TestConsoleInChromium(t *testing.T) {
 	if got := c.signIn(); got != "FILES" {
 		t.Fatalf("alice signs in again: %q", got)
 	}
+	for _, width := range []int64{1280, 390} {
+		c.fits(width, "/files", "/review?folder=done&file=payroll-nov.csv")
+	}
+	c.do(chromedp.Navigate(origin + "/review?folder=done&file=payroll-nov.csv"))
+	if got := c.eval(`document.getElementById('summary').textContent`); !strings.Contains(got, "50 payouts, MYR 302,279.94;") {
+		t.Errorf("the review's summary: %q, want the sample's 50 payouts and total", got)
+	}
+	c.do(chromedp.Navigate(origin + "/files"))
 	report := c.await(`(document.querySelector('tr[data-file="payroll-nov.csv"][data-folder="done"] a[href$=".report.html"]') || {}).href`)
 	c.do(chromedp.Navigate(report))
 	if got := c.await(`document.body && document.body.innerText`); !strings.Contains(got, "payroll-nov.csv") {
@@ -424,6 +434,42 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	if paid := len(sb.CreateCounts()); paid != strings.Count(plan, "\nrow\t") {
 		t.Errorf("the service received %d payouts, want the approved file's %d rows", paid, strings.Count(plan, "\nrow\t"))
+	}
+}
+
+// fits opens each page at a window width pixels wide, screenshots it, and checks that nothing
+// but a table's own scrolling box is wider than the window.
+func (c *console) fits(width int64, pages ...string) {
+	c.t.Helper()
+	c.do(chromedp.EmulateViewport(width, 900))
+	defer c.do(chromedp.EmulateReset())
+	for _, page := range pages {
+		c.do(chromedp.Navigate(c.origin + page))
+		c.await(`document.readyState === 'complete' && 'loaded'`)
+		ctx, cancel := context.WithTimeout(c.browser, time.Minute)
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		cancel()
+		if err != nil {
+			c.t.Fatalf("screenshot of %s at %d px: %v", page, width, err)
+		}
+		if img, err := png.DecodeConfig(bytes.NewReader(shot)); err != nil || int64(img.Width) != width {
+			c.t.Errorf("screenshot of %s: %v, %d px wide, want %d", page, err, img.Width, width)
+		}
+		name := fmt.Sprintf("console-%d-%s.png", width, strings.Trim(regexp.MustCompile(`[^a-z]+`).ReplaceAllString(page, "-"), "-"))
+		if err := os.WriteFile(filepath.Join(c.t.TempDir(), name), shot, 0o600); err != nil {
+			c.t.Fatal(err)
+		}
+		wide := c.eval(`(function () {
+			var out = [];
+			if (document.documentElement.scrollWidth > window.innerWidth) { out.push('document ' + document.documentElement.scrollWidth); }
+			document.querySelectorAll('main > *:not(.scroll), header').forEach(function (e) {
+				if (e.getBoundingClientRect().right > window.innerWidth + 1) { out.push(e.tagName + '#' + e.id + ' ends at ' + Math.round(e.getBoundingClientRect().right)); }
+			});
+			return out.join(', ');
+		})()`)
+		if wide != "" {
+			c.t.Errorf("%s at %d px: wider than the window: %s", page, width, wide)
+		}
 	}
 }
 
