@@ -20,6 +20,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/ledger"
 )
 
 // Defaults of the console.
@@ -39,6 +40,11 @@ type Planner interface {
 	Plan(ctx context.Context, path string) (batch.Plan, map[int64]string, error)
 }
 
+// Trail appends events to the ledger's hash chain (ledger.DB).
+type Trail interface {
+	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
+}
+
 // Config is what the console needs.
 type Config struct {
 	// RPID is the relying-party id: the console's host name, or a parent domain of it. Every
@@ -54,6 +60,9 @@ type Config struct {
 	Planner Planner
 	// MaxUpload bounds a dropped file (DefaultMaxUpload when 0).
 	MaxUpload int64
+	// Trail is the ledger, where every sign-in and every signature made in the console becomes an
+	// event of the chain before it takes effect.
+	Trail Trail
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
 	Now        func() time.Time
@@ -87,8 +96,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AllowedSigners == "" {
 		return nil, errors.New("console: no allowed_signers file: set PAYOUT_ALLOWED_SIGNERS to the file that lists who may sign")
 	}
-	if cfg.Folder == "" || cfg.Planner == nil {
-		return nil, errors.New("console: a folder-mode directory and a planner are required")
+	if cfg.Folder == "" || cfg.Planner == nil || cfg.Trail == nil {
+		return nil, errors.New("console: a folder-mode directory, a planner and a ledger are required")
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
@@ -274,6 +283,16 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, sess *session) err
 		return nil
 	}
 	return s.render(w, "signin.html", sess, map[string]any{"Title": "Sign in"})
+}
+
+// record appends an event to the ledger's chain; what it records does not happen without it.
+func (s *Server) record(ctx context.Context, kind, detail string, facts map[string]string) error {
+	if _, err := s.cfg.Trail.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: kind, Detail: detail, Facts: facts}); err != nil {
+		s.cfg.Logger.Error("console: record in the ledger", "kind", kind, "err", err)
+		return &pageError{Status: http.StatusServiceUnavailable, What: "The ledger could not record this, so it was not done.",
+			Do: "Try again in a minute; if it fails again, ask the administrator to check the ledger (payout audit verify)."}
+	}
+	return nil
 }
 
 // loadAllowed reads the allowed signers again: a line removed ends its person's access now.

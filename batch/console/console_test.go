@@ -13,6 +13,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/console"
 	"github.com/payout/payout/batch/signature/signaturetest"
+	"github.com/payout/payout/ledger"
 )
 
 // planner is a Planner of function fields.
@@ -26,11 +27,19 @@ func (p planner) Plan(ctx context.Context, path string) (batch.Plan, map[int64]s
 
 var _ console.Planner = planner{}
 
+// trail is a Trail that keeps the events in memory.
+type trail struct{ events []ledger.LedgerEvent }
+
+func (t *trail) AppendLedgerEvents(_ context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error) {
+	t.events = append(t.events, events...)
+	return ledger.ChainHead{}, nil
+}
+
 func newConsole(t *testing.T, origin string) *httptest.Server {
 	t.Helper()
 	dir := t.TempDir()
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), "# nobody yet")
-	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Planner: planner{
+	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Trail: &trail{}, Planner: planner{
 		plan: func(context.Context, string) (batch.Plan, map[int64]string, error) { return batch.Plan{}, nil, nil },
 	}})
 	if err != nil {
@@ -148,7 +157,7 @@ func TestConsoleChecksItsRelyingParty(t *testing.T) {
 		{"example.com", "ftp://console.example.com", false},
 		{"example.com", "https://console.example.com/path", false},
 	} {
-		_, err := console.New(console.Config{RPID: c.rpID, Origin: c.origin, AllowedSigners: allowed, Folder: dir, Planner: p})
+		_, err := console.New(console.Config{RPID: c.rpID, Origin: c.origin, AllowedSigners: allowed, Folder: dir, Trail: &trail{}, Planner: p})
 		if (err == nil) != c.ok {
 			t.Errorf("rp id %q, origin %q: %v, want ok=%v", c.rpID, c.origin, err, c.ok)
 		}

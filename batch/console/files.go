@@ -2,6 +2,8 @@ package console
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +27,7 @@ import (
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/batch/watch"
+	"github.com/payout/payout/ledger"
 )
 
 // sigMode is the mode of the signature files written beside a file: they hold no account number.
@@ -286,9 +289,10 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, sess *sessio
 // pendingSignature is a statement the signed-in person was asked to sign, and where its
 // signature goes.
 type pendingSignature struct {
-	path, namespace string
-	statement       []byte
-	refusal         bool
+	path, namespace, file string
+	statement             []byte
+	plan                  batch.Plan
+	refusal               bool
 }
 
 func (s *Server) signBegin(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -329,7 +333,7 @@ func (s *Server) signBegin(w http.ResponseWriter, r *http.Request, sess *session
 	if err != nil {
 		return &pageError{Status: http.StatusUnprocessableEntity, What: fmt.Sprintf("The plan of %s cannot be read: %v", req.File, err), Do: "Correct the file and drop it again."}
 	}
-	pending := &pendingSignature{path: base + approval.SigSuffix, namespace: signature.NamespacePlan, refusal: refusal}
+	pending := &pendingSignature{path: base + approval.SigSuffix, namespace: signature.NamespacePlan, file: req.File, plan: plan, refusal: refusal}
 	if refusal {
 		pending.namespace, pending.path = signature.NamespaceReject, base+approval.RefusalSuffix
 		pending.statement = batch.RefusalStatement(plan, strings.TrimSpace(req.Reason))
@@ -391,14 +395,20 @@ func (s *Server) signFinish(w http.ResponseWriter, r *http.Request, sess *sessio
 	if err != nil {
 		return &pageError{Status: http.StatusForbidden, What: "The signature does not count: " + err.Error(), Do: "Ask the administrator to check your allowed_signers line."}
 	}
+	sigPath := pending.path
+	if pending.refusal {
+		sigPath += approval.SigSuffix
+	}
+	sigSum := sha256.Sum256(armored)
+	if err := s.record(r.Context(), ledger.EventConsoleSigned, fmt.Sprintf("%s signed %s of %s in the console", id.Principal(), pending.namespace, pending.file),
+		map[string]string{"principal": id.Principal(), "fingerprint": id.Fingerprint, "namespace": pending.namespace, "file": pending.file,
+			"file_sha256": pending.plan.FileSHA256, "plan_sha256": pending.plan.Digest, "sig_file": filepath.Base(sigPath), "sig_sha256": hex.EncodeToString(sigSum[:])}); err != nil {
+		return err
+	}
 	if pending.refusal {
 		if err := atomicfile.WriteBytes(pending.path, sigMode, pending.statement); err != nil {
 			return err
 		}
-	}
-	sigPath := pending.path
-	if pending.refusal {
-		sigPath += approval.SigSuffix
 	}
 	if err := atomicfile.WriteBytes(sigPath, sigMode, armored); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/ledger"
 )
 
 // credentialTag opens the comment of a passkey's allowed_signers line; the credential id follows.
@@ -207,9 +208,14 @@ func (s *Server) signInFinish(w http.ResponseWriter, r *http.Request, sess *sess
 	if _, err := s.webauthn.ValidateDiscoverableLogin(handler, data, parsed); err != nil {
 		return passkeyRefused("sign-in", err)
 	}
+	fingerprint := ssh.FingerprintSHA256(line.Key)
+	if err := s.record(r.Context(), ledger.EventConsoleSignIn, line.Principals[0]+" signed in to the console",
+		map[string]string{"principal": line.Principals[0], "fingerprint": fingerprint, "origin": s.cfg.Origin}); err != nil {
+		return err
+	}
 	signed := s.sessions.signIn(sess, line.Principals[0], parsed.RawID, parsed.Response.UserHandle)
 	s.setCookie(w, signed)
-	s.cfg.Logger.Info("console: signed in", "principal", signed.principal, "fingerprint", ssh.FingerprintSHA256(line.Key))
+	s.cfg.Logger.Info("console: signed in", "principal", signed.principal, "fingerprint", fingerprint)
 	writeJSON(w, http.StatusOK, map[string]string{"redirect": "/files"})
 	return nil
 }

@@ -4,6 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"io"
@@ -427,6 +431,11 @@ func TestConsoleInChromium(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(folder, "failed", "vendors.csv")); err != nil {
 		t.Errorf("the refused file is not in failed: %v", err)
 	}
+	checkConsoleTrail(t, u, map[string]string{
+		"bob payout-plan":     filepath.Join(folder, "done", "payroll-nov.csv.bob.sig"),
+		"carol payout-plan":   filepath.Join(folder, "done", "payroll-nov.csv.carol.sig"),
+		"carol payout-reject": filepath.Join(folder, "failed", "vendors.csv.carol.reject.sig"),
+	}, "alice", "bob", "carol", "rita")
 	for ref, n := range sb.CreateCounts() {
 		if strings.HasPrefix(ref, "EXAMPLE-") {
 			t.Errorf("%s of the refused file reached the service %d times", ref, n)
@@ -469,6 +478,67 @@ func (c *console) fits(width int64, pages ...string) {
 		})()`)
 		if wide != "" {
 			c.t.Errorf("%s at %d px: wider than the window: %s", page, width, wide)
+		}
+	}
+}
+
+// checkConsoleTrail: the ledger's chain holds a sign-in event of each of people and one
+// signature event for each of signed ("principal namespace" to the signature file, whose SHA-256
+// the event names), and audit verify finds the chain intact.
+func checkConsoleTrail(t *testing.T, u *user, signed map[string]string, people ...string) {
+	t.Helper()
+	if out, errOut, code := u.run("audit", "verify"); code != 0 {
+		t.Errorf("audit verify after the console's events: exit %d\n%s%s", code, out, errOut)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(u.dir, "payout-ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT to_state, facts FROM events WHERE ref = '' AND to_state LIKE 'CONSOLE-%' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	signedIn := map[string]bool{}
+	seen := map[string]bool{}
+	for rows.Next() {
+		var kind, factsJSON string
+		if err := rows.Scan(&kind, &factsJSON); err != nil {
+			t.Fatal(err)
+		}
+		var facts map[string]string
+		if err := json.Unmarshal([]byte(factsJSON), &facts); err != nil {
+			t.Fatalf("event facts %s: %v", factsJSON, err)
+		}
+		switch kind {
+		case "CONSOLE-SIGN-IN":
+			signedIn[facts["principal"]] = true
+		case "CONSOLE-SIGNED":
+			key := facts["principal"] + " " + facts["namespace"]
+			path, ok := signed[key]
+			if !ok || seen[key] {
+				t.Errorf("an unexpected signature event: %s", factsJSON)
+				continue
+			}
+			seen[key] = true
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum := sha256.Sum256(data); facts["sig_sha256"] != hex.EncodeToString(sum[:]) {
+				t.Errorf("the event of %s names sig_sha256 %s, not the SHA-256 of %s", key, facts["sig_sha256"], path)
+			}
+		}
+	}
+	for _, p := range people {
+		if !signedIn[p] {
+			t.Errorf("no sign-in event of %s in the ledger", p)
+		}
+	}
+	for key := range signed {
+		if !seen[key] {
+			t.Errorf("no signature event of %s in the ledger", key)
 		}
 	}
 }

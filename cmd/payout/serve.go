@@ -13,11 +13,12 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/console"
+	"github.com/payout/payout/ledger"
 )
 
 // serveCmd is `payout serve DIR`: the web console for folder mode's directory DIR.
 func serveCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "serve", "serve --listen ADDR [--cert FILE --key FILE] [--rp-id HOST] [--origin URL] [--providers FILE] [--max-upload BYTES] DIR")
+	fs := newFlagSet(e, "serve", "serve --listen ADDR [--cert FILE --key FILE] [--rp-id HOST] [--origin URL] [--providers FILE] [--max-upload BYTES] [--ledger FILE] DIR")
 	listen := fs.String("listen", "", "address to listen on: with --cert and --key any, else a loopback one behind your TLS proxy (required)")
 	certFile := fs.String("cert", "", "TLS certificate chain `FILE` (PEM)")
 	keyFile := fs.String("key", "", "TLS private key `FILE` (PEM)")
@@ -25,6 +26,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	origin := fs.String("origin", "", "the URL browsers reach the console at, e.g. https://payout.example.com (default: https://RP-ID:PORT, or http://localhost:PORT)")
 	providers := fs.String("providers", "", "read the provider list from `FILE` (payout providers --json) instead of asking the service")
 	maxUpload := fs.Int64("max-upload", console.DefaultMaxUpload, "largest file that may be dropped, in bytes")
+	ledgerPath := fs.String("ledger", "", "ledger (default $"+envLedger+" or "+defaultLedger+"): every sign-in and signature becomes an event of its chain")
 	var lo logOptions
 	lo.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -49,6 +51,23 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 	if allowed == "" {
 		return configError(&ConfigError{Field: approval.EnvAllowedSigners, Err: errMissing})
 	}
+	cfg, err := loadConfig(e.getenv)
+	if err != nil {
+		return configError(err)
+	}
+	if *ledgerPath != "" {
+		cfg.Ledger = *ledgerPath
+	}
+	// Like callbacks, the console does not take the run lock: it appends events beside runs.
+	db, err := ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log, Verify: true}))
+	if err != nil {
+		return ledgerError(err)
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Error("close ledger", "err", err)
+		}
+	}()
 	host, _, err := net.SplitHostPort(*listen)
 	if err != nil {
 		return usageError("serve: --listen %q: want HOST:PORT", *listen)
@@ -85,7 +104,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	h, err := console.New(console.Config{RPID: *rpID, Origin: *origin, AllowedSigners: allowed, Folder: fs.Arg(0),
-		Planner: servePlanner{e: e, providers: *providers}, MaxUpload: *maxUpload, Logger: log})
+		Planner: servePlanner{e: e, providers: *providers}, Trail: db, MaxUpload: *maxUpload, Logger: log})
 	if err != nil {
 		ln.Close()
 		return usageError("serve: %v", err)
