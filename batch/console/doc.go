@@ -2,6 +2,16 @@
 // drop payout files into folder mode's inbox, follow each file, and approve or refuse a file's
 // plan with a passkey, written as an SSHSIG signature that `ssh-keygen -Y verify` accepts.
 //
+// # Setting up
+//
+// `payout serve --listen ADDR --cert FILE --key FILE --rp-id NAME DIR` serves TLS itself; behind
+// the company's TLS proxy it listens on loopback only, in plain HTTP, with --origin
+// https://NAME as browsers see it (cookies are then Secure all the same). The relying-party id
+// (--rp-id, by default the origin's host) is bound into every passkey and so into every
+// signer's key: changing it means registering again. DIR is folder mode's directory, which
+// `payout watch DIR` pays from; the console only drops files into its inbox and writes
+// signatures beside the files awaiting approval.
+//
 // # Identity
 //
 // Nobody enrols themselves. Registering a passkey only shows the allowed_signers line of its key:
@@ -25,7 +35,9 @@
 //
 // # Safety
 //
-// Pages are html/template (payee names are text from files anyone can write); the one script
+// Every sign-in and every signature is first an event of the ledger's hash chain
+// (ledger.EventConsoleSignIn, ledger.EventConsoleSigned): if the ledger cannot record it, it
+// does not happen. Pages are html/template (payee names are text from files anyone can write); the one script
 // and the style sheet are served from the binary, under a Content-Security-Policy that allows
 // nothing else (no inline script, no other origin, no framing). Sessions live in memory behind
 // a random id in an HttpOnly, SameSite=Strict cookie, Secure when the origin is https; signing
