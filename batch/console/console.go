@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,9 +41,11 @@ type Planner interface {
 	Plan(ctx context.Context, path string) (batch.Plan, map[int64]string, error)
 }
 
-// Trail appends events to the ledger's hash chain (ledger.DB).
-type Trail interface {
+// Ledger is what the console needs of the ledger (ledger.DB): it appends events to the hash
+// chain, and reads the runs a file is compared with.
+type Ledger interface {
 	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
+	History
 }
 
 // Config is what the console needs.
@@ -60,9 +63,12 @@ type Config struct {
 	Planner Planner
 	// MaxUpload bounds a dropped file (DefaultMaxUpload when 0).
 	MaxUpload int64
-	// Trail is the ledger, where every sign-in and every signature made in the console becomes an
-	// event of the chain before it takes effect.
-	Trail Trail
+	// Ledger is where every sign-in and every signature made in the console becomes an event of
+	// the chain before it takes effect, and whose runs say what a file changes.
+	Ledger Ledger
+	// AmountShare is how far an amount may move from what the last paid file of the same name
+	// paid the payee before the review page points it out (DefaultAmountShare when 0).
+	AmountShare decimal.Decimal
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
 	Now        func() time.Time
@@ -96,11 +102,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AllowedSigners == "" {
 		return nil, errors.New("console: no allowed_signers file: set PAYOUT_ALLOWED_SIGNERS to the file that lists who may sign")
 	}
-	if cfg.Folder == "" || cfg.Planner == nil || cfg.Trail == nil {
+	if cfg.Folder == "" || cfg.Planner == nil || cfg.Ledger == nil {
 		return nil, errors.New("console: a folder-mode directory, a planner and a ledger are required")
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if !cfg.AmountShare.IsPositive() {
+		cfg.AmountShare = DefaultAmountShare
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
@@ -115,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	pages, err := template.New("").Funcs(template.FuncMap{"money": money}).ParseFS(assets, "assets/*.html")
+	pages, err := template.New("").Funcs(template.FuncMap{"money": money, "base": filepath.Base, "when": when}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
@@ -287,7 +296,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, sess *session) err
 
 // record appends an event to the ledger's chain; what it records does not happen without it.
 func (s *Server) record(ctx context.Context, kind, detail string, facts map[string]string) error {
-	if _, err := s.cfg.Trail.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: kind, Detail: detail, Facts: facts}); err != nil {
+	if _, err := s.cfg.Ledger.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: kind, Detail: detail, Facts: facts}); err != nil {
 		s.cfg.Logger.Error("console: record in the ledger", "kind", kind, "err", err)
 		return &pageError{Status: http.StatusServiceUnavailable, What: "The ledger could not record this, so it was not done.",
 			Do: "Try again in a minute; if it fails again, ask the administrator to check the ledger (payout audit verify)."}
@@ -317,6 +326,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// when shows a time as people read it: in the operator's zone, with its offset.
+func when(t time.Time) string {
+	return t.Local().Format("2006-01-02 15:04:05 -07:00")
 }
 
 // money shows an amount as people read MYR: two decimals and thousands separated.

@@ -27,7 +27,7 @@ func (p planner) Plan(ctx context.Context, path string) (batch.Plan, map[int64]s
 
 var _ console.Planner = planner{}
 
-// trail is a Trail that keeps the events in memory.
+// trail is a Ledger that keeps the events in memory and has no runs.
 type trail struct{ events []ledger.LedgerEvent }
 
 func (t *trail) AppendLedgerEvents(_ context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error) {
@@ -35,11 +35,17 @@ func (t *trail) AppendLedgerEvents(_ context.Context, events ...ledger.LedgerEve
 	return ledger.ChainHead{}, nil
 }
 
+func (t *trail) FindRuns(context.Context, ledger.RunFilter) ([]ledger.Run, error) { return nil, nil }
+
+func (t *trail) EachRunLine(context.Context, string, func(ledger.ReportLine) error) error {
+	return nil
+}
+
 func newConsole(t *testing.T, origin string) *httptest.Server {
 	t.Helper()
 	dir := t.TempDir()
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), "# nobody yet")
-	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Trail: &trail{}, Planner: planner{
+	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: &trail{}, Planner: planner{
 		plan: func(context.Context, string) (batch.Plan, map[int64]string, error) { return batch.Plan{}, nil, nil },
 	}})
 	if err != nil {
@@ -157,7 +163,7 @@ func TestConsoleChecksItsRelyingParty(t *testing.T) {
 		{"example.com", "ftp://console.example.com", false},
 		{"example.com", "https://console.example.com/path", false},
 	} {
-		_, err := console.New(console.Config{RPID: c.rpID, Origin: c.origin, AllowedSigners: allowed, Folder: dir, Trail: &trail{}, Planner: p})
+		_, err := console.New(console.Config{RPID: c.rpID, Origin: c.origin, AllowedSigners: allowed, Folder: dir, Ledger: &trail{}, Planner: p})
 		if (err == nil) != c.ok {
 			t.Errorf("rp id %q, origin %q: %v, want ok=%v", c.rpID, c.origin, err, c.ok)
 		}

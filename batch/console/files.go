@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,11 +84,11 @@ func (s *Server) filesPage(w http.ResponseWriter, r *http.Request, sess *session
 			stem := strings.TrimSuffix(e.Name(), filepath.Ext(e.Name())) + "."
 			for _, rep := range reports {
 				n := rep.Name()
-				if rep.Type().IsRegular() && (strings.HasPrefix(n, stem) || strings.HasPrefix(n, e.Name()+".")) && n != filepath.Base(s.makerNote(e.Name())) {
+				if rep.Type().IsRegular() && (strings.HasPrefix(n, stem) || strings.HasPrefix(n, e.Name()+".")) {
 					v.Reports = append(v.Reports, n)
 				}
 			}
-			v.DroppedBy = s.maker(e.Name())
+			v.DroppedBy = strings.Join(s.makers(s.dir(f.Dir, e.Name())), ", ")
 			files = append(files, v)
 		}
 	}
@@ -105,13 +106,30 @@ func readNote(path string) string {
 	return string(b)
 }
 
-// makerNote is where the console keeps who dropped a file, beside its reports.
-func (s *Server) makerNote(name string) string {
-	return s.dir(watch.ReportsDir, name+".dropped-by.txt")
+// makerNote is where the console keeps who dropped a file: named by the file's SHA-256, since
+// folder mode renames a file whose name it has seen before, beside the reports.
+func (s *Server) makerNote(sum string) string {
+	return s.dir(watch.ReportsDir, sum+".dropped-by.txt")
 }
 
-func (s *Server) maker(name string) string {
-	return strings.TrimSpace(readNote(s.makerNote(name)))
+// makers are the principals who dropped the bytes of the file at path through the console.
+func (s *Server) makers(path string) []string {
+	sum, err := batch.FileSHA256(path)
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(readNote(s.makerNote(sum)))
+}
+
+// stampedName matches the name folder mode gives a file whose name it has seen before.
+var stampedName = regexp.MustCompile(`^(.*)\.\d{8}T\d{6}Z(?:-\d+)?(\.[^.]+)$`)
+
+// originalName is a file's name as dropped, before folder mode added a time to it.
+func originalName(name string) string {
+	if m := stampedName.FindStringSubmatch(name); m != nil {
+		return m[1] + m[2]
+	}
+	return name
 }
 
 // upload drops a file into the inbox, as a person copying it there would: a new name only, and
@@ -164,7 +182,21 @@ func (s *Server) drop(w http.ResponseWriter, r *http.Request, sess *session) err
 	if err := os.MkdirAll(s.dir(watch.ReportsDir), 0o750); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(s.makerNote(name), sigMode, []byte(sess.principal+"\n")); err != nil {
+	sum := sha256.New()
+	if _, err := io.Copy(sum, file); err != nil {
+		return err
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	// Before the file is there: the note must never be missing when someone approves it. It
+	// keeps every maker of these bytes, and each is refused as their approver.
+	note := s.makerNote(hex.EncodeToString(sum.Sum(nil)))
+	makers := strings.Fields(readNote(note))
+	if !slices.Contains(makers, sess.principal) {
+		makers = append(makers, sess.principal)
+	}
+	if err := atomicfile.WriteBytes(note, sigMode, []byte(strings.Join(makers, "\n")+"\n")); err != nil {
 		return err
 	}
 	err = atomicfile.WriteNew(s.dir(watch.InboxDir, name), 0o640, func(w io.Writer) error {
@@ -186,6 +218,7 @@ func (s *Server) drop(w http.ResponseWriter, r *http.Request, sess *session) err
 type planRow struct {
 	Line                      int
 	Ref, Bank, Account, Payee string
+	ProviderID                int64
 	Amount                    decimal.Decimal
 }
 
@@ -217,7 +250,7 @@ func readStatement(statement []byte, banks map[int64]string) ([]planRow, []bankT
 			if bank == "" {
 				bank = "provider " + f[3]
 			}
-			rows = append(rows, planRow{Line: n, Ref: ref, Bank: bank, Account: f[4], Payee: payee, Amount: amount})
+			rows = append(rows, planRow{Line: n, Ref: ref, Bank: bank, ProviderID: id, Account: f[4], Payee: payee, Amount: amount})
 			t := byBank[bank]
 			if t == nil {
 				t = &bankTotal{Bank: bank}
@@ -271,9 +304,16 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, sess *sessio
 		return err
 	}
 	rows, totals, rejected := readStatement(statement.Bytes(), banks)
+	since, paid, err := lastPaid(r.Context(), s.cfg.Ledger, originalName(name), plan.FileSHA256)
+	if err != nil {
+		return err
+	}
+	changes := compare(paid, rows, banks, s.cfg.AmountShare)
+	changes.Since = since
 	data := map[string]any{
+		"Changes": changes, "SharePercent": s.cfg.AmountShare.Shift(2).String(),
 		"Title": "Review " + name, "Name": name, "Folder": folder, "Plan": plan, "Rows": rows, "Banks": totals, "Rejected": rejected,
-		"Why": readNote(path + watch.WhySuffix), "DroppedBy": s.maker(name), "ValidUntil": s.validUntil().Format(time.DateOnly),
+		"Why": readNote(path + watch.WhySuffix), "DroppedBy": strings.Join(s.makers(path), ", "), "ValidUntil": s.validUntil().Format(time.DateOnly),
 		"Awaiting": folder == watch.AwaitingDir,
 	}
 	if sigs, _, err := approval.SignatureFiles(path); err == nil {
@@ -322,7 +362,7 @@ func (s *Server) signBegin(w http.ResponseWriter, r *http.Request, sess *session
 			Do: "Ask the administrator if you should refuse payouts."}
 	case refusal && strings.TrimSpace(req.Reason) == "":
 		return &pageError{Status: http.StatusBadRequest, What: "A refusal needs a reason, for the file's maker.", Do: "Write what is wrong with the file, then refuse."}
-	case !refusal && s.maker(req.File) == p.Principal:
+	case !refusal && slices.Contains(s.makers(path), p.Principal):
 		return &pageError{Status: http.StatusForbidden, What: "You dropped this file, so your approval would not be a second person's.", Do: "Ask another signer to approve it."}
 	}
 	base := path + "." + safeName(p.Principal)

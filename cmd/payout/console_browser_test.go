@@ -13,6 +13,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -431,6 +432,48 @@ func TestConsoleInChromium(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(folder, "failed", "vendors.csv")); err != nil {
 		t.Errorf("the refused file is not in failed: %v", err)
 	}
+	// December's file under November's name: new references, every amount a ringgit more, and
+	// one account changed. The review shows the account, and only it.
+	november, err := os.ReadFile(payroll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	december := bytes.ReplaceAll(november, []byte("PAY-2026-11-"), []byte("PAY-2026-12-"))
+	december = regexp.MustCompile(`(\d)\.(\d\d)(,|"|\r?\n)`).ReplaceAllFunc(december, func(m []byte) []byte {
+		return append([]byte{m[0], '.', '9', '9'}, m[4:]...)
+	})
+	december = bytes.Replace(december, []byte("131860913909"), []byte("131860999999"), 1)
+	decemberPath := filepath.Join(t.TempDir(), "payroll-nov.csv")
+	if err := os.WriteFile(decemberPath, december, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.do(chromedp.Navigate(origin+"/files"), chromedp.SetUploadFiles(chromedp.ID("file"), []string{decemberPath}), chromedp.Click(chromedp.ID("drop")))
+	c.await(`document.querySelector('tr[data-file="payroll-nov.csv"][data-folder="inbox"]') && 'dropped'`)
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", folder)
+	// Folder mode has seen the name: it keeps the file under the name with the time added.
+	c.do(chromedp.Navigate(origin + "/files"))
+	waiting := c.await(`(document.querySelector('tr[data-folder="awaiting-approval"][data-file^="payroll-nov."]') || {dataset: {}}).dataset.file`)
+	c.do(chromedp.Navigate(origin + "/review?folder=awaiting-approval&file=" + url.QueryEscape(waiting)))
+	if by := c.eval(`document.querySelector('p.state').textContent`); !strings.Contains(by, "dropped by carol") {
+		t.Errorf("the renamed file's maker: %q, want carol", by)
+	}
+	if got := c.approve(); !strings.Contains(got, "You dropped this file") {
+		t.Errorf("carol approving the file she dropped, renamed by folder mode: %q, want it refused", got)
+	}
+	changed := c.await(`document.getElementById('changes') && document.getElementById('changes').innerText`)
+	if !strings.Contains(changed, "What changed since payroll-nov.csv was paid") || !strings.Contains(changed, "Nurul Aisyah binti Rahman") ||
+		!strings.Contains(changed, "131860913909") || !strings.Contains(changed, "131860999999") {
+		t.Errorf("the review of a file whose one account changed does not show it:\n%s", changed)
+	}
+	if n := c.eval(`String(document.querySelectorAll('#account-changed tbody tr').length)`); n != "1" {
+		t.Errorf("%s accounts shown as changed, want 1:\n%s", n, changed)
+	}
+	for _, id := range []string{"new-payees", "amount-moved", "gone"} {
+		if c.eval(`String(!!document.getElementById('`+id+`'))`) != "false" {
+			t.Errorf("the review shows %s for a file with none:\n%s", id, changed)
+		}
+	}
+
 	checkConsoleTrail(t, u, map[string]string{
 		"bob payout-plan":     filepath.Join(folder, "done", "payroll-nov.csv.bob.sig"),
 		"carol payout-plan":   filepath.Join(folder, "done", "payroll-nov.csv.carol.sig"),
