@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -469,7 +470,8 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, sess *session) e
 	if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
 		return &pageError{Status: http.StatusNotFound, What: "There is no such report.", Do: "Choose it from the list of files."}
 	}
-	f, err := os.Open(s.dir(watch.ReportsDir, name))
+	// Never through a link: a report is a file folder mode wrote there.
+	f, err := os.OpenFile(s.dir(watch.ReportsDir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return &pageError{Status: http.StatusNotFound, What: "There is no such report.", Do: "Choose it from the list of files."}
 	}

@@ -49,11 +49,15 @@ func (u passkeyUser) WebAuthnDisplayName() string                { return u.name
 func (u passkeyUser) WebAuthnCredentials() []webauthn.Credential { return u.credentials }
 
 // passkeyLine finds the allowed_signers line of the passkey with credential id: a passkey key
-// of this relying party whose comment names the id.
+// of this relying party whose comment names the id, valid now (valid-after, valid-before).
 func (s *Server) passkeyLine(a *signature.AllowedSigners, id []byte) (signature.AllowedSigner, bool) {
 	tag := credentialTag + base64.RawURLEncoding.EncodeToString(id)
+	now := s.cfg.Now()
 	for _, line := range a.Signers {
 		if line.CertAuthority || line.Key.Type() != signature.KeyAlgoPasskey || !slices.Contains(strings.Fields(line.Comment), tag) {
+			continue
+		}
+		if !line.ValidAfter.IsZero() && now.Before(line.ValidAfter) || !line.ValidBefore.IsZero() && !now.Before(line.ValidBefore) {
 			continue
 		}
 		if _, rpID, err := signature.ParsePasskeyKey(line.Key); err == nil && rpID == s.cfg.RPID {
@@ -78,10 +82,6 @@ func (s *Server) person(sess *session) (*person, error) {
 		return nil, errNotListed
 	}
 	now := s.cfg.Now()
-	if !line.ValidAfter.IsZero() && now.Before(line.ValidAfter) || !line.ValidBefore.IsZero() && !now.Before(line.ValidBefore) {
-		s.sessions.end(sess)
-		return nil, errNotListed
-	}
 	p := &person{Principal: sess.principal, Fingerprint: ssh.FingerprintSHA256(line.Key), key: line.Key, credential: sess.credential}
 	if id, err := a.Trusts(line.Key, signature.NamespacePlan, now); err == nil && slices.Contains(id.Principals, p.Principal) {
 		p.CanApprove = true

@@ -59,13 +59,19 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// maxSessions bounds the sessions held: a visitor without a cookie makes one, so a flood of
+// visitors would otherwise fill the memory. Past it, sessions nobody signed in to go first.
+const maxSessions = 10000
+
 func (ss *sessions) create() *session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	now := ss.now()
-	for id, s := range ss.all {
-		if now.After(s.expires) {
-			delete(ss.all, id)
+	if len(ss.all) >= maxSessions {
+		for id, s := range ss.all {
+			if now.After(s.expires) || s.principal == "" {
+				delete(ss.all, id)
+			}
 		}
 	}
 	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(ss.ttl)}
