@@ -46,6 +46,7 @@ type Planner interface {
 type Ledger interface {
 	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
 	History
+	Auditor
 }
 
 // Config is what the console needs.
@@ -149,6 +150,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /sign/begin", s.post(s.signedIn(s.signBegin)))
 	m.HandleFunc("POST /sign/finish", s.post(s.signedIn(s.signFinish)))
 	m.HandleFunc("GET /report", s.page(s.signedIn(s.report)))
+	m.HandleFunc("GET /audit", s.page(s.signedIn(s.auditPage)))
+	m.HandleFunc("POST /audit/verify", s.post(s.signedIn(s.auditVerify)))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &pageError{Status: http.StatusNotFound, What: "There is no such page.", Do: "Go back to the list of files."})
 	})

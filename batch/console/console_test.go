@@ -37,6 +37,16 @@ func (t *trail) AppendLedgerEvents(_ context.Context, events ...ledger.LedgerEve
 
 func (t *trail) FindRuns(context.Context, ledger.RunFilter) ([]ledger.Run, error) { return nil, nil }
 
+func (t *trail) ApprovalPolicy(context.Context) (ledger.ApprovalPolicy, error) {
+	return ledger.ApprovalPolicy{}, nil
+}
+
+func (t *trail) ChainHead(context.Context) (ledger.ChainHead, error) { return ledger.ChainHead{}, nil }
+
+func (t *trail) VerifyChain(context.Context) (ledger.ChainReport, error) {
+	return ledger.ChainReport{}, nil
+}
+
 func (t *trail) EachRunLine(context.Context, string, func(ledger.ReportLine) error) error {
 	return nil
 }

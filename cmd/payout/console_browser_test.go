@@ -383,7 +383,7 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("alice signs in again: %q", got)
 	}
 	for _, width := range []int64{1280, 390} {
-		c.fits(width, "/files", "/review?folder=done&file=payroll-nov.csv")
+		c.fits(width, "/files", "/review?folder=done&file=payroll-nov.csv", "/audit")
 	}
 	c.do(chromedp.Navigate(origin + "/review?folder=done&file=payroll-nov.csv"))
 	if got := c.eval(`document.getElementById('summary').textContent`); !strings.Contains(got, "50 payouts, MYR 302,279.94;") {
@@ -472,6 +472,16 @@ func TestConsoleInChromium(t *testing.T) {
 		if c.eval(`String(!!document.getElementById('`+id+`'))`) != "false" {
 			t.Errorf("the review shows %s for a file with none:\n%s", id, changed)
 		}
+	}
+
+	// The auditors' page: the policy, the runs, and the chain checked on request.
+	c.do(chromedp.Navigate(origin + "/audit"))
+	if got := c.eval(`document.getElementById('policy').innerText + document.getElementById('runs').innerText`); !strings.Contains(got, "needs 2 signature(s)") || !strings.Contains(got, "payroll-nov.csv") {
+		t.Errorf("the audit page:\n%s\nwant the policy of 2 signers and the paid file's run", got)
+	}
+	c.do(chromedp.Click(chromedp.ID("verify")))
+	if got := c.await(`document.getElementById('verified') && document.getElementById('verified').textContent`); !strings.Contains(got, "The chain is intact") {
+		t.Errorf("the chain check from the audit page: %s", got)
 	}
 
 	checkConsoleTrail(t, u, map[string]string{
