@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -178,4 +179,36 @@ func TestConsoleChecksItsRelyingParty(t *testing.T) {
 			t.Errorf("rp id %q, origin %q: %v, want ok=%v", c.rpID, c.origin, err, c.ok)
 		}
 	}
+}
+
+// An upload of 100 MiB is cut off at the console's limit and refused before anything is written,
+// whoever sends it.
+func TestConsoleRefusesAnUploadOf100MiB(t *testing.T) {
+	ts := newConsole(t, "http://localhost:8443")
+	resp, body := get(t, ts, "/")
+	token := regexp.MustCompile(`<meta name="csrf" content="([^"]+)">`).FindStringSubmatch(body)
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		_ = mw.WriteField("csrf", token[1])
+		fw, _ := mw.CreateFormFile("file", "huge.csv")
+		_, _ = io.Copy(fw, io.LimitReader(zeros{}, 100<<20))
+		_ = mw.Close()
+		_ = pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", ts.URL+"/files", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(resp.Cookies()[0])
+	got, page := do(t, req)
+	if got.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(page, "larger than the console takes") {
+		t.Errorf("an upload of 100 MiB: %d, want 413 saying so\n%.500s", got.StatusCode, page)
+	}
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

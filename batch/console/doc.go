@@ -41,7 +41,8 @@
 // and the style sheet are served from the binary, under a Content-Security-Policy that allows
 // nothing else (no inline script, no other origin, no framing). Sessions live in memory behind
 // a random id in an HttpOnly, SameSite=Strict cookie, Secure when the origin is https; signing
-// in replaces the id, signing out forgets it. Every POST carries the session's CSRF token and
+// in replaces the id, signing out forgets it. Two console hosts therefore need a proxy that
+// keeps each browser on one host (sessions are not shared through the ledger). Every POST carries the session's CSRF token and
 // must come from the console's own origin. Request bodies are bounded, uploads by
 // Config.MaxUpload. Every error is a page that says what is wrong and what to do.
 package console
