@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
@@ -72,8 +73,10 @@ type Config struct {
 	AmountShare decimal.Decimal
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// Zone is the operator's zone, in which pages show times (UTC when nil).
+	Zone   *time.Location
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Server is the console's http.Handler.
@@ -125,7 +128,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	pages, err := template.New("").Funcs(template.FuncMap{"money": money, "base": filepath.Base, "when": when}).ParseFS(assets, "assets/*.html")
+	pages, err := template.New("").Funcs(template.FuncMap{"money": money, "base": filepath.Base,
+		"when": func(t time.Time) string { return report.FormatTime(t, cfg.Zone) }}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
@@ -329,11 +333,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// when shows a time as people read it: in the operator's zone, with its offset.
-func when(t time.Time) string {
-	return t.Local().Format("2006-01-02 15:04:05 -07:00")
 }
 
 // money shows an amount as people read MYR: two decimals and thousands separated.

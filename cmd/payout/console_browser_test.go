@@ -60,7 +60,7 @@ func startConsole(t *testing.T, u *user, dir string, flags ...string) string {
 		_ = cmd.Wait()
 	})
 	lines := bufio.NewScanner(stderr)
-	listening := regexp.MustCompile(`console listening on \S+ for (http://\S+)`)
+	listening := regexp.MustCompile(`console listening on \S+ for (https?://\S+)`)
 	for lines.Scan() {
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
 			go func() { _, _ = io.Copy(io.Discard, stderr) }()

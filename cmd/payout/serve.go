@@ -104,7 +104,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	h, err := console.New(console.Config{RPID: *rpID, Origin: *origin, AllowedSigners: allowed, Folder: fs.Arg(0),
-		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, MaxUpload: *maxUpload, Logger: log})
+		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, Zone: lo.zone, MaxUpload: *maxUpload, Logger: log})
 	if err != nil {
 		ln.Close()
 		return usageError("serve: %v", err)
