@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,9 @@ import (
 
 // sigMode is the mode of the signature files written beside a file: they hold no account number.
 const sigMode = 0o644
+
+// maxRowsShown bounds the rows a review page lists; what changed, and the totals, cover every row.
+const maxRowsShown = 10000
 
 // maxNote bounds a folder-mode note read into a page.
 const maxNote = 16 << 10
@@ -305,6 +309,10 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, sess *sessio
 		return err
 	}
 	rows, totals, rejected := readStatement(statement.Bytes(), banks)
+	shown, hidden := rows, 0
+	if len(rows) > maxRowsShown {
+		shown, hidden = rows[:maxRowsShown], len(rows)-maxRowsShown
+	}
 	since, paid, err := lastPaid(r.Context(), s.cfg.Ledger, originalName(name), plan.FileSHA256)
 	if err != nil {
 		return err
@@ -313,7 +321,7 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, sess *sessio
 	changes.Since = since
 	data := map[string]any{
 		"Changes": changes, "SharePercent": s.cfg.AmountShare.Shift(2).String(),
-		"Title": "Review " + name, "Name": name, "Folder": folder, "Plan": plan, "Rows": rows, "Banks": totals, "Rejected": rejected,
+		"Title": "Review " + name, "Name": name, "Folder": folder, "Plan": plan, "Rows": shown, "Hidden": hidden, "Banks": totals, "Rejected": rejected,
 		"Why": readNote(path + watch.WhySuffix), "DroppedBy": strings.Join(s.makers(path), ", "), "ValidUntil": s.validUntil().Format(time.DateOnly),
 		"Awaiting": folder == watch.AwaitingDir,
 	}
@@ -487,10 +495,10 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, sess *session) e
 		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox")
 	case ".csv":
 		h.Set("Content-Type", "text/csv; charset=utf-8")
-		h.Set("Content-Disposition", "attachment; filename=\""+name+"\"")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	case ".xlsx":
 		h.Set("Content-Type", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-		h.Set("Content-Disposition", "attachment; filename=\""+name+"\"")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	default:
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 	}
