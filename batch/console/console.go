@@ -140,7 +140,15 @@ func New(cfg Config) (*Server, error) {
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(assets, "assets/static"))))
+	static := http.StripPrefix("/static/", http.FileServerFS(mustSub(assets, "assets/static")))
+	m.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
+		// Files only: no folder listing.
+		if r.PathValue("file") == "" {
+			http.NotFound(w, r)
+			return
+		}
+		static.ServeHTTP(w, r)
+	})
 	m.HandleFunc("GET /{$}", s.page(s.home))
 	m.HandleFunc("GET /register", s.page(s.registerPage))
 	m.HandleFunc("POST /register/begin", s.post(s.registerBegin))
