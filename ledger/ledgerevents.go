@@ -23,14 +23,6 @@ const (
 	// (who and why), "plan_sha256", "file_sha256", "sheet". Once recorded, the plan and the
 	// file's bytes never pay, whether or not the refusal's files are still there.
 	EventRejected = "REJECTED"
-	// EventConsoleSignIn records a person's sign-in to the web console with a passkey: facts
-	// "principal", "fingerprint", "origin".
-	EventConsoleSignIn = "CONSOLE-SIGN-IN"
-	// EventConsoleSigned records a signature a person made with a passkey in the web console,
-	// before it is written beside its file: facts "principal", "fingerprint", "namespace",
-	// "file", "file_sha256", "plan_sha256", "sig_file", "sig_sha256". A run counts the file, not
-	// this event.
-	EventConsoleSigned = "CONSOLE-SIGNED"
 )
 
 // ErrPolicyChanged is returned by SetApprovalPolicy when the policy changed since the caller read
@@ -41,7 +33,7 @@ var ErrPolicyChanged = errors.New("the approval policy changed meanwhile")
 type LedgerEvent struct {
 	ID     int64
 	RunID  string
-	Kind   string // EventPolicy, EventApproved, EventRejected, EventConsoleSignIn or EventConsoleSigned
+	Kind   string // EventPolicy, EventApproved or EventRejected
 	Detail string
 	Facts  map[string]string
 	At     time.Time
