@@ -96,16 +96,23 @@ func (a *AllowedSigners) Verify(message io.Reader, sig Signature, namespace stri
 	if sig.sig.Namespace != namespace {
 		return Identity{}, fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
 	}
-	if sig.sig.Signature.Format == SigAlgoWebAuthn {
-		if err := verifyWebAuthnMessage(message, sig.sig); err != nil {
-			return Identity{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
-		}
-		return id, nil
-	}
-	if err := sshsig.Verify(message, sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
+	if err := verifySSHSIG(message, sig.sig, namespace); err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return id, nil
+}
+
+// verifySSHSIG checks that sig signs message in namespace with the key it carries, whatever its
+// kind: sshsig.Verify for keys x/crypto/ssh verifies, and as OpenSSH does for a passkey's
+// WebAuthn signature, which x/crypto/ssh does not know. Every check of a signature goes here.
+func verifySSHSIG(message io.Reader, sig *sshsig.Signature, namespace string) error {
+	if sig.Signature.Format == SigAlgoWebAuthn {
+		if sig.Namespace != namespace {
+			return sshsig.ErrNamespaceMismatch
+		}
+		return verifyWebAuthnMessage(message, sig)
+	}
+	return sshsig.Verify(message, sig, sig.PublicKey, sig.HashAlgorithm, namespace)
 }
 
 // verifyWebAuthnMessage checks a passkey's SSHSIG signature of message: the signed data is made
