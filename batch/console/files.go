@@ -93,20 +93,28 @@ func (s *Server) filesPage(w http.ResponseWriter, r *http.Request, sess *session
 					v.Reports = append(v.Reports, n)
 				}
 			}
-			v.DroppedBy = strings.Join(s.makers(s.dir(f.Dir, e.Name())), ", ")
+			if f.Dir != watch.DoneDir && f.Dir != watch.FailedDir {
+				// Each file is read to know it by its bytes: only where someone may still approve it.
+				v.DroppedBy = strings.Join(s.makers(s.dir(f.Dir, e.Name())), ", ")
+			}
 			files = append(files, v)
 		}
 	}
 	return s.render(w, "files.html", sess, map[string]any{"Title": "Files", "Files": files, "MaxUpload": s.cfg.MaxUpload})
 }
 
-// readNote is a folder-mode note, or nothing.
+// readNote is a folder-mode note, or nothing. People may write where notes lie (the inbox,
+// awaiting-approval): a link or a FIFO put there in a note's name is never read, or the page
+// would show whatever file it leads to.
 func readNote(path string) string {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
 	b, _ := io.ReadAll(io.LimitReader(f, maxNote))
 	return string(b)
 }

@@ -96,10 +96,10 @@ func (b *browser) challenge(o options) []byte {
 	return c
 }
 
-// A signed-in signer's approval is refused when the assertion comes from another origin or
-// answers another challenge, and written, verifiable and recorded in the chain when it answers
-// the plan's own; a sign-in is an event of the chain too.
-func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
+// signedIn is a console for a folder whose awaiting-approval holds pay.csv, with bob (a signer)
+// signed in through a software passkey; it returns his browser, the file, and the chain's events.
+func signedIn(t *testing.T, plan batch.Plan) (*browser, string, string, *trail) {
+	t.Helper()
 	const origin = "http://localhost:8443"
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "awaiting-approval"), 0o750); err != nil {
@@ -115,16 +115,14 @@ func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(t.TempDir(), "allowed_signers"),
 		bob.AllowedLine("bob", "payout-plan,payout-reject")+" passkey:"+base64.RawURLEncoding.EncodeToString(id))
 	events := &trail{}
-	plan := batch.Plan{FileSHA256: "aa", Digest: "bb"}
 	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: events,
 		Planner: planner{plan: func(context.Context, string) (batch.Plan, map[int64]string, error) { return plan, nil, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 	b := &browser{t: t, ts: ts, passkey: bob, credentialID: id}
-
 	b.open("/")
 	var o options
 	if code := b.post("/signin/begin", map[string]any{}, &o); code != http.StatusOK {
@@ -136,6 +134,17 @@ func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
 	if body := b.open("/files"); !strings.Contains(body, "bob") {
 		t.Fatalf("bob is not signed in:\n%.500s", body)
 	}
+	return b, file, allowed, events
+}
+
+// A signed-in signer's approval is refused when the assertion comes from another origin or
+// answers another challenge, and written, verifiable and recorded in the chain when it answers
+// the plan's own; a sign-in is an event of the chain too.
+func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
+	const origin = "http://localhost:8443"
+	plan := batch.Plan{FileSHA256: "aa", Digest: "bb"}
+	b, file, allowed, events := signedIn(t, plan)
+	var o options
 
 	approve := map[string]string{"folder": "awaiting-approval", "file": "pay.csv", "decision": "approve"}
 	other, _ := signature.SignedData(strings.NewReader("another plan"), signature.NamespacePlan)
@@ -181,5 +190,23 @@ func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
 	}
 	if strings.Join(kinds, ",") != ledger.EventConsoleSignIn+" bob,"+ledger.EventConsoleSigned+" bob" {
 		t.Errorf("the chain's events: %v, want bob's sign-in and his one signature", kinds)
+	}
+}
+
+// A note's name in a folder people write (a link to another file of the service account) shows
+// nothing of what it leads to.
+func TestConsoleNeverFollowsALinkInANotesName(t *testing.T) {
+	b, file, _, _ := signedIn(t, batch.Plan{FileSHA256: "aa", Digest: "bb"})
+	secret := filepath.Join(t.TempDir(), "auth-token")
+	if err := os.WriteFile(secret, []byte("MERCHANT-TOKEN-SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, file+".why.txt"); err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"/files", "/review?folder=awaiting-approval&file=pay.csv"} {
+		if body := b.open(page); strings.Contains(body, "MERCHANT-TOKEN-SECRET") || !strings.Contains(body, "pay.csv") {
+			t.Errorf("%s shows what a link in a note's name leads to, or not the file:\n%.800s", page, body)
+		}
 	}
 }
