@@ -107,8 +107,10 @@ func TestConsolePagesAreLockedDown(t *testing.T) {
 	if len(cookies) != 1 || cookies[0].Name != "__Host-payout-console" || !cookies[0].HttpOnly || !cookies[0].Secure || cookies[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("session cookie %+v: want __Host-payout-console, HttpOnly, Secure, SameSite=Strict", cookies)
 	}
-	if resp, body := get(t, ts, "/no-such-page"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "What to do") {
-		t.Errorf("an unknown page: %d\n%s", resp.StatusCode, body)
+	for _, page := range []string{"/no-such-page", "/signout", "/static/"} {
+		if resp, body := get(t, ts, page); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "What to do") {
+			t.Errorf("GET %s: %d, want the console's page for what is not there\n%s", page, resp.StatusCode, body)
+		}
 	}
 	if resp, body := get(t, ts, "/files", cookies[0]); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "Sign in with your passkey") {
 		t.Errorf("the files before signing in: %d\n%s", resp.StatusCode, body)
