@@ -32,7 +32,6 @@ type person struct {
 	Fingerprint string
 	CanApprove  bool // the line trusts the key in namespace payout-plan
 	CanRefuse   bool // ... and payout-reject
-	key         ssh.PublicKey
 	credential  []byte
 }
 
@@ -82,7 +81,7 @@ func (s *Server) person(sess *session) (*person, error) {
 		return nil, errNotListed
 	}
 	now := s.cfg.Now()
-	p := &person{Principal: sess.principal, Fingerprint: ssh.FingerprintSHA256(line.Key), key: line.Key, credential: sess.credential}
+	p := &person{Principal: sess.principal, Fingerprint: ssh.FingerprintSHA256(line.Key), credential: sess.credential}
 	if id, err := a.Trusts(line.Key, signature.NamespacePlan, now); err == nil && slices.Contains(id.Principals, p.Principal) {
 		p.CanApprove = true
 	}
