@@ -383,7 +383,7 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("alice signs in again: %q", got)
 	}
 	for _, width := range []int64{1280, 390} {
-		c.fits(width, "/files", "/review?folder=done&file=payroll-nov.csv", "/audit")
+		c.fits(width, "/files", "/review?folder=done&file=payroll-nov.csv", "/audit", "/register")
 	}
 	c.do(chromedp.Navigate(origin + "/review?folder=done&file=payroll-nov.csv"))
 	if got := c.eval(`document.getElementById('summary').textContent`); !strings.Contains(got, "50 payouts, MYR 302,279.94;") {
