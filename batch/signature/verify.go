@@ -97,7 +97,7 @@ func VerifyByItsKey(message, armored []byte, namespace string) (string, error) {
 	if sig.sig.Namespace != namespace {
 		return "", fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
 	}
-	if err := sshsig.Verify(bytes.NewReader(message), sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
+	if err := verifySSHSIG(bytes.NewReader(message), sig.sig, namespace); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return sig.Fingerprint(), nil
