@@ -282,7 +282,9 @@ func TestConsoleInChromium(t *testing.T) {
 	if got := c.signIn(); got != "FILES" {
 		t.Fatalf("alice signs in: %q", got)
 	}
-	c.do(chromedp.SetUploadFiles(chromedp.ID("file"), []string{payroll}), chromedp.Click(chromedp.ID("drop")))
+	// A page of its own, loaded whole: the sign-in's own navigation may still be replacing the
+	// document the upload's node is looked up in.
+	c.do(chromedp.Navigate(origin+"/files"), chromedp.SetUploadFiles(chromedp.ID("file"), []string{payroll}), chromedp.Click(chromedp.ID("drop")))
 	c.await(`document.querySelector('tr[data-file="payroll-nov.csv"][data-folder="inbox"]') && 'dropped'`)
 	if _, err := os.Stat(filepath.Join(folder, "inbox", "payroll-nov.csv")); err != nil {
 		t.Fatalf("the dropped file is not in the inbox: %v", err)
