@@ -886,3 +886,42 @@ func BenchmarkCreateParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLookupPending is one lookup over HTTP while many payouts stay PENDING, as a reconcile
+// of a large run sees it: the settling that each lookup does first must not cost what is pending.
+func BenchmarkLookupPending(b *testing.B) {
+	for _, pending := range []int{20_000, 100_000} {
+		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
+			r := newRig(b, sandbox.Options{SettleAfter: time.Hour})
+			createPending(b, r, pending)
+			ref := fmt.Sprintf("L-%d", pending/2)
+			for b.Loop() {
+				if resp := r.get(ref); resp.status != http.StatusOK {
+					b.Fatalf("lookup %s: HTTP %d %s", ref, resp.status, resp.body)
+				}
+			}
+		})
+	}
+}
+
+// createPending creates n payouts named L-0 to L-(n-1) from a few connections at once.
+func createPending(b *testing.B, r *rig, n int) {
+	b.Helper()
+	const senders = 4
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range senders {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if resp, err := r.create(body(b, fmt.Sprintf("L-%d", i), nil)); err != nil || resp.status != http.StatusOK {
+					b.Errorf("create L-%d: %v", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
+}
