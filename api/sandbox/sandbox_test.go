@@ -444,6 +444,27 @@ func TestSettle(t *testing.T) {
 	}
 }
 
+// TestSettleByDueTimeNotCreationOrder: a payout created later but stamped earlier (a clock set
+// back) settles first, and the one made before it waits for its own time.
+func TestSettleByDueTimeNotCreationOrder(t *testing.T) {
+	r := newRig(t, sandbox.Options{SettleAfter: time.Hour})
+	r.clk.Advance(30 * time.Minute)
+	r.mustCreate(body(t, "MADE-FIRST", nil))
+	r.clk.Advance(-30 * time.Minute)
+	r.mustCreate(body(t, "MADE-SECOND", nil))
+	r.clk.Advance(time.Hour)
+	if s := payoutOf(t, r.get("MADE-SECOND")).TransactionStatus; s != api.StatusSuccess {
+		t.Errorf("MADE-SECOND an hour after it was stamped: %s", s)
+	}
+	if s := payoutOf(t, r.get("MADE-FIRST")).TransactionStatus; s != api.StatusPending {
+		t.Errorf("MADE-FIRST half an hour before its time: %s", s)
+	}
+	r.clk.Advance(30 * time.Minute)
+	if s := payoutOf(t, r.get("MADE-FIRST")).TransactionStatus; s != api.StatusSuccess {
+		t.Errorf("MADE-FIRST at its time: %s", s)
+	}
+}
+
 func TestSettleRules(t *testing.T) {
 	tests := []struct {
 		name    string
