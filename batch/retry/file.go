@@ -13,6 +13,7 @@ import (
 
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -118,7 +119,7 @@ func Write(ctx context.Context, db Ledger, runID, dir, name string, fileRejected
 	}
 	stem := filepath.Join(dir, base+"."+runID)
 	if !stamp.IsZero() {
-		stem += ".reconciled-" + stamp.UTC().Format("20060102T150405Z")
+		stem += ".reconciled-" + runid.Stamp(stamp)
 	}
 	table := retryTableOf(columns, rows)
 	f := File{CSV: stem + ".retry.csv", Rows: len(rows)}
