@@ -46,8 +46,8 @@ func settledRun(t *testing.T) (*user, string, string) {
 func exportPack(t *testing.T, u *user, runID, name string) (string, map[string][]byte) {
 	t.Helper()
 	pack := filepath.Join(u.dir, name)
-	if out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack, "--with-input"); code != 0 {
-		if out, errOut, code = u.run("audit", "export", "--run", runID, "--out", pack); code != 0 {
+	if _, _, code := u.run("audit", "export", "--run", runID, "--out", pack, "--with-input"); code != 0 {
+		if out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack); code != 0 {
 			t.Fatalf("export of %s: exit %d: %s %s", runID, code, out, errOut)
 		}
 	}
