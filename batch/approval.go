@@ -98,7 +98,7 @@ func policyChanges(pol ledger.ApprovalPolicy) []approval.PolicyChange {
 // hold, or a ledger that has lost its policy. Nothing is paid (exit 5) until people act.
 func policyRefused(err error) bool {
 	var refused *approval.PolicyError
-	return errors.As(err, &refused) || errors.Is(err, ledger.ErrPolicyLost)
+	return errors.As(err, &refused) || errors.Is(err, ledger.ErrPolicyLost) || errors.Is(err, ledger.ErrPolicyForged)
 }
 
 // signaturesNeeded reports whether the ledger's policy asks for signatures: it does when a
@@ -121,7 +121,7 @@ func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
 func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (bool, error) {
 	res.Plan = &plan
 	db := r.cfg.Ledger
-	if db == nil || plan.NewPayouts == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
+	if db == nil || plan.unsettled == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
 		return false, nil
 	}
 	pol, err := CheckedPolicy(ctx, db, r.cfg.Approval.AllowedSigners)
@@ -148,13 +148,24 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	if r.cfg.DryRun {
 		return false, nil
 	}
-	events := make([]ledger.LedgerEvent, len(v.Accepted))
-	for i, a := range v.Accepted {
-		events[i] = ledger.LedgerEvent{RunID: res.RunID, Kind: ledger.EventApproved,
+	var events []ledger.LedgerEvent
+	if _, stored, err := db.PlanStatement(ctx, plan.Digest); err != nil {
+		return true, err
+	} else if !stored {
+		// The statement itself, once: what every send of the plan is proved against, and what
+		// an auditor checks the signatures on. It belongs to no run, so that a run's evidence
+		// pack carries it as a file of its own, not as a line of its events.
+		events = append(events, ledger.LedgerEvent{Kind: ledger.EventPlan,
+			Detail:  fmt.Sprintf("plan %s of %d rows, MYR %s", plan.Digest, plan.Payable, plan.Total.StringFixed(2)),
+			Facts:   map[string]string{"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet, "first_run": res.RunID},
+			Payload: string(plan.body)})
+	}
+	for _, a := range v.Accepted {
+		events = append(events, ledger.LedgerEvent{RunID: res.RunID, Kind: ledger.EventApproved,
 			Detail: fmt.Sprintf("plan signed by %s (%s), valid until %s", a.Principal(), a.Fingerprint, a.ValidUntil.Format(time.DateOnly)),
 			Facts: map[string]string{"principal": a.Principal(), "fingerprint": a.Fingerprint, "plan_sha256": plan.Digest,
 				"sig_sha256": a.SHA256, "sig_file": a.File, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet,
-				"valid_until": a.ValidUntil.Format(time.DateOnly)}}
+				"valid_until": a.ValidUntil.Format(time.DateOnly), "signature": string(a.Signature)}})
 	}
 	if _, err := db.AppendLedgerEvents(ctx, events...); err != nil {
 		return true, err
@@ -192,7 +203,8 @@ func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *
 	case len(recorded) == 0 && v.Rejected != "" && !r.cfg.DryRun:
 		_, err = db.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: runID, Kind: ledger.EventRejected,
 			Detail: "plan REJECTED by " + v.Rejected, Facts: map[string]string{"rejected": v.Rejected,
-				"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet}})
+				"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet,
+				"statement": string(v.Refusal.Statement), "signature": string(v.Refusal.Signature)}})
 	}
 	return err
 }
@@ -206,7 +218,7 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, w
 		return err
 	}
 	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now
-	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.Total
+	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.fileTotal
 	r.cfg.Logger.Warn("nothing was paid: the file's plan lacks signatures", "run", res.RunID, "file", res.File,
 		"why", why, "approve_with", ApproveCommand(res.File))
 	return nil
@@ -217,19 +229,29 @@ func ApproveCommand(path string) string {
 	return "payout approve " + path
 }
 
-// runApprover names the signers a recorded run went ahead on, from the chain, for its reports.
+// runApprover names the signers a recorded run went ahead on, for its reports: those whose
+// signatures, stored in the chain, the allowed signers at allowedSigners prove.
 func runApprover(ctx context.Context, db interface {
 	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
-}, runID string) (string, time.Time, error) {
+	PlanStatements
+}, runID, allowedSigners string) (string, time.Time, error) {
 	events, err := db.RunApprovals(ctx, runID)
 	if err != nil || len(events) == 0 {
 		return "", time.Time{}, err
 	}
-	principals := make([]string, len(events))
-	for i, e := range events {
-		principals[i] = e.Facts["principal"]
+	checked, err := CheckStoredApprovals(ctx, db, events, allowedSigners)
+	if err != nil {
+		return "", time.Time{}, err
 	}
-	return approvedBy(principals), events[0].At, nil
+	var principals []string
+	var at time.Time
+	for _, a := range checked {
+		if a.Problem == "" && len(a.Signer.Principals) > 0 {
+			principals = append(principals, a.Signer.Principal())
+			at = a.Event.At
+		}
+	}
+	return approvedBy(principals), at, nil
 }
 
 // approvedBy is what a run's reports print as its approvers: the principals of the signatures it

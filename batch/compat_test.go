@@ -323,3 +323,47 @@ func TestRunRefusedTokenOtherReadings(t *testing.T) {
 		})
 	}
 }
+
+// TestRunTokenRefusedMidRunSaysToCorrectIt: a token the service refuses once the run has begun
+// sending stops the run, and its result and reports say to correct the token before running it
+// again, not only to run it again.
+func TestRunTokenRefusedMidRunSaysToCorrectIt(t *testing.T) {
+	h := batchtest.NewUnthrottledHarness(t, sandbox.Options{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/merchant/payout" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"status":"fail","code":401,"data":null,"uuid":"u-1","message":"Unauthenticated.","error":null}`)
+			return
+		}
+		h.Sandbox.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	client, err := api.NewClient(api.Config{BaseURL: srv.URL, AuthToken: batchtest.Token, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := h.Cfg
+	cfg.Service = client
+	res, err := batch.NewRunner(cfg).Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "token.csv", batchtest.Payroll(2, "MIDTOKEN")))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.ExitCode != batch.ExitAborted || !strings.Contains(res.ResumeAdvice, "correct the token") {
+		t.Fatalf("exit %d, advice %q: want %d and to correct the token", res.ExitCode, res.ResumeAdvice, batch.ExitAborted)
+	}
+	pages := 0
+	for _, p := range res.Reports {
+		if !strings.HasSuffix(p, ".report.html") {
+			continue
+		}
+		pages++
+		page := batchtest.ReadFile(t, p)
+		if !strings.Contains(page, "correct the token") || strings.Contains(page, "— run the same command again to resume") {
+			t.Errorf("%s does not say to correct the token first", p)
+		}
+	}
+	if pages != 1 {
+		t.Errorf("the aborted run's reports %q hold %d HTML pages, want 1", res.Reports, pages)
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -101,7 +99,7 @@ func dryRunRow(row *fileRow) report.Row {
 		out.Ref, out.Recipient, out.ProviderID, out.Bank, out.Account = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank, pay.Account
 		out.State, out.Message = string(ledger.Ready), joinMessages("valid (dry run: nothing sent)", rowWarnings(row))
 		out.Amount = pay.Amount
-	} else if d, err := decimal.NewFromString(raw.Amount); err == nil {
+	} else if d, ok := ledger.AmountAsWritten(raw.Amount); ok {
 		out.Amount = d
 	} else {
 		out.AmountText = raw.Amount

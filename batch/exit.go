@@ -3,6 +3,8 @@ package batch
 import (
 	"errors"
 
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
 )
 
@@ -17,6 +19,15 @@ const (
 	// ExitAwaitingApproval: nothing was paid, the file's plan lacks the signatures the ledger's policy asks for.
 	ExitAwaitingApproval = 5
 )
+
+// ResumeAdvice is what to do about a run that stopped for err before it could resume: running it
+// again resumes it, but a refused token would be refused again until it is corrected.
+func ResumeAdvice(err error) string {
+	if errors.Is(err, outcome.ErrUnauthorized) || api.KindOf(err) == api.KindUnauthorized {
+		return "correct the token (" + outcome.AuthHint + "), then run the same command again to resume"
+	}
+	return "run the same command again to resume"
+}
 
 // ErrorExit is the exit code of a run that returned err instead of a Result. The input is at
 // fault (ExitRejected) when the file was refused as a whole, or a row or the file could not be

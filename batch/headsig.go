@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
 
@@ -52,6 +53,41 @@ func (r *Runner) signHead(ctx context.Context, res *Result, csvPath, headText st
 	if err := atomicfile.WriteBytes(path+".sig", 0o644, sig); err != nil {
 		return err
 	}
+	// In the chain too: the next run checks what was appended since before it pays.
+	if _, err := r.cfg.Ledger.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: res.RunID, Kind: ledger.EventHeadSigned,
+		Detail: "chain head " + head.String() + " signed at the run's end",
+		Facts:  map[string]string{"head": head.String(), "statement": string(statement), "signature": string(sig)}}); err != nil {
+		return err
+	}
 	res.Reports = append(res.Reports, path, path+".sig")
 	return nil
+}
+
+// sinceSignedHead checks the chain from the head the latest run signed on (ledger.VerifySince),
+// its signature against the allowed signers (namespace payout-pack) when they are given: what is
+// wrong, or "" when it holds or no head was ever signed.
+func (r *Runner) sinceSignedHead(ctx context.Context) (string, error) {
+	db := r.cfg.Ledger
+	e, ok, err := db.LatestLedgerEvent(ctx, ledger.EventHeadSigned)
+	if err != nil || !ok {
+		return "", err
+	}
+	runID, head, err := ParseHeadStatement([]byte(e.Facts["statement"]))
+	if err != nil || head.String() != e.Facts["head"] || runID != e.RunID {
+		return fmt.Sprintf("the chain head signed at event %d does not say what it signed (written by hand); run payout audit verify", e.ID), nil
+	}
+	if allowed := r.cfg.Approval.AllowedSigners; allowed != "" {
+		signers, err := signature.LoadAllowedSigners(allowed)
+		if err != nil {
+			return "", err
+		}
+		if _, err := signature.Verify([]byte(e.Facts["statement"]), []byte(e.Facts["signature"]), signature.NamespacePack, signers, e.At); err != nil {
+			return fmt.Sprintf("the chain head signed at event %d: its signature does not hold (%v): written by hand; run payout audit verify", e.ID, err), nil
+		}
+	}
+	findings, err := db.VerifySince(ctx, head)
+	if err != nil || len(findings) == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("the chain since the head run %s signed (%s) does not check out: %s; run payout audit verify", runID, head, findings[0]), nil
 }

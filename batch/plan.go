@@ -2,18 +2,21 @@ package batch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/read"
 )
 
@@ -53,6 +56,31 @@ type Plan struct {
 	NewTotal   decimal.Decimal `json:"new_total"`
 	Digest     string          `json:"digest"`
 	body       []byte
+	// fileTotal is every row's amount as written, rejected rows included: what a run that pays
+	// nothing reports as its file's total. A signature binds Total, never this.
+	fileTotal decimal.Decimal
+	// banks names the providers the statement's rows pay by id, for the people who read it.
+	banks map[int64]string
+	// unsettled counts the payable rows a run may send: new ones, and those the ledger holds
+	// READY, SUBMITTING or UNKNOWN. A file with none needs no signature: nothing of it is sent.
+	unsettled int
+}
+
+// Bank is a provider a plan pays, by the id its statement names and the name the service lists.
+type Bank struct {
+	ID   int64
+	Name string
+}
+
+// Banks lists the providers the plan's rows pay, by id: the statement names each by its id
+// alone, and whoever signs it reads the names here.
+func (p Plan) Banks() []Bank {
+	banks := make([]Bank, 0, len(p.banks))
+	for id, name := range p.banks {
+		banks = append(banks, Bank{ID: id, Name: name})
+	}
+	slices.SortFunc(banks, func(a, b Bank) int { return cmp.Compare(a.ID, b.ID) })
+	return banks
 }
 
 // planText collects a plan's row lines as the survey meets the rows, when it keeps them.
@@ -62,6 +90,7 @@ type planText struct {
 	payable  int
 	rejected int
 	total    read.Total
+	banks    map[int64]string
 }
 
 func (t *planText) add(row *fileRow) {
@@ -75,6 +104,12 @@ func (t *planText) add(row *fileRow) {
 	p := row.payment
 	t.payable++
 	t.total.Add(p.Amount)
+	if _, ok := t.banks[p.ProviderID]; !ok {
+		if t.banks == nil {
+			t.banks = make(map[int64]string)
+		}
+		t.banks[p.ProviderID] = p.Bank
+	}
 	if !t.keep {
 		return
 	}
@@ -88,7 +123,8 @@ func (sv *survey) plan() Plan {
 	sha := sv.sum
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
-		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal()}
+		Total: t.total.Decimal(), NewPayouts: sv.fresh, NewTotal: sv.freshTotal.Decimal(),
+		fileTotal: sv.validTotal.Decimal().Add(sv.rejectedTotal.Decimal()), banks: t.banks, unsettled: sv.unsettled}
 	if !t.keep {
 		return pl
 	}
@@ -108,7 +144,7 @@ func (sv *survey) plan() Plan {
 
 // ValidUntilLine is the statement's last line for a signature valid through day (UTC).
 func ValidUntilLine(day time.Time) string {
-	return "valid-until\t" + day.UTC().Format(time.DateOnly) + "\n"
+	return approval.ValidUntilLine(day)
 }
 
 // Statement is the plan's text, signed valid through day (UTC).

@@ -57,7 +57,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 		own[p] = []byte(batchtest.ReadFile(t, p))
 	}
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now, nil)
+	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
 	}
 	// Its reports can be written from the ledger afterwards.
-	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now(), nil); err != nil {
+	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now(), nil, ""); err != nil {
 		t.Errorf("payout report after the failure: %v", err)
 	}
 }

@@ -12,23 +12,29 @@ import (
 // + Pending + Failed + Unknown + NotSent; Skipped counts rows (among Succeeded and Pending) that were
 // accepted by the service in an earlier run.
 type Result struct {
-	RunID       string          `json:"run_id"`
-	File        string          `json:"file"`
-	SHA256      string          `json:"sha256"`
-	DryRun      bool            `json:"dry_run"`
-	Rows        int             `json:"rows"`
-	Rejected    int             `json:"rejected"`
-	Submitted   int             `json:"submitted"`
-	Succeeded   int             `json:"succeeded"`
-	Pending     int             `json:"pending"`
-	Failed      int             `json:"failed"`
-	Unknown     int             `json:"unknown"`
-	NotSent     int             `json:"not_sent"`
-	Skipped     int             `json:"skipped"`
+	RunID     string `json:"run_id"`
+	File      string `json:"file"`
+	SHA256    string `json:"sha256"`
+	DryRun    bool   `json:"dry_run"`
+	Rows      int    `json:"rows"`
+	Rejected  int    `json:"rejected"`
+	Submitted int    `json:"submitted"`
+	Succeeded int    `json:"succeeded"`
+	Pending   int    `json:"pending"`
+	Failed    int    `json:"failed"`
+	Unknown   int    `json:"unknown"`
+	NotSent   int    `json:"not_sent"`
+	Skipped   int    `json:"skipped"`
+	// TotalAmount is the file's total: every row's amount as read, whatever its state.
 	TotalAmount decimal.Decimal `json:"total_amount"`
-	Reports     []string        `json:"reports"`
-	ExitCode    int             `json:"exit_code"`
-	Aborted     string          `json:"aborted,omitempty"`
+	// UnreadableAmounts counts the rows whose amount is no number: not in TotalAmount, and
+	// listed in the reports.
+	UnreadableAmounts int      `json:"unreadable_amounts,omitempty"`
+	Reports           []string `json:"reports"`
+	ExitCode          int      `json:"exit_code"`
+	Aborted           string   `json:"aborted,omitempty"`
+	// ResumeAdvice says what to do about an aborted run (see ResumeAdvice); empty when it was not.
+	ResumeAdvice string `json:"resume_advice,omitempty"`
 	// StartedAt, EndedAt and ApprovedAt are in UTC: the JSON summary is for scripts, which read
 	// them as RFC 3339 with offset.
 	StartedAt time.Time `json:"started_at"`
@@ -44,10 +50,13 @@ type Result struct {
 	// Plan is what the file would pay, as a signature binds it; AwaitingApproval says why a run
 	// paid nothing for want of signatures (exit 5); ApprovedBy names the principals whose
 	// signatures it went ahead on, as the chain recorded them, at ApprovedAt.
-	Plan             *Plan     `json:"plan,omitempty"`
-	AwaitingApproval string    `json:"awaiting_approval,omitempty"`
-	ApprovedBy       string    `json:"approved_by,omitempty"`
-	ApprovedAt       time.Time `json:"approved_at,omitzero"`
+	Plan             *Plan  `json:"plan,omitempty"`
+	AwaitingApproval string `json:"awaiting_approval,omitempty"`
+	// NotProved, set with AwaitingApproval, says that the run stopped at a payout that the
+	// ledger's stored evidence does not prove (approval.ErrNotProved): what signers do not fix.
+	NotProved  bool      `json:"not_proved,omitempty"`
+	ApprovedBy string    `json:"approved_by,omitempty"`
+	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
 	// as a number); they are paid as read.
 	Warnings []Problem `json:"warnings,omitempty"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
@@ -82,10 +83,15 @@ type Config struct {
 	// unknown is only looked up before it may be sent again, however short UnknownGrace: a host
 	// found gone may be paused, or cut off, with its request still to leave.
 	InFlightHold time.Duration
+	// Journal, when set, keeps a create sent after this process lost its claim (batch/journal):
+	// the ledger may not be there to hold it.
+	Journal func(journal.Entry) error
 	// AfterIntent, when set, is called once a row's intent is recorded, before its claim is
-	// proved and its POST sent: where the tests pause a process, as a host is paused.
-	AfterIntent func(ref string)
-	sending     *sending // shared by the Runners of one Config
+	// proved and its POST sent; BeforePost once its claim is proved and its turn taken, right
+	// before the POST: where the tests pause a process, as a host is paused.
+	AfterIntent, BeforePost func(ref string)
+	sending                 *sending // shared by the Runners of one Config
+	proofs                  *proofs  // the proof each send is checked against, shared likewise
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
@@ -180,6 +186,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if cfg.sending == nil {
 		cfg.sending = &sending{}
+	}
+	if cfg.proofs == nil {
+		cfg.proofs = &proofs{}
 	}
 	if cfg.UnknownGrace <= 0 {
 		cfg.UnknownGrace = DefaultUnknownGrace

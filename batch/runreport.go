@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
@@ -27,11 +26,16 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	ended := r.cfg.Now()
 	res.EndedAt = ended.UTC()
-	if aborted != nil {
-		res.Aborted = aborted.Error()
+	var notProved *approval.ProofError
+	switch {
+	case errors.As(aborted, &notProved):
+		// Stopped at the till: running it again as it is would stop there again.
+		res.AwaitingApproval, res.NotProved = notProved.Error(), true
+	case aborted != nil:
+		res.Aborted, res.ResumeAdvice = aborted.Error(), ResumeAdvice(aborted)
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
-		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, Expected: run.Rows,
+		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, AbortAdvice: res.ResumeAdvice, Expected: run.Rows,
 		ApprovedBy: res.ApprovedBy, ApprovedAt: res.ApprovedAt, ChainHead: ChainHeadText(ctx, db), Zone: r.cfg.Zone}
 	var readErr error
 	paths, summary, reportErr := report.WriteRunStream(r.cfg.ReportDir, r.reportInput(res.File), meta, func(add func(report.Row) error) error {
@@ -42,7 +46,13 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		return res, readErr
 	}
 	res = tally(res, summary)
+	if sum, ok := summary.TiesOut(); !ok {
+		r.cfg.Logger.Error("the run's report does not tie out: its amounts by state do not add up to the file's total",
+			"run", res.RunID, "total", summary.Total.StringFixed(2), "sum_by_state", sum.StringFixed(2))
+	}
 	switch {
+	case res.NotProved:
+		res.ExitCode = ExitAwaitingApproval
 	case aborted != nil:
 		res.ExitCode = ExitAborted
 	case !submitted:
@@ -117,7 +127,7 @@ func (c *StateCounts) AddN(s ledger.State, n int) {
 // tally takes a report's counts into res. Submitted counts the rows the service accepted in
 // this run: accepted (SUCCEEDED or pending) and not skipped.
 func tally(res Result, s report.Summary) Result {
-	res.Rows, res.TotalAmount, res.Skipped = s.Rows, s.Total, s.Skipped
+	res.Rows, res.TotalAmount, res.Skipped, res.UnreadableAmounts = s.Rows, s.Total, s.Skipped, s.Unreadable
 	var counts StateCounts
 	for _, t := range s.ByState {
 		counts.AddN(ledger.State(t.State), t.Count)
@@ -174,7 +184,7 @@ func reportRow(l ledger.ReportLine, fileRejected bool) report.Row {
 		row.State = string(ledger.Ready)
 		row.Message = joinMessages(payoutMessage(ledger.Payout{State: ledger.Ready}, rr), rr.Reason)
 	}
-	if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+	if amount, ok := ledger.AmountAsWritten(rr.Amount); ok {
 		row.Amount = amount
 	} else {
 		row.AmountText = rr.Amount
@@ -228,13 +238,16 @@ type ReportLedger interface {
 	ledger.ReportReads
 	ChainHead(ctx context.Context) (ledger.ChainHead, error)
 	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
+	PlanStatements
 }
 
 // WriteReports writes a recorded run's reports again from the ledger (`payout report RUN`), with
 // each row's state as of now. They are named after name (the base name of the run's file when
 // empty) and apart from the run's own reports, which they never replace:
 // `<name>.<run id>.regenerated-<now, UTC>.result.csv` and so on. Their times are shown in zone.
-func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string, now time.Time, zone *time.Location) (report.Paths, error) {
+// They name as approvers only the signers whose stored signatures the allowed signers (the file
+// at allowedSigners) prove (CheckStoredApprovals): none without it.
+func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string, now time.Time, zone *time.Location, allowedSigners string) (report.Paths, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return report.Paths{}, fmt.Errorf("run %s: %w", runID, err)
@@ -242,7 +255,7 @@ func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string,
 	meta := report.Summary{RunID: run.ID, Kind: string(run.Kind), File: run.File, FileSHA256: run.FileSHA256,
 		Started: run.StartedAt, Ended: run.EndedAt, Aborted: stoppedReason(run), Regenerated: now, Expected: run.Rows,
 		ChainHead: ChainHeadText(ctx, db), Zone: zone}
-	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID); err != nil {
+	if meta.ApprovedBy, meta.ApprovedAt, err = runApprover(ctx, db, runID, allowedSigners); err != nil {
 		return report.Paths{}, err
 	}
 	if name == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
@@ -119,6 +120,9 @@ func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 		// Never a request built from anything but the payout the ledger recorded.
 		return lookup.Result{Task: t, Fatal: fmt.Errorf("send %s: the run does not hold its payout", t.Ref)}
 	}
+	if o := s.prove(ctx, t, p); o != nil {
+		return *o
+	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
 	if o := s.look.Apply(ctx, t, outcome.Intent(p, s.runID, s.r.cfg.Process)); o != nil {
@@ -129,6 +133,9 @@ func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 	}
 	if o := s.clearToSend(ctx, t); o != nil {
 		return *o
+	}
+	if s.r.cfg.BeforePost != nil {
+		s.r.cfg.BeforePost(t.Ref)
 	}
 	created, err := s.post(ctx, p)
 	return s.answer(ctx, t, created, err)
@@ -190,7 +197,7 @@ func (s *submission) post(ctx context.Context, p ledger.Payout) (api.CreateResul
 func (s *submission) answer(ctx context.Context, t lookup.Task, created api.CreateResult, err error) lookup.Result {
 	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.cfg.backoff())
 	if fail := s.look.Apply(ctx, t, changes...); fail != nil {
-		return *fail
+		return s.answerNotRecorded(ctx, t, created, err, fail.Fatal)
 	}
 	if err == nil {
 		s.look.Remember(t.Ref)
@@ -235,4 +242,39 @@ func (s *submission) confirmRefusal(ctx context.Context, t lookup.Task, p ledger
 		return *o
 	}
 	return lookup.Result{Task: t, ServiceOK: true, RowDone: true}
+}
+
+// answerNotRecorded ends a POST whose answer the ledger did not take (recordErr). When the
+// payout is no longer SUBMITTING, another process took it over while this one was paused
+// between the proof of its claim and its request, and the service may hold the reference twice
+// (under the invoice number answered here and the one the ledger holds); when the ledger did not
+// answer, whoever takes the payout over looks it up first, but may already have sent it again.
+// Either way it is never silent: said at ERROR, kept in the journal of late sends
+// (Config.Journal), which reconcile reads, noted on the payout where the ledger takes a note,
+// and the run stops.
+func (s *submission) answerNotRecorded(ctx context.Context, t lookup.Task, created api.CreateResult, sendErr, recordErr error) lookup.Result {
+	cfg := s.r.cfg
+	e := journal.Entry{At: cfg.Now(), Ref: t.Ref, SentBy: cfg.Process, InvoiceNo: created.InvoiceNo, Status: created.TransactionStatus}
+	if sendErr != nil {
+		e.Answer = sendErr.Error()
+	}
+	p, gerr := cfg.Ledger.Get(ctx, t.Ref)
+	if gerr == nil {
+		e.LedgerState, e.LedgerInvoiceNo = string(p.State), p.InvoiceNo
+	}
+	takenOver := errors.Is(recordErr, ledger.ErrStateConflict)
+	msg := outcome.AnswerNotRecorded(e.InvoiceNo, e.LedgerInvoiceNo, e.Answer, takenOver)
+	s.log.Error("payout answer not recorded: "+msg, "ref", t.Ref, "ledger_state", e.LedgerState, "err", recordErr)
+	if cfg.Journal != nil {
+		if err := cfg.Journal(e); err != nil {
+			s.log.Error("the answer could not be kept in the journal of late sends either: note it by hand", "ref", t.Ref,
+				"invoice", e.InvoiceNo, "err", err)
+		}
+	}
+	if takenOver && gerr == nil && ledger.Allowed(p.State, p.State) {
+		if err := cfg.Ledger.Apply(ctx, outcome.Note(p, s.runID, msg)); err != nil {
+			s.log.Error("the late send could not be noted on the payout", "ref", t.Ref, "err", err)
+		}
+	}
+	return lookup.Result{Task: t, Fatal: fmt.Errorf("payout %s: %s: %w", t.Ref, msg, recordErr)}
 }

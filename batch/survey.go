@@ -24,8 +24,9 @@ type survey struct {
 	// toPay counts the valid rows and valid their total; fresh and freshTotal the valid rows the
 	// ledger does not hold yet: the payouts a run would create.
 	toPay, fresh           int
+	unsettled              int // valid rows a run may send (Plan.unsettled)
 	validTotal, freshTotal read.Total
-	// rejectedTotal is what the rejected rows whose amount reads as one add up to.
+	// rejectedTotal is what the rejected rows whose amount reads as a number add up to, as written.
 	rejectedTotal read.Total
 	// text is the plan statement's rows, as the file alone makes them payable or not.
 	text planText
@@ -76,7 +77,7 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	sv.text.add(row)
 	if !row.valid() {
 		sv.rejected++
-		if amount, err := read.ParseAmount(row.raw.Amount); err == nil {
+		if amount, ok := ledger.AmountAsWritten(row.raw.Amount); ok {
 			sv.rejectedTotal.Add(amount)
 		}
 		for _, e := range row.errs {
@@ -93,9 +94,13 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	}
 	sv.toPay++
 	sv.validTotal.Add(row.payment.Amount)
-	if _, ok := existing[row.payment.Ref]; !ok {
+	old, ok := existing[row.payment.Ref]
+	if !ok {
 		sv.fresh++
 		sv.freshTotal.Add(row.payment.Amount)
+	}
+	if !ok || old.State == ledger.Ready || old.State == ledger.Submitting || old.State == ledger.Unknown {
+		sv.unsettled++
 	}
 }
 

@@ -102,6 +102,10 @@ type ApprovalStore interface {
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
 	RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error)
 	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error)
+	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
+	StrayPayouts(ctx context.Context) (map[string]string, error)
+	LatestLedgerEvent(ctx context.Context, kind string) (LedgerEvent, bool, error)
+	VerifySince(ctx context.Context, head ChainHead) ([]Finding, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
 }
 
@@ -119,6 +123,9 @@ type AuditStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
+	// LedgerEventsOf are the events about the ledger of one kind: audit verify checks the
+	// signatures the approval events store.
+	LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error)
 }
 
 // Ledger is every use's operations together, and Close: what an engine implements.

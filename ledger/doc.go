@@ -98,10 +98,20 @@
 // policy event from the genesis on (Changes), and every reader that decides money (a run, a dry
 // run, folder mode; batch.CheckedPolicy) checks each lowering's signatures again against the
 // allowed signers, which the database does not hold. A lowering appended with its hash computed
-// but without them therefore pays nothing, however the database's grants were set.
+// but without them therefore pays nothing, however the database's grants were set; one dated
+// earlier than the event before it (ClockAllowance) is refused too, since its signatures are
+// checked as of its date. The same holds for approvals: each EventApproved stores its SSHSIG
+// signature whole, and the plan statement it signed is stored once (EventPlan, its text as the
+// payload, its SHA-256 in the facts the hash covers: PlanStatement returns only a text with that
+// digest), so a run proves each send against them and audit verify checks them again. From the
+// genesis on, VerifyChain also names a payout event whose move moves.go does not allow and an
+// event dated back beyond ClockAllowance; the payload of any event about the ledger is checked
+// (only EventPlan has one). StrayPayouts lists the payouts a run may send whose row disagrees
+// with their own events, which a run never sends.
 //
 // A process that pays holds the ledger (Take, Hold) for its lifetime. On SQLite that is the file
-// lock, which keeps every other paying process off. On PostgreSQL several processes on several
+// lock, which keeps every other paying process off; TakeWithin waits, bounded, for its holder to
+// finish, as a routine overlap of cron's commands needs. On PostgreSQL several processes on several
 // hosts pay from one ledger, with no coordinator: each holds a session of its own (PgHold,
 // postgres_hold*.go), registered in the processes table, and session advisory locks in it: one
 // keyed by its random ID (it runs while that lock is held: Alive), one per input file it is

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
 )
 
 // Hold is a paying process's hold on its ledger, taken before it opens the ledger to pay and kept
@@ -55,6 +57,42 @@ func Take(ctx context.Context, ledger string) (Hold, error) {
 	}
 	return Lock(ledger)
 }
+
+// TakeWithin is Take, waiting up to wait for another process to release a SQLite ledger's lock:
+// it tries again every lockRetry, and calls waiting, if given, once with the holder's note before
+// it first waits. When the wait runs out the *LockedError says how long it waited; when ctx ends
+// first, ctx's error. A PostgreSQL ledger is shared and never waited for here.
+func TakeWithin(ctx context.Context, ledger string, wait time.Duration, waiting func(holder string)) (Hold, error) {
+	h, err := Take(ctx, ledger)
+	var locked *LockedError
+	if wait <= 0 || !errors.As(err, &locked) {
+		return h, err
+	}
+	if waiting != nil {
+		waiting(locked.Holder)
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	retry := time.NewTicker(lockRetry)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-deadline.C:
+			locked.Waited = wait
+			return nil, locked
+		case <-retry.C:
+		}
+		h, err = Take(ctx, ledger)
+		if !errors.As(err, &locked) {
+			return h, err
+		}
+	}
+}
+
+// lockRetry is how often TakeWithin tries a held lock again.
+const lockRetry = 200 * time.Millisecond
 
 // Self is the lock's holder.
 func (l *FileLock) Self() Process { return l.Process }

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,12 +19,20 @@ const (
 	// after another ("signatures"), which every run checks again.
 	EventPolicy = "POLICY"
 	// EventApproved records one signature a run went ahead on, before it paid anything: facts
-	// "principal", "fingerprint", "plan_sha256", "sig_sha256", "sig_file", "file_sha256".
+	// "principal", "fingerprint", "plan_sha256", "sig_sha256", "sig_file", "file_sha256",
+	// "valid_until" and the SSHSIG signature itself, armored as it was signed ("signature"). The
+	// statement it signed is the plan's EventPlan payload followed by its valid-until line.
 	EventApproved = "APPROVED"
 	// EventRejected records a signed refusal that a run met beside its file: facts "rejected"
-	// (who and why), "plan_sha256", "file_sha256", "sheet". Once recorded, the plan and the
-	// file's bytes never pay, whether or not the refusal's files are still there.
+	// (who and why), "plan_sha256", "file_sha256", "sheet", and the refusal statement and its
+	// signature as signed ("statement", "signature"). Once recorded, the plan and the file's
+	// bytes never pay, whether or not the refusal's files are still there.
 	EventRejected = "REJECTED"
+	// EventPlan stores a plan statement that signatures were accepted on, once per plan, with no
+	// run: facts "plan_sha256", "file_sha256", "sheet", "first_run"; its payload is the statement's text before its
+	// valid-until line, whose SHA-256 is "plan_sha256" (so the hash that covers the facts covers
+	// the payload). It is the evidence each send is proved against.
+	EventPlan = "PLAN"
 )
 
 // ErrPolicyChanged is returned by SetApprovalPolicy when the policy changed since the caller read
@@ -36,9 +46,11 @@ type LedgerEvent struct {
 	Kind   string // EventPolicy, EventApproved or EventRejected
 	Detail string
 	Facts  map[string]string
-	At     time.Time
-	Actor  string
-	Hash   string
+	// Payload is the text an EventPlan stores; empty for every other kind.
+	Payload string
+	At      time.Time
+	Actor   string
+	Hash    string
 }
 
 // appendLedgerEvents links events into the chain inside tx.
@@ -50,7 +62,7 @@ func (db *DB) appendLedgerEvents(ctx context.Context, tx *sql.Tx, events []Ledge
 	chain := db.newChainer(head)
 	now := fmtTime(db.now())
 	for _, le := range events {
-		e := &ChainEvent{RunID: le.RunID, At: now, To: le.Kind, Detail: le.Detail, Facts: factsJSON(le.Facts)}
+		e := &ChainEvent{RunID: le.RunID, At: now, To: le.Kind, Detail: le.Detail, Facts: factsJSON(le.Facts), Payload: le.Payload}
 		chain.link(e)
 		if _, err := tx.ExecContext(ctx, insertEventSQL, eventArgs(nil, e)...); err != nil {
 			return head, err
@@ -128,7 +140,8 @@ func readPolicy(ctx context.Context, q txQuerier) (ApprovalPolicy, error) {
 // chain without a genesis is read as earlier versions read it.
 func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (ApprovalPolicy, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+chainEventColumns+`, COALESCE((SELECT hash FROM events p WHERE p.id = e.id - 1),
-		(SELECT hash FROM row_events p WHERE p.id = e.id - 1), '') FROM events e WHERE ref = '' AND to_state = $1 ORDER BY id`, EventPolicy)
+		(SELECT hash FROM row_events p WHERE p.id = e.id - 1), ''), COALESCE((SELECT at FROM events p WHERE p.id = e.id - 1),
+		(SELECT at FROM row_events p WHERE p.id = e.id - 1), '') FROM events e WHERE ref = '' AND to_state = $1 ORDER BY id`, EventPolicy)
 	if err != nil {
 		return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
 	}
@@ -136,8 +149,8 @@ func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (Appro
 	var pol ApprovalPolicy
 	genesis := false
 	for rows.Next() {
-		var before string
-		e, err := scanChainEvent(headScanner{rows: rows, tail: []any{&before}})
+		var before, beforeAt string
+		e, err := scanChainEvent(headScanner{rows: rows, tail: []any{&before, &beforeAt}})
 		if err != nil {
 			return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
 		}
@@ -152,6 +165,10 @@ func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (Appro
 			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("says it replaced %q signers, the policy before it asked %d (written by hand)", facts["was"], pol.Approvals))
 		case n < pol.Approvals && facts["signed_by"] == "":
 			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("lowers the signers from %d to %d without the signatures that allow it (written by hand)", pol.Approvals, n))
+		case n < pol.Approvals && backdated(e.At, beforeAt):
+			// Its signatures are checked as of its time: a lowering dated back to when a retired
+			// key was still trusted would otherwise count.
+			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("lowers the signers from %d to %d dated %s, before the event ahead of it (%s): backdated", pol.Approvals, n, e.At, beforeAt))
 		}
 		if problem := checkGenesis(e, facts["genesis"], genesis, pol); problem != "" {
 			return ApprovalPolicy{}, policyError(e.ID, problem)
@@ -192,8 +209,12 @@ func ledgerEventOf(e ChainEvent) (LedgerEvent, error) {
 // policyError refuses the approval policy: nothing is paid on a policy that was not recorded
 // as `payout policy` records one.
 func policyError(id int64, problem string) error {
-	return fmt.Errorf("approval policy: event %d %s; nothing is paid until the ledger is checked (run payout audit verify)", id, problem)
+	return fmt.Errorf("%w: event %d %s; nothing is paid until the ledger is checked (run payout audit verify)", ErrPolicyForged, id, problem)
 }
+
+// ErrPolicyForged is returned (wrapped) when a policy event was not recorded as `payout policy`
+// records one: edited, inserted, or backdated.
+var ErrPolicyForged = errors.New("approval policy")
 
 // ApprovalPolicy is the policy in force: the latest policy event of the chain.
 func (db *DB) ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error) {
@@ -236,6 +257,17 @@ func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, er
 	return out, nil
 }
 
+// LedgerEventsOf lists the events about the ledger of one kind (EventApproved, say), oldest
+// first.
+func (db *DB) LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error) {
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1 ORDER BY id`,
+		scanLedgerEvent, kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s events: %w", kind, err)
+	}
+	return out, nil
+}
+
 // Rejections lists the refusals recorded of a plan (by its digest) or of a file (by its
 // SHA-256), oldest first.
 func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {
@@ -246,4 +278,37 @@ func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]
 		return nil, fmt.Errorf("refusals of plan %s: %w", planSHA256, err)
 	}
 	return out, nil
+}
+
+// PlanStatement is the stored statement of the plan whose digest is planSHA256 (its text before
+// the valid-until line), from its EventPlan; ok is false when the ledger holds none whose text
+// has that digest. A statement edited in the database has another digest, and is not returned;
+// one that purge forgot is returned as PurgedPayload, with ok false.
+func (db *DB) PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT payload FROM events WHERE ref = '' AND to_state = $1 AND `+
+		db.eng.jsonField("facts", "plan_sha256")+` = $2 ORDER BY id`, EventPlan, planSHA256)
+	if err != nil {
+		return "", false, fmt.Errorf("plan statement %s: %w", planSHA256, err)
+	}
+	defer rows.Close()
+	gone := ""
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return "", false, fmt.Errorf("plan statement %s: %w", planSHA256, err)
+		}
+		if sha256Hex(text) == planSHA256 {
+			return text, true, rows.Err()
+		}
+		if text == PurgedPayload {
+			gone = PurgedPayload
+		}
+	}
+	return gone, false, rows.Err()
+}
+
+// sha256Hex is the hex SHA-256 of s.
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

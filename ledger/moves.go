@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -64,4 +65,61 @@ func checkMoves(changes []Change) error {
 		}
 	}
 	return nil
+}
+
+// StrayPayouts are the payouts a run may send (READY, SUBMITTING or UNKNOWN) whose own events do
+// not lead to the state their row holds by moves the state machine allows, each with why: a row
+// set back to READY by a plain UPDATE, or with an event of a move that no command makes appended
+// by hand. Such a payout is never sent. One read, once a run, before its first send.
+func (db *DB) StrayPayouts(ctx context.Context) (map[string]string, error) {
+	// Moves are checked from the policy's genesis on, as audit verify checks them.
+	var genesis int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(min(id), 0) FROM events WHERE ref = '' AND to_state = $1 AND `+
+		db.eng.jsonField("facts", "genesis")+` <> ''`, EventPolicy).Scan(&genesis); err != nil {
+		return nil, fmt.Errorf("payouts whose events disagree: %w", err)
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT p.ref, p.state, COALESCE(e.from_state, ''), COALESCE(e.to_state, ''), COALESCE(e.id, 0)
+		FROM payouts p LEFT JOIN events e ON e.ref = p.ref WHERE p.state IN ($1, $2, $3) ORDER BY p.ref, e.id`, Ready, Submitting, Unknown)
+	if err != nil {
+		return nil, fmt.Errorf("payouts whose events disagree: %w", err)
+	}
+	defer rows.Close()
+	stray := map[string]string{}
+	var ref, state, last string
+	settle := func() {
+		if ref != "" && stray[ref] == "" && last != state {
+			stray[ref] = fmt.Sprintf("its row is %s, its latest event leaves it %s (changed by hand)", state, orNone(last))
+		}
+	}
+	for rows.Next() {
+		var r, s, from, to string
+		var id int64
+		if err := rows.Scan(&r, &s, &from, &to, &id); err != nil {
+			return nil, fmt.Errorf("payouts whose events disagree: %w", err)
+		}
+		if r != ref {
+			settle()
+			ref, state, last = r, s, ""
+		}
+		switch {
+		case stray[ref] != "" || id < genesis:
+		case last != "" && from != last:
+			stray[ref] = fmt.Sprintf("event %d moves it from %s, its event before left it %s (written by hand)", id, from, last)
+		case from != "" && from != to && !Allowed(State(from), State(to)):
+			stray[ref] = fmt.Sprintf("event %d moves it from %s to %s, which the state machine does not allow (written by hand)", id, from, to)
+		}
+		last = to
+	}
+	settle()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("payouts whose events disagree: %w", err)
+	}
+	return stray, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "without any event"
+	}
+	return s
 }

@@ -79,20 +79,19 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 	if warning != "" {
 		opts.Logger.Warn(warning, "ledger", Redact(url))
 	}
-	sdb, err := postgresHandle(url)
-	if err == nil {
-		err = sdb.PingContext(ctx)
-		if err != nil {
-			sdb.Close()
-		}
-	}
+	cfg, err := sessionConfig(url, "ledger")
 	if err != nil {
+		return nil, err
+	}
+	sdb := stdlib.OpenDB(*cfg)
+	if err := sdb.PingContext(ctx); err != nil {
+		sdb.Close()
 		// The driver's message could quote the URL: it is shown without the password.
 		msg := err.Error()
 		if HasPassword(url) {
 			msg = strings.ReplaceAll(msg, url, Redact(url))
 		}
-		return nil, fmt.Errorf("ledger %s: cannot connect (is the server up, and the URL's user, host and database right?): %s", Redact(url), msg)
+		return nil, fmt.Errorf("ledger %s: cannot connect (%s): %s", Redact(url), connectAdvice(cfg, err), msg)
 	}
 	return &DB{sql: sdb, eng: postgresEngine, path: Redact(url), now: opts.Now, log: opts.Logger,
 		actor: orUnknown(opts.Actor), version: orUnknown(opts.Version), createApprovals: opts.Approvals}, nil
@@ -108,16 +107,6 @@ const ledgerSchema = "public"
 // what a command reads.
 func pinSchema(params map[string]string) {
 	params["search_path"] = ledgerSchema + ", pg_temp"
-}
-
-// postgresHandle is a database handle on the PostgreSQL ledger at url whose every session has the
-// settings of sessionConfig.
-func postgresHandle(url string) (*sql.DB, error) {
-	cfg, err := sessionConfig(url, "ledger")
-	if err != nil {
-		return nil, err
-	}
-	return stdlib.OpenDB(*cfg), nil
 }
 
 // start starts the writer of a connected, migrated ledger.

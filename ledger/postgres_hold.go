@@ -67,7 +67,7 @@ func takePostgres(ctx context.Context, url string) (*PgHold, error) {
 func connectHold(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("hold the PostgreSQL ledger at %s: %w (is the server running, and the URL in $PAYOUT_LEDGER right?)", redactedURL(cfg), err)
+		return nil, fmt.Errorf("hold the PostgreSQL ledger at %s: %w (%s)", redactedURL(cfg), err, connectAdvice(cfg, err))
 	}
 	// While a query runs, the server looks every so often whether its client is still there; the
 	// keepalives cover the idle session. Older servers (before 14) lack it and rely on those.
@@ -109,7 +109,13 @@ func (h *PgHold) register(ctx context.Context) error {
 func (h *PgHold) failed(what string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
-		return fmt.Errorf("hold the PostgreSQL ledger at %s: %s: the database has no table processes: it is not a payout ledger, or one made by an older payout; create it with `payout init` (%w)", redactedURL(h.cfg), what, err)
+		// What `payout status` and Open say of the same database, with their exit code.
+		var tables int
+		if cerr := h.conn.QueryRow(context.Background(), `SELECT count(*) FROM information_schema.tables
+			WHERE table_schema = current_schema()`).Scan(&tables); cerr == nil && tables == 0 {
+			return refuse(redactedURL(h.cfg), ErrNoLedger, "the database has no ledger; run `payout init` with that URL to make one")
+		}
+		return refuse(redactedURL(h.cfg), ErrNotLedger, "a PostgreSQL database without the ledger's tables")
 	}
 	return fmt.Errorf("hold the PostgreSQL ledger at %s: %s: %w", redactedURL(h.cfg), what, err)
 }

@@ -118,43 +118,63 @@ func (l *SharedLimiter) Wait(ctx context.Context) error {
 
 // sharedWaitSQL takes a request's turn: the grant is the latest of now, the theoretical arrival
 // time less the burst's tolerance, and the pause; the arrival time moves one interval past the
-// later of itself and the grant. Everything is the server's time: statement_timestamp(), taken
-// when the statement starts, makes the wait it returns err long (never short) when the row was
-// locked by another process's turn. $2 is the interval, $3 the tolerance, in microseconds.
+// later of itself and the grant. Everything is the server's time, read once the row is locked
+// (clock_timestamp() in the update, not the statement's start): a turn that waited for another
+// process's turn on the row is told the wait that is left, not the one it would have had when it
+// asked, which would send it late and bunch it with the turns after it. The now it returns is
+// read after the grant, so the wait is at most microseconds short. $2 is the interval, $3 the
+// tolerance, in microseconds.
 const sharedWaitSQL = `INSERT INTO rate_limits AS r (merchant, tat, granted)
-VALUES ($1, statement_timestamp() + $2::float8 * interval '1 microsecond', statement_timestamp())
+VALUES ($1, clock_timestamp() + $2::float8 * interval '1 microsecond', clock_timestamp())
 ON CONFLICT (merchant) DO UPDATE SET
-	granted = greatest(statement_timestamp(), r.tat - $3::float8 * interval '1 microsecond', r.pause_until),
-	tat = greatest(r.tat, statement_timestamp(), r.pause_until) + $2::float8 * interval '1 microsecond'
-RETURNING granted, statement_timestamp()`
+	granted = greatest(clock_timestamp(), r.tat - $3::float8 * interval '1 microsecond', r.pause_until),
+	tat = greatest(r.tat, clock_timestamp(), r.pause_until) + $2::float8 * interval '1 microsecond'
+RETURNING granted, clock_timestamp()`
 
 // WaitGrant is Wait, telling also when the server granted the request: the time, on the
 // database server's clock, before which it would not have gone.
 func (l *SharedLimiter) WaitGrant(ctx context.Context) (time.Time, error) {
+	granted, _, err := l.wait(ctx)
+	return granted, err
+}
+
+// WaitDue is Wait, telling also when the turn was due on this host's clock, as early as it may
+// have been: the grant's wait counted from when the statement was sent (the server computed it
+// later, and its answer came later still; the wait itself is counted from the answer, never
+// early). A turn had long after that came late (a slow answer, a process scheduled late), and
+// batch/pool gives it up rather than bunch its request with the next ones.
+func (l *SharedLimiter) WaitDue(ctx context.Context) (time.Time, error) {
+	_, due, err := l.wait(ctx)
+	return due, err
+}
+
+func (l *SharedLimiter) wait(ctx context.Context) (granted, due time.Time, err error) {
 	if err := ctx.Err(); err != nil {
-		return time.Time{}, err
+		return time.Time{}, time.Time{}, err
 	}
-	var granted, now time.Time
-	err := l.statement(ctx, func(sctx context.Context) error {
+	sent := time.Now()
+	var now time.Time
+	err = l.statement(ctx, func(sctx context.Context) error {
 		return l.db.QueryRowContext(sctx, sharedWaitSQL, l.merchant, l.interval, l.tolerance).Scan(&granted, &now)
 	})
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, time.Time{}, err
 	}
-	wait := granted.Sub(now)
-	if wait <= 0 {
-		return granted, nil
+	wait := max(granted.Sub(now), 0)
+	due = sent.Add(wait)
+	if wait == 0 {
+		return granted, due, nil
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-		return time.Time{}, fmt.Errorf("shared rate limit: the next request may go in %s, after the context's deadline", wait)
+		return time.Time{}, time.Time{}, fmt.Errorf("shared rate limit: the next request may go in %s, after the context's deadline", wait)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return granted, nil
+		return granted, due, nil
 	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
+		return time.Time{}, time.Time{}, ctx.Err()
 	}
 }
 

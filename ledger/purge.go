@@ -29,6 +29,17 @@ type PurgeResult struct {
 	Left         []Payout // payouts last changed before the cut-off that are not final: left as they are
 	RejectedRows int      // rejected input rows (never payouts) masked
 	Callbacks    int      // stored callbacks whose payload was replaced
+	Plans        int      // plan statements recorded before the cut-off, masked
+}
+
+// execCount runs an update through tx and says how many rows it changed.
+func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+	r, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.RowsAffected()
+	return int(n), err
 }
 
 // Purge masks, in one transaction, the names and account numbers of the final payouts last
@@ -88,6 +99,13 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 		return PurgeResult{}, fmt.Errorf("purge: callbacks: %w", err)
 	}
 	res.Callbacks = len(ids)
+	// Plan statements list names and accounts too. One recorded before the cut-off is forgotten
+	// with its payouts: the approvals on it can no longer be checked again, and a run that pays
+	// its file again stores it again.
+	if res.Plans, err = execCount(ctx, tx, `UPDATE events SET payload = $1 WHERE ref = '' AND to_state = $2 AND at < $3 AND payload <> $4`,
+		PurgedPayload, EventPlan, cutoff, PurgedPayload); err != nil {
+		return PurgeResult{}, fmt.Errorf("purge: plan statements: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: %w", err)
 	}

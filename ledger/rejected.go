@@ -31,8 +31,8 @@ func (db *DB) RejectedRows(ctx context.Context) (CountAmount, error) {
 		if ref == "" {
 			key = fmt.Sprintf("line\x00%s\x00%d", runID, line)
 		}
-		d, err := decimal.NewFromString(amount)
-		if err != nil {
+		d, ok := AmountAsWritten(amount)
+		if !ok {
 			d = decimal.Zero
 		}
 		latest[key] = d

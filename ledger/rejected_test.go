@@ -21,10 +21,11 @@ func TestRejectedRowsCountOnceAndOnlyWhileUnpaid(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// r1 and r2 are one file dropped twice: 12.345 (bad decimals), not-a-number, a row without a reference.
+	// r1 and r2 are one file dropped twice: 12.345 (bad decimals), not-a-number, a row without a
+	// reference whose amount is written with a thousands separator.
 	for _, id := range []string{"r1", "r2"} {
 		if err := db.Record(ctx, id, []ledger.RunRow{rejected(2, "A", "12.345"), rejected(3, "B", "x"),
-			rejected(4, "", "1.00"), rejected(5, "FIXED", "7.00")}, nil); err != nil {
+			rejected(4, "", "RM 1,000.00"), rejected(5, "FIXED", "7.00")}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,7 +39,7 @@ func TestRejectedRowsCountOnceAndOnlyWhileUnpaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A and B once each, the row without a reference once per run; FIXED is paid now.
-	if got.Count != 4 || !got.Amount.Equal(decimal.RequireFromString("14.345")) {
-		t.Errorf("rejected rows %d, %s; want 4, 14.345", got.Count, got.Amount)
+	if got.Count != 4 || !got.Amount.Equal(decimal.RequireFromString("2012.345")) {
+		t.Errorf("rejected rows %d, %s; want 4, 2012.345", got.Count, got.Amount)
 	}
 }

@@ -17,6 +17,8 @@ type LockedError struct {
 	Path   string // the lock file, on SQLite
 	Holder string // what the holder wrote: "pid=N host=H since=T id=X", or empty
 	File   string // the SHA-256 of the input another process is paying, on PostgreSQL
+	// Waited is how long TakeWithin waited for the holder before it gave up; 0 when it did not.
+	Waited time.Duration
 }
 
 func (e *LockedError) Error() string {
@@ -26,6 +28,9 @@ func (e *LockedError) Error() string {
 	}
 	if e.File != "" {
 		return fmt.Sprintf("another process is paying this file (SHA-256 %s): %s; it was not paid here: wait for that process to end, or stop it, and run again", e.File, holder)
+	}
+	if e.Waited > 0 {
+		return fmt.Sprintf("%v (%s, lock file %s), still after waiting %s for it (--ledger-wait): is that process stuck?", ErrLocked, holder, e.Path, e.Waited)
 	}
 	return fmt.Sprintf("%v (%s, lock file %s)", ErrLocked, holder, e.Path)
 }

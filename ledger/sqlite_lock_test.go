@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/ledger"
 )
@@ -87,4 +89,37 @@ func TestLockOfAKilledProcessDoesNotBlock(t *testing.T) {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
 	l.Unlock()
+}
+
+// TestTakeWithinWaitsForTheHolder: a ledger whose lock another holder keeps is taken once the
+// holder lets it go, within the wait; a wait that runs out says how long it waited.
+func TestTakeWithinWaitsForTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	held, err := ledger.Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ledger.TakeWithin(context.Background(), path, 50*time.Millisecond, nil)
+	var locked *ledger.LockedError
+	if !errors.As(err, &locked) || locked.Waited != 50*time.Millisecond || !strings.Contains(err.Error(), "after waiting 50ms") {
+		t.Fatalf("TakeWithin of a held lock: %v, want a LockedError that waited 50ms", err)
+	}
+	waiting := make(chan string, 1)
+	got := make(chan error, 1)
+	go func() {
+		h, err := ledger.TakeWithin(context.Background(), path, time.Minute, func(holder string) { waiting <- holder })
+		if err == nil {
+			err = h.Close()
+		}
+		got <- err
+	}()
+	if holder := <-waiting; !strings.Contains(holder, "pid=") {
+		t.Errorf("waiting was told the holder %q, want its note", holder)
+	}
+	if err := held.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Errorf("TakeWithin after the holder let go: %v", err)
+	}
 }

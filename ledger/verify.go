@@ -122,7 +122,7 @@ func scanChainEvent(s scanner) (ChainEvent, error) {
 }
 
 // walkChain checks every event in id order: ids without gaps, each prev_hash the hash before it,
-// each hash its content's.
+// each hash its content's, and eventProblems.
 func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 	rows, err := conn.QueryContext(ctx, `SELECT 'events', `+chainEventColumns+` FROM events
 		UNION ALL SELECT 'row_events', `+chainEventColumns+` FROM row_events ORDER BY 2`)
@@ -131,13 +131,19 @@ func walkChain(ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
 	}
 	defer rows.Close()
 	var prev ChainHead
+	var prevAt string
+	// The moves and times are checked from the policy's genesis on: older versions wrote the
+	// events before it, some of them summing up several moves in one.
+	genesis := false
 	for rows.Next() {
 		var table string
 		e, err := scanChainEvent(headScanner{rows: rows, head: []any{&table}})
 		if err != nil {
 			return err
 		}
-		var problems []string
+		genesis = genesis || isGenesis(e)
+		problems := eventProblems(e, table, prev.ID, prevAt, genesis)
+		prevAt = e.At
 		if e.ID != prev.ID+1 {
 			problems = append(problems, fmt.Sprintf("events %d to %d are missing (deleted)", prev.ID+1, e.ID-1))
 		}

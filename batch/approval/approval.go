@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,26 @@ type Policy struct {
 	// Validity is the furthest a statement's valid-until may be from the day it is checked
 	// (DefaultValidity when 0).
 	Validity time.Duration
+}
+
+// ValidityText is a validity as people write it: "7 days", "1 day", or, for what is not whole
+// days, "36h" and the like.
+func ValidityText(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "1 day"
+	case d > 0 && d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + " days"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // ValidityOrDefault is how long a signature may hold under p.
@@ -142,6 +163,9 @@ type Approval struct {
 	File       string // the signature file's name
 	SHA256     string // the signature file's
 	ValidUntil time.Time
+	// Signature is the signature file's bytes, the armored SSHSIG as signed: the evidence the
+	// ledger keeps, which anyone can check again with ssh-keygen -Y verify.
+	Signature []byte
 }
 
 // Verdict is what the signatures beside a file say of its plan.
@@ -156,6 +180,13 @@ type Verdict struct {
 	Rejected string
 	// Ignored names the files named like signatures that are none (see SignatureFiles).
 	Ignored []string
+	// Refusal is that refusal's statement and signature, as signed.
+	Refusal Signed
+}
+
+// Signed is a statement and its armored SSHSIG signature, both as signed.
+type Signed struct {
+	Statement, Signature []byte
 }
 
 // Missing says why the verdict does not let the plan be paid; "" when it does.
@@ -222,21 +253,21 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 		}
 		switch sig.Namespace() {
 		case signature.NamespacePlan:
-			a, err := verifyPlanSig(allowed, sig, plan, now, pol.ValidityOrDefault())
+			a, err := verifyPlanSig(path, allowed, sig, plan, now, pol.ValidityOrDefault())
 			if err != nil {
 				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 				continue
 			}
-			a.File, a.SHA256 = name, f.SHA256
+			a.File, a.SHA256, a.Signature = name, f.SHA256, f.Data
 			v.Accepted = append(v.Accepted, a)
 		case signature.NamespaceRepeat:
 			continue // an acceptance of repeats, judged by JudgeRepeats
 		case signature.NamespaceReject:
-			who, err := checkRefusal(allowed, sig, f.Path, plan, now)
+			who, statement, err := checkRefusal(allowed, sig, f.Path, plan, now)
 			if err != nil {
 				v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 			} else if who != "" {
-				v.Rejected = who
+				v.Rejected, v.Refusal = who, Signed{Statement: statement, Signature: f.Data}
 			}
 		default:
 			v.NotCounted = append(v.NotCounted, fmt.Sprintf("%s: made in namespace %q, not %q", name, sig.Namespace(), signature.NamespacePlan))
@@ -248,35 +279,51 @@ func Judge(path string, plan Plan, need int, pol Policy, now time.Time) Verdict 
 
 // verifyPlanSig tries the plan's statement with each valid-until a run accepts today (from today
 // plus validity, the default of `payout plan`, down to today), then those as many days before, to
-// tell an expired signature.
-func verifyPlanSig(allowed *signature.AllowedSigners, sig signature.Signature, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
-	return verifyStatementSig(allowed, sig, signature.NamespacePlan, plan, now, validity)
+// tell an expired signature. A signature that signs none is explained when the file at path was
+// only saved again since it was signed (see explainResaved).
+func verifyPlanSig(path string, allowed *signature.AllowedSigners, sig signature.Signature, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
+	return verifyStatementSig(path, allowed, sig, signature.NamespacePlan, plan, now, validity)
 }
 
 // verifyStatementSig is verifyPlanSig for a signature of the plan statement in namespace.
-func verifyStatementSig(allowed *signature.AllowedSigners, sig signature.Signature, namespace string, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
+func verifyStatementSig(path string, allowed *signature.AllowedSigners, sig signature.Signature, namespace string, plan Plan, now time.Time, validity time.Duration) (Approval, error) {
 	who, err := allowed.Identify(sig, namespace, now)
 	if err != nil {
 		return Approval{}, err
 	}
-	today := now.UTC().Truncate(24 * time.Hour)
 	days := int(validity / (24 * time.Hour))
+	id, day, ok, err := signedDay(allowed, sig, namespace, plan, now, days)
+	switch {
+	case err != nil:
+		return Approval{}, err
+	case ok && day.Before(now.UTC().Truncate(24*time.Hour)):
+		return Approval{}, fmt.Errorf("%s signed this plan valid until %s: EXPIRED, it must be signed again", id.Principal(), day.Format(time.DateOnly))
+	case ok:
+		return Approval{Identity: id, ValidUntil: day}, nil
+	}
+	if why := explainResaved(path, allowed, sig, namespace, plan, now, days); why != "" {
+		return Approval{}, fmt.Errorf("%s's signature (%s) does not sign this file's plan: %s", who.Principal(), who.Fingerprint, why)
+	}
+	return Approval{}, fmt.Errorf("%s's signature (%s) does not sign this file's plan: the file, its sheet or what it pays differs from what was signed, or its valid-until is more than %d days ahead",
+		who.Principal(), who.Fingerprint, days)
+}
+
+// signedDay is the valid-until day with which sig signs plan's statement, among the days from
+// today plus days down to today minus days, and who signed it; false when none. A key the
+// allowed signers do not list is an error.
+func signedDay(allowed *signature.AllowedSigners, sig signature.Signature, namespace string, plan Plan, now time.Time, days int) (signature.Identity, time.Time, bool, error) {
+	today := now.UTC().Truncate(24 * time.Hour)
 	for d := days; d >= -days; d-- {
 		day := today.AddDate(0, 0, d)
 		id, err := allowed.Verify(plan.Statement(day), sig, namespace, now)
 		if errors.Is(err, signature.ErrUnknownKey) {
-			return Approval{}, err
+			return signature.Identity{}, time.Time{}, false, err
 		}
-		if err != nil {
-			continue
+		if err == nil {
+			return id, day, true, nil
 		}
-		if d < 0 {
-			return Approval{}, fmt.Errorf("%s signed this plan valid until %s: EXPIRED, it must be signed again", id.Principal(), day.Format(time.DateOnly))
-		}
-		return Approval{Identity: id, ValidUntil: day}, nil
 	}
-	return Approval{}, fmt.Errorf("%s's signature (%s) does not sign this file's plan: the file, its sheet or what it pays differs from what was signed, or its valid-until is more than %d days ahead",
-		who.Principal(), who.Fingerprint, days)
+	return signature.Identity{}, time.Time{}, false, nil
 }
 
 // DistinctSigners groups the accepted signatures into people: two signatures are one signer

@@ -70,3 +70,17 @@ func TestJudge(t *testing.T) {
 		t.Errorf("refusal statement %q does not name the plan", statement)
 	}
 }
+
+func TestValidityText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		approval.DefaultValidity: "7 days",
+		24 * time.Hour:           "1 day",
+		36 * time.Hour:           "36h",
+		90 * time.Minute:         "1h30m",
+		0:                        "0s",
+	} {
+		if got := approval.ValidityText(d); got != want {
+			t.Errorf("ValidityText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

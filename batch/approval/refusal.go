@@ -33,35 +33,44 @@ func RefusalStatement(plan Plan, reason string) []byte {
 }
 
 // checkRefusal names who refused plan and why ("bob: wrong month") when sig, beside the input
-// at sigPath, is a valid signature of a refusal statement of plan or of its file; "" otherwise,
-// with why it does not count when it is not a valid refusal at all.
-func checkRefusal(allowed *signature.AllowedSigners, sig signature.Signature, sigPath string, plan Plan, now time.Time) (string, error) {
+// at sigPath, is a valid signature of a refusal statement of plan or of its file, with that
+// statement; "" otherwise, with why it does not count when it is not a valid refusal at all.
+func checkRefusal(allowed *signature.AllowedSigners, sig signature.Signature, sigPath string, plan Plan, now time.Time) (string, []byte, error) {
 	text, err := readSmall(strings.TrimSuffix(sigPath, SigSuffix))
 	if err != nil {
-		return "", fmt.Errorf("a refusal without its statement: %w", err)
+		return "", nil, fmt.Errorf("a refusal without its statement: %w", err)
 	}
 	id, err := allowed.Verify(bytes.NewReader(text), sig, signature.NamespaceReject, now)
 	if err != nil {
-		return "", fmt.Errorf("a refusal that does not hold: %w", err)
+		return "", nil, fmt.Errorf("a refusal that does not hold: %w", err)
 	}
+	fields, err := refusalFields(text)
+	if err != nil {
+		return "", nil, err
+	}
+	if fields["plan-sha256"] != plan.Digest && fields["file-sha256"] != plan.FileSHA256 {
+		return "", nil, nil // a refusal of another version of the file
+	}
+	reason, err := strconv.Unquote(fields["reason"])
+	if err != nil {
+		reason = fields["reason"]
+	}
+	return id.Principal() + ": " + reason, text, nil
+}
+
+// refusalFields reads a refusal statement's fields.
+func refusalFields(text []byte) (map[string]string, error) {
 	fields := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	for first := true; sc.Scan(); first = false {
 		if first {
 			if sc.Text() != RefusalVersion {
-				return "", fmt.Errorf("a refusal statement must start with %q", RefusalVersion)
+				return nil, fmt.Errorf("a refusal statement must start with %q", RefusalVersion)
 			}
 			continue
 		}
 		k, v, _ := strings.Cut(sc.Text(), "\t")
 		fields[k] = v
 	}
-	if fields["plan-sha256"] != plan.Digest && fields["file-sha256"] != plan.FileSHA256 {
-		return "", nil // a refusal of another version of the file
-	}
-	reason, err := strconv.Unquote(fields["reason"])
-	if err != nil {
-		reason = fields["reason"]
-	}
-	return id.Principal() + ": " + reason, nil
+	return fields, nil
 }

@@ -45,7 +45,7 @@ func JudgeRepeats(path string, plan Plan, need int, maker string, pol Policy, no
 				return v
 			}
 		}
-		a, err := verifyStatementSig(allowed, sig, signature.NamespaceRepeat, plan, now, pol.ValidityOrDefault())
+		a, err := verifyStatementSig(path, allowed, sig, signature.NamespaceRepeat, plan, now, pol.ValidityOrDefault())
 		if err != nil {
 			v.NotCounted = append(v.NotCounted, name+": "+err.Error())
 			continue

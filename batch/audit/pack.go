@@ -7,7 +7,11 @@
 //	events.jsonl     the run's events (those it recorded and every event of its payouts), one JSON
 //	                 object a line, oldest first, each with the fields its hash covers, its hash
 //	                 and prev_hash, its payload and its payout's salt
-//	approvals.jsonl  the recorded decisions on the run's file, one JSON object a line
+//	approvals.jsonl  the signatures the run was approved on, one JSON object a line (and the
+//	                 decisions an older version recorded on the run's file)
+//	approvals/...    for each, the plan statement as signed (DIGEST-VALIDUNTIL.plan) and the
+//	                 SSHSIG signature as stored (EVENT.sig)
+//	allowed_signers  the lines of the allowed signers that name those signatures' keys
 //	reports/...      the run's reports, written from the ledger when the pack was made
 //	input/NAME       the input file itself, with --with-input
 //	SHA256SUMS       the SHA-256 of every other member, in the format of sha256sum
@@ -28,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +51,8 @@ const (
 	runMember       = "run.json"
 	eventsMember    = "events.jsonl"
 	approvalsMember = "approvals.jsonl"
+	evidenceDir     = "approvals/"
+	allowedMember   = "allowed_signers"
 	sumsMember      = "SHA256SUMS"
 	reportsDir      = "reports/"
 	inputDir        = "input/"
@@ -63,6 +70,9 @@ type ExportOptions struct {
 	Now   time.Time
 	// Zone is the time zone of the times the packed reports show people (UTC when nil).
 	Zone *time.Location
+	// AllowedSigners is the allowed_signers file the run's signatures are checked against: the
+	// reports name only the signers it proves, and the pack carries its lines that were used.
+	AllowedSigners string
 	// Sign, when set, signs the pack once it is written: it reads the zip's bytes and returns a
 	// detached signature, which Export writes to Out+SignatureSuffix (mode 0600). Export fails,
 	// and removes the pack, when it fails: a pack meant to be signed is never left unsigned.
@@ -113,7 +123,7 @@ func Export(ctx context.Context, db PackStore, o ExportOptions) (PackInfo, error
 		}
 		members[inputDir+filepath.Base(o.Input)] = data
 	}
-	head, err := addReports(ctx, db, run, o.Now, o.Zone, members)
+	head, err := addReports(ctx, db, run, o, members)
 	if err != nil {
 		return PackInfo{}, err
 	}
@@ -131,13 +141,16 @@ func Export(ctx context.Context, db PackStore, o ExportOptions) (PackInfo, error
 	if members[approvalsMember], err = jsonLines(approvals); err != nil {
 		return PackInfo{}, err
 	}
+	if err := addSignatures(ctx, db, run.ID, o.AllowedSigners, members); err != nil {
+		return PackInfo{}, err
+	}
 	info := PackInfo{Format: PackFormat, RunID: run.ID, Kind: string(run.Kind), File: run.File, InputSHA256: run.FileSHA256,
 		StartedAt: fmtTime(run.StartedAt), EndedAt: fmtTime(run.EndedAt), Status: string(run.Status), ExitCode: run.ExitCode,
 		ChainHead: head.String(), ExportedAt: fmtTime(o.Now), ExportedBy: o.Actor, Events: len(events)}
 	if members[runMember], err = json.MarshalIndent(info, "", "  "); err != nil {
 		return PackInfo{}, err
 	}
-	if err := atomicfile.Write(o.Out, 0o600, func(w io.Writer) error { return writeZip(w, members) }); err != nil {
+	if err := atomicfile.Write(o.Out, 0o600, func(w io.Writer) error { return writeZip(w, members, o.Now) }); err != nil {
 		return PackInfo{}, fmt.Errorf("write evidence pack: %w", err)
 	}
 	if o.Sign == nil {
@@ -188,7 +201,7 @@ const maxReportTries = 5
 
 // addReports writes the run's reports into a private temporary folder and adds them to members.
 // It returns the chain head the reports print: it was the head before and after they were written.
-func addReports(ctx context.Context, db PackStore, run ledger.Run, now time.Time, zone *time.Location, members map[string][]byte) (ledger.ChainHead, error) {
+func addReports(ctx context.Context, db PackStore, run ledger.Run, o ExportOptions, members map[string][]byte) (ledger.ChainHead, error) {
 	dir, err := os.MkdirTemp("", "payout-pack-")
 	if err != nil {
 		return ledger.ChainHead{}, err
@@ -199,7 +212,7 @@ func addReports(ctx context.Context, db PackStore, run ledger.Run, now time.Time
 		if err != nil {
 			return ledger.ChainHead{}, err
 		}
-		paths, err := batch.WriteReports(ctx, db, run.ID, dir, "", now, zone)
+		paths, err := batch.WriteReports(ctx, db, run.ID, dir, "", o.Now, o.Zone, o.AllowedSigners)
 		if err != nil {
 			return ledger.ChainHead{}, err
 		}
@@ -234,8 +247,9 @@ func jsonLines[T any](items []T) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// writeZip writes members in name order, then SHA256SUMS over them.
-func writeZip(w io.Writer, members map[string][]byte) error {
+// writeZip writes members in name order, then SHA256SUMS over them, each dated modified (the
+// export's time: an unzip tool shows it, where a zero time would show 1980).
+func writeZip(w io.Writer, members map[string][]byte, modified time.Time) error {
 	names := make([]string, 0, len(members))
 	for n := range members {
 		names = append(names, n)
@@ -244,20 +258,20 @@ func writeZip(w io.Writer, members map[string][]byte) error {
 	var sums strings.Builder
 	zw := zip.NewWriter(w)
 	for _, n := range names {
-		if err := addMember(zw, n, members[n]); err != nil {
+		if err := addMember(zw, n, members[n], modified); err != nil {
 			return err
 		}
 		sum := sha256.Sum256(members[n])
 		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), n)
 	}
-	if err := addMember(zw, sumsMember, []byte(sums.String())); err != nil {
+	if err := addMember(zw, sumsMember, []byte(sums.String()), modified); err != nil {
 		return err
 	}
 	return zw.Close()
 }
 
-func addMember(zw *zip.Writer, name string, data []byte) error {
-	f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+func addMember(zw *zip.Writer, name string, data []byte, modified time.Time) error {
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: modified})
 	if err != nil {
 		return err
 	}
@@ -270,4 +284,63 @@ func fmtTime(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// PackedSignature is a line of approvals.jsonl for a signature the run was approved on: the
+// members holding the statement as signed and the signature, and what the exporter found.
+type PackedSignature struct {
+	EventID    int64  `json:"event_id"`
+	At         string `json:"at"`
+	Principal  string `json:"principal"`
+	PlanSHA256 string `json:"plan_sha256"`
+	ValidUntil string `json:"valid_until"`
+	Statement  string `json:"statement"`
+	Signature  string `json:"signature"`
+	Problem    string `json:"problem,omitempty"`
+	// Purged says that purge forgot the statement before the pack was made.
+	Purged bool `json:"purged,omitempty"`
+}
+
+// addSignatures adds the evidence of the run's approvals to members: each signature and the
+// statement it signed, a line of approvals.jsonl for each, and the allowed_signers lines that
+// name their keys, so that an auditor checks each with ssh-keygen -Y verify and the pack alone.
+func addSignatures(ctx context.Context, db PackStore, runID, allowedSigners string, members map[string][]byte) error {
+	events, err := db.RunApprovals(ctx, runID)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	checked, err := batch.CheckStoredApprovals(ctx, db, events, allowedSigners)
+	if err != nil {
+		return err
+	}
+	var lines []byte
+	var allowed []string
+	for _, a := range checked {
+		e := a.Event
+		p := PackedSignature{EventID: e.ID, At: fmtTime(e.At), Principal: a.Signer.Principal(), PlanSHA256: e.Facts["plan_sha256"],
+			ValidUntil: e.Facts["valid_until"], Problem: a.Problem, Purged: a.Purged}
+		if a.Statement != nil {
+			p.Statement = evidenceDir + fmt.Sprintf("%s-%s.plan", e.Facts["plan_sha256"], e.Facts["valid_until"])
+			members[p.Statement] = a.Statement
+		}
+		if len(a.Signature) > 0 {
+			p.Signature = evidenceDir + fmt.Sprintf("%d.sig", e.ID)
+			members[p.Signature] = a.Signature
+		}
+		for _, l := range a.AllowedLines {
+			if !slices.Contains(allowed, l) {
+				allowed = append(allowed, l)
+			}
+		}
+		line, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		lines = append(append(lines, line...), '\n')
+	}
+	members[approvalsMember] = append(members[approvalsMember], lines...)
+	if len(allowed) > 0 {
+		members[allowedMember] = []byte(strings.Join(allowed, "\n") + "\n")
+	}
+	return nil
 }

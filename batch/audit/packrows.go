@@ -262,7 +262,8 @@ func (rr *reportReader) add(state, amount string) {
 		rr.byState[state] = t
 	}
 	t.count++
-	if d, err := decimal.NewFromString(plainNumber(amount)); err == nil {
+	// Read as the reports count it: a cell that is no number (1.250,00) is in no total.
+	if d, ok := ledger.AmountAsWritten(amount); ok {
 		t.amount = t.amount.Add(d)
 		rr.sum = rr.sum.Add(d)
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,7 +14,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
 
@@ -117,7 +120,7 @@ func packMembers(zr *zip.Reader, lim PackLimits) (map[string]*zip.File, error) {
 
 func memberLimit(name string, lim PackLimits) int64 {
 	switch {
-	case name == runMember || name == sumsMember || name == approvalsMember:
+	case name == runMember || name == sumsMember || name == approvalsMember || name == allowedMember || strings.HasPrefix(name, evidenceDir):
 		return lim.Small
 	case strings.HasPrefix(name, reportsDir) && strings.HasSuffix(name, ".xlsx"):
 		return lim.XLSX
@@ -136,8 +139,9 @@ type packVerifier struct {
 	// approvers are those the reports print as having approved the run's file, with the reports
 	// that print them.
 	approvers map[string][]string
-	// signedBy are the principals of the signatures the run went ahead on, as its APPROVED events
-	// (in the chain) record them, and of the decisions an older version kept in approvals.jsonl.
+	// signedBy are the principals of the signatures the run went ahead on, as the pack's
+	// allowed_signers lines prove them over its plan statements (never as an event's text says),
+	// and of the decisions an older version kept in approvals.jsonl.
 	signedBy map[string]bool
 	rep      PackReport
 }
@@ -185,13 +189,27 @@ func (v *packVerifier) run() error {
 	return v.checkSums()
 }
 
-// checkApprovals reads approvals.jsonl: every decision must be on the run's input, and everyone
-// a report prints as having approved the run must have an approval there.
+// checkApprovals reads approvals.jsonl: every decision must be on the run's input, and every
+// signature must sign its packed statement, a plan of the run's input, with a key the packed
+// allowed_signers lines trusted when it was recorded; its signer is then one who approved.
 func (v *packVerifier) checkApprovals(r io.Reader) error {
 	approved := map[string]bool{}
+	var signatures []PackedSignature
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, v.lim.Line)
 	for line := 1; sc.Scan(); line++ {
+		var probe struct {
+			Signature *string `json:"signature"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &probe); err == nil && probe.Signature != nil {
+			var p PackedSignature
+			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+				v.finding("%s line %d: not a signature's record: %v", approvalsMember, line, err)
+				continue
+			}
+			signatures = append(signatures, p)
+			continue
+		}
 		var a ledger.Approval
 		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 			v.finding("%s line %d: not a decision: %v", approvalsMember, line, err)
@@ -209,6 +227,60 @@ func (v *packVerifier) checkApprovals(r io.Reader) error {
 	}
 	for who := range approved {
 		v.signed(who)
+	}
+	return v.checkSignatures(signatures)
+}
+
+// checkSignatures verifies each packed signature against its packed statement and the packed
+// allowed_signers lines, as ssh-keygen -Y verify would.
+func (v *packVerifier) checkSignatures(signatures []PackedSignature) error {
+	if len(signatures) == 0 {
+		return nil
+	}
+	lines, err := v.readSmall(allowedMember)
+	if err != nil {
+		return err
+	}
+	allowed, err := signature.ParseAllowedSigners(allowedMember, lines)
+	if err != nil {
+		v.finding("%s: %v", allowedMember, err)
+		return nil
+	}
+	statements := map[string][]byte{}
+	for _, p := range signatures {
+		if p.Purged {
+			continue // its statement was forgotten by purge: it proves no signer
+		}
+		if p.Statement == "" || p.Signature == "" {
+			v.finding("%s: the signature of event %d comes without its statement or its signature: it proves no approval", approvalsMember, p.EventID)
+			continue
+		}
+		statement, ok := statements[p.Statement]
+		if !ok {
+			if statement, err = v.readSmall(p.Statement); err != nil {
+				return err
+			}
+			statements[p.Statement] = statement
+		}
+		sig, err := v.readSmall(p.Signature)
+		if err != nil {
+			return err
+		}
+		at, err := time.Parse(time.RFC3339Nano, p.At)
+		if err != nil {
+			v.finding("%s: event %d: its time %q is not one", approvalsMember, p.EventID, p.At)
+			continue
+		}
+		if !bytes.Contains(statement, []byte("\nfile-sha256\t"+v.rep.Info.InputSHA256+"\n")) {
+			v.finding("%s is not a plan of the run's input (SHA-256 %s)", p.Statement, v.rep.Info.InputSHA256)
+			continue
+		}
+		id, err := signature.Verify(statement, sig, signature.NamespacePlan, allowed, at)
+		if err != nil {
+			v.finding("%s does not sign %s: %v", p.Signature, p.Statement, err)
+			continue
+		}
+		v.signed(id.Principal())
 	}
 	return nil
 }
@@ -231,7 +303,7 @@ func (v *packVerifier) checkApprovers() {
 	for _, who := range whos {
 		for _, name := range strings.Split(who, ", ") {
 			if !v.signedBy[name] {
-				v.finding("%s print(s) the run as approved by %s: no APPROVED event of the run, nor %s, records a signature by %s",
+				v.finding("%s print(s) the run as approved by %s: no signature in the pack, nor decision in %s, proves %s approved it",
 					strings.Join(v.approvers[who], ", "), who, approvalsMember, name)
 			}
 		}

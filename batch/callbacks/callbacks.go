@@ -170,6 +170,8 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.Ref != "" {
 		log = log.With("ref", p.Ref)
+	}
+	if p.Ref != "" && matches(verdict) {
 		if err := h.recordName(ctx, log, p, cb.Payload.DisplayName); err != nil {
 			// The state change is kept; the service's next delivery records the name.
 			log.Error("callback: name check", "err", err)
@@ -212,6 +214,13 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	answer(w, http.StatusOK, verdict)
 }
 
+// matches reports whether a callback of this verdict is about its payout as the ledger holds it
+// (applied, or a replay of one that was). Only then is its display_name the name the bank holds
+// for the payout's account: a flagged callback changes nothing of the payout.
+func matches(verdict string) bool {
+	return verdict == VerdictApplied || verdict == VerdictReplay
+}
+
 // refusal maps a VerifyCallback error to an HTTP status and a short reason.
 func refusal(err error) (int, string) {
 	switch {
@@ -241,7 +250,9 @@ func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.P
 			return "", ledger.Payout{}, false, fmt.Errorf("find invoice: %w", err)
 		}
 		verdict, changes := outcome.AfterCallback(cb, p)
-		noteName(changes, p, cb.Payload.DisplayName)
+		if matches(verdict) {
+			noteName(changes, p, cb.Payload.DisplayName)
+		}
 		if len(changes) == 0 {
 			return verdict, p, false, nil
 		}

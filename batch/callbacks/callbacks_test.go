@@ -119,6 +119,16 @@ func (r *cbRig) get(ref string) ledger.Payout {
 	return p
 }
 
+// nameCheck is the bank's name the ledger holds for ref's account, and its verdict.
+func (r *cbRig) nameCheck(ref string) ledger.NameCheck {
+	r.tb.Helper()
+	checks, err := r.db.NameChecks(context.Background(), []string{ref})
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	return checks[ref]
+}
+
 func (r *cbRig) events(ref string) []ledger.Event {
 	r.tb.Helper()
 	evs, err := r.db.Events(context.Background(), ref)
@@ -572,13 +582,20 @@ func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
 				}
 			}
 			before := r.get("INV-6")
-			status, answer := r.post(cbSign(t, tt.payload(cbPayload("POI6006", "1000.00", "BR6006")), cbHashKey))
+			nameBefore := r.nameCheck("INV-6")
+			// The bank's name in a callback that does not match its payout is no name of it.
+			flagged := tt.payload(cbPayload("POI6006", "1000.00", "BR6006"))
+			flagged.DisplayName = "SOMEONE ELSE ENTIRELY"
+			status, answer := r.post(cbSign(t, flagged, cbHashKey))
 			if status != http.StatusOK || answer["message"] != tt.verdict {
 				t.Fatalf("answer %d %v, want 200 %s", status, answer, tt.verdict)
 			}
 			p := r.get("INV-6")
 			if p.State != tt.wantState || p.BankReferenceNo != before.BankReferenceNo || p.TransactionStatus != before.TransactionStatus {
 				t.Fatalf("payout changed: %+v, was %+v", p, before)
+			}
+			if name := r.nameCheck("INV-6"); name != nameBefore {
+				t.Fatalf("the name at the bank changed to %+v, was %+v", name, nameBefore)
 			}
 			evs := r.events("INV-6")
 			last := evs[len(evs)-1]

@@ -35,3 +35,27 @@ func Orphaned(p ledger.Payout, runID, inFlight string) ledger.Change {
 	}
 	return ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, RunID: runID, Detail: detail}
 }
+
+// AnswerNotRecorded says what became of a create whose answer the ledger did not take: the
+// service answered invoice (none when it answered an error, answerErr) where the ledger holds
+// ledgerInvoice; takenOver, another process had taken the payout over.
+func AnswerNotRecorded(invoice, ledgerInvoice, answerErr string, takenOver bool) string {
+	how := "the ledger did not take its answer"
+	if takenOver {
+		how = "sent after another process had taken the payout over"
+	}
+	switch {
+	case invoice != "" && ledgerInvoice != "" && invoice != ledgerInvoice:
+		return fmt.Sprintf("DUPLICATE: %s, the service accepted a second create, invoice %s, where the ledger holds invoice %s: the reference is held twice; recall one with the service", how, invoice, ledgerInvoice)
+	case invoice != "" && ledgerInvoice == invoice:
+		return fmt.Sprintf("%s, and answered with the invoice the ledger holds (%s): one payout", how, invoice)
+	case invoice != "":
+		return fmt.Sprintf("%s; accepted as invoice %s, kept in the journal of late sends: run `payout reconcile`, which names it if the reference is held twice", how, invoice)
+	}
+	return fmt.Sprintf("%s; the service answered %q: run `payout reconcile`", how, answerErr)
+}
+
+// Note records a note on a payout, its state unchanged.
+func Note(p ledger.Payout, runID, detail string) ledger.Change {
+	return ledger.Change{Ref: p.Ref, RunID: runID, From: p.State, To: p.State, Detail: detail}
+}

@@ -19,13 +19,20 @@ type Proof interface {
 	Held() bool
 }
 
+// DueLimiter is a Limiter that tells when the turn it waited for was due, as early as it may
+// have been on the local clock: a limiter whose turns are granted elsewhere (a database) learns
+// of them a round trip late, and a process the machine scheduled late wakes late.
+type DueLimiter interface {
+	WaitDue(ctx context.Context) (time.Time, error)
+}
+
 // TakeTurn takes the limiter's turn for one request of a SelfPaced task whose proof was
-// confirmed before (nil for none), and returns once the proof still holds at the turn. When it
-// no longer does (the turn came late, or the process was paused), the proof is confirmed again,
-// and a turn that went stale meanwhile (longer than one interval of the limit) is given up and
-// another taken: requests leave right after their turns, however long anything before them
-// waited, and never bunch at the end of a stall. The proof's error is returned as it is; the
-// limiter's is wrapped (a request it did not pace must not go).
+// confirmed before (nil for none), and returns once the proof still holds at a fresh turn. A
+// turn is stale when it is had, or the proof made again after it (the turn came late, or the
+// process was paused), more than one interval of the limit after it was due (DueLimiter): it is
+// given up and another taken, so that requests leave within an interval of their turns and never
+// bunch, whatever waited before them (a stall) or delayed the turn itself. The proof's error is
+// returned as it is; the limiter's is wrapped (a request it did not pace must not go).
 func TakeTurn(ctx context.Context, lim Limiter, clock Clock, proof Proof) error {
 	if clock == nil {
 		clock = WallClock(nil)
@@ -35,18 +42,28 @@ func TakeTurn(ctx context.Context, lim Limiter, clock Clock, proof Proof) error 
 		fresh = max(time.Duration(float64(time.Second)/float64(l)), 10*time.Millisecond)
 	}
 	for try := 1; ; try++ {
-		if err := lim.Wait(ctx); err != nil {
+		due, err := waitDue(ctx, lim, clock)
+		if err != nil {
 			return fmt.Errorf("the rate limiter: %w", err)
 		}
-		if proof == nil || proof.Held() {
-			return nil
+		if proof != nil && !proof.Held() {
+			if err := proof.Confirm(ctx); err != nil {
+				return err
+			}
 		}
-		turn := clock.Now()
-		if err := proof.Confirm(ctx); err != nil {
-			return err
-		}
-		if fresh == 0 || clock.Now().Sub(turn) <= fresh || try >= staleTurnTries {
+		if fresh == 0 || clock.Now().Sub(due) <= fresh || try >= staleTurnTries {
 			return nil
 		}
 	}
+}
+
+// waitDue waits for a turn and returns when it was due.
+func waitDue(ctx context.Context, lim Limiter, clock Clock) (time.Time, error) {
+	if dl, ok := lim.(DueLimiter); ok {
+		return dl.WaitDue(ctx)
+	}
+	if err := lim.Wait(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return clock.Now(), nil
 }

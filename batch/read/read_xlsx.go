@@ -129,10 +129,7 @@ func (x *xlsxReader) chooseSheet() (string, error) {
 		return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: the workbook has no sheets", ErrSheetNotFound)}
 	}
 	if x.opts.Sheet != "" {
-		if !contains(sheets, x.opts.Sheet) {
-			return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: %q; sheets: %s", ErrSheetNotFound, x.opts.Sheet, strings.Join(sheets, ", "))}
-		}
-		return x.opts.Sheet, nil
+		return x.namedSheet(sheets)
 	}
 	i := x.f.GetActiveSheetIndex()
 	if i < 0 || i >= len(sheets) {
@@ -144,6 +141,90 @@ func (x *xlsxReader) chooseSheet() (string, error) {
 			ErrHiddenSheet, sheet, strings.Join(sheets, ", "))}
 	}
 	return sheet, nil
+}
+
+// namedSheet is the sheet --sheet names: by its exact name, or else by the one name that matches
+// ignoring case, as people type "payroll" for "Payroll".
+func (x *xlsxReader) namedSheet(sheets []string) (string, error) {
+	want := x.opts.Sheet
+	if contains(sheets, want) {
+		return want, nil
+	}
+	var alike []string
+	for _, s := range sheets {
+		if strings.EqualFold(s, want) {
+			alike = append(alike, s)
+		}
+	}
+	switch len(alike) {
+	case 1:
+		return alike[0], nil
+	case 0:
+		return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: %q; sheets: %s", ErrSheetNotFound, want, strings.Join(sheets, ", "))}
+	}
+	// Excel allows no two names that differ only in case; another writer might.
+	return "", &InputError{Path: x.path, Err: fmt.Errorf("%w: %q names %s, which differ only in case: give the exact name", ErrSheetNotFound, want, quoteAll(alike))}
+}
+
+func quoteAll(list []string) string {
+	quoted := make([]string, len(list))
+	for i, s := range list {
+		quoted[i] = strconv.Quote(s)
+	}
+	return strings.Join(quoted, " and ")
+}
+
+// headerElsewhere adds to a header refused in sheet the other sheets whose first row is a
+// header: a workbook whose active sheet is a cover page has its rows in another.
+func (x *xlsxReader) headerElsewhere(sheet string, err error) error {
+	var ie *InputError
+	if !errors.Is(err, ErrHeaderMissing) || !errors.As(err, &ie) {
+		return err
+	}
+	which := "the sheet named by --sheet"
+	if x.opts.Sheet == "" {
+		which = "the active sheet, the one shown when the workbook was saved"
+	}
+	var found []string
+	for _, other := range x.f.GetSheetList() {
+		if other != sheet && x.hasHeader(other) {
+			found = append(found, other)
+		}
+	}
+	switch len(found) {
+	case 0:
+		ie.Err = fmt.Errorf("sheet %q (%s): %w; no other sheet has a header row with the required columns", sheet, which, ie.Err)
+	case 1:
+		ie.Err = fmt.Errorf("sheet %q (%s): %w; sheet %q has the header: run again with --sheet %s", sheet, which, ie.Err, found[0], strconv.Quote(found[0]))
+	default:
+		ie.Err = fmt.Errorf("sheet %q (%s): %w; sheets %s have the header: run again with --sheet NAME", sheet, which, ie.Err, quoteAll(found))
+	}
+	return ie
+}
+
+// headerLooks is how many rows of another sheet are looked at for a header.
+const headerLooks = 20
+
+// hasHeader reports whether the first non-blank row of sheet, among its first headerLooks, is a
+// header with every required column.
+func (x *xlsxReader) hasHeader(sheet string) bool {
+	rows, err := x.f.Rows(sheet)
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	for line := 1; line <= headerLooks && rows.Next(); line++ {
+		cells, err := rows.Columns(excelize.Options{RawCellValue: true})
+		if err != nil {
+			return false
+		}
+		if blank(cells) {
+			continue
+		}
+		_, err = parseHeader(x.path, line, cells)
+		return err == nil
+	}
+	return false
 }
 
 // openSheet starts both readers of the sheet and reads its header.
@@ -158,7 +239,7 @@ func (x *xlsxReader) openSheet(zr *zip.Reader, sheet string) error {
 	for {
 		cells, line, _, err := x.next()
 		if errors.Is(err, io.EOF) {
-			return &InputError{Path: x.path, Err: fmt.Errorf("%w: sheet %q is empty, no header row", ErrHeaderMissing, sheet)}
+			return x.headerElsewhere(sheet, &InputError{Path: x.path, Err: fmt.Errorf("%w: the sheet is empty, no header row", ErrHeaderMissing)})
 		}
 		if err != nil {
 			return err
@@ -167,7 +248,7 @@ func (x *xlsxReader) openSheet(zr *zip.Reader, sheet string) error {
 			continue
 		}
 		if x.h, err = parseHeader(x.path, line, cells); err != nil {
-			return err
+			return x.headerElsewhere(sheet, err)
 		}
 		x.scan.track = [slots]int{x.h.ref + 1, x.h.bank + 1, x.h.serviceID + 1, x.h.account + 1, x.h.amount + 1}
 		for slot, col := range x.scan.track {

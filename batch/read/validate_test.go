@@ -126,6 +126,8 @@ func TestResolveProvider(t *testing.T) {
 		{"Touch \u2019n Go eWallet", 51, ""},
 		{"Maybnk", 0, "Maybank (Malayan Banking Berhad)"},
 		{"Public Bnak", 0, "Public Bank Berhad"},
+		{"Touch n Go", 0, `did you mean "Touch 'n Go eWallet"? (see`},
+		{"TNG eWallet", 0, `did you mean "Touch 'n Go eWallet"? (see`},
 		{"", 0, ""},
 	}
 	for _, tt := range tests {

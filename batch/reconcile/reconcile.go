@@ -55,15 +55,21 @@ type Result struct {
 	ToResend    int             `json:"to_resend"`
 	NotChecked  int             `json:"not_checked"`
 	TotalAmount decimal.Decimal `json:"total_amount"`
-	Reports     []string        `json:"reports"`
-	ExitCode    int             `json:"exit_code"`
-	Aborted     string          `json:"aborted,omitempty"`
+	// UnreadableAmounts counts the rows whose amount in their file is no number: not in
+	// TotalAmount, and listed in the report.
+	UnreadableAmounts int      `json:"unreadable_amounts,omitempty"`
+	Reports           []string `json:"reports"`
+	ExitCode          int      `json:"exit_code"`
+	Aborted           string   `json:"aborted,omitempty"`
 	// NameMismatches counts the payouts whose bank holds another name for the account than the
 	// recipient (from their callbacks): flagged in the report, never a reason to exit non-zero.
 	NameMismatches int `json:"name_mismatches"`
 
 	// RetryFiles are the retry files written again for the runs whose unpaid rows changed.
 	RetryFiles []string `json:"retry_files,omitempty"`
+	// HeldTwice names the references the service holds under two invoice numbers, as this
+	// host's journal of late sends shows them (batch/journal): a person must recall one.
+	HeldTwice []string `json:"held_twice,omitempty"`
 }
 
 // Run looks up by external_invoice_ref every payout of its scope that can have changed at the
@@ -109,7 +115,7 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 	pass := &chunks{rc: rc, log: log, checker: newChecker(rc.cfg, log, res.RunID, expected), total: decimal.Zero,
 		scoped: opts.RunID != "" || !opts.Since.IsZero(), runs: make(map[string]bool)}
 	var ended time.Time
-	paths, _, err := report.WriteReconciliationStream(opts.ReportDir, res.RunID, func(add func(report.ReconRow)) (report.ReconSummary, error) {
+	paths, summary, err := report.WriteReconciliationStream(opts.ReportDir, res.RunID, func(add func(report.ReconRow)) (report.ReconSummary, error) {
 		pass.err = pass.walk(ctx, scopeRows, add)
 		pass.checker.finish()
 		ended = rc.cfg.Now()
@@ -124,6 +130,11 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 		return res, rc.abandon(bg, res, fmt.Errorf("write reconciliation report: %w", err))
 	}
 	res.Reports = paths.List()
+	res.UnreadableAmounts = summary.Unreadable
+	if sum, ok := summary.TiesOut(); !ok {
+		log.Error("the reconciliation report does not tie out: its amounts by state do not add up to its total",
+			"total", summary.Total.StringFixed(2), "sum_by_state", sum.StringFixed(2), "report", paths.HTML)
+	}
 	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, pass.runs, rc.cfg.ChunkRows, ended); err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
 	}

@@ -13,7 +13,7 @@ import (
 func reportRows(entries []reconEntry, before, after map[string]ledger.Payout, lookups map[string]bool, checked checked) []report.ReconRow {
 	rows := make([]report.ReconRow, 0, len(entries))
 	for _, e := range entries {
-		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount}
+		row := report.ReconRow{Ref: e.ref, Line: e.line, RunID: e.runID, Recipient: e.recipient, Account: e.account, LedgerAmount: e.amount, LedgerAmountText: e.amountText}
 		p, recorded := after[e.ref]
 		switch {
 		case e.rejected:

@@ -20,6 +20,7 @@ type reconEntry struct {
 	recipient  string
 	account    string
 	amount     decimal.Decimal
+	amountText string // the file's amount when it is no number (amount is zero then)
 	rejected   bool   // a rejected input row: there is no payout
 	reason     string // why it was rejected
 	unrecorded bool   // a valid row of a file rejected as a whole: never recorded as a payout
@@ -151,8 +152,10 @@ func lineEntry(runID string, l ledger.ReportLine, seen map[string]struct{}) (rec
 	rr := l.Row
 	e := reconEntry{runID: runID, line: rr.Line, ref: rr.Ref, recipient: rr.Recipient, account: rr.Account,
 		rejected: rr.Rejected, reason: rr.Reason}
-	if amount, err := decimal.NewFromString(rr.Amount); err == nil {
+	if amount, ok := ledger.AmountAsWritten(rr.Amount); ok {
 		e.amount = amount
+	} else {
+		e.amountText = rr.Amount
 	}
 	if !rr.Rejected {
 		if l.Payout == nil {

@@ -37,6 +37,8 @@ type summaryView struct {
 	SumText  string
 	TiesOut  bool
 	Rows     int
+	// Unreadable names the rows whose amount is no number, counted apart; empty when none.
+	Unreadable string
 }
 
 type headView struct {
@@ -112,8 +114,8 @@ func attentionRank(state string, dryRun bool) int {
 
 const attentionMax = 5 // ranks up to this need attention
 
-func summarize(totals []StateTotal, total decimal.Decimal, dryRun bool) summaryView {
-	v := summaryView{Total: FormatMYR(total)}
+func summarize(totals []StateTotal, total decimal.Decimal, unreadable string, dryRun bool) summaryView {
+	v := summaryView{Total: FormatMYR(total), Unreadable: unreadable}
 	sum := decimal.Zero
 	for _, t := range totals {
 		sum = sum.Add(t.Amount)
@@ -226,7 +228,7 @@ func (h *htmlRows) render(w io.Writer, s Summary) error {
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun,
 			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText(), Approved: s.ApprovalText(),
 			ChainHead: s.ChainHead},
-		Summary:          summarize(s.ByState, s.Total, s.DryRun),
+		Summary:          summarize(s.ByState, s.Total, s.UnreadableText(), s.DryRun),
 		Attention:        len(h.attention) + h.omittedAttention,
 		OmittedAttention: h.omittedAttention,
 		Omitted:          h.omitted,

@@ -27,36 +27,43 @@ const (
 
 // ReconRow is one payout as the ledger has it against what the service says.
 type ReconRow struct {
-	Ref            string
-	Line           int
-	RunID          string
-	Recipient      string
-	Account        string
-	LedgerState    string
-	LedgerAmount   decimal.Decimal
-	ServiceStatus  string           // transaction_status, empty when the service does not know it
-	ServiceAmount  *decimal.Decimal // nil when the service did not say
-	ServiceAccount string
-	InvoiceNo      string
-	Mismatches     []string
-	Message        string
-	NameAtBank     string // the name the bank holds for the account, from the callback
-	NameCheck      string // "", NameMatch or NameMismatch: never a reason to change a state
+	Ref          string
+	Line         int
+	RunID        string
+	Recipient    string
+	Account      string
+	LedgerState  string
+	LedgerAmount decimal.Decimal
+	// LedgerAmountText is the file's amount of a rejected row when it is no number; LedgerAmount
+	// is zero then, and the row is counted apart from the totals.
+	LedgerAmountText string
+	ServiceStatus    string           // transaction_status, empty when the service does not know it
+	ServiceAmount    *decimal.Decimal // nil when the service did not say
+	ServiceAccount   string
+	InvoiceNo        string
+	Mismatches       []string
+	Message          string
+	NameAtBank       string // the name the bank holds for the account, from the callback
+	NameCheck        string // "", NameMatch or NameMismatch: never a reason to change a state
 }
 
 // ReconSummary heads a reconciliation report. Rows, ByState (by ledger state), Total, Mismatches
 // and NotFinal are filled by SummarizeReconciliation.
 type ReconSummary struct {
-	ID         string
-	Started    time.Time
-	Ended      time.Time
-	Scope      string // what was reconciled, e.g. "run 20261122-..." or "since 2026-11-01"
-	Rows       int
-	ByState    []StateTotal
-	Total      decimal.Decimal
-	Mismatches int    // rows with at least one mismatch
-	NotFinal   int    // rows whose ledger state is not SUCCEEDED, FAILED or REJECTED
-	ChainHead  string // the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written
+	ID      string
+	Started time.Time
+	Ended   time.Time
+	Scope   string // what was reconciled, e.g. "run 20261122-..." or "since 2026-11-01"
+	Rows    int
+	ByState []StateTotal
+	Total   decimal.Decimal // every row's amount as read, whatever its state (see Summary.Total)
+	// Unreadable counts the rows whose amount is no number, and UnreadableLines the first of
+	// their lines: counted apart from Total.
+	Unreadable      int
+	UnreadableLines []int
+	Mismatches      int    // rows with at least one mismatch
+	NotFinal        int    // rows whose ledger state is not SUCCEEDED, FAILED or REJECTED
+	ChainHead       string // the ledger's audit chain head ("EVENT_ID:SHA256") when the report was written
 	// NameMismatches counts rows whose bank holds another name for the account than the recipient.
 	NameMismatches int
 	// Zone is the operator's time zone: every time the reports show people is in it (UTC when
@@ -64,8 +71,7 @@ type ReconSummary struct {
 	Zone *time.Location
 }
 
-// SummarizeReconciliation returns meta with its counts and totals computed from rows; Total is
-// the sum of the ByState amounts by construction.
+// SummarizeReconciliation returns meta with its counts and totals computed from rows.
 func SummarizeReconciliation(meta ReconSummary, rows []ReconRow) ReconSummary {
 	var t reconTally
 	for _, r := range rows {
@@ -81,7 +87,7 @@ type reconTally struct {
 }
 
 func (rt *reconTally) add(r ReconRow) {
-	rt.t.add(Row{State: r.LedgerState, Amount: r.LedgerAmount}, false)
+	rt.t.add(Row{Line: r.Line, State: r.LedgerState, Amount: r.LedgerAmount, AmountText: r.LedgerAmountText}, false)
 	if r.NameCheck == NameMismatch {
 		rt.nameMismatches++
 	}
@@ -97,8 +103,20 @@ func (rt *reconTally) add(r ReconRow) {
 func (rt *reconTally) summary(meta ReconSummary) ReconSummary {
 	s := rt.t.summary(Summary{})
 	meta.Rows, meta.ByState, meta.Total = s.Rows, s.ByState, s.Total
+	meta.Unreadable, meta.UnreadableLines = s.Unreadable, s.UnreadableLines
 	meta.Mismatches, meta.NotFinal, meta.NameMismatches = rt.mismatches, rt.notFinal, rt.nameMismatches
 	return meta
+}
+
+// TiesOut reports whether the amounts by state add up to the total, and their sum.
+func (s ReconSummary) TiesOut() (decimal.Decimal, bool) {
+	sum := sumStates(s.ByState)
+	return sum, sum.Equal(s.Total)
+}
+
+// UnreadableText says which rows' amounts are no number; empty when every amount reads.
+func (s ReconSummary) UnreadableText() string {
+	return unreadableText(s.Unreadable, s.UnreadableLines)
 }
 
 func final(state string) bool {
@@ -196,8 +214,12 @@ func reconCells(r ReconRow, buf []cell) []cell {
 	if r.ServiceAmount != nil {
 		svc = amount(*r.ServiceAmount)
 	}
+	ledgerAmount := amount(r.LedgerAmount)
+	if r.LedgerAmountText != "" {
+		ledgerAmount = text(r.LedgerAmountText)
+	}
 	return append(buf[:0], code(r.Ref), integer(r.Line), code(r.RunID), text(r.Recipient), code(r.Account),
-		text(r.LedgerState), amount(r.LedgerAmount), text(r.ServiceStatus), svc, code(r.ServiceAccount),
+		text(r.LedgerState), ledgerAmount, text(r.ServiceStatus), svc, code(r.ServiceAccount),
 		code(r.InvoiceNo), text(strings.Join(r.Mismatches, "; ")), text(r.Message), text(r.NameAtBank), text(r.NameCheck))
 }
 
@@ -219,7 +241,10 @@ func reconSummaryCells(s ReconSummary) [][]cell {
 	for _, t := range s.ByState {
 		rows = append(rows, []cell{text(t.State), integer(t.Count), amount(t.Amount)})
 	}
-	rows = append(rows, []cell{text("Total"), integer(s.Rows), amount(s.Total)}, []cell{})
+	rows = append(rows, []cell{text("Total"), integer(s.Rows), amount(s.Total)})
+	sum, ok := s.TiesOut()
+	rows = append(rows, tieOutCells(s.Total, sum, ok, s.UnreadableText())...)
+	rows = append(rows, []cell{})
 	g := groupRecon(s.ByState)
 	return append(rows,
 		[]cell{text("Succeeded"), integer(g.succeeded.Count), amount(g.succeeded.Amount)},

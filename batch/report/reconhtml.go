@@ -81,7 +81,7 @@ func (k *reconKept) render(w io.Writer, s ReconSummary) error {
 		Head: headView{Title: "Reconciliation " + s.ID, Kind: "reconciliation", ID: s.ID, Scope: s.Scope, ChainHead: s.ChainHead,
 			Zone: ZoneText(s.Zone, s.Started), Started: FormatTime(s.Started, s.Zone), Ended: FormatTime(s.Ended, s.Zone),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Mismatches: s.Mismatches, NotFinal: s.NotFinal},
-		Summary: summarize(s.ByState, s.Total, false),
+		Summary: summarize(s.ByState, s.Total, s.UnreadableText(), false),
 		Groups: []groupView{
 			{"succeeded", FormatMYR(g.succeeded.Amount), g.succeeded.Count},
 			{"failed", FormatMYR(g.failed.Amount), g.failed.Count},
@@ -110,12 +110,16 @@ func reconView(r ReconRow) reconRowView {
 	if r.ServiceAmount != nil {
 		svc = FormatMYR(*r.ServiceAmount)
 	}
+	ledgerAmount := FormatMYR(r.LedgerAmount)
+	if r.LedgerAmountText != "" {
+		ledgerAmount = r.LedgerAmountText
+	}
 	line := ""
 	if r.Line != 0 {
 		line = strconv.Itoa(r.Line)
 	}
 	return reconRowView{Ref: r.Ref, Line: line, RunID: r.RunID, Recipient: r.Recipient,
-		Account: r.Account, LedgerState: r.LedgerState, Class: stateClass(r.LedgerState), LedgerAmount: FormatMYR(r.LedgerAmount),
+		Account: r.Account, LedgerState: r.LedgerState, Class: stateClass(r.LedgerState), LedgerAmount: ledgerAmount,
 		ServiceStatus: r.ServiceStatus, ServiceAmount: svc, ServiceAccount: r.ServiceAccount, InvoiceNo: r.InvoiceNo,
 		Message: r.Message, Mismatches: r.Mismatches, Attention: reconRank(r) < reconRankSucceeded,
 		NameAtBank: r.NameAtBank, NameMismatch: r.NameCheck == NameMismatch}

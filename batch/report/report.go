@@ -82,14 +82,22 @@ type Summary struct {
 	// ByState lists the seven ledger states in a fixed order (SUCCEEDED, SUBMITTED, SUBMITTING,
 	// UNKNOWN, READY, FAILED, REJECTED), zeros included, then any other state found, by name.
 	ByState []StateTotal
-	Total   decimal.Decimal // the sum of every row's Amount; equal to the sum of ByState amounts
-	Skipped int             // rows done in an earlier run, counted by Summarize
+	// Total is the file's total: every row's amount as read, whatever its state, summed apart
+	// from ByState so that TiesOut can check one against the other.
+	Total decimal.Decimal
+	// Unreadable counts the rows whose amount is no number (AmountText): they are listed, and
+	// counted apart from Total and ByState; UnreadableLines are the first of their lines.
+	Unreadable      int
+	UnreadableLines []int
+	Skipped         int // rows done in an earlier run, counted by Summarize
 	// Expected is how many rows the input had, when known; a run that stopped before it recorded
 	// them all reports fewer rows than that.
 	Expected int
 	DryRun   bool
 	// Aborted is why the run stopped before it had sent every row; empty when it did not stop.
-	Aborted string
+	// AbortAdvice is what to do about it ("run the same command again to resume" when empty).
+	Aborted     string
+	AbortAdvice string
 	// NotSent lists the first lines still READY (never sent) of an aborted run, and NotSentCount
 	// counts them all; both are filled by Summarize.
 	NotSent      []int
@@ -114,7 +122,11 @@ func (s Summary) AbortedText() string {
 	if s.Aborted == "" {
 		return ""
 	}
-	return "ABORTED: " + s.Aborted + " — run the same command again to resume"
+	advice := s.AbortAdvice
+	if advice == "" {
+		advice = "run the same command again to resume"
+	}
+	return "ABORTED: " + s.Aborted + " — " + advice
 }
 
 // notSentShown bounds the lines a summary lists as not sent: the rows table has them all.
@@ -174,8 +186,7 @@ func (s Summary) ApprovalText() string {
 	return s.ApprovedBy + " at " + FormatTime(s.ApprovedAt, s.Zone)
 }
 
-// Summarize returns meta with Rows, ByState and Total computed from rows. Total is the sum of the
-// ByState amounts by construction, so the report always ties out.
+// Summarize returns meta with Rows, ByState, Total and Unreadable computed from rows.
 func Summarize(meta Summary, rows []Row) Summary {
 	var t tally
 	for _, r := range rows {
@@ -192,6 +203,10 @@ type tally struct {
 	notSent []int // the first notSentShown READY lines of an aborted run
 	ready   int
 	skipped int
+	// fileTotal sums every readable amount on its own, whatever the row's state.
+	fileTotal       decimal.Decimal
+	unreadable      int
+	unreadableLines []int // the first notSentShown of them
 }
 
 // init lays out the fixed states, zeros included.
@@ -215,8 +230,16 @@ func (t *tally) add(r Row, aborted bool) {
 		t.index[r.State] = j
 	}
 	t.totals[j].Count++
-	t.totals[j].Amount = t.totals[j].Amount.Add(r.Amount)
 	t.rows++
+	if r.AmountText != "" {
+		t.unreadable++
+		if len(t.unreadableLines) < notSentShown {
+			t.unreadableLines = append(t.unreadableLines, r.Line)
+		}
+	} else {
+		t.totals[j].Amount = t.totals[j].Amount.Add(r.Amount)
+		t.fileTotal = t.fileTotal.Add(r.Amount)
+	}
 	if r.Skipped {
 		t.skipped++
 	}
@@ -235,7 +258,8 @@ func (t *tally) summary(meta Summary) Summary {
 	totals := slices.Clone(t.totals)
 	others := totals[len(stateOrder):]
 	slices.SortFunc(others, func(a, b StateTotal) int { return strings.Compare(a.State, b.State) })
-	meta.Rows, meta.ByState, meta.Total, meta.Skipped = t.rows, totals, sumStates(totals), t.skipped
+	meta.Rows, meta.ByState, meta.Total, meta.Skipped = t.rows, totals, t.fileTotal, t.skipped
+	meta.Unreadable, meta.UnreadableLines = t.unreadable, slices.Clone(t.unreadableLines)
 	meta.NotSent, meta.NotSentCount = slices.Clone(t.notSent), t.ready
 	return meta
 }
@@ -246,6 +270,39 @@ func sumStates(totals []StateTotal) decimal.Decimal {
 		sum = sum.Add(t.Amount)
 	}
 	return sum
+}
+
+// TiesOut reports whether the amounts by state add up to the file's total, and their sum. A
+// report that does not tie out says so in every summary, and the command that wrote it says so
+// on stderr.
+func (s Summary) TiesOut() (decimal.Decimal, bool) {
+	sum := sumStates(s.ByState)
+	return sum, sum.Equal(s.Total)
+}
+
+// UnreadableText says which rows' amounts are no number and so are not in the file's total;
+// empty when every amount reads.
+func (s Summary) UnreadableText() string {
+	return unreadableText(s.Unreadable, s.UnreadableLines)
+}
+
+func unreadableText(n int, lines []int) string {
+	if n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(" row(s) with an amount that is not a number, not in the total: line ")
+	for i, line := range lines {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(line))
+	}
+	if more := n - len(lines); more > 0 {
+		b.WriteString(" and " + strconv.Itoa(more) + " more")
+	}
+	return b.String()
 }
 
 // Paths are the files one report was written to.

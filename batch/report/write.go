@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 // ErrBadName is returned when a run or reconciliation id, or an input name, cannot be part of a
@@ -76,7 +78,23 @@ func runSummaryCells(s Summary) [][]cell {
 	for _, t := range s.ByState {
 		rows = append(rows, []cell{text(t.State), integer(t.Count), amount(t.Amount)})
 	}
-	return append(rows, []cell{text("Total"), integer(s.Rows), amount(s.Total)})
+	rows = append(rows, []cell{text("Total"), integer(s.Rows), amount(s.Total)})
+	sum, ok := s.TiesOut()
+	return append(rows, tieOutCells(s.Total, sum, ok, s.UnreadableText())...)
+}
+
+// tieOutCells are the summary's check that the amounts by state add up to the file's total,
+// and the rows whose amount is no number, counted apart.
+func tieOutCells(total, sum decimal.Decimal, ok bool, unreadable string) [][]cell {
+	verdict := "File total " + FormatMYR(total) + " = sum by state " + FormatMYR(sum)
+	if !ok {
+		verdict = "DOES NOT TIE OUT: file total " + FormatMYR(total) + ", sum by state " + FormatMYR(sum)
+	}
+	rows := [][]cell{{text("Tie-out"), text(verdict)}}
+	if unreadable != "" {
+		rows = append(rows, []cell{text("Unreadable amounts"), text(unreadable)})
+	}
+	return rows
 }
 
 // approvalCells is the Summary's line on approval: who approved, or why nobody had to. The label

@@ -24,7 +24,10 @@ var ErrUnsafeFile = errors.New("unsafe allowed_signers file")
 
 // AllowedSigner is one line of an allowed_signers file.
 type AllowedSigner struct {
-	Line       int
+	Line int
+	// Text is the line as the file holds it, for evidence packs: what an auditor gives
+	// ssh-keygen -Y verify.
+	Text       string
 	Principals []string // patterns; with CertAuthority, what a certificate's principals must match
 	// CertAuthority says that Key signs certificates, and the certificates' keys sign.
 	CertAuthority bool
@@ -142,7 +145,7 @@ func ParseAllowedSigners(name string, data []byte) (*AllowedSigners, error) {
 		if err != nil {
 			return nil, fmt.Errorf("allowed signers %s line %d: %w", name, n, err)
 		}
-		s.Line = n
+		s.Line, s.Text = n, line
 		out.Signers = append(out.Signers, s)
 	}
 	if err := sc.Err(); err != nil {

@@ -67,20 +67,27 @@ func LoadKey(ctx context.Context, path string, getenv func(string) string) (*Key
 	}
 	var pub ssh.PublicKey
 	var missing *ssh.PassphraseMissingError
-	switch {
-	case errors.As(err, &missing):
+	protected := errors.As(err, &missing)
+	if protected {
 		pub = missing.PublicKey
-	default:
-		if pub, _, _, _, err = ssh.ParseAuthorizedKey(data); err != nil {
-			return nil, fmt.Errorf("key %s: neither a private key nor a public key file", path)
-		}
+	} else if pub, _, _, _, err = ssh.ParseAuthorizedKey(data); err != nil {
+		return nil, fmt.Errorf("key %s: neither a private key nor a public key file", path)
+	}
+	// payout never asks for a passphrase (it runs from cron as often as from a terminal): such a
+	// key signs through the agent, once it was given the key there.
+	viaAgent := fmt.Sprintf("load it into the ssh agent, which asks for its passphrase once (eval \"$(ssh-agent)\" && ssh-add %s), then run this again in that shell", path)
+	if !protected {
+		viaAgent = "its private key must be in the ssh agent (ssh-add the private key), and $SSH_AUTH_SOCK must name that agent"
 	}
 	if pub == nil {
-		return nil, fmt.Errorf("%w: key %s is protected by a passphrase: add it to the ssh agent (ssh-add %s), or name its .pub file", ErrNoKey, path, path)
+		return nil, fmt.Errorf("%w: key %s is %w, which payout never asks for: %s", ErrNoKey, path, errProtected, viaAgent)
 	}
 	keys, err := AgentKeys(ctx, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("key %s is protected by a passphrase or is a public key, so the ssh agent must sign: %w", path, err)
+		if protected {
+			return nil, fmt.Errorf("%w: key %s is %w, which payout never asks for: %s (%s)", ErrNoKey, path, errProtected, viaAgent, agentState(err))
+		}
+		return nil, fmt.Errorf("%w: key %s is a public key: %s (%s)", ErrNoKey, path, viaAgent, agentState(err))
 	}
 	want := ssh.FingerprintSHA256(pub)
 	var found *Key
@@ -94,7 +101,7 @@ func LoadKey(ctx context.Context, path string, getenv func(string) string) (*Key
 		}
 	}
 	if found == nil {
-		return nil, fmt.Errorf("%w: the ssh agent does not hold key %s (%s): ssh-add it", ErrNoKey, path, want)
+		return nil, fmt.Errorf("%w: the ssh agent does not hold key %s (%s): ssh-add %s, then run this again", ErrNoKey, path, want, path)
 	}
 	return found, nil
 }
@@ -115,12 +122,27 @@ func readKeyFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// errProtected says that a key file is encrypted with a passphrase.
+var errProtected = errors.New("protected by a passphrase")
+
+// errNoAgent says that no ssh agent is named by $SSH_AUTH_SOCK.
+var errNoAgent = errors.New("no ssh agent: $SSH_AUTH_SOCK is not set")
+
+// agentState is what AgentKeys' error says of the agent, without its advice for a command that
+// was named no key.
+func agentState(err error) string {
+	if errors.Is(err, errNoAgent) {
+		return errNoAgent.Error()
+	}
+	return strings.TrimPrefix(err.Error(), ErrNoKey.Error()+": ")
+}
+
 // AgentKeys are the keys the ssh agent at $SSH_AUTH_SOCK holds, sharing one connection: close
 // each (closing one closes the connection).
 func AgentKeys(ctx context.Context, getenv func(string) string) ([]*Key, error) {
 	sock := getenv("SSH_AUTH_SOCK")
 	if sock == "" {
-		return nil, fmt.Errorf("%w: no ssh agent ($SSH_AUTH_SOCK is not set): name a key file with --key, or start ssh-agent and ssh-add your key", ErrNoKey)
+		return nil, fmt.Errorf("%w: %w: name a key file with --key, or start ssh-agent and ssh-add your key", ErrNoKey, errNoAgent)
 	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", sock)
@@ -150,6 +172,9 @@ func SigningKeyFromEnv(ctx context.Context, getenv func(string) string) (*Key, e
 		return nil, nil
 	}
 	k, err := LoadKey(ctx, path, getenv)
+	if errors.Is(err, errProtected) {
+		return nil, fmt.Errorf("$%s: %w; a key that signs unattended, from cron, needs no passphrase: give the service account a key of its own without one, readable by it alone (chmod 600)", EnvSigningKey, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("$%s: %w", EnvSigningKey, err)
 	}

@@ -109,6 +109,24 @@ func TestEncryptedKeyNeedsAgent(t *testing.T) {
 	if !errors.Is(err, signature.ErrNoKey) || !strings.Contains(err.Error(), "SSH_AUTH_SOCK") {
 		t.Fatalf("encrypted key without an agent: %v", err)
 	}
+	// The advice names the key and how to give it to the agent, never to name a key file: it was.
+	for _, want := range []string{"protected by a passphrase", "ssh-add " + k.Path, "ssh-agent"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("encrypted key without an agent: %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "--key") {
+		t.Errorf("encrypted key without an agent: %q sends its user round to --key", err)
+	}
+	_, err = signature.SigningKeyFromEnv(context.Background(), func(name string) string {
+		if name == signature.EnvSigningKey {
+			return k.Path
+		}
+		return ""
+	})
+	if !errors.Is(err, signature.ErrNoKey) || !strings.Contains(err.Error(), "needs no passphrase") {
+		t.Errorf("an encrypted service account key: %v, want to be told a key that signs unattended needs no passphrase", err)
+	}
 }
 
 func TestUnsafeAllowedSignersRefused(t *testing.T) {

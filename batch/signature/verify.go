@@ -86,6 +86,23 @@ func Verify(message, armored []byte, namespace string, a *AllowedSigners, now ti
 	return a.Verify(bytes.NewReader(message), sig, namespace, now)
 }
 
+// VerifyByItsKey checks that armored signs message in namespace with the key it carries,
+// trusted or not, and returns that key's fingerprint: what can be said of a signature without
+// the allowed signers.
+func VerifyByItsKey(message, armored []byte, namespace string) (string, error) {
+	sig, err := Parse(armored)
+	if err != nil {
+		return "", err
+	}
+	if sig.sig.Namespace != namespace {
+		return "", fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
+	}
+	if err := sshsig.Verify(bytes.NewReader(message), sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrBadSignature, err)
+	}
+	return sig.Fingerprint(), nil
+}
+
 // Verify checks that sig signs message in namespace with a key that a trusts now: ErrUnknownKey
 // or ErrBadSignature otherwise.
 func (a *AllowedSigners) Verify(message io.Reader, sig Signature, namespace string, now time.Time) (Identity, error) {
@@ -129,6 +146,22 @@ func (a *AllowedSigners) identify(key ssh.PublicKey, namespace string, now time.
 	slices.Sort(id.Principals)
 	id.Principals = slices.Compact(id.Principals)
 	return id, nil
+}
+
+// LinesOf are the lines of a that name sig's key, or the authority of its certificate, whatever
+// their namespaces and times: the lines an auditor needs to check sig again.
+func (a *AllowedSigners) LinesOf(sig Signature) []string {
+	key := sig.sig.PublicKey
+	if cert, ok := key.(*ssh.Certificate); ok {
+		key = cert.SignatureKey
+	}
+	var out []string
+	for _, s := range a.Signers {
+		if bytes.Equal(s.Key.Marshal(), key.Marshal()) {
+			out = append(out, s.Text)
+		}
+	}
+	return out
 }
 
 func (s AllowedSigner) trusted(namespace string, now time.Time) bool {

@@ -158,7 +158,7 @@ func (w *Watcher) awaitingNote(path, why string, plan *batch.Plan) string {
 		"  or: payout plan %s | ssh-keygen -Y sign -f KEY -n payout-plan > %s.NAME.sig\n"+
 		"  The next pass of payout watch pays it. Or a signer refuses it (it then moves to failed):\n    payout reject %s --reason TEXT\n"+
 		"  A signature holds until the valid-until date it signed (at most %s ahead); any change to the file voids it.\n",
-		batch.ApproveCommand(abs), abs, abs, abs, w.runner.Config().Approval.ValidityOrDefault())
+		batch.ApproveCommand(abs), abs, abs, abs, approval.ValidityText(w.runner.Config().Approval.ValidityOrDefault()))
 	return b.String()
 }
 

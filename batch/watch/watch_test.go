@@ -610,7 +610,7 @@ func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := batch.WriteReports(context.Background(), rig.DB, second.RunID, t.TempDir(), watch.ReportName(run.File), now, nil)
+	again, err := batch.WriteReports(context.Background(), rig.DB, second.RunID, t.TempDir(), watch.ReportName(run.File), now, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,7 +179,14 @@ func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 			return
 		}
 		fmt.Fprintf(out, "usage: payout %s\n\nflags:\n", usage)
-		fs.PrintDefaults()
+		shown := flag.NewFlagSet(name, flag.ContinueOnError)
+		shown.SetOutput(out)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !isRefusedFlag(f) {
+				shown.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		shown.PrintDefaults()
 	}
 	return fs
 }

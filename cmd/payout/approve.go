@@ -39,8 +39,24 @@ type approvalOptions struct{}
 
 func (o *approvalOptions) register(fs *flag.FlagSet) {
 	for _, name := range []string{"require-approval", "approval-over", "approval-expiry"} {
-		fs.Func(name, "refused: the approval policy is in the ledger (payout policy)", func(string) error { return errPolicyInLedger })
+		fs.Var(refusedFlag{errPolicyInLedger}, name, "refused: the approval policy is in the ledger (payout policy)")
 	}
+}
+
+// refusedFlag is a flag that is no longer taken: given, it fails with err. Help leaves it out and
+// no mistyped flag is corrected to it; the error tells whoever still gives it what replaced it.
+type refusedFlag struct{ err error }
+
+func (f refusedFlag) String() string   { return "" }
+func (f refusedFlag) Set(string) error { return f.err }
+
+// IsBoolFlag lets the flag be given alone, as the switches it replaced were: it then never takes
+// the file name after it as its value.
+func (f refusedFlag) IsBoolFlag() bool { return true }
+
+func isRefusedFlag(f *flag.Flag) bool {
+	_, refused := f.Value.(refusedFlag)
+	return refused
 }
 
 // policy is who may sign, from the environment; how many must sign is the ledger's.
@@ -123,7 +139,12 @@ func planCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return plan.WriteStatement(e.stdout, day)
+	if err := plan.WriteStatement(e.stdout, day); err != nil {
+		return err
+	}
+	// Beside the statement, not in it: stdout is what is signed, often through a pipe.
+	printBanks(e.stderr, "# ", plan)
+	return nil
 }
 
 func approveCmd(ctx context.Context, e *env, args []string) error {
@@ -304,12 +325,30 @@ func printPlan(w io.Writer, p batch.Plan, path string) {
 	}
 	fmt.Fprintf(w, "plan:\n  file SHA-256  %s\n  sheet         %s\n  rows          %d (payable %d, rejected %d), MYR %s payable\n", p.FileSHA256, sheet, p.Rows, p.Payable, p.Rejected, p.Total.StringFixed(2))
 	fmt.Fprintf(w, "  new payouts   %d, MYR %s (payable rows whose reference the ledger here does not hold)\n  plan SHA-256  %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.Digest)
+	printBanks(w, "  ", p)
 	fmt.Fprintf(w, "  every row, as signed: payout plan %s\n", path)
+}
+
+// printBanks names the banks a plan's rows pay next to the provider ids its statement gives
+// them, one a line after prefix: a signer checks names, not ids.
+func printBanks(w io.Writer, prefix string, p batch.Plan) {
+	banks := p.Banks()
+	if len(banks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%sbanks (the provider id in each row of the statement):\n", prefix)
+	for _, b := range banks {
+		fmt.Fprintf(w, "%s  %4d  %s\n", prefix, b.ID, b.Name)
+	}
 }
 
 // printAwaiting adds to a run's summary why it paid nothing and how to have it paid.
 func printAwaiting(w io.Writer, res batch.Result) {
 	if res.AwaitingApproval == "" {
+		return
+	}
+	if res.NotProved {
+		fmt.Fprintf(w, "  NOT SENT: %s\n", res.AwaitingApproval)
 		return
 	}
 	fmt.Fprintf(w, "  NOT PAID: the file's plan lacks signatures: %s\n", res.AwaitingApproval)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -343,7 +344,8 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 	}
 	waiting := filepath.Join(dir, "awaiting-approval", "november.csv")
 	note, err := os.ReadFile(waiting + ".why.txt")
-	if err != nil || !strings.Contains(string(note), "payout approve "+waiting) || !strings.Contains(string(note), "needs 1 distinct signers; have 0") {
+	if err != nil || !strings.Contains(string(note), "payout approve "+waiting) || !strings.Contains(string(note), "needs 1 distinct signers; have 0") ||
+		!strings.Contains(string(note), "(at most 7 days ahead)") {
 		t.Fatalf("note beside the waiting file (%v):\n%s", err, note)
 	}
 	if _, errOut, code := u.run("watch", "--once", "--settle", "0", "--require-approval=false", dir); code != 2 || !strings.Contains(errOut, "approval policy is in the ledger") {
@@ -385,5 +387,61 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 	}
 	if why, err := os.ReadFile(filepath.Join(dir, "failed", "december.csv.why.txt")); err != nil || !strings.Contains(string(why), "duplicate of November") {
 		t.Errorf("failed note (%v):\n%s", err, why)
+	}
+}
+
+// TestCommandPlanNamesTheBanks: the statement names each row's bank by its provider id; whoever
+// signs it reads the banks' names next to those ids, from `payout plan` (on stderr: stdout is
+// the statement alone, as it is piped to ssh-keygen) and from `payout approve`.
+func TestCommandPlanNamesTheBanks(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	k := newSigners(t, u)
+	if out, errOut, code := u.run("template", "--example", "--out", "payroll.csv"); code != 0 {
+		t.Fatalf("template: exit %d: %s %s", code, out, errOut)
+	}
+	out, errOut, code := u.run("plan", "payroll.csv")
+	if code != 0 || strings.Contains(out, "Maybank") {
+		t.Fatalf("plan: exit %d, stdout holds more than the statement:\n%s", code, out)
+	}
+	for _, want := range []string{"1  Maybank (Malayan Banking Berhad)", "51  Touch 'n Go eWallet"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("plan does not name the bank %q beside the statement:\n%s", want, errOut)
+		}
+	}
+	out, errOut, code = u.run("approve", "--key", k.alice.Path, "payroll.csv")
+	if code != 0 || !strings.Contains(out, "2  CIMB Bank Berhad") {
+		t.Errorf("approve: exit %d, does not name the banks of the plan it signs:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestCommandResavedFileSaysWhatChanged: a signed CSV saved again with CRLF line endings (as a
+// spreadsheet on Windows writes it) pays nothing, and says that the signature signs the same
+// rows with the file's old line endings: what changed, and that no row did.
+func TestCommandResavedFileSaysWhatChanged(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	k := newSigners(t, u)
+	if out, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatalf("policy --approvals 1: exit %d: %s %s", code, out, errOut)
+	}
+	path := filepath.Join(u.dir, "payroll.csv")
+	if out, errOut, code := u.run("template", "--example", "--out", path); code != 0 {
+		t.Fatalf("template: exit %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("approve", "--key", k.alice.Path, path); code != 0 {
+		t.Fatalf("approve: exit %d: %s %s", code, out, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || bytes.Contains(data, []byte("\r\n")) {
+		t.Fatalf("the template is not LF text: %v", err)
+	}
+	if err := os.WriteFile(path, bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "saved again with CRLF (Windows) line endings where it had LF", "run", path)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := u.run("run", path); code != 0 {
+		t.Errorf("the file as signed: exit %d: %s %s", code, out, errOut)
 	}
 }

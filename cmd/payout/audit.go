@@ -92,6 +92,10 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	for _, u := range unsigned {
 		rep.Findings = append(rep.Findings, ledger.Finding{Problem: u.Error()})
 	}
+	// Nor can it tell an approval appended with its hash computed: the signature it stores can.
+	if err := unprovenApprovals(ctx, db, e.getenv(approval.EnvAllowedSigners), &rep); err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
 	if *headFile != "" {
 		note, finding, err := signedHead(ctx, e, db, *headFile, *signedBy, time.Now())
 		if err != nil {
@@ -288,7 +292,8 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	} else if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone}
+	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone,
+		AllowedSigners: e.getenv(approval.EnvAllowedSigners)}
 	key, err := signature.SigningKeyFromEnv(ctx, e.getenv)
 	if err != nil {
 		return configError(&ConfigError{Field: signature.EnvSigningKey, Value: e.getenv(signature.EnvSigningKey), Err: err})
@@ -356,8 +361,8 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("%w: nothing changed", err)}
 	}
-	fmt.Fprintf(e.stdout, "purged %d payout(s) last changed before %s (UTC): names and account numbers masked, each with a purge event; also %d rejected input row(s) and %d stored callback(s)\n",
-		len(res.Purged), before.Format(time.DateOnly), res.RejectedRows, res.Callbacks)
+	fmt.Fprintf(e.stdout, "purged %d payout(s) last changed before %s (UTC): names and account numbers masked, each with a purge event; also %d rejected input row(s), %d stored callback(s) and %d plan statement(s)\n",
+		len(res.Purged), before.Format(time.DateOnly), res.RejectedRows, res.Callbacks, res.Plans)
 	for _, p := range res.Left {
 		fmt.Fprintf(e.stderr, "left %s: %s is not final; `payout reconcile` settles it, a later purge masks it\n", p.Ref, p.State)
 	}
@@ -373,6 +378,35 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if len(res.Left) > 0 {
 		return &exitError{code: exitAttention, err: fmt.Errorf("purge: %d payout(s) last changed before %s are not final and were left as they are", len(res.Left), before.Format(time.DateOnly))}
+	}
+	return nil
+}
+
+// unprovenApprovals adds to rep every approval event whose stored signature does not prove it
+// (batch.CheckStoredApprovals).
+func unprovenApprovals(ctx context.Context, db *ledger.DB, allowedSigners string, rep *ledger.ChainReport) error {
+	events, err := db.LedgerEventsOf(ctx, ledger.EventApproved)
+	if err != nil {
+		return err
+	}
+	// A run's approvals at a time: each holds its plan statement as signed, which a whole
+	// ledger's would not fit in memory.
+	for len(events) > 0 {
+		n := 1
+		for n < len(events) && events[n].RunID == events[0].RunID {
+			n++
+		}
+		checked, err := batch.CheckStoredApprovals(ctx, db, events[:n], allowedSigners)
+		if err != nil {
+			return err
+		}
+		for _, a := range checked {
+			if a.Problem != "" {
+				rep.Findings = append(rep.Findings, ledger.Finding{EventID: a.Event.ID,
+					Problem: fmt.Sprintf("an approval of run %s by %q: %s", a.Event.RunID, a.Event.Facts["principal"], a.Problem)})
+			}
+		}
+		events = events[n:]
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -25,6 +26,7 @@ const (
 	envRate          = "PAYOUT_RATE"
 	envWorkers       = "PAYOUT_WORKERS"
 	envChunkRows     = "PAYOUT_CHUNK_ROWS"
+	envLedgerWait    = "PAYOUT_LEDGER_WAIT"
 	defaultLedger    = "payout-ledger.db"
 	defaultReportDir = "reports"
 	maxSecretFile    = 64 << 10
@@ -43,7 +45,14 @@ type config struct {
 	Workers        int // 0: the pool sizes itself from the rate and the service's latency
 	// ChunkRows is how many rows a run records and hands to its workers at a time.
 	ChunkRows int
+	// LedgerWait bounds how long a command that pays or reconciles waits for another process to
+	// release the ledger's lock before it gives up (exit 1); 0: it does not wait.
+	LedgerWait time.Duration
 }
+
+// defaultLedgerWait outlasts a routine overlap of the README's crontab (a watch --once paying a
+// file, a reconcile) and is short enough that a stuck holder is still reported the same night.
+const defaultLedgerWait = 10 * time.Minute
 
 // ConfigError names the setting that is wrong. It never carries a secret's value.
 type ConfigError struct {
@@ -115,6 +124,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedirectURL:    strings.TrimSpace(getenv(envRedirectURL)),
 		Ledger:         getenv(envLedger),
 		Rate:           batch.DefaultRate,
+		LedgerWait:     defaultLedgerWait,
 	}
 	if c.Ledger == "" {
 		c.Ledger = defaultLedger
@@ -135,6 +145,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if v := getenv(envWorkers); v != "" {
 		if c.Workers, err = parseWorkers(v); err != nil {
 			errs = append(errs, &ConfigError{Field: envWorkers, Value: v, Err: err})
+		}
+	}
+	if v := getenv(envLedgerWait); v != "" {
+		if c.LedgerWait, err = parseLedgerWait(v); err != nil {
+			errs = append(errs, &ConfigError{Field: envLedgerWait, Value: v, Err: err})
 		}
 	}
 	if v := getenv(envChunkRows); v != "" {

@@ -7,6 +7,8 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/payout/payout/api"
 )
 
@@ -15,8 +17,11 @@ import (
 func explainUnreachable(err error, baseURL string) error {
 	var dns *net.DNSError
 	var op *net.OpError
+	var ledgerConn *pgconn.ConnectError
 	where := envBaseURL + "=" + baseURL
 	switch {
+	case errors.As(err, &ledgerConn):
+		return err // the ledger's server, which its own message names, not the service
 	case errors.As(err, &dns):
 		return fmt.Errorf("%w: the host of %s is not known: check the address for a typing mistake, and this machine's DNS", err, where)
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/payout/payout/batch/pool"
 )
@@ -72,6 +74,24 @@ func (o *runOptions) registerLimits(fs *flag.FlagSet) {
 	fs.Var(&o.burst, "burst", "requests that may go at once after a pause, the average staying at --rate: `N`, 1 or more")
 	fs.Var(&o.workers, "workers", fmt.Sprintf("concurrent requests: `N` from 1 to %d (default $%s, or sized from --rate and the service's observed latency: %d to %d, %d at rate inf)",
 		maxWorkers, envWorkers, pool.AutoStartWorkers, pool.AutoMaxWorkers, pool.AutoUnlimitedWorkers))
+}
+
+// registerLedgerWait registers --ledger-wait: how long to wait for a ledger another process holds.
+func (o *runOptions) registerLedgerWait(fs *flag.FlagSet) {
+	fs.Func("ledger-wait", "when another process holds the ledger, wait this long (`D`, e.g. 10m; 0: not at all) for it to finish, then exit 1 (default $"+envLedgerWait+" or "+strings.TrimSuffix(defaultLedgerWait.String(), "0s")+"; watch --once does not wait: it leaves the inbox to its next turn and exits 0)",
+		func(v string) error {
+			d, err := parseLedgerWait(v)
+			o.ledgerWait = &d
+			return err
+		})
+}
+
+func parseLedgerWait(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 {
+		return 0, errors.New("want a duration such as 10m or 90s, 0 or more")
+	}
+	return d, nil
 }
 
 // maxConns is the connections the client keeps for workers: as many as the pool may grow to when

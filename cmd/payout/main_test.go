@@ -216,6 +216,14 @@ func TestCommandErrors(t *testing.T) {
 			t.Errorf("stderr %q, want one \"list providers\", the refusal and what to check", errOut)
 		}
 	})
+	t.Run("a refused token says to correct it, not only to run again", func(t *testing.T) {
+		bad := &user{tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), "PAYOUT_AUTH_TOKEN=s3cret-wrong-token")}
+		_, errOut, code := bad.run("run", sample)
+		if code != 1 || !strings.Contains(errOut, "check PAYOUT_AUTH_TOKEN") || !strings.Contains(errOut, "once the token is right") ||
+			strings.Contains(errOut, "run again to resume") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
 	t.Run("missing configuration is exit 2", func(t *testing.T) {
 		bare := &user{tb: t, dir: u.dir, env: []string{"PATH=" + os.Getenv("PATH")}}
 		_, errOut, code := bare.run("run", sample)
@@ -233,14 +241,14 @@ func TestCommandErrors(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})
-	t.Run("a second process on the same ledger exits 1 naming the holder", func(t *testing.T) {
+	t.Run("a second process on the same ledger waits, then exits 1 naming the holder", func(t *testing.T) {
 		lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer lock.Unlock()
-		_, errOut, code := u.run("run", sample)
-		if code != 1 || !strings.Contains(errOut, "pid=") {
+		_, errOut, code := u.run("run", "--ledger-wait", "300ms", sample)
+		if code != 1 || !strings.Contains(errOut, "pid=") || !strings.Contains(errOut, "after waiting 300ms") {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})

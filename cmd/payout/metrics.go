@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -13,9 +15,18 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// metricsWriter writes a Prometheus text file for node_exporter's textfile collector.
+// metricsWriter writes a Prometheus text file for node_exporter's textfile collector: after each
+// file a command pays, and again when the command ends, whatever its outcome (see end), so that
+// the file always describes the last command and its exit code.
 type metricsWriter struct {
-	path string
+	path    string
+	started time.Time // when the command started
+	now     func() time.Time
+	last    batch.Result // the last file's result, if a file was run
+}
+
+func newMetricsWriter(path string, now func() time.Time) *metricsWriter {
+	return &metricsWriter{path: path, started: now(), now: now}
 }
 
 // lastSuccessName is the one sample carried from the file an earlier run wrote.
@@ -24,10 +35,49 @@ const lastSuccessName = "payout_run_last_success_timestamp_seconds"
 // runStates are the label values of payout_run_rows, every one written, 0 when no row has it.
 var runStates = []string{"failed", "not_sent", "pending", "rejected", "succeeded", "unknown"}
 
+// file writes the metrics of one file's run; db is the ledger, nil when it cannot be read.
+func (m *metricsWriter) file(ctx context.Context, res batch.Result, db *ledger.DB) error {
+	m.last = res
+	started, ended := res.StartedAt, res.EndedAt
+	if started.IsZero() {
+		started = m.started // a file refused before its run began
+	}
+	if ended.IsZero() || ended.Before(started) {
+		ended = m.now()
+	}
+	return m.write(ctx, res, res.ExitCode, started, ended, db)
+}
+
+// end writes the metrics once more as the command ends with code: the last file's rows (none
+// when no file was run, as when the command was refused or the ledger could not be opened), the
+// command's own exit code, start and end. The ledger's figures are read from ledgerPath again,
+// under a bounded wait; a ledger that cannot be read is left out, and said on stderr.
+func (m *metricsWriter) end(log *slog.Logger, ledgerPath string, code int) {
+	ctx, cancel := context.WithTimeout(context.Background(), metricsLedgerWait)
+	defer cancel()
+	var db *ledger.DB
+	if err := ledger.Probe(ledgerPath); err == nil {
+		if db, err = ledger.Open(ctx, ledgerPath, stamped(ledger.Options{})); err != nil {
+			db = nil
+			log.Warn("the metrics file leaves out the ledger's figures: the ledger cannot be read", "err", err)
+		} else {
+			defer db.Close()
+		}
+	}
+	res := m.last
+	res.ExitCode = code
+	if err := m.write(ctx, res, code, m.started, m.now(), db); err != nil {
+		log.Error("write metrics file", "err", err)
+	}
+}
+
+// metricsLedgerWait bounds how long the last metrics of a command wait to read the ledger.
+const metricsLedgerWait = 10 * time.Second
+
 // write gathers the run's and the ledger's figures in a registry of their own and replaces the
 // file atomically (prometheus.WriteToTextfile writes a temp file and renames it), so the
 // collector never reads half a file.
-func (m *metricsWriter) write(ctx context.Context, res batch.Result, db *ledger.DB) error {
+func (m *metricsWriter) write(ctx context.Context, res batch.Result, code int, started, ended time.Time, db *ledger.DB) error {
 	reg := prometheus.NewPedanticRegistry()
 	gauge := func(name, help string, v float64) {
 		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
@@ -44,19 +94,19 @@ func (m *metricsWriter) write(ctx context.Context, res batch.Result, db *ledger.
 	gauge("payout_run_skipped_rows", "Rows of the last run accepted in an earlier run.", float64(res.Skipped))
 	// Prometheus samples are floats; the amounts are for graphs and alerts, never for accounting.
 	gauge("payout_run_amount_myr", "MYR total of the last run's file.", res.TotalAmount.InexactFloat64())
-	gauge("payout_run_exit_code", "Exit code of the last run.", float64(res.ExitCode))
+	gauge("payout_run_exit_code", "Exit code of the last run.", float64(code))
 	if db != nil {
 		if err := ledgerMetrics(ctx, reg, db); err != nil {
 			return err
 		}
 	}
-	gauge("payout_run_duration_seconds", "How long the last run took.", res.EndedAt.Sub(res.StartedAt).Seconds())
-	gauge("payout_run_last_timestamp_seconds", "When the last run ended.", float64(res.EndedAt.Unix()))
+	gauge("payout_run_duration_seconds", "How long the last run took.", max(ended.Sub(started), 0).Seconds())
+	gauge("payout_run_last_timestamp_seconds", "When the last run ended.", unixSeconds(ended))
 	// The file is replaced each run: a run that needed attention carries the last success over,
 	// so an alert on its age keeps working.
 	lastSuccess, ok := previousValue(m.path, lastSuccessName)
-	if res.ExitCode == exitOK {
-		lastSuccess, ok = float64(res.EndedAt.Unix()), true
+	if code == exitOK {
+		lastSuccess, ok = unixSeconds(ended), true
 	}
 	if ok {
 		gauge(lastSuccessName, "When the last run that needed nothing ended.", lastSuccess)
@@ -67,9 +117,14 @@ func (m *metricsWriter) write(ctx context.Context, res batch.Result, db *ledger.
 	return nil
 }
 
+// unixSeconds is t as Prometheus timestamps are written, to the millisecond.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.UnixMilli()) / 1000
+}
+
 // ledgerMetrics registers the ledger's payouts and amounts by state, every state present.
 func ledgerMetrics(ctx context.Context, reg *prometheus.Registry, db *ledger.DB) error {
-	counts, err := db.Counts(ctx)
+	counts, _, err := ledgerCounts(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -109,4 +164,26 @@ func previousValue(path, name string) (float64, bool) {
 		return 0, false
 	}
 	return mf.GetMetric()[0].GetGauge().GetValue(), true
+}
+
+// metricsAtEnd, with --metrics-file, starts the command's metrics and returns what writes them
+// when it ends, with the exit code *err gives it, whatever that is: a command refused, or
+// stopped before any file, replaces the previous command's figures all the same. Deferred by the
+// command, after its flags are parsed.
+func (o *runOptions) metricsAtEnd(e *env, err *error) func() {
+	if o.metricsFile == "" {
+		return func() {}
+	}
+	o.metrics = newMetricsWriter(o.metricsFile, time.Now)
+	return func() {
+		log, logErr := o.logger(e)
+		if logErr != nil {
+			log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+		code := exitOK
+		if *err != nil {
+			code = exitCodeOf(*err)
+		}
+		o.metrics.end(log, ledgerPath(e, o.ledger), code)
+	}
 }

@@ -46,16 +46,34 @@ func settledRun(t *testing.T) (*user, string, string) {
 func exportPack(t *testing.T, u *user, runID, name string) (string, map[string][]byte) {
 	t.Helper()
 	pack := filepath.Join(u.dir, name)
+	before := time.Now()
 	if _, _, code := u.run("audit", "export", "--run", runID, "--out", pack, "--with-input"); code != 0 {
 		if out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack); code != 0 {
 			t.Fatalf("export of %s: exit %d: %s %s", runID, code, out, errOut)
 		}
 	}
+	checkMemberTimes(t, pack, before, time.Now())
 	out, errOut, code := u.run("audit", "verify", "--pack", pack)
 	if code != 0 || !strings.Contains(out, "intact: pack of run "+runID) || !strings.Contains(out, "unsigned") {
 		t.Fatalf("verify of the pack of %s as written: exit %d: %s %s", runID, code, out, errOut)
 	}
 	return pack, readZip(t, pack)
+}
+
+// checkMemberTimes fails when a member of the pack is not dated within the export (a zip's
+// times are to the second, rounded either way).
+func checkMemberTimes(t *testing.T, pack string, from, to time.Time) {
+	t.Helper()
+	zr, err := zip.OpenReader(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.Modified.Before(from.Add(-2*time.Second)) || f.Modified.After(to.Add(2*time.Second)) {
+			t.Errorf("pack member %s is dated %s, want the export's time (%s to %s)", f.Name, f.Modified, from, to)
+		}
+	}
 }
 
 // eventsOf returns a pack's events.jsonl as objects.

@@ -85,7 +85,7 @@ func TestAuditPackIsSignedByTheServiceAccount(t *testing.T) {
 }
 
 // The pack of a run paid on signatures verifies, its reports' "Approved by" held against the
-// run's APPROVED events in the chain; a report made to name another approver, with SHA256SUMS
+// signatures it carries; a report made to name another approver, with SHA256SUMS
 // written again, is refused.
 func TestAuditPackHoldsItsApproversAgainstTheChain(t *testing.T) {
 	t.Parallel() // a ledger, a sandbox and folders of its own
@@ -102,7 +102,7 @@ func TestAuditPackHoldsItsApproversAgainstTheChain(t *testing.T) {
 	forged := filepath.Join(u.dir, "forged.zip")
 	writeZipWithSums(t, forged, forge(t, members, `\.report\.html$`, replaceOnce(`id="approved-by">alice at`, `id="approved-by">carol at`)))
 	out, errOut, code := u.run("audit", "verify", "--pack", forged)
-	if code != 4 || !strings.Contains(out, "no APPROVED event of the run, nor approvals.jsonl, records a signature by carol") {
+	if code != 4 || !strings.Contains(out, "no signature in the pack, nor decision in approvals.jsonl, proves carol approved it") {
 		t.Errorf("a report naming another approver: exit %d, want 4 naming carol:\n%s%s", code, out, errOut)
 	}
 }

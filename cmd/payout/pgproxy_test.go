@@ -154,3 +154,10 @@ func (p *pgProxy) close() {
 		}
 	}
 }
+
+// isSilent reports whether silenceAfter's statement has gone by.
+func (p *pgProxy) isSilent() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.silent
+}

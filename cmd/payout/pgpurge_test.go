@@ -43,7 +43,9 @@ func filesHolding(t *testing.T, dir string, secrets []string) []string {
 // until the server recycles its segments, as the archive and backups do until they rotate out:
 // purge says so.
 func TestPurgeLeavesNoNameOrAccountInAPostgresDatabase(t *testing.T) {
-	u, where := newPGUser(t)
+	u := newUserWithoutLedger(t, newSandbox(t))
+	where := pgtest.New(t)
+	u.env = append(u.env, "PAYOUT_LEDGER="+where)
 	secrets := []string{"Zulkarnain Wirawan", "Kavitha Subramaniam", "7770001234", "7770005678"}
 	paidLastYearIn(t, where, [][2]string{{secrets[0], secrets[2]}, {secrets[1], secrets[3]}})
 	db := pgOpen(t, where)

@@ -39,19 +39,22 @@ func ledgerBytesHolding(t *testing.T, u *user, secrets []string) []string {
 	return found
 }
 
-// paidLastYear records in u's ledger, as a run and its callbacks did in 2025, a payout to each
-// name and account of people, and the name the bank holds for it, in capitals.
+// paidLastYear makes u's ledger, as payout init did in 2025, and records in it, as a run and its
+// callbacks did then, a payout to each name and account of people, and the name the bank holds
+// for it, in capitals.
 func paidLastYear(t *testing.T, u *user, people [][2]string) {
 	t.Helper()
 	paidLastYearIn(t, filepath.Join(u.dir, "payout-ledger.db"), people)
 }
 
-// paidLastYearIn is paidLastYear in the ledger at where (a file, or a postgres:// URL).
+// paidLastYearIn is paidLastYear in the ledger at where (a file, or a postgres:// URL), which
+// it makes: its history is last year's from its first event, since audit verify names an event
+// dated before the one ahead of it.
 func paidLastYearIn(t *testing.T, where string, people [][2]string) {
 	t.Helper()
 	ctx := context.Background()
 	clock := fakeclock.New(time.Date(2025, 1, 1, 8, 0, 0, 0, time.UTC))
-	db, err := ledger.Open(ctx, where, ledger.Options{Now: clock.Ticking(time.Second)})
+	db, err := ledger.Create(ctx, where, ledger.Options{Now: clock.Ticking(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,7 @@ func paidLastYearIn(t *testing.T, where string, people [][2]string) {
 }
 
 func TestPurgeLeavesNoNameOrAccountInTheLedgerFilesWhileCallbacksHoldsItOpen(t *testing.T) {
-	u := newUser(t, newSandbox(t))
+	u := newUserWithoutLedger(t, newSandbox(t))
 	secrets := []string{"Zulkarnain Wirawan", "Kavitha Subramaniam", "7770001234", "7770005678"}
 	paidLastYear(t, u, [][2]string{{secrets[0], secrets[2]}, {secrets[1], secrets[3]}})
 	if out, errOut, code := u.run("audit", "verify"); code != 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,4 +125,52 @@ func dryRunMaxRSS(tb testing.TB, u *user, path string) int64 {
 		tb.Errorf("output %.300q (%d bytes), want line 3 refused in a short message", msg, len(msg))
 	}
 	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+}
+
+// TestCommandXLSXCoverSheetNamesTheSheetWithTheHeader: a workbook saved on its cover page says
+// that the active sheet has no header, which sheet has it and the --sheet that reads it; --sheet
+// finds a sheet whatever the case it is typed in (Excel allows no two names that differ only in
+// case).
+func TestCommandXLSXCoverSheetNamesTheSheetWithTheHeader(t *testing.T) {
+	u := newUser(t, newSandbox(t))
+	book := func(name, sheet string) string {
+		t.Helper()
+		f := excelize.NewFile()
+		defer f.Close()
+		if err := f.SetSheetName("Sheet1", "Cover"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.SetSheetRow("Cover", "A1", &[]any{"payroll_december", "total", 30}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.NewSheet(sheet); err != nil {
+			t.Fatal(err)
+		}
+		for i, row := range [][]any{
+			{"external_invoice_ref", "recipient_reference", "bank", "third_party_account_no", "amount"},
+			{"COVER-1", "Tan Wei Ming", "Maybank", "0123456789", "10.00"},
+		} {
+			if err := f.SetSheetRow(sheet, "A"+strconv.Itoa(i+1), &row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.SetActiveSheet(0)
+		path := filepath.Join(u.dir, name)
+		if err := f.SaveAs(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := book("december.xlsx", "Payroll")
+	_, errOut, code := u.run("run", "--dry-run", path)
+	if code == 0 || !strings.Contains(errOut, `sheet "Cover" (the active sheet`) ||
+		!strings.Contains(errOut, `sheet "Payroll" has the header: run again with --sheet "Payroll"`) {
+		t.Errorf("a cover page as the active sheet: exit %d, stderr %q", code, errOut)
+	}
+	if out, errOut, code := u.run("run", "--dry-run", "--sheet", "payroll", path); code != 0 {
+		t.Errorf("--sheet payroll for the sheet Payroll: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := u.run("run", "--dry-run", "--sheet", "payrol", path); code == 0 || !strings.Contains(errOut, "sheets: Cover, Payroll") {
+		t.Errorf("--sheet payrol: exit %d, stderr %q; want the sheets named", code, errOut)
+	}
 }

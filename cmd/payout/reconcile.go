@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/journal"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
@@ -32,6 +34,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reconciliation report")
 	addLedgerFlag(fs, &o.ledger)
 	o.registerLimits(fs)
+	o.registerLedgerWait(fs)
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON on stdout")
 	fs.DurationVar(&o.unknownGrace, "unknown-grace", batch.DefaultUnknownGrace, "how long a payout whose outcome is unknown must be reported not found before it is made READY for the next run")
 	fs.DurationVar(&o.inFlightHold, "in-flight-hold", batch.DefaultInFlightHold, "on a PostgreSQL ledger, the least time a payout whose outcome is unknown is only looked up before it is made READY: a host taken for gone may still be sending")
@@ -83,6 +86,17 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 			return damagedStop("reconcile", s.cfg.Ledger, err)
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", explainUnreachable(err, s.cfg.BaseURL))}
+	}
+	twice, err := heldTwice(ctx, s, res.RunID)
+	if err != nil {
+		s.log.Error("read the journal of late sends", "err", err)
+	}
+	if len(twice) > 0 {
+		res.HeldTwice = twice
+		res.ExitCode = max(res.ExitCode, exitAttention)
+		for _, t := range twice {
+			fmt.Fprintf(e.stderr, "payout: DUPLICATE at the service: %s\n", t)
+		}
 	}
 	if err := printReconcile(e, &o, res); err != nil {
 		return err
@@ -145,4 +159,52 @@ func printReconcileSummary(w io.Writer, res reconcile.Result) {
 	for _, p := range res.RetryFiles {
 		fmt.Fprintf(w, "  retry file (what is left to pay of a run): %s\n", p)
 	}
+}
+
+// heldTwice reads this host's journal of late sends (batch/journal) for the session's ledger and
+// names each reference the service holds under an invoice number other than the ledger's; the
+// first reconcile that finds one notes it on the payout, for `payout status` and the trail.
+func heldTwice(ctx context.Context, s *session, runID string) ([]string, error) {
+	path, err := journal.Path(s.e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := journal.Read(path, ledger.Redact(s.cfg.Ledger))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.InvoiceNo == "" {
+			continue // answered with an error: a lookup by reference tells, and reconcile made it
+		}
+		p, err := s.db.Get(ctx, e.Ref)
+		if err != nil {
+			return out, err
+		}
+		if p.InvoiceNo == "" || p.InvoiceNo == e.InvoiceNo {
+			continue
+		}
+		what := fmt.Sprintf("%s is held as invoice %s (the ledger's) and invoice %s (sent late by %s at %s); recall one with the service",
+			e.Ref, p.InvoiceNo, e.InvoiceNo, e.SentBy, e.At.UTC().Format(time.RFC3339))
+		out = append(out, what)
+		if err := noteOnce(ctx, s.db, p, runID, e.InvoiceNo, "DUPLICATE at the service: "+what); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// noteOnce notes detail on payout p unless one of its events names invoice already.
+func noteOnce(ctx context.Context, db *ledger.DB, p ledger.Payout, runID, invoice, detail string) error {
+	events, err := db.Events(ctx, p.Ref)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		if strings.Contains(ev.Detail, invoice) {
+			return nil
+		}
+	}
+	return db.Apply(ctx, outcome.Note(p, runID, detail))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
@@ -42,7 +43,7 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	// A file of a watched folder is named as the watch named the run's own reports.
-	paths, err := batch.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now(), zone)
+	paths, err := batch.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now(), zone, e.getenv(approval.EnvAllowedSigners))
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
@@ -48,6 +49,8 @@ type runOptions struct {
 	noResendUnknown bool
 	timeout         time.Duration
 	metricsFile     string
+	metrics         *metricsWriter // set by a command that rewrites the metrics file as it ends
+	ledgerWait      *time.Duration // --ledger-wait; nil: $PAYOUT_LEDGER_WAIT or its default
 	progress        bool
 	alwaysSummary   bool // print the summary even on success (the demo is for people)
 	approval        approvalOptions
@@ -61,6 +64,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reports")
 	addLedgerFlag(fs, &o.ledger)
 	o.registerLimits(fs)
+	o.registerLedgerWait(fs)
 	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read, hidden or not (default: the active sheet, the one shown when the workbook was saved)")
 	fs.BoolVar(&o.numericAccounts, "numeric-accounts", false, "my account numbers have no leading zeros: accept XLSX account cells stored as numbers")
 	fs.BoolVar(&o.hiddenRows, "hidden-rows", false, "pay XLSX rows hidden in the workbook (default: reject them)")
@@ -72,14 +76,14 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.inFlightHold, "in-flight-hold", batch.DefaultInFlightHold, "on a PostgreSQL ledger, the least time a payout whose outcome is unknown is only looked up before it is sent again: a host taken for gone may still be sending")
 	fs.BoolVar(&o.noResendUnknown, "no-resend-unknown", false, "never send again a payout whose outcome is unknown: leave it for reconciliation")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request to the service")
-	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "after each file, and as the command ends whatever its exit code, replace this file with Prometheus metrics in the text format, for node_exporter's textfile collector:\n"+
 		"the run's rows by state, amount, exit code, duration and last success; the ledger's payouts and MYR by state")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal (not with -v: the log lines go there)")
 	o.approval.register(fs)
 	o.repeats.register(fs)
 }
 
-func runCmd(ctx context.Context, e *env, args []string) error {
+func runCmd(ctx context.Context, e *env, args []string) (err error) {
 	var o runOptions
 	fs := newFlagSet(e, "run", "run [flags] FILE...")
 	o.register(fs)
@@ -88,6 +92,7 @@ func runCmd(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer o.metricsAtEnd(e, &err)()
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return usageError("run: name at least one file")
@@ -270,8 +275,8 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 			return nil, err
 		}
 	}
-	if o.metricsFile != "" {
-		s.metrics = &metricsWriter{path: o.metricsFile}
+	if s.metrics = o.metrics; s.metrics == nil && o.metricsFile != "" {
+		s.metrics = newMetricsWriter(o.metricsFile, time.Now)
 	}
 	if err := s.openLimiter(); err != nil {
 		return nil, err
@@ -324,6 +329,15 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		if _, shared := s.lock.(*ledger.PgHold); shared {
 			rcfg.InFlightHold = o.inFlightHold
 		}
+		name := ledger.Redact(cfg.Ledger)
+		rcfg.Journal = func(e journal.Entry) error {
+			path, err := journal.Path(s.e.getenv)
+			if err != nil {
+				return err
+			}
+			e.Ledger = name
+			return journal.Append(path, e)
+		}
 	}
 	if testHooks != nil {
 		testHooks(&rcfg)
@@ -352,6 +366,9 @@ func (o *runOptions) config(getenv func(string) string, mode sessionMode) (confi
 	if o.workers.set {
 		cfg.Workers = o.workers.value
 	}
+	if o.ledgerWait != nil {
+		cfg.LedgerWait = *o.ledgerWait
+	}
 	switch {
 	case mode == modePay:
 		err = cfg.validateSubmit()
@@ -370,7 +387,18 @@ func (s *session) openLedger(ctx context.Context) error {
 	if err := ledger.Probe(s.cfg.Ledger); err != nil {
 		return ledgerError(err)
 	}
-	lock, err := ledger.Take(ctx, s.cfg.Ledger)
+	lock, err := ledger.TakeWithin(ctx, s.cfg.Ledger, s.cfg.LedgerWait, func(holder string) {
+		if isTerminal(s.e.stderr) && !s.o.verbose {
+			// A person would otherwise see nothing for minutes; cron, off a terminal, is not told.
+			fmt.Fprintf(s.e.stderr, "payout: the ledger is in use by another process (%s): waiting up to %s for it (Ctrl-C stops)\n",
+				holder, strings.TrimSuffix(s.cfg.LedgerWait.String(), "0s"))
+		}
+		s.log.Info("the ledger is in use by another process: waiting for it", "holder", holder, "at_most", s.cfg.LedgerWait.String())
+	})
+	var refused *ledger.OpenError
+	if errors.As(err, &refused) {
+		return ledgerError(err) // a database without the ledger: as status and Open say it
+	}
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
@@ -385,7 +413,7 @@ func (s *session) openLedger(ctx context.Context) error {
 
 func (s *session) close() {
 	if s.db != nil {
-		if err := s.db.Close(); err != nil {
+		if err := s.db.Close(); err != nil && !ledger.ClosedConnection(err) {
 			s.log.Error("close ledger", "err", err)
 		}
 	}
@@ -414,70 +442,11 @@ func (s *session) runError(path string, err error) error {
 	case ledger.Damaged(err):
 		return damagedStop("the run of "+path, s.cfg.Ledger, err)
 	}
+	if api.KindOf(err) == api.KindUnauthorized || errors.Is(err, outcome.ErrUnauthorized) {
+		// The token would be refused again: the message already says what to check.
+		return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (nothing is lost: once the token is right, run the same command again)", path, err)}
+	}
 	return &exitError{code: exitAborted, err: fmt.Errorf("%s: %w (nothing is lost: run again to resume)", path, err)}
-}
-
-// print writes a run's summary: JSON with --json; otherwise a few lines when they are wanted.
-func (s *session) print(res batch.Result) error {
-	s.bar.end()
-	if s.metrics != nil {
-		// Written also after Ctrl-C: a stopped run is one to see on the dashboards.
-		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
-			s.log.Error("write metrics file", "err", err)
-		}
-	}
-	if s.o.jsonOut {
-		enc := json.NewEncoder(s.e.stdout)
-		return enc.Encode(res)
-	}
-	if res.ExitCode == exitOK && !s.o.verbose && !s.o.alwaysSummary && !isTerminal(s.e.stdout) {
-		return nil
-	}
-	printSummary(s.e.stdout, res)
-	return nil
-}
-
-func printSummary(w io.Writer, res batch.Result) {
-	kind := "run"
-	if res.DryRun {
-		kind = "dry run"
-	}
-	fmt.Fprintf(w, "%s %s of %s: %d rows, MYR %s\n", kind, res.RunID, res.File, res.Rows, res.TotalAmount.StringFixed(2))
-	if res.DryRun {
-		fmt.Fprintf(w, "  valid %d, rejected %d (nothing was sent)\n", res.Rows-res.Rejected, res.Rejected)
-	} else if res.AwaitingApproval == "" {
-		fmt.Fprintf(w, "  succeeded %d, pending %d, failed %d, unknown %d, not sent %d, rejected %d, skipped (earlier run) %d\n",
-			res.Succeeded, res.Pending, res.Failed, res.Unknown, res.NotSent, res.Rejected, res.Skipped)
-	}
-	if res.SkippedOtherFile > 0 {
-		fmt.Fprintf(w, "  %d rows were not sent because ANOTHER file paid them (the report names it): is this last period's file,\n"+
-			"    or are its references reused? --allow-paid-elsewhere if this is expected\n", res.SkippedOtherFile)
-	}
-	if len(res.Problems) > 0 {
-		fmt.Fprintln(w, "  rejected rows (fix them in the file, then run it again):")
-		for _, p := range res.Problems {
-			fmt.Fprintf(w, "    line %d, %s %q: %s\n", p.Line, p.Column, p.Value, p.Reason)
-		}
-		if res.Rejected > len(res.Problems) {
-			fmt.Fprintf(w, "    ... the reports list them all\n")
-		}
-	}
-	if len(res.Warnings) > 0 {
-		fmt.Fprintln(w, "  rows paid as read, check them:")
-		for _, p := range res.Warnings {
-			fmt.Fprintf(w, "    line %d, %s %q: %s\n", p.Line, p.Column, p.Value, p.Reason)
-		}
-	}
-	for _, p := range res.Stuck {
-		fmt.Fprintf(w, "  %s: %s\n", p.Ref, outcome.StuckMessage(p.Ref, p.Attempts))
-	}
-	printAwaiting(w, res)
-	if res.Aborted != "" {
-		fmt.Fprintf(w, "  stopped: %s: run the same command again to resume\n", res.Aborted)
-	}
-	for _, p := range res.Reports {
-		fmt.Fprintf(w, "  report: %s\n", p)
-	}
 }
 
 func optionalAmount(flagName, v string) (decimal.Decimal, error) {

@@ -44,18 +44,26 @@ func statusCmd(ctx context.Context, e *env, args []string) error {
 var statusOrder = []ledger.State{ledger.Succeeded, ledger.Submitted, ledger.Submitting, ledger.Unknown,
 	ledger.Ready, ledger.Failed, ledger.Rejected}
 
-func showLedger(ctx context.Context, e *env, db *ledger.DB, zone *time.Location) error {
-	counts, err := db.Counts(ctx)
-	if err != nil {
-		return &exitError{code: exitAborted, err: err}
+// ledgerCounts is the ledger's payouts and MYR by state as `status` and the metrics show them:
+// rows rejected by validation are never payouts, and are counted as REJECTED from the runs' rows
+// (rejectedRows: those alone).
+func ledgerCounts(ctx context.Context, db *ledger.DB) (counts map[ledger.State]ledger.CountAmount, rejectedRows ledger.CountAmount, err error) {
+	if counts, err = db.Counts(ctx); err != nil {
+		return nil, rejectedRows, err
 	}
-	// Rows rejected by validation are never payouts: they are counted from the runs' rows.
-	rejected, err := db.RejectedRows(ctx)
-	if err != nil {
-		return &exitError{code: exitAborted, err: err}
+	if rejectedRows, err = db.RejectedRows(ctx); err != nil {
+		return nil, rejectedRows, err
 	}
 	c := counts[ledger.Rejected]
-	counts[ledger.Rejected] = ledger.CountAmount{Count: c.Count + rejected.Count, Amount: c.Amount.Add(rejected.Amount)}
+	counts[ledger.Rejected] = ledger.CountAmount{Count: c.Count + rejectedRows.Count, Amount: c.Amount.Add(rejectedRows.Amount)}
+	return counts, rejectedRows, nil
+}
+
+func showLedger(ctx context.Context, e *env, db *ledger.DB, zone *time.Location) error {
+	counts, rejected, err := ledgerCounts(ctx, db)
+	if err != nil {
+		return &exitError{code: exitAborted, err: err}
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "STATE\tPAYOUTS\tMYR\t")
 	total, n := decimal.Zero, 0

@@ -30,6 +30,9 @@ func unknownFlag(fs *flag.FlagSet, flags []string) string {
 func suggestFlag(fs *flag.FlagSet, name string) string {
 	best, bestDist := "", 3
 	fs.VisitAll(func(f *flag.Flag) {
+		if isRefusedFlag(f) {
+			return
+		}
 		d := editDistance(foldFlag(name), foldFlag(f.Name))
 		if d < bestDist || (d == bestDist && best == "") {
 			best, bestDist = f.Name, d

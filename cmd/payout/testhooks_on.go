@@ -12,18 +12,27 @@ import (
 
 // envStopAfterIntent names a reference: once its intent is recorded, the process stops itself
 // (SIGSTOP) before it proves its claim and sends, as a host paused there would; SIGCONT wakes it.
-const envStopAfterIntent = "PAYOUT_TEST_STOP_AFTER_INTENT"
+// envStopBeforePost stops it once the claim is proved, right before the POST.
+const (
+	envStopAfterIntent = "PAYOUT_TEST_STOP_AFTER_INTENT"
+	envStopBeforePost  = "PAYOUT_TEST_STOP_BEFORE_POST"
+)
 
 func init() {
 	testHooks = func(cfg *batch.Config) {
-		ref := os.Getenv(envStopAfterIntent)
-		if ref == "" {
-			return
-		}
-		cfg.AfterIntent = func(r string) {
-			if r == ref {
-				stopHere()
-			}
+		cfg.AfterIntent = stopAt(os.Getenv(envStopAfterIntent))
+		cfg.BeforePost = stopAt(os.Getenv(envStopBeforePost))
+	}
+}
+
+// stopAt is a seam that stops the process at the payout ref, or nil for none.
+func stopAt(ref string) func(string) {
+	if ref == "" {
+		return nil
+	}
+	return func(r string) {
+		if r == ref {
+			stopHere()
 		}
 	}
 }

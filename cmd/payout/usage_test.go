@@ -72,3 +72,31 @@ func TestCommandHelpArgumentNames(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandHelpLeavesOutRefusedFlags: the flags that are refused (the approval policy is in the
+// ledger now) are listed by no help, and no typo is corrected to one; given, one is still refused
+// saying what replaced it, without taking the file after it as its value.
+func TestCommandHelpLeavesOutRefusedFlags(t *testing.T) {
+	u := newUserWithoutLedger(t, newSandbox(t))
+	refused := []string{"require-approval", "approval-over", "approval-expiry"}
+	for _, args := range [][]string{{"help", "run"}, {"help", "watch"}, {"run", "-h"}, {"watch", "--help"}, {"demo", "-h"}} {
+		out, errOut, code := u.run(args...)
+		if code != 0 || !strings.Contains(out, "-allow-partial") {
+			t.Fatalf("payout %v: exit %d: %s %s", args, code, out, errOut)
+		}
+		for _, name := range refused {
+			if strings.Contains(out, "-"+name) {
+				t.Errorf("payout %v lists the refused flag --%s:\n%s", args, name, out)
+			}
+		}
+	}
+	for _, name := range refused {
+		_, errOut, code := u.run("run", "--"+name, "payroll.csv")
+		if code != 2 || !strings.Contains(errOut, "payout policy") || strings.Contains(errOut, "payroll.csv") {
+			t.Errorf("run --%s payroll.csv: exit %d, stderr %q; want 2 naming payout policy", name, code, errOut)
+		}
+	}
+	if _, errOut, code := u.run("run", "--require-aproval", "payroll.csv"); code != 2 || strings.Contains(errOut, "did you mean") {
+		t.Errorf("run --require-aproval: exit %d, stderr %q; want 2 and no guess of a refused flag", code, errOut)
+	}
+}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/watch"
@@ -13,10 +15,11 @@ import (
 
 // watchCmd is folder mode: files dropped into DIR/inbox are paid one at a time like `run` and moved
 // to DIR/done or DIR/failed. It holds the ledger's lock (and the folder's) for its whole life, so
-// an overlapping cron start exits 1 at once instead of colliding. On a PostgreSQL ledger several
+// that no two processes pay at once: with --once, a ledger another process holds is left to the
+// next turn (exit 0); without, it is waited for as `run` waits (--ledger-wait). On a PostgreSQL ledger several
 // hosts may watch one shared folder: one leads it, the others wait (--once: exit 0) and take
 // over when its process ends.
-func watchCmd(ctx context.Context, e *env, args []string) error {
+func watchCmd(ctx context.Context, e *env, args []string) (err error) {
 	var o runOptions
 	fs := newFlagSet(e, "watch", "watch [--once] [--settle D] [--interval D] [run flags] DIR")
 	o.register(fs)
@@ -30,6 +33,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer o.metricsAtEnd(e, &err)()
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageError("watch: name one folder")
@@ -50,8 +54,8 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	}
 	o.reportDir = reportDir // checked by the session before the ledger is locked
 
-	s, err := newSession(ctx, e, &o, modePay)
-	if err != nil {
+	s, err := openWatch(ctx, e, &o, *once)
+	if err != nil || s == nil {
 		return err
 	}
 	defer s.close()
@@ -89,6 +93,23 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	}
 	// A loop stopped by a lost session is a failure (a service manager restarts it), not a signal.
 	return holdLost(ctx)
+}
+
+// openWatch opens folder mode's session. With once, a ledger another process holds is not
+// waited for but left to the next turn, which cron starts in minutes: no session, and no error.
+func openWatch(ctx context.Context, e *env, o *runOptions, once bool) (*session, error) {
+	if once && o.ledgerWait == nil {
+		noWait := time.Duration(0)
+		o.ledgerWait = &noWait
+	}
+	s, err := newSession(ctx, e, o, modePay)
+	if once && errors.Is(err, ledger.ErrLocked) {
+		if log, logErr := o.logger(e); logErr == nil {
+			log.Info("the ledger is in use by another process: the inbox is left to the next turn", "err", err)
+		}
+		return nil, nil
+	}
+	return s, err
 }
 
 // leadInbox is how a watcher whose ledger is shared by several hosts (PostgreSQL) leads its
@@ -134,7 +155,7 @@ func (s *session) watched(out watch.FileOutcome) {
 func (s *session) printRefused(res batch.Result, out watch.FileOutcome) {
 	s.bar.end()
 	if s.metrics != nil {
-		if err := s.metrics.write(context.Background(), res, s.db); err != nil {
+		if err := s.metrics.file(context.Background(), res, s.db); err != nil {
 			s.log.Error("write metrics file", "err", err)
 		}
 	}

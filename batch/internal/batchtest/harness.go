@@ -152,7 +152,7 @@ func (h *Harness) Pay(ctx context.Context, path string, cfg batch.Config) batch.
 func (h *Harness) SameReportFromLedger(db batch.ReportLedger, res batch.Result) {
 	h.TB.Helper()
 	written := ResultCSV(h.TB, res)
-	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), "", time.Now(), nil)
+	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), "", time.Now(), nil, "")
 	if err != nil {
 		h.TB.Fatal(err)
 	}
