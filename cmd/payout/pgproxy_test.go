@@ -124,8 +124,6 @@ func (p *pgProxy) cut() {
 
 // silenceAfter makes the proxy forward nothing in either direction once the host sends
 // statement, without closing anything.
-//
-//lint:ignore U1000 one of the proxy's faults (with drop), there for a test of a host silenced mid-statement
 func (p *pgProxy) silenceAfter(statement string) {
 	p.mu.Lock()
 	p.trigger = []byte(statement)
@@ -133,8 +131,6 @@ func (p *pgProxy) silenceAfter(statement string) {
 }
 
 // drop closes the host's side of every connection: the host learns it is cut off.
-//
-//lint:ignore U1000 one of the proxy's faults (with silenceAfter), there for a test of a host cut off
 func (p *pgProxy) drop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
