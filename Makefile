@@ -44,7 +44,7 @@ perf:
 	$(GO) test -run '^$$' -bench Perf -benchtime 1x -count 1 -timeout 0 ./cmd/payout/
 
 # gofmt, vet and staticcheck. Staticcheck runs when it is installed (`go install
-# honnef.co/go/tools/cmd/staticcheck@v0.8.2` puts it in $$(go env GOPATH)/bin); without it lint says so
+# honnef.co/go/tools/cmd/staticcheck@v0.8.2` puts it in $(go env GOPATH)/bin); without it lint says so
 # and passes on gofmt and vet alone.
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || ls "$$($(GO) env GOPATH)/bin/staticcheck" 2>/dev/null)
 
