@@ -62,10 +62,13 @@ crashtest:
 # The same campaign on one PostgreSQL ledger (a throwaway cluster from Debian's postgresql package),
 # with two processes looping on each file as two hosts' cron jobs, the one holding the file SIGKILLed at
 # each moment; then three processes on one 3,000-row file at --rate 50, the payer killed for good;
-# then three files of 1,000 rows at once, together held to --rate 50.
+# then three files of 1,000 rows at once, together held to --rate 30 with the chain's lock held 30 s
+# midway; then 20 hosts paused after their intent for 1 s to 5 minutes each while another host
+# pays their file (0 duplicates), and a host gone silent holding the chain's lock (about 75 minutes).
 crashtest-postgres:
 	PAYOUT_CRASH_SEEDS=5 PAYOUT_CRASH_ROWS=1000 PAYOUT_CRASH_KILLS=25 PAYOUT_PG_ROWS=3000 PAYOUT_PG_RATE=50 PAYOUT_PG_SHARE_ROWS=1000 \
-		$(GO) test -run 'TestPostgresCrashResume|TestThreeHostsPayOneFileOnPostgresOneKilled|TestThreeFilesAtOnceShareTheRateOnPostgres' -count=1 -timeout 60m -v ./cmd/payout/
+		PAYOUT_PG_STALL_SECONDS=30 PAYOUT_PAUSE_TRIES=20 PAYOUT_PAUSE_MAX_SECONDS=300 \
+		$(GO) test -run 'TestPostgresCrashResume|TestThreeHostsPayOneFileOnPostgresOneKilled|TestThreeFilesAtOnceShareTheRateOnPostgres|TestPausedHostNeverPaysTwiceOnPostgres|TestLateSendIsNeverSilentOnPostgres|TestSilentHostDoesNotStallTheOthersOnPostgres' -count=1 -timeout 120m -v ./cmd/payout/
 
 # Every column of every table of a PostgreSQL ledger edited by hand, one at a time, each named by
 # audit verify (about a minute; the tests edit every fourth column).

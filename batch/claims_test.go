@@ -115,3 +115,59 @@ func TestARunRecoversWhatAnEarlierRunOfItsProcessLeft(t *testing.T) {
 	}
 	h.AssertExactlyOnce(rows, res)
 }
+
+// recoveredFirst is the liveness a start sees while another process starting at the same moment
+// recovers the same gone claimant's payouts: by the time this one is told the claimant is gone,
+// the other has made them UNKNOWN.
+type recoveredFirst struct {
+	db   *ledger.DB
+	refs []string
+}
+
+func (r recoveredFirst) Alive(ctx context.Context, _ string) (bool, error) {
+	for _, ref := range r.refs {
+		if err := r.db.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Unknown,
+			Detail: "test: recovered by another process first"}); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// TestRecoveryToleratesAnotherRecoverer: two starts recover a gone process's SUBMITTING payouts
+// at the same moment; the one that finds them recovered already goes on, as the other did,
+// instead of stopping on "is UNKNOWN, expected SUBMITTING" and leaving its run "running".
+func TestRecoveryToleratesAnotherRecoverer(t *testing.T) {
+	ctx := context.Background()
+	h := batchtest.NewHarness(t, sandbox.Options{})
+	rows := batchtest.Payroll(2, "RACE")
+	path := batchtest.WritePayroll(t, h.Dir, "race.csv", rows)
+	recordOnly(h, path)
+	refs := []string{rows[0].Ref, rows[1].Ref}
+	for _, ref := range refs {
+		if err := h.DB.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: "process-gone",
+			Detail: "test: intent of a process that then died"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := h.Cfg
+	cfg.Process, cfg.Liveness = "process-this", recoveredFirst{db: h.DB, refs: refs}
+	if err := batch.RecoverInterrupted(ctx, cfg, ""); err != nil {
+		t.Fatalf("a start that found the payouts recovered already stopped: %v", err)
+	}
+	for _, ref := range refs {
+		events, err := h.DB.Events(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recovered := 0
+		for _, e := range events {
+			if e.From == ledger.Submitting && e.To == ledger.Unknown {
+				recovered++
+			}
+		}
+		if p, err := h.DB.Get(ctx, ref); err != nil || p.State != ledger.Unknown || recovered != 1 {
+			t.Errorf("%s: %s after %d recoveries (%v), want UNKNOWN after one", ref, p.State, recovered, err)
+		}
+	}
+}

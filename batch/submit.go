@@ -164,8 +164,16 @@ func (s *submission) clearToSend(ctx context.Context, t lookup.Task) *lookup.Res
 	case errors.Is(err, ledger.ErrClaimLost):
 		return s.claimUnproved(t, err)
 	}
-	if o := s.look.Apply(ctx, t, outcome.NotSent(t.Ref, s.runID, err.Error())); o != nil {
+	stopped := pool.Stopping(ctx).Err() != nil
+	why := err.Error()
+	if stopped {
+		why = "the run was stopped before its turn of the rate limit"
+	}
+	if o := s.look.Apply(ctx, t, outcome.NotSent(t.Ref, s.runID, why)); o != nil {
 		return o
+	}
+	if stopped {
+		return &lookup.Result{Task: t} // READY again; the pool is stopping
 	}
 	return &lookup.Result{Task: t, Fatal: fmt.Errorf("payout %s not sent: %w", t.Ref, err)}
 }

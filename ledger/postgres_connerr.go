@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"net"
 	"strings"
 
@@ -59,9 +60,23 @@ func closedConnection(err error) bool {
 		return true
 	}
 	return errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, net.ErrClosed) ||
-		err.Error() == "conn closed"
+		errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "conn closed" || err.Error() == "unexpected EOF"
 }
 
 // ClosedConnection reports whether an error of closing the ledger says only that its
 // connections were closed already (the database went away): nothing to tell anyone again.
 func ClosedConnection(err error) bool { return closedConnection(err) }
+
+// refusedAccess reports whether err is the server refusing the user, the password or the
+// database: settings to correct, which trying again does not cure.
+func refusedAccess(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "28P01", "28000", "3D000":
+		return true
+	}
+	return false
+}

@@ -91,6 +91,9 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 		if HasPassword(url) {
 			msg = strings.ReplaceAll(msg, url, Redact(url))
 		}
+		if refusedAccess(err) {
+			return nil, refuse(url, ErrRefused, connectAdvice(cfg, err))
+		}
 		return nil, fmt.Errorf("ledger %s: cannot connect (%s): %s", Redact(url), connectAdvice(cfg, err), msg)
 	}
 	return &DB{sql: sdb, eng: postgresEngine, path: Redact(url), now: opts.Now, log: opts.Logger,

@@ -67,6 +67,9 @@ func takePostgres(ctx context.Context, url string) (*PgHold, error) {
 func connectHold(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
+		if refusedAccess(err) {
+			return nil, refuse(redactedURL(cfg), ErrRefused, connectAdvice(cfg, err))
+		}
 		return nil, fmt.Errorf("hold the PostgreSQL ledger at %s: %w (%s)", redactedURL(cfg), err, connectAdvice(cfg, err))
 	}
 	// While a query runs, the server looks every so often whether its client is still there; the

@@ -48,6 +48,13 @@ func (h *PgHold) DonePaying(ctx context.Context, fileSHA256 string) error {
 	defer cancel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	select {
+	case <-h.lost:
+		// The session, and every lock of it, is gone already: nothing is left to release.
+		delete(h.files, fileSHA256)
+		return nil
+	default:
+	}
 	switch n := h.files[fileSHA256]; {
 	case h.shut || n == 0:
 		return nil

@@ -121,11 +121,13 @@ func (l *SharedLimiter) Wait(ctx context.Context) error {
 // later of itself and the grant. Everything is the server's time, read once the row is locked
 // (clock_timestamp() in the update, not the statement's start): a turn that waited for another
 // process's turn on the row is told the wait that is left, not the one it would have had when it
-// asked, which would send it late and bunch it with the turns after it. The now it returns is
-// read after the grant, so the wait is at most microseconds short. $2 is the interval, $3 the
+// asked, which would send it late and bunch it with the turns after it. A new row's grant and
+// arrival time are of one reading; an update reads the grant's clock before the arrival time's,
+// so turns are never closer than the limit. The now it returns is read last, so the wait is at
+// most microseconds short. $2 is the interval, $3 the
 // tolerance, in microseconds.
 const sharedWaitSQL = `INSERT INTO rate_limits AS r (merchant, tat, granted)
-VALUES ($1, clock_timestamp() + $2::float8 * interval '1 microsecond', clock_timestamp())
+SELECT $1, c.now + $2::float8 * interval '1 microsecond', c.now FROM (SELECT clock_timestamp() AS now) AS c
 ON CONFLICT (merchant) DO UPDATE SET
 	granted = greatest(clock_timestamp(), r.tat - $3::float8 * interval '1 microsecond', r.pause_until),
 	tat = greatest(r.tat, clock_timestamp(), r.pause_until) + $2::float8 * interval '1 microsecond'

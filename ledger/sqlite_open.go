@@ -24,10 +24,12 @@ var (
 	ErrNotLedger   = errors.New("not a payout ledger")
 	ErrDamaged     = errors.New("the ledger is damaged")
 	ErrExists      = errors.New("a file is already there")
+	// ErrRefused is a PostgreSQL server that refused the ledger's user, password or database.
+	ErrRefused = errors.New("the database server refused the connection")
 )
 
 // OpenError says which file Open or Create refused and why. It unwraps to one of ErrNoLedger,
-// ErrEmptyLedger, ErrNotLedger, ErrDamaged or ErrExists.
+// ErrEmptyLedger, ErrNotLedger, ErrDamaged, ErrExists or ErrRefused.
 type OpenError struct {
 	Path   string // absolute, so that a message names the file whatever the working directory
 	Err    error

@@ -52,6 +52,19 @@ type Task interface {
 	GraceEnd() time.Time
 }
 
+// stopKey is the context value under which a handler finds the pool's own context (Stopping).
+type stopKey struct{}
+
+// Stopping is the context of the pool that handles a task, whose handler's own context is never
+// cancelled: it ends when the pool is being stopped (a signal). A handler waits on it only where
+// nothing has been sent yet (a SelfPaced task's turn); elsewhere it is ctx itself.
+func Stopping(ctx context.Context) context.Context {
+	if stop, ok := ctx.Value(stopKey{}).(context.Context); ok {
+		return stop
+	}
+	return ctx
+}
+
 // SelfPaced is a Task whose handler takes its own turn of the Limiter (TakeTurn), right before
 // its request, rather than the pool's turn before the handler starts: a send records its intent
 // first, and a turn taken before that commit would be spent when the commit ends, however long
@@ -139,7 +152,7 @@ func (p *Pool[T]) do(ctx context.Context, t T) Result[T] {
 		return Result[T]{Task: t, Fatal: fmt.Errorf("the rate limiter: %w", err)}
 	}
 	start := p.cfg.Clock.Now()
-	o := p.handle(context.WithoutCancel(ctx), t)
+	o := p.handle(context.WithValue(context.WithoutCancel(ctx), stopKey{}, ctx), t)
 	end := p.cfg.Clock.Now()
 	o.Took = end.Sub(start)
 	if pauser, ok := p.cfg.Limiter.(Pauser); ok && o.Throttled && o.Pause.After(end) {

@@ -42,7 +42,8 @@ func TakeTurn(ctx context.Context, lim Limiter, clock Clock, proof Proof) error 
 		fresh = max(time.Duration(float64(time.Second)/float64(l)), 10*time.Millisecond)
 	}
 	for try := 1; ; try++ {
-		due, err := waitDue(ctx, lim, clock)
+		// Nothing is sent yet: a signal stops the wait.
+		due, err := waitDue(Stopping(ctx), lim, clock)
 		if err != nil {
 			return fmt.Errorf("the rate limiter: %w", err)
 		}

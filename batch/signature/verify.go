@@ -97,7 +97,7 @@ func VerifyByItsKey(message, armored []byte, namespace string) (string, error) {
 	if sig.sig.Namespace != namespace {
 		return "", fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
 	}
-	if err := sshsig.Verify(bytes.NewReader(message), sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
+	if err := verifySSHSIG(bytes.NewReader(message), sig.sig, namespace); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return sig.Fingerprint(), nil
@@ -113,16 +113,47 @@ func (a *AllowedSigners) Verify(message io.Reader, sig Signature, namespace stri
 	if sig.sig.Namespace != namespace {
 		return Identity{}, fmt.Errorf("%w: it was made in namespace %q, not %q", ErrBadSignature, sig.sig.Namespace, namespace)
 	}
-	if err := sshsig.Verify(message, sig.sig, sig.sig.PublicKey, sig.sig.HashAlgorithm, namespace); err != nil {
+	if err := verifySSHSIG(message, sig.sig, namespace); err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
 	return id, nil
+}
+
+// verifySSHSIG checks that sig signs message in namespace with the key it carries, whatever its
+// kind: sshsig.Verify for keys x/crypto/ssh verifies, and as OpenSSH does for a passkey's
+// WebAuthn signature, which x/crypto/ssh does not know. Every check of a signature goes here.
+func verifySSHSIG(message io.Reader, sig *sshsig.Signature, namespace string) error {
+	if sig.Signature.Format == SigAlgoWebAuthn {
+		if sig.Namespace != namespace {
+			return sshsig.ErrNamespaceMismatch
+		}
+		return verifyWebAuthnMessage(message, sig)
+	}
+	return sshsig.Verify(message, sig, sig.PublicKey, sig.HashAlgorithm, namespace)
+}
+
+// verifyWebAuthnMessage checks a passkey's SSHSIG signature of message: the signed data is made
+// as sshsig.Verify makes it, and checked as OpenSSH checks a WebAuthn signature.
+func verifyWebAuthnMessage(message io.Reader, sig *sshsig.Signature) error {
+	if err := sig.HashAlgorithm.Available(); err != nil {
+		return err
+	}
+	h := sig.HashAlgorithm.Hash()
+	if _, err := io.Copy(h, message); err != nil {
+		return err
+	}
+	return verifyWebAuthn(sig.PublicKey, signedData(sig.Namespace, sig.HashAlgorithm.String(), h.Sum(nil)), sig.Signature)
 }
 
 // Identify says whose sig is by a alone, before it is checked against any message:
 // ErrUnknownKey when a does not trust its key for namespace at now.
 func (a *AllowedSigners) Identify(sig Signature, namespace string, now time.Time) (Identity, error) {
 	return a.identify(sig.sig.PublicKey, namespace, now)
+}
+
+// Trusts says whose key is, by a, in namespace at now: ErrUnknownKey when no line trusts it there.
+func (a *AllowedSigners) Trusts(key ssh.PublicKey, namespace string, now time.Time) (Identity, error) {
+	return a.identify(key, namespace, now)
 }
 
 // identify finds the principals that a trusts key for in namespace at now.

@@ -72,26 +72,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	}
 	switch res.ExitCode {
 	case batch.ExitOK:
-		dest, err := w.moveTo(name, DoneDir)
-		if err != nil {
-			return batch.ExitAborted, err
-		}
-		out.Path = dest
-		if note := duplicateNote(name, res, earlier, w.runner.Config().Zone); note != "" {
-			out.DuplicateOf = earlier
-			out.Note = dest + DuplicateSuffix
-			if err := writeNote(out.Note, note); err != nil {
-				return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
-			}
-			args := []any{"run", res.RunID, "skipped", res.Skipped, "note", out.Note}
-			if earlier != nil {
-				args = append(args, "same_as", filepath.Base(earlier.File), "paid_in_run", earlier.ID)
-			}
-			log.Warn("duplicate file: every row was paid before; nothing was sent", args...)
-			return batch.ExitOK, nil
-		}
-		log.Info("file paid", "run", res.RunID, "rows", res.Rows, "moved_to", dest)
-		return batch.ExitOK, nil
+		return w.paid(log, &out, earlier)
 	case batch.ExitRejected, batch.ExitAttention:
 		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
 		if err != nil {
@@ -105,6 +86,31 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	// Aborted: whatever was done is in the ledger, the rest is resumed at the next start.
 	log.Warn("file left in processing: it is resumed at the next start", "run", res.RunID, "reason", res.Aborted)
 	return batch.ExitAborted, &abortError{file: name, reason: res.Aborted}
+}
+
+// paid moves a file paid to done, with a note when every row of it was paid before.
+func (w *Watcher) paid(log *slog.Logger, out *FileOutcome, earlier *ledger.Run) (int, error) {
+	name, res := out.Name, out.Result
+	dest, err := w.moveTo(name, DoneDir)
+	if err != nil {
+		return batch.ExitAborted, err
+	}
+	out.Path = dest
+	if note := duplicateNote(name, res, earlier, w.runner.Config().Zone); note != "" {
+		out.DuplicateOf = earlier
+		out.Note = dest + DuplicateSuffix
+		if err := writeNote(out.Note, note); err != nil {
+			return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+		}
+		args := []any{"run", res.RunID, "skipped", res.Skipped, "note", out.Note}
+		if earlier != nil {
+			args = append(args, "same_as", filepath.Base(earlier.File), "paid_in_run", earlier.ID)
+		}
+		log.Warn("duplicate file: every row was paid before; nothing was sent", args...)
+		return batch.ExitOK, nil
+	}
+	log.Info("file paid", "run", res.RunID, "rows", res.Rows, "moved_to", dest)
+	return batch.ExitOK, nil
 }
 
 // fingerprint is what a file was when it was claimed, to tell after its run whether a writer

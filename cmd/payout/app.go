@@ -74,6 +74,7 @@ func commands() []command {
 		{"status", "the ledger at a glance, or one payout with its history", statusCmd},
 		{"providers", "list the service's payout providers", providersCmd},
 		{"callbacks", "receive and verify the service's callbacks", callbacksCmd},
+		{"serve", "the web console: sign in with a passkey, drop files, follow them, approve or refuse plans", serveCmd},
 		{"sandbox", "run the simulator of the payout service", sandboxCmd},
 		{"demo", "pay the sample file through a sandbox on loopback", demoCmd},
 		{"template", "write an input file with the expected header (--example: made-up rows the sandbox pays)", templateCmd},

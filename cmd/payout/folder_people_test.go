@@ -169,7 +169,7 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the held file is not waiting in awaiting-approval: %v", err)
 	}
-	for _, want := range []string{"50 of its 50 rows are held as possible repeats", "line 2, PAY-2026-12-001: MYR 6347.10, ", "line 3, PAY-2026-12-002: MYR 7,939.84, ",
+	for _, want := range []string{"50 of its 50 rows are held as possible repeats", "line 2, PAY-2026-12-001: MYR 6347.10, ", "line 3, PAY-2026-12-002: MYR 7939.84, ",
 		"payout approve --accept-repeats " + waiting + "\n",
 		"payout plan --allow-repeats " + waiting + " | ssh-keygen -Y sign -f KEY -n payout-repeat > " + waiting + ".NAME.sig"} {
 		if !strings.Contains(string(note), want) {

@@ -36,3 +36,17 @@ func holdLost(ctx context.Context) error {
 	}
 	return nil
 }
+
+// holdIsLost reports whether the ledger's hold has lost its session (PostgreSQL).
+func (s *session) holdIsLost() bool {
+	lost, ok := s.lock.(interface{ Lost() <-chan struct{} })
+	if !ok {
+		return false
+	}
+	select {
+	case <-lost.Lost():
+		return true
+	default:
+		return false
+	}
+}

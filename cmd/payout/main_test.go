@@ -139,8 +139,8 @@ func TestCommandRunAsAUser(t *testing.T) {
 	if total, ok := summary["total_amount"].(string); !ok || !strings.Contains(total, ".") {
 		t.Errorf("total_amount %v, want a decimal string", summary["total_amount"])
 	}
-	if errOut != "" {
-		t.Errorf("a successful run is quiet on stderr, got %q", errOut)
+	if quiet := withoutSizingAdvice(errOut); quiet != "" {
+		t.Errorf("a successful run is quiet on stderr, got %q", quiet)
 	}
 
 	// A rerun sends nothing.
@@ -326,4 +326,16 @@ func TestCommandDemo(t *testing.T) {
 	if !strings.Contains(string(out), "demo folder (input, ledger, reports): "+tmp) {
 		t.Errorf("demo did not say where its folder is:\n%s", out)
 	}
+}
+
+// withoutSizingAdvice is stderr less the pool's advice to raise --workers, which a loaded
+// machine's latency may rightly bring about in any run.
+func withoutSizingAdvice(stderr string) string {
+	var kept []string
+	for _, line := range strings.SplitAfter(stderr, "\n") {
+		if !strings.Contains(line, "workers can send at most") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "")
 }

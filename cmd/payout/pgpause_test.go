@@ -66,6 +66,9 @@ func pausedHostTry(t *testing.T, f *fleet, file, stopAt string, pause time.Durat
 	if !strings.Contains(a.stderr.String(), stopAt) || !strings.Contains(a.stderr.String(), "cannot prove it still holds its claims") {
 		t.Errorf("host A's log does not say it did not send %s for want of its claim:\n%s", stopAt, a.stderr.String())
 	}
+	if strings.Contains(a.stderr.String(), "close ledger") {
+		t.Errorf("host A's log repeats, closing, that its connections are gone:\n%s", a.stderr.String())
+	}
 }
 
 // TestLateSendIsNeverSilentOnPostgres pauses a host in the one place no proof can cover: after

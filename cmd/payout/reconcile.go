@@ -87,17 +87,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("reconcile: %w", explainUnreachable(err, s.cfg.BaseURL))}
 	}
-	twice, err := heldTwice(ctx, s, res.RunID)
-	if err != nil {
-		s.log.Error("read the journal of late sends", "err", err)
-	}
-	if len(twice) > 0 {
-		res.HeldTwice = twice
-		res.ExitCode = max(res.ExitCode, exitAttention)
-		for _, t := range twice {
-			fmt.Fprintf(e.stderr, "payout: DUPLICATE at the service: %s\n", t)
-		}
-	}
+	reportHeldTwice(ctx, s, &res)
 	if err := printReconcile(e, &o, res); err != nil {
 		return err
 	}
@@ -158,6 +148,23 @@ func printReconcileSummary(w io.Writer, res reconcile.Result) {
 	}
 	for _, p := range res.RetryFiles {
 		fmt.Fprintf(w, "  retry file (what is left to pay of a run): %s\n", p)
+	}
+}
+
+// reportHeldTwice names in res, on stderr and by its exit code the references the service holds
+// twice (heldTwice).
+func reportHeldTwice(ctx context.Context, s *session, res *reconcile.Result) {
+	twice, err := heldTwice(ctx, s, res.RunID)
+	if err != nil {
+		s.log.Error("read the journal of late sends", "err", err)
+	}
+	if len(twice) == 0 {
+		return
+	}
+	res.HeldTwice = twice
+	res.ExitCode = max(res.ExitCode, exitAttention)
+	for _, t := range twice {
+		fmt.Fprintf(s.e.stderr, "payout: DUPLICATE at the service: %s\n", t)
 	}
 }
 

@@ -413,7 +413,8 @@ func (s *session) openLedger(ctx context.Context) error {
 
 func (s *session) close() {
 	if s.db != nil {
-		if err := s.db.Close(); err != nil && !ledger.ClosedConnection(err) {
+		// Once the database is gone, and the command has said so, its connections' ends are no news.
+		if err := s.db.Close(); err != nil && !ledger.ClosedConnection(err) && !s.holdIsLost() {
 			s.log.Error("close ledger", "err", err)
 		}
 	}

@@ -1,0 +1,14 @@
+package ledger
+
+// Kinds of the events the web console appends about people (their ref is empty, like every
+// event about the ledger itself).
+const (
+	// EventConsoleSignIn records a person's sign-in to the web console with a passkey: facts
+	// "principal", "fingerprint", "origin".
+	EventConsoleSignIn = "CONSOLE-SIGN-IN"
+	// EventConsoleSigned records a signature a person made with a passkey in the web console,
+	// before it is written beside its file: facts "principal", "fingerprint", "namespace",
+	// "file", "file_sha256", "plan_sha256", "sig_file", "sig_sha256". A run counts the file, not
+	// this event.
+	EventConsoleSigned = "CONSOLE-SIGNED"
+)
