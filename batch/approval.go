@@ -28,6 +28,9 @@ func RefusalStatement(plan Plan, reason string) []byte {
 // Files named like signatures that are none are ignored, each named in a warning.
 func (r *Runner) judge(path string, plan Plan, need int) approval.Verdict {
 	v := approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
+	if r.cfg.Makers != nil {
+		v = v.WithoutMakers(r.cfg.Makers(plan.FileSHA256))
+	}
 	for _, why := range v.Ignored {
 		r.cfg.Logger.Warn(why, "file", filepath.Base(path))
 	}

@@ -86,6 +86,9 @@ type Config struct {
 	// Journal, when set, keeps a create sent after this process lost its claim (batch/journal):
 	// the ledger may not be there to hold it.
 	Journal func(journal.Entry) error
+	// Makers, when set, names the principals who dropped the file of the given SHA-256 (the web
+	// console records them): their signatures do not count among its approvals.
+	Makers func(fileSHA256 string) []string
 	// AfterIntent, when set, is called once a row's intent is recorded, before its claim is
 	// proved and its POST sent; BeforePost once its claim is proved and its turn taken, right
 	// before the POST: where the tests pause a process, as a host is paused.
@@ -231,6 +234,14 @@ func (r *Runner) WithReportDir(dir string) *Runner {
 func (r *Runner) WithRepeats(policy repeats.Policy) *Runner {
 	cfg := r.cfg
 	cfg.Repeats = policy
+	return &Runner{cfg: cfg, reportName: r.reportName}
+}
+
+// WithMakers returns a Runner like r whose approvals do not count the signatures of the
+// principals makers names for a file (Config.Makers).
+func (r *Runner) WithMakers(makers func(fileSHA256 string) []string) *Runner {
+	cfg := r.cfg
+	cfg.Makers = makers
 	return &Runner{cfg: cfg, reportName: r.reportName}
 }
 

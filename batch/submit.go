@@ -271,6 +271,11 @@ func (s *submission) answerNotRecorded(ctx context.Context, t lookup.Task, creat
 		e.LedgerState, e.LedgerInvoiceNo = string(p.State), p.InvoiceNo
 	}
 	takenOver := errors.Is(recordErr, ledger.ErrStateConflict)
+	if takenOver && e.InvoiceNo != "" && e.InvoiceNo == e.LedgerInvoiceNo {
+		// The ledger already holds this very payout (a callback or a lookup recorded it first).
+		s.log.Info("payout recorded by another hand while its answer came: the same invoice", "ref", t.Ref, "invoice", e.InvoiceNo)
+		return lookup.Result{Task: t, ServiceOK: true, RowDone: true}
+	}
 	msg := outcome.AnswerNotRecorded(e.InvoiceNo, e.LedgerInvoiceNo, e.Answer, takenOver)
 	s.log.Error("payout answer not recorded: "+msg, "ref", t.Ref, "ledger_state", e.LedgerState, "err", recordErr)
 	if cfg.Journal != nil {

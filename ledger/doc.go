@@ -119,6 +119,14 @@
 // it leads (folder mode). The server releases them when the session ends, which short keepalives make seconds
 // after a host dies.
 //
+// A process that is paused, or cut off, while it holds a claim may wake after its session ended
+// and another process took its payouts over. So a Hold is also a Fence: right before each POST
+// the sender proves it still holds its claims (Confirm: a round trip on the hold's own session,
+// sent after the call; Held: a lease of leaseTTL since the last answered one, on CLOCK_BOOTTIME,
+// which counts a suspension). A process that cannot prove it sends nothing. The file lock is
+// always held. What no proof covers, a pause between the proof and the request leaving, the
+// taking process's in-flight hold and the sender's journal of late sends (batch/journal) cover.
+//
 // A payout's states:
 //
 //	READY -> SUBMITTING -> SUBMITTED -> SUCCEEDED | FAILED

@@ -326,6 +326,26 @@ func signedDay(allowed *signature.AllowedSigners, sig signature.Signature, names
 	return signature.Identity{}, time.Time{}, false, nil
 }
 
+// WithoutMakers is v with the signatures of makers (principals who dropped the file) no longer
+// counted: the maker of a file is not one of its checkers. Each one left out is said in
+// NotCounted.
+func (v Verdict) WithoutMakers(makers []string) Verdict {
+	if len(makers) == 0 || len(v.Accepted) == 0 {
+		return v
+	}
+	var kept []Approval
+	for _, a := range v.Accepted {
+		if slices.ContainsFunc(a.Principals, func(p string) bool { return slices.Contains(makers, p) }) {
+			v.NotCounted = append(v.NotCounted, fmt.Sprintf("%s (%s): %s dropped this file, and its maker is not one of its checkers",
+				a.File, a.Principal(), a.Principal()))
+			continue
+		}
+		kept = append(kept, a)
+	}
+	v.Accepted, v.Signers = kept, DistinctSigners(kept)
+	return v
+}
+
 // DistinctSigners groups the accepted signatures into people: two signatures are one signer
 // when they share a key or a principal.
 func DistinctSigners(accepted []Approval) [][]string {

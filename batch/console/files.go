@@ -122,7 +122,7 @@ func readNote(path string) string {
 // makerNote is where the console keeps who dropped a file: named by the file's SHA-256, since
 // folder mode renames a file whose name it has seen before, beside the reports.
 func (s *Server) makerNote(sum string) string {
-	return s.dir(watch.ReportsDir, sum+".dropped-by.txt")
+	return watch.DroppedByNote(s.cfg.Folder, sum)
 }
 
 // makers are the principals who dropped the bytes of the file at path through the console.

@@ -4,8 +4,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/untrusted"
 )
 
 // What folder mode writes for the people who drop files (notes, reports, retry files, the list
@@ -39,5 +41,27 @@ func (w *Watcher) shareWithFolder(paths ...string) {
 		if err := os.Chmod(p, readerMode(filepath.Dir(p))); err != nil {
 			w.log.Warn("could not open a report to the folder's readers", "file", p, "err", err)
 		}
+	}
+}
+
+// droppedBySuffix names, in reports/, the note of who dropped a file's bytes through the web
+// console: reports/ is the service account's alone, so nobody who drops files can write it.
+const droppedBySuffix = ".dropped-by.txt"
+
+// DroppedByNote is where the web console records the principals who dropped the bytes whose
+// SHA-256 is sum into the folder dir.
+func DroppedByNote(dir, sum string) string {
+	return filepath.Join(dir, ReportsDir, sum+droppedBySuffix)
+}
+
+// Makers is batch.Config.Makers for the folder dir: the principals DroppedByNote names, whose
+// signatures do not count among the approvals of the file they dropped.
+func Makers(dir string) func(sum string) []string {
+	return func(sum string) []string {
+		b, err := untrusted.ReadSmall(DroppedByNote(dir, sum), 64<<10)
+		if err != nil {
+			return nil
+		}
+		return strings.Fields(string(b))
 	}
 }

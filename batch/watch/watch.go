@@ -119,6 +119,8 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Runner.Config().DryRun {
 		return nil, errors.New("watch: a dry run would move unpaid files to done")
 	}
+	// Whoever dropped a file through the web console is not one of its checkers.
+	cfg.Runner = cfg.Runner.WithMakers(Makers(cfg.Dir))
 	if db, ok := cfg.Ledger.(*ledger.DB); ok && db == nil {
 		cfg.Ledger = nil // a ledger never opened is none
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/xuri/excelize/v2"
 	_ "modernc.org/sqlite"
 
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/signature/signaturetest"
 )
 
@@ -443,5 +444,55 @@ func TestCommandResavedFileSaysWhatChanged(t *testing.T) {
 	}
 	if out, errOut, code := u.run("run", path); code != 0 {
 		t.Errorf("the file as signed: exit %d: %s %s", code, out, errOut)
+	}
+}
+
+// TestCommandWatchDoesNotCountTheMakerOfAConsoleDrop: a file the web console recorded as dropped
+// by alice (reports/<sha256>.dropped-by.txt, which only the service account writes) is not
+// approved by alice's own signature, made as any signature is: folder mode counts it out, says
+// why, and pays the file once someone else signs.
+func TestCommandWatchDoesNotCountTheMakerOfAConsoleDrop(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	u := newUser(t, sb)
+	k := newSigners(t, u)
+	if _, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {
+		t.Fatal(errOut)
+	}
+	dir := filepath.Join(realDir(t, u), "payroll")
+	for _, sub := range []string{"inbox", "reports"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dropped := filepath.Join(dir, "inbox", "november.csv")
+	copyFile(t, samplePath(t), dropped)
+	sum, err := batch.FileSHA256(dropped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reports", sum+".dropped-by.txt"), []byte("alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	waiting := filepath.Join(dir, "awaiting-approval", "november.csv")
+	if out, errOut, code := u.run("approve", "--key", k.alice.Path, waiting); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	if note, err := os.ReadFile(waiting + ".why.txt"); err != nil || !strings.Contains(string(note), "alice dropped this file") {
+		t.Fatalf("the note does not say the maker's signature was not counted (%v):\n%s", err, note)
+	}
+	if n := sb.Stats().Creates; n != 0 {
+		t.Fatalf("the maker's own signature paid %d payouts", n)
+	}
+	if out, errOut, code := u.run("approve", "--key", k.bob.Path, waiting); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 0 {
+		t.Fatalf("watch after another's signature: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := sb.Stats().Creates; n != 50 {
+		t.Errorf("service created %d payouts, want 50", n)
 	}
 }

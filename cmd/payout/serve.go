@@ -68,40 +68,9 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 			log.Error("close ledger", "err", err)
 		}
 	}()
-	host, _, err := net.SplitHostPort(*listen)
+	ln, err := serveListener(*listen, *certFile, *keyFile, *rpID, origin)
 	if err != nil {
-		return usageError("serve: --listen %q: want HOST:PORT", *listen)
-	}
-	tlsOn := *certFile != ""
-	if !tlsOn && !loopbackHost(host) {
-		return usageError("serve: --listen %s without --cert and --key would send sessions in plain text: listen on 127.0.0.1 behind a TLS proxy, or give a certificate", *listen)
-	}
-	var tlsConfig *tls.Config
-	if tlsOn {
-		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
-		if err != nil {
-			return usageError("serve: --cert/--key: %v", err)
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return usageError("serve: %v", err)
-	}
-	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
-	}
-	if *origin == "" {
-		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		switch {
-		case tlsOn && *rpID == "":
-			ln.Close()
-			return usageError("serve: with a certificate, give --rp-id or --origin: the name browsers reach the console by")
-		case tlsOn:
-			*origin = "https://" + net.JoinHostPort(*rpID, port)
-		default:
-			*origin = "http://" + net.JoinHostPort("localhost", port)
-		}
+		return err
 	}
 	h, err := console.New(console.Config{RPID: *rpID, Origin: *origin, AllowedSigners: allowed, Folder: fs.Arg(0),
 		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, Zone: lo.zone, MaxUpload: *maxUpload, Logger: log})
@@ -127,6 +96,48 @@ func loopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// serveListener listens on listen, with TLS when certFile and keyFile are given (else only on
+// loopback, behind a TLS proxy), and fills in *origin when it was not given: the name browsers
+// reach the console by, to which passkeys are bound.
+func serveListener(listen, certFile, keyFile, rpID string, origin *string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, usageError("serve: --listen %q: want HOST:PORT", listen)
+	}
+	tlsOn := certFile != ""
+	if !tlsOn && !loopbackHost(host) {
+		return nil, usageError("serve: --listen %s without --cert and --key would send sessions in plain text: listen on 127.0.0.1 behind a TLS proxy, or give a certificate", listen)
+	}
+	var tlsConfig *tls.Config
+	if tlsOn {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, usageError("serve: --cert/--key: %v", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, usageError("serve: %v", err)
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	if *origin == "" {
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		switch {
+		case tlsOn && rpID == "":
+			ln.Close()
+			return nil, usageError("serve: with a certificate, give --rp-id or --origin: the name browsers reach the console by")
+		case tlsOn:
+			*origin = "https://" + net.JoinHostPort(rpID, port)
+		default:
+			*origin = "http://" + net.JoinHostPort("localhost", port)
+		}
+	}
+	return ln, nil
 }
 
 // servePlanner reads a file's plan as `payout plan FILE` does, with the environment serve runs in.
