@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -33,7 +34,7 @@ func Completed(run ledger.Run) bool {
 
 // stampPattern is the timestamp folder mode (package watch) puts before the extension of a name
 // already taken: ".20261124T051011Z", or ".20261124T051011Z-2" and on within one second.
-var stampPattern = regexp.MustCompile(`\.\d{8}T\d{6}Z(-\d+)?$`)
+var stampPattern = regexp.MustCompile(`\.` + runid.StampPattern + `(-\d+)?$`)
 
 // Unstamped is the base name of path without folder mode's timestamp: the name its file was
 // dropped under.

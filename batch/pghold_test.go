@@ -12,6 +12,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
 	"github.com/payout/payout/ledger/ledgertest"
@@ -123,7 +124,7 @@ func TestAGoneProcessesClaimsAreLookedUpOnAPostgresLedger(t *testing.T) {
 	if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.State != ledger.Submitting || p.ClaimedBy != live.Self().Claimant() {
 		t.Errorf("the live process's payout: %+v, %v; want SUBMITTING, its claim", p, err)
 	}
-	if p, err := h.DB.Get(ctx, rows[1].Ref); err != nil || (p.State != ledger.Submitted && p.State != ledger.Succeeded) {
+	if p, err := h.DB.Get(ctx, rows[1].Ref); err != nil || !p.State.Accepted() {
 		t.Errorf("the gone process's payout: %+v, %v; want found at the service", p, err)
 	}
 
@@ -149,7 +150,7 @@ func TestARunClosesOnlyTheRunsOfFilesNobodyPays(t *testing.T) {
 	holds := pgHolds(t, 2)
 	a, b := holds[0], holds[1]
 	const paid = "5555aaaa"
-	other := ledger.Run{ID: batch.NewRunID(time.Now().Add(-time.Minute)), Kind: ledger.KindRun, File: "a.csv", FileSHA256: paid,
+	other := ledger.Run{ID: runid.New(time.Now().Add(-time.Minute)), Kind: ledger.KindRun, File: "a.csv", FileSHA256: paid,
 		StartedAt: time.Now().Add(-time.Minute).UTC()}
 	if err := batch.OpenRun(ctx, h.DB, other); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
@@ -256,7 +256,7 @@ func (r *Runner) WithReportName(name string) *Runner {
 func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	cfg := r.cfg
 	started := cfg.Now()
-	res := Result{RunID: NewRunID(started), File: path, DryRun: cfg.DryRun, StartedAt: started.UTC()}
+	res := Result{RunID: runid.New(started), File: path, DryRun: cfg.DryRun, StartedAt: started.UTC()}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
 	sum, err := FileSHA256(path)
@@ -436,15 +436,6 @@ func joinMessages(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-// NewRunID makes a sortable, readable run id such as 20261122T082500Z-3f9a0c11d2e4.
-func NewRunID(t time.Time) string {
-	// Six random bytes: runs started in the same second (a folder of files, a test) must not
-	// share an ID, which the ledger would refuse.
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
 // FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.

@@ -514,16 +514,3 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 		}
 	})
 }
-
-// Runs started in the same second, as a folder of files starts them, each get an ID of their own.
-func TestRunIDsOfOneSecondDiffer(t *testing.T) {
-	now := time.Now()
-	seen := make(map[string]bool)
-	for range 1000 {
-		id := batch.NewRunID(now)
-		if seen[id] {
-			t.Fatalf("run ID %s made twice in one second", id)
-		}
-		seen[id] = true
-	}
-}

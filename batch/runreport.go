@@ -108,16 +108,16 @@ func (c *StateCounts) Add(s ledger.State) { c.AddN(s, 1) }
 
 // AddN counts n payouts in state s, as Add does.
 func (c *StateCounts) AddN(s ledger.State, n int) {
-	switch s {
-	case ledger.Rejected:
+	switch {
+	case s == ledger.Rejected:
 		c.Rejected += n
-	case ledger.Succeeded:
+	case s == ledger.Succeeded:
 		c.Succeeded += n
-	case ledger.Submitted:
+	case s == ledger.Submitted:
 		c.Pending += n
-	case ledger.Failed:
+	case s == ledger.Failed:
 		c.Failed += n
-	case ledger.Unknown, ledger.Submitting:
+	case s.OutcomeUnknown():
 		c.Unknown += n
 	default:
 		c.NotSent += n
@@ -202,7 +202,7 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 	case outcome.Stuck(p):
 		// Reconcile would only look it up again: the way out is the one the message names.
 		return outcome.StuckMessage(p.Ref, p.Attempts)
-	case p.State == ledger.Unknown || p.State == ledger.Submitting:
+	case p.State.OutcomeUnknown():
 		msg := "outcome unknown: the payout may exist; run `payout reconcile` before anything else"
 		if p.LastError != "" {
 			msg += " (last error: " + p.LastError + ")"

@@ -26,6 +26,14 @@ const (
 // Final reports whether nothing more will happen to a row in this state.
 func (s State) Final() bool { return s == Succeeded || s == Failed || s == Rejected }
 
+// Accepted reports whether the service accepted a row in this state: pending there (SUBMITTED)
+// or paid (SUCCEEDED). Such a row is never sent again.
+func (s State) Accepted() bool { return s == Submitted || s == Succeeded }
+
+// OutcomeUnknown reports whether a row in this state may or may not exist at the service:
+// UNKNOWN, or SUBMITTING (claimed for sending, perhaps sent). Only a lookup may move it on.
+func (s State) OutcomeUnknown() bool { return s == Unknown || s == Submitting }
+
 // Sentinel errors. Callers decide with errors.Is.
 var (
 	ErrNotFound      = errors.New("not in the ledger")

@@ -88,16 +88,6 @@ func mustEvents(tb testing.TB, db *ledger.DB, ref string) []ledger.Event {
 	return evs
 }
 
-// migrationCount is the number of migration files: the schema version of a current ledger.
-func migrationCount(tb testing.TB) int {
-	tb.Helper()
-	names, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
-	if err != nil || len(names) == 0 {
-		tb.Fatalf("migrations: %v (%d files)", err, len(names))
-	}
-	return ledger.LatestMigration()
-}
-
 // walk is the changes that move ref from READY through states in turn, each a legal move.
 func walk(ref string, states ...ledger.State) []ledger.Change {
 	changes := make([]ledger.Change, 0, len(states))

@@ -12,9 +12,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// lookupChunk keeps IN lists well under SQLite's limit on host parameters.
-const lookupChunk = 500
-
 const payoutColumns = `ref, run_id, line, recipient, provider_id, bank, account, amount, description, state,
 	invoice_no, transaction_status, bank_reference_no, attempts, not_found_count, first_not_found_at,
 	last_error, created_at, updated_at, refusal_confirmed, claimed_by`

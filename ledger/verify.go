@@ -479,7 +479,7 @@ func (r *replay) compare(row map[string]string, salt string) []string {
 	switch name := r.latest[nameFact]; {
 	case name == PurgedPayload:
 	case name == "" && row["display_name"] != "":
-		out = append(out, fmt.Sprintf("display_name in the payouts table is set, its events recorded none (edited by hand)"))
+		out = append(out, "display_name in the payouts table is set, its events recorded none (edited by hand)")
 	case name != "" && (salt == "" || personalDigest(salt, "display_name", row["display_name"]) != name):
 		out = append(out, "display_name in the payouts table does not match the digest its events recorded (edited by hand)")
 	}

@@ -24,12 +24,8 @@ func (s *Server) Settle() {
 // settleLocked settles what is due and returns copies of the records that succeeded.
 func (s *Server) settleLocked(now time.Time) []Record {
 	var succeeded []Record
-	kept := s.pending[:0]
-	for _, r := range s.pending {
-		if now.Before(r.CreatedAt.Add(s.opts.SettleAfter)) {
-			kept = append(kept, r)
-			continue
-		}
+	for _, d := range s.pending.popDue(now) {
+		r := d.rec
 		r.SettledAt = now
 		if s.fails(r.Account) {
 			r.Status = api.StatusFailed
@@ -39,8 +35,6 @@ func (s *Server) settleLocked(now time.Time) []Record {
 		r.BankReferenceNo = "BR" + strings.TrimPrefix(r.InvoiceNo, "POI")
 		succeeded = append(succeeded, *r)
 	}
-	clear(s.pending[len(kept):])
-	s.pending = kept
 	return succeeded
 }
 
@@ -106,7 +100,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, uuid string) {
 	refused := !lost && s.faults.FailAfterCreateRate > 0 && s.rng.Float64() < s.faults.FailAfterCreateRate
 	rec.ResponseLost = lost
 	s.records = append(s.records, rec)
-	s.pending = append(s.pending, rec)
+	s.pending.add(rec, now.Add(s.opts.SettleAfter), s.seq)
 	s.byInv[rec.InvoiceNo] = rec
 	s.byRef[rec.ExternalInvoiceRef] = append(s.byRef[rec.ExternalInvoiceRef], rec)
 	s.stats.Creates++

@@ -144,7 +144,7 @@ type Server struct {
 	rng      *rand.Rand // faults
 	idRng    *rand.Rand // uuids: separate so ids do not shift the fault pattern
 	records  []*Record
-	pending  []*Record // the PENDING records, so that settling costs what is pending, not all
+	pending  dueQueue // the PENDING records, first due first
 	byInv    map[string]*Record
 	byRef    map[string][]*Record
 	seq      int

@@ -444,6 +444,27 @@ func TestSettle(t *testing.T) {
 	}
 }
 
+// TestSettleByDueTimeNotCreationOrder: a payout created later but stamped earlier (a clock set
+// back) settles first, and the one made before it waits for its own time.
+func TestSettleByDueTimeNotCreationOrder(t *testing.T) {
+	r := newRig(t, sandbox.Options{SettleAfter: time.Hour})
+	r.clk.Advance(30 * time.Minute)
+	r.mustCreate(body(t, "MADE-FIRST", nil))
+	r.clk.Advance(-30 * time.Minute)
+	r.mustCreate(body(t, "MADE-SECOND", nil))
+	r.clk.Advance(time.Hour)
+	if s := payoutOf(t, r.get("MADE-SECOND")).TransactionStatus; s != api.StatusSuccess {
+		t.Errorf("MADE-SECOND an hour after it was stamped: %s", s)
+	}
+	if s := payoutOf(t, r.get("MADE-FIRST")).TransactionStatus; s != api.StatusPending {
+		t.Errorf("MADE-FIRST half an hour before its time: %s", s)
+	}
+	r.clk.Advance(30 * time.Minute)
+	if s := payoutOf(t, r.get("MADE-FIRST")).TransactionStatus; s != api.StatusSuccess {
+		t.Errorf("MADE-FIRST at its time: %s", s)
+	}
+}
+
 func TestSettleRules(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -885,4 +906,43 @@ func BenchmarkCreateParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLookupPending is one lookup over HTTP while many payouts stay PENDING, as a reconcile
+// of a large run sees it: the settling that each lookup does first must not cost what is pending.
+func BenchmarkLookupPending(b *testing.B) {
+	for _, pending := range []int{20_000, 100_000} {
+		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
+			r := newRig(b, sandbox.Options{SettleAfter: time.Hour})
+			createPending(b, r, pending)
+			ref := fmt.Sprintf("L-%d", pending/2)
+			for b.Loop() {
+				if resp := r.get(ref); resp.status != http.StatusOK {
+					b.Fatalf("lookup %s: HTTP %d %s", ref, resp.status, resp.body)
+				}
+			}
+		})
+	}
+}
+
+// createPending creates n payouts named L-0 to L-(n-1) from a few connections at once.
+func createPending(b *testing.B, r *rig, n int) {
+	b.Helper()
+	const senders = 4
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range senders {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if resp, err := r.create(body(b, fmt.Sprintf("L-%d", i), nil)); err != nil || resp.status != http.StatusOK {
+					b.Errorf("create L-%d: %v", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
 }

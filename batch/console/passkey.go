@@ -98,7 +98,9 @@ func credential(line signature.AllowedSigner, id []byte, backupEligible bool) (w
 		return webauthn.Credential{}, err
 	}
 	x, y := make([]byte, 32), make([]byte, 32)
+	//lint:ignore SA1019 COSE keeps the coordinates apart, as X and Y give them
 	pub.X.FillBytes(x)
+	//lint:ignore SA1019 as for X
 	pub.Y.FillBytes(y)
 	cose, err := webauthncbor.Marshal(webauthncose.EC2PublicKeyData{
 		PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(webauthncose.AlgES256)},

@@ -154,5 +154,5 @@ func OrNone(s string) string {
 // AcceptedEarlier reports whether a row in state s needs nothing more from a run: the service
 // accepted it (pending, or paid). A retry file leaves such rows out.
 func AcceptedEarlier(s ledger.State) bool {
-	return s == ledger.Submitted || s == ledger.Succeeded
+	return s.Accepted()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -96,7 +97,7 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 	}
 
 	started := rc.cfg.Now()
-	res := Result{RunID: batch.NewRunID(started)}
+	res := Result{RunID: runid.New(started)}
 	log := rc.cfg.Logger.With("run", res.RunID, "kind", "reconcile")
 	if err := batch.OpenRun(bg, db, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started}); err != nil {
 		return res, err

@@ -24,6 +24,7 @@ import (
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -125,7 +126,7 @@ func (b *reconBench) reconcile(opts reconcile.Options) reconcile.Result {
 func (b *reconBench) record(ref, account, amount string, states ...ledger.State) {
 	b.tb.Helper()
 	ctx := context.Background()
-	runID := batch.NewRunID(time.Now())
+	runID := runid.New(time.Now())
 	if err := b.db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: ref + ".csv", StartedAt: time.Now(), Status: "running"}); err != nil {
 		b.tb.Fatal(err)
 	}

@@ -56,8 +56,8 @@ func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked c
 			row.InvoiceNo = v.payout.PayoutInvoiceNo
 		}
 	}
-	switch p.State {
-	case ledger.Unknown, ledger.Submitting:
+	switch {
+	case p.State.OutcomeUnknown():
 		if outcome.Stuck(p) {
 			notes = append(notes, outcome.StuckMessage(p.Ref, p.Attempts))
 		} else if v.notFound {
@@ -65,13 +65,13 @@ func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked c
 		} else {
 			notes = append(notes, "outcome unknown")
 		}
-	case ledger.Ready:
+	case p.State == ledger.Ready:
 		if was.State == ledger.Unknown {
 			notes = append(notes, "never created (not found by every lookup while lookups work): the next run of its file sends it")
 		} else {
 			notes = append(notes, "not sent: run its file again")
 		}
-	case ledger.Failed:
+	case p.State == ledger.Failed:
 		if v.note == "" && p.LastError != "" {
 			notes = append(notes, p.LastError)
 		}

@@ -181,14 +181,6 @@ func formatDuration(start, end time.Time) string {
 	return end.Sub(start).Round(time.Millisecond).String()
 }
 
-func renderRun(w io.Writer, s Summary, rows []Row) error {
-	var kept htmlRows
-	for _, r := range rows {
-		kept.add(r, s.DryRun)
-	}
-	return kept.render(w, s)
-}
-
 // writeRunHTML renders the run page once every row has arrived: only the rows it shows are kept.
 func writeRunHTML(w io.Writer, rows <-chan []Row, dryRun bool, summary func() Summary) error {
 	var kept htmlRows

@@ -13,6 +13,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/runid"
 )
 
 // XLSXListLimit is how many rows an XLSX report lists in full: the report of a longer file lists
@@ -136,7 +137,7 @@ func runPaths(dir, inputName string, s Summary) (Paths, error) {
 	stem := filepath.Join(dir, base+"."+s.RunID)
 	if !s.Regenerated.IsZero() {
 		// Never over the run's own reports: they are the record of what the run saw.
-		stem += ".regenerated-" + s.Regenerated.UTC().Format("20060102T150405Z")
+		stem += ".regenerated-" + runid.Stamp(s.Regenerated)
 	}
 	return Paths{CSV: stem + ".result.csv", XLSX: stem + ".result.xlsx", HTML: stem + ".report.html"}, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -118,7 +119,7 @@ func Write(ctx context.Context, db Ledger, runID, dir, name string, fileRejected
 	}
 	stem := filepath.Join(dir, base+"."+runID)
 	if !stamp.IsZero() {
-		stem += ".reconciled-" + stamp.UTC().Format("20060102T150405Z")
+		stem += ".reconciled-" + runid.Stamp(stamp)
 	}
 	table := retryTableOf(columns, rows)
 	f := File{CSV: stem + ".retry.csv", Rows: len(rows)}
@@ -235,18 +236,18 @@ func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 		}
 		p = next
 	}
-	switch p.State {
-	case ledger.Succeeded, ledger.Submitted:
+	switch {
+	case p.State.Accepted():
 		return retryRow{}, false, nil
-	case ledger.Failed:
+	case p.State == ledger.Failed:
 		return retryRow{}, false, fmt.Errorf("payout %s: more than %d retries", p.Ref, maxRetries)
-	case ledger.Unknown, ledger.Submitting:
+	case p.State.OutcomeUnknown():
 		why := WhyUnknown + " (it keeps its reference: a run looks it up by that reference before sending anything)"
 		if outcome.Stuck(p) {
 			why += "; " + outcome.StuckMessage(p.Ref, p.Attempts)
 		}
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
-	case ledger.Ready:
+	case p.State == ledger.Ready:
 		return retryRow{values: payoutValues(p, p.Ref), why: "not sent: nothing was created at the service for it"}, true, nil
 	}
 	// Any other state (REJECTED) is said with its last error.

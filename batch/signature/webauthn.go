@@ -48,7 +48,8 @@ func PasskeyKey(pub *ecdsa.PublicKey, rpID string) (ssh.PublicKey, error) {
 	if rpID == "" {
 		return nil, errors.New("passkey key: the relying-party id is empty: give the console's --rp-id")
 	}
-	point := elliptic.Marshal(pub.Curve, pub.X, pub.Y) //nolint:staticcheck // the SSH wire form is the uncompressed point
+	//lint:ignore SA1019 the SSH wire form is the uncompressed point, which these write as it is
+	point := elliptic.Marshal(pub.Curve, pub.X, pub.Y)
 	wire := ssh.Marshal(struct {
 		Type, Curve string
 		Point       []byte
@@ -183,9 +184,11 @@ func ParsePasskeyKey(key ssh.PublicKey) (*ecdsa.PublicKey, string, error) {
 	if err := ssh.Unmarshal(key.Marshal(), &w); err != nil || w.Type != KeyAlgoPasskey || w.Curve != "nistp256" {
 		return nil, "", fmt.Errorf("webauthn signature by a %s key: %w", key.Type(), ErrNotPasskey)
 	}
-	x, y := elliptic.Unmarshal(elliptic.P256(), w.Point) //nolint:staticcheck // the SSH wire form is the uncompressed point
+	//lint:ignore SA1019 the SSH wire form is the uncompressed point, which these read as it is
+	x, y := elliptic.Unmarshal(elliptic.P256(), w.Point)
 	if x == nil {
 		return nil, "", fmt.Errorf("webauthn signature: %w: its point is not on P-256", ErrNotPasskey)
 	}
+	//lint:ignore SA1019 the key is made from the point just read and checked on the curve
 	return &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, w.Application, nil
 }

@@ -61,12 +61,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 		}
 		b.WriteString("\nRows that need attention:\n")
 		for _, row := range rows {
-			switch ledger.State(row.State) {
-			case ledger.Succeeded, ledger.Submitted:
-				if batch.PaidElsewhere(row) {
-					listed = append(listed, row)
-				}
-			default:
+			if !ledger.State(row.State).Accepted() || batch.PaidElsewhere(row) {
 				listed = append(listed, row)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
@@ -37,7 +38,7 @@ func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
 		rows := batchtest.Payroll(2, "OLD")
 		// The ledger holds OLD-00002 FAILED by a refusal that nothing confirmed: the payout may exist.
 		ctx := context.Background()
-		runID := batch.NewRunID(time.Now())
+		runID := runid.New(time.Now())
 		if err := h.DB.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: "old.csv", StartedAt: time.Now(), Status: "finished"}); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runid"
 )
 
 // RefusedSuffix ends the report of a file refused as a whole (exit 3 before any row was
@@ -29,7 +30,7 @@ func (w *Watcher) writeRefusedReport(out *FileOutcome, note string) (string, err
 	base := strings.TrimSuffix(batch.Unstamped(out.Name), filepath.Ext(out.Name))
 	id := res.RunID
 	if id == "" {
-		id = w.cfg.Now().UTC().Format("20060102T150405Z")
+		id = runid.Stamp(w.cfg.Now())
 	}
 	path := filepath.Join(w.cfg.ReportDir, base+"."+id+RefusedSuffix)
 	zone := w.runner.Config().Zone

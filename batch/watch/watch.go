@@ -15,6 +15,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/pool"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -348,7 +349,7 @@ func (w *Watcher) freeName(name string, subs ...string) string {
 		return name
 	}
 	ext := filepath.Ext(name)
-	stem := strings.TrimSuffix(name, ext) + "." + w.cfg.Now().UTC().Format("20060102T150405Z")
+	stem := strings.TrimSuffix(name, ext) + "." + runid.Stamp(w.cfg.Now())
 	candidate := stem + ext
 	for i := 2; taken(candidate); i++ {
 		candidate = fmt.Sprintf("%s-%d%s", stem, i, ext)

@@ -62,7 +62,8 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	pack := fs.String("pack", "", "check this evidence pack instead of the ledger (no ledger needed)")
 	headFile := fs.String("head", "", "also check a run's signed chain head (the .chain-head file beside its reports, and its .sig) against the ledger")
 	signedBy := fs.String("signed-by", "", "with --pack or --head: require a signature by this `PRINCIPAL` of the allowed signers (the service account); unsigned or signed by another is exit 4")
-	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerFlag := new(string)
+	addLedgerFlag(fs, ledgerFlag)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -261,7 +262,8 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "", "the pack to write (a zip file, readable by you only)")
 	withInput := fs.Bool("with-input", false, "include the input file; refused unless its SHA-256 is still the run's")
 	input := fs.String("input", "", "where the input file is now (default: the name the run was given); implies --with-input")
-	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerFlag := new(string)
+	addLedgerFlag(fs, ledgerFlag)
 	var tz zoneOption
 	tz.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -334,7 +336,8 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "purge", "purge --before YYYY-MM-DD [--wal-wait DURATION] [--ledger FILE]")
 	beforeFlag := fs.String("before", "", "mask final payouts last changed before this day (00:00 UTC), at the latest today")
 	walWait := fs.Duration("wal-wait", defaultWALWait, "how long to wait for other processes to stop reading the ledger's -wal, which must be emptied")
-	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerFlag := new(string)
+	addLedgerFlag(fs, ledgerFlag)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
 
@@ -143,7 +143,7 @@ func generateLedger(tb testing.TB, path string, payouts int) {
 	providers := sandbox.DefaultProviders()
 	for start, file := 0, 1; start < payouts; start, file = start+perRun, file+1 {
 		n := min(perRun, payouts-start)
-		runID := batch.NewRunID(clock)
+		runID := runid.New(clock)
 		name := fmt.Sprintf("payroll-%05d.csv", file)
 		sum := sha256.Sum256([]byte(name))
 		if err := db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: name, FileSHA256: hex.EncodeToString(sum[:]),
@@ -207,7 +207,7 @@ func sendChanges(runID string, fresh []ledger.Payout) []ledger.Change {
 
 // reconcileGenerated records a reconcile run that finds every payout of fresh SUCCEEDED.
 func reconcileGenerated(ctx context.Context, db *ledger.DB, clock time.Time, fresh []ledger.Payout) error {
-	runID := batch.NewRunID(clock)
+	runID := runid.New(clock)
 	if err := db.AddRun(ctx, ledger.Run{ID: runID, Kind: "reconcile", StartedAt: clock, Status: "running"}); err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ import (
 func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "callbacks", "callbacks --listen ADDR [--ledger FILE] [--max-body BYTES] [-v] [--log-format text|json]")
 	listen := fs.String("listen", "", "address to listen on, e.g. 127.0.0.1:8081 (required)")
-	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerPath := new(string)
+	addLedgerFlag(fs, ledgerPath)
 	maxBody := fs.Int64("max-body", callbacks.DefaultMaxBody, "largest callback body in bytes; larger ones are answered 413")
 	var lo logOptions
 	lo.register(fs)

@@ -142,7 +142,7 @@ func crashCampaign(t *testing.T, bin string, seed uint64, set crashSetting, rows
 		t.Errorf("ledger holds %d payouts, want %d", len(list), rows)
 	}
 	for _, p := range list {
-		if p.State != ledger.Submitted && p.State != ledger.Succeeded {
+		if !p.State.Accepted() {
 			t.Errorf("%s: state %s after a clean finish", p.Ref, p.State)
 		}
 	}

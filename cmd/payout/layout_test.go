@@ -11,8 +11,8 @@ const module = "github.com/payout/payout"
 // mayImport says which of the module's packages each package may import. The direction is
 // cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
 // other or anything of batch, so each can be read, tested and replaced on its own.
-// batch/atomicfile and batch/untrusted, which import nothing of the module, serve cmd and every
-// package of batch.
+// batch/atomicfile, batch/untrusted and batch/runid, which import nothing of the module, serve cmd
+// and every package of batch.
 // ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
 // batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
@@ -27,9 +27,9 @@ func mayImport(from, to string) bool {
 		// The tests' fake clock: any package's tests may use it (test imports are not held
 		// here); of the module's code only the batch tests' harness imports it.
 		return from == "batch/internal/batchtest"
-	case to == "batch/atomicfile", to == "batch/untrusted":
+	case to == "batch/atomicfile", to == "batch/untrusted", to == "batch/runid":
 		return within(from, "batch") && from != to
-	case from == "batch/untrusted":
+	case from == "batch/untrusted", from == "batch/runid":
 		return false
 	case from == "batch/report":
 		return to == "templates"
@@ -103,6 +103,8 @@ func TestMayImport(t *testing.T) {
 		{"batch/report", "ledger", false},
 		{"batch/report", "batch/atomicfile", true},
 		{"batch/atomicfile", "batch", false},
+		{"batch/report", "batch/runid", true},
+		{"batch/runid", "batch", false},
 		{"ledger", "batch/atomicfile", false},
 		{"ledger", "api", false},
 		{"api", "ledger", false},

@@ -47,8 +47,8 @@ func exportPack(t *testing.T, u *user, runID, name string) (string, map[string][
 	t.Helper()
 	pack := filepath.Join(u.dir, name)
 	before := time.Now()
-	if out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack, "--with-input"); code != 0 {
-		if out, errOut, code = u.run("audit", "export", "--run", runID, "--out", pack); code != 0 {
+	if _, _, code := u.run("audit", "export", "--run", runID, "--out", pack, "--with-input"); code != 0 {
+		if out, errOut, code := u.run("audit", "export", "--run", runID, "--out", pack); code != 0 {
 			t.Fatalf("export of %s: exit %d: %s %s", runID, code, out, errOut)
 		}
 	}

@@ -494,7 +494,7 @@ func (f *fleet) ledgerStates(want int) {
 		f.t.Errorf("the ledger holds %d payouts, want %d", len(list), want)
 	}
 	for _, p := range list {
-		if p.State != ledger.Submitted && p.State != ledger.Succeeded {
+		if !p.State.Accepted() {
 			f.t.Errorf("%s: state %s after a clean finish", p.Ref, p.State)
 		}
 	}

@@ -49,7 +49,8 @@ func (l *sigList) Set(v string) error { *l = append(*l, v); return nil }
 // asks, given with --sig. Every change is an event of the chain.
 func policyCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "policy", "policy [--approvals N [--statement | --sig FILE...]] [--ledger FILE]")
-	ledgerFlag := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerFlag := new(string)
+	addLedgerFlag(fs, ledgerFlag)
 	var tz zoneOption
 	tz.register(fs)
 	approvals := fs.Int("approvals", -1, "set the number of distinct signers each file's plan needs")

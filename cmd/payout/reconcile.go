@@ -32,7 +32,7 @@ func reconcileCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.since, "since", "", "reconcile the files run and payouts recorded since DATE (YYYY-MM-DD, midnight in the zone of --tz, or RFC 3339), final ones included")
 	fs.IntVar(&o.failedWithin, "failed-within", 7, "also look up the payouts whose create the service refused in the last N days (FAILED without an invoice number): a refused payout the service holds becomes its found state; 0: none")
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reconciliation report")
-	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	addLedgerFlag(fs, &o.ledger)
 	o.registerLimits(fs)
 	o.registerLedgerWait(fs)
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON on stdout")

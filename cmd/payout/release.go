@@ -21,7 +21,7 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "release", "release REF --reason TEXT [--ledger FILE]")
 	o.logOptions.register(fs)
 	fs.StringVar(&reason, "reason", "", "why the payout may be sent again: what the service said when you checked (required)")
-	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	addLedgerFlag(fs, &o.ledger)
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of the lookup")
 	o.registerLimits(fs)
 	if err := parseFlags(fs, args); err != nil {

@@ -15,7 +15,8 @@ import (
 func reportCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "report", "report [--report-dir DIR] [--ledger FILE] [--tz NAME] RUN")
 	reportDir := fs.String("report-dir", defaultReportDir, "folder for the reports")
-	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerPath := new(string)
+	addLedgerFlag(fs, ledgerPath)
 	var tz zoneOption
 	tz.register(fs)
 	if err := parseFlags(fs, args); err != nil {

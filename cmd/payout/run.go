@@ -62,7 +62,7 @@ func (o *runOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.allowPartial, "allow-partial", false, "pay the valid rows of a file that has rejected rows (default: all or nothing)")
 	fs.BoolVar(&o.allowPaidElse, "allow-paid-elsewhere", false, "rows that a run of another file already paid are expected: report them, but exit 0 for them (default: exit 4)")
 	fs.StringVar(&o.reportDir, "report-dir", defaultReportDir, "folder for the reports")
-	fs.StringVar(&o.ledger, "ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	addLedgerFlag(fs, &o.ledger)
 	o.registerLimits(fs)
 	o.registerLedgerWait(fs)
 	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet to read, hidden or not (default: the active sheet, the one shown when the workbook was saved)")

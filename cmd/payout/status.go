@@ -16,7 +16,8 @@ import (
 
 func statusCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "status", "status [--ledger FILE] [--tz NAME] [REF]")
-	ledgerPath := fs.String("ledger", "", "ledger file (default $"+envLedger+" or "+defaultLedger+")")
+	ledgerPath := new(string)
+	addLedgerFlag(fs, ledgerPath)
 	var tz zoneOption
 	tz.register(fs)
 	if err := parseFlags(fs, args); err != nil {

@@ -242,7 +242,7 @@ func (h *Harness) AssertExactlyOnce(rows []PayrollRow, res batch.Result) {
 			h.TB.Errorf("ledger lost %s: %v", r.Ref, err)
 			continue
 		}
-		if p.State != ledger.Submitted && p.State != ledger.Succeeded {
+		if !p.State.Accepted() {
 			h.TB.Errorf("%s: ledger state %s, want SUBMITTED or SUCCEEDED (last error %q)", r.Ref, p.State, p.LastError)
 		}
 		rec := records[r.Ref]
