@@ -11,7 +11,7 @@ build:
 
 # The README's test command, as CI runs it.
 test:
-	$(GO) vet ./... && $(GO) test -race -p 4 -timeout 15m ./...
+	$(GO) vet ./... && $(GO) test -race -p 4 -parallel 4 -timeout 15m ./...
 
 demo:
 	$(GO) run ./cmd/payout demo

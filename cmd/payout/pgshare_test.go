@@ -33,6 +33,7 @@ func arrivalPeak(rate, burst int) int { return rate + burst + 1 }
 // together kept the rate (checkRate). PAYOUT_PG_ROWS and PAYOUT_PG_RATE set the size (`make
 // crashtest-postgres` runs 3,000 rows at 50 a second).
 func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
+	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	rows, rate := envInt("PAYOUT_PG_ROWS", 600), envInt("PAYOUT_PG_RATE", 100)
 	began := time.Now()
 	f := newFleet(t, 7, fleetFaults)
@@ -99,6 +100,7 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 // 30), as a slow or stuck writer would: every worker waits in its intent's commit, and none may
 // have taken a turn to spend all at once when the lock is released.
 func TestThreeFilesAtOnceShareTheRateOnPostgres(t *testing.T) {
+	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	rows, rate, burst := envInt("PAYOUT_PG_SHARE_ROWS", 100), 30, 2
 	stall := time.Duration(envInt("PAYOUT_PG_STALL_SECONDS", 3)) * time.Second
 	began := time.Now()
