@@ -37,7 +37,7 @@ func connectAdvice(cfg *pgx.ConnConfig, err error) string {
 	}
 	var ne net.Error
 	switch {
-	case strings.Contains(err.Error(), "no password"), strings.Contains(err.Error(), "password"):
+	case strings.Contains(err.Error(), "password"): // "no password supplied", a SASL exchange cut short
 		return "the server asks a password of user " + user + ": put it in ~/.pgpass (mode 0600), or in the file $PGPASSFILE names; never in the URL"
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
 		return "the server did not answer in time: check the host and port, and any firewall between this host and the server"
@@ -45,15 +45,16 @@ func connectAdvice(cfg *pgx.ConnConfig, err error) string {
 	return "is the server running, and the URL's host, port and database right?"
 }
 
-// closedConnection reports whether err says only that a connection was closed already: what a
-// command meets as it closes the ledger after the database went away, which it has said already.
-func closedConnection(err error) bool {
+// ClosedConnection reports whether an error of closing the ledger says only that its
+// connections were closed already: what a command meets as it closes the ledger after the
+// database went away, which it has said already.
+func ClosedConnection(err error) bool {
 	if err == nil {
 		return false
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
-			if e != nil && !closedConnection(e) {
+			if e != nil && !ClosedConnection(e) {
 				return false
 			}
 		}
@@ -62,10 +63,6 @@ func closedConnection(err error) bool {
 	return errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "conn closed" || err.Error() == "unexpected EOF"
 }
-
-// ClosedConnection reports whether an error of closing the ledger says only that its
-// connections were closed already (the database went away): nothing to tell anyone again.
-func ClosedConnection(err error) bool { return closedConnection(err) }
 
 // refusedAccess reports whether err is the server refusing the user, the password or the
 // database: settings to correct, which trying again does not cure.

@@ -114,7 +114,8 @@ func (ix *providerIndex) suggest(key string) string {
 	limit := max(1, utf8.RuneCountInString(key)/3)
 	best := make(map[int]int)
 	for j, k := range ix.keys {
-		d := min(editDistance(key, k), infixDistance(key, k))
+		// Never more than the edits that make key the whole name: the whole name is one of its runs.
+		d := infixDistance(key, k)
 		if cur, ok := best[ix.owners[j]]; d <= limit && (!ok || d < cur) {
 			best[ix.owners[j]] = d
 		}
@@ -161,25 +162,4 @@ func infixDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return slices.Min(prev)
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
