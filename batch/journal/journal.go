@@ -43,12 +43,6 @@ type Entry struct {
 	LedgerInvoiceNo string `json:"ledger_invoice_no,omitempty"`
 }
 
-// Twice reports whether the entry shows the service holding the reference under two invoice
-// numbers: the late create's and the one the ledger recorded.
-func (e Entry) Twice() bool {
-	return e.InvoiceNo != "" && e.LedgerInvoiceNo != "" && e.InvoiceNo != e.LedgerInvoiceNo
-}
-
 // Path is the journal's file: $PAYOUT_JOURNAL, or the default under the user's state folder.
 func Path(getenv func(string) string) (string, error) {
 	if p := getenv(EnvPath); p != "" {

@@ -141,7 +141,6 @@ func TestThreeFilesAtOnceShareTheRateOnPostgres(t *testing.T) {
 // one statement of the test's own session: every writer of every process waits for it.
 func (f *fleet) holdChain(d time.Duration) {
 	f.t.Helper()
-	const chainLockKey = 0x7061796f7574 // ledger's chainLockKey
 	tx, err := f.db.Begin()
 	if err != nil {
 		f.t.Fatal(err)

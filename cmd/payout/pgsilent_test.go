@@ -12,8 +12,11 @@ import (
 	"github.com/payout/payout/api/sandbox"
 )
 
+// chainLockKey is the ledger's advisory lock of the chain, which every write transaction takes.
+const chainLockKey = 0x7061796f7574
+
 // chainLockStatement is how a ledger writer takes the chain's lock, as it goes over the wire.
-var chainLockStatement = fmt.Sprintf("pg_advisory_xact_lock(%d)", 0x7061796f7574)
+var chainLockStatement = fmt.Sprintf("pg_advisory_xact_lock(%d)", chainLockKey)
 
 // TestSilentHostDoesNotStallTheOthersOnPostgres: a host's connections go silent in the middle of
 // a write transaction (the network stops forwarding, and closes nothing), so that the server
