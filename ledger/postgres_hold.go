@@ -152,13 +152,11 @@ func (h *PgHold) beat() {
 		err := h.conn.Ping(ctx)
 		cancel()
 		h.mu.Unlock()
-		if err == nil {
-			h.renewed(sent)
-		}
 		if err != nil {
 			h.markLost()
 			return
 		}
+		h.renewed(sent)
 	}
 }
 
