@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
@@ -182,8 +183,8 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 func (r *Runner) awaiting(ctx context.Context, res *Result, plan Plan, why string) (bool, error) {
 	if r.cfg.DryRun {
 		res.AwaitingApproval = why
-		if res.ExitCode == ExitOK {
-			res.ExitCode = ExitAwaitingApproval
+		if res.ExitCode == exitcode.OK {
+			res.ExitCode = exitcode.AwaitingApproval
 		}
 		return false, nil
 	}
@@ -216,11 +217,11 @@ func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *
 func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, why string) error {
 	now := r.cfg.Now()
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: plan.FileSHA256, StartedAt: res.StartedAt,
-		EndedAt: now, Status: ledger.RunAwaitingApproval, ExitCode: ExitAwaitingApproval}
+		EndedAt: now, Status: ledger.RunAwaitingApproval, ExitCode: exitcode.AwaitingApproval}
 	if err := r.cfg.Ledger.AddRun(ctx, run); err != nil {
 		return err
 	}
-	res.ExitCode, res.AwaitingApproval, res.EndedAt = ExitAwaitingApproval, why, now
+	res.ExitCode, res.AwaitingApproval, res.EndedAt = exitcode.AwaitingApproval, why, now
 	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.fileTotal
 	r.cfg.Logger.Warn("nothing was paid: the file's plan lacks signatures", "run", res.RunID, "file", res.File,
 		"why", why, "approve_with", ApproveCommand(res.File))

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
@@ -33,7 +33,7 @@ func BenchmarkPoolSizing(b *testing.B) {
 				h := batchtest.BuildHarness(b, opts, rate.NewLimiter(limit, 1), workers)
 				file := batchtest.WritePayroll(b, h.Dir, "sizing.csv", batchtest.Payroll(rows, fmt.Sprintf("SIZE%d", i)))
 				res := h.Pay(context.Background(), file, h.Cfg)
-				if res.ExitCode != batch.ExitOK || res.Submitted != rows {
+				if res.ExitCode != exitcode.OK || res.Submitted != rows {
 					b.Fatalf("run %+v", res)
 				}
 				b.ReportMetric(createRate(h.Sandbox), "payouts/s")

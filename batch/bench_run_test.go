@@ -14,7 +14,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkRunThroughput(b *testing.B) {
 		start := time.Now()
 		res := h.Pay(context.Background(), file, h.Cfg)
 		runTime := time.Since(start)
-		if res.ExitCode != batch.ExitOK || res.Submitted != rows {
+		if res.ExitCode != exitcode.OK || res.Submitted != rows {
 			b.Fatalf("run %+v", res)
 		}
 		b.ReportMetric(float64(rows)/bareTime.Seconds(), "bare-creates/s")
@@ -73,7 +73,7 @@ func rate50(b *testing.B, latency time.Duration, wire func(*testing.B, *batchtes
 		start := time.Now()
 		res := h.Pay(context.Background(), file, h.Cfg)
 		runTime := time.Since(start)
-		if res.ExitCode != batch.ExitOK || res.Submitted != rows {
+		if res.ExitCode != exitcode.OK || res.Submitted != rows {
 			b.Fatalf("run %+v", res)
 		}
 		b.ReportMetric(createRate(h.Sandbox), "creates/s")

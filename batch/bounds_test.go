@@ -9,6 +9,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
@@ -46,7 +47,7 @@ func TestRunBoundsPerRow(t *testing.T) {
 		}
 		res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "limited.csv", batchtest.Payroll(2, "LIMITED")),
 			func(c *batch.Config) { c.Service = svc })
-		if res.ExitCode != batch.ExitAttention || res.NotSent != 2 {
+		if res.ExitCode != exitcode.Attention || res.NotSent != 2 {
 			t.Fatalf("result %+v, want exit 4 with both rows not sent", res)
 		}
 		if n := creates.Load(); n != 60 {
@@ -74,12 +75,12 @@ func TestRunBoundsPerRow(t *testing.T) {
 			},
 		}
 		withFake := func(c *batch.Config) { c.Service = svc; c.BreakerThreshold = 1000 }
-		if res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "known.csv", []batchtest.PayrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
+		if res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "known.csv", []batchtest.PayrollRow{known}), withFake); res.ExitCode != exitcode.OK {
 			t.Fatalf("setup %+v", res)
 		}
 		rows := batchtest.Payroll(1, "LOST")
 		res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "lost.csv", rows), withFake)
-		if res.ExitCode != batch.ExitAttention || res.Unknown != 1 {
+		if res.ExitCode != exitcode.Attention || res.Unknown != 1 {
 			t.Fatalf("result %+v, want the row kept UNKNOWN", res)
 		}
 		if n := creates.Load(); n != 5 {
@@ -100,7 +101,7 @@ func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
 	}
 	h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "next.csv", batchtest.Payroll(1, "NEXT")), nil)
 	run, err := h.DB.GetRun(ctx, "killed")
-	if err != nil || run.Status != "interrupted" || run.ExitCode != batch.ExitAborted {
+	if err != nil || run.Status != "interrupted" || run.ExitCode != exitcode.Aborted {
 		t.Errorf("the killed run reads %+v, %v; want interrupted", run, err)
 	}
 }
@@ -119,7 +120,7 @@ func TestRunRefusesToPayWithoutALedger(t *testing.T) {
 	// A dry run needs none: it checks the file alone.
 	c := h.Cfg
 	c.Ledger, c.DryRun = (*ledger.DB)(nil), true
-	if res, err := batch.NewRunner(c).Run(context.Background(), path); err != nil || res.ExitCode != batch.ExitOK {
+	if res, err := batch.NewRunner(c).Run(context.Background(), path); err != nil || res.ExitCode != exitcode.OK {
 		t.Errorf("a dry run with a ledger never opened: exit %d, err %v", res.ExitCode, err)
 	}
 }

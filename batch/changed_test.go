@@ -13,6 +13,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
@@ -55,7 +56,7 @@ func TestFileChangedBetweenPassesStopsBeforeTheChangedChunk(t *testing.T) {
 			})
 		}
 	})
-	if res.ExitCode != batch.ExitAborted || !bytes.Contains([]byte(res.Aborted), []byte(batch.ErrFileChanged.Error())) {
+	if res.ExitCode != exitcode.Aborted || !bytes.Contains([]byte(res.Aborted), []byte(batch.ErrFileChanged.Error())) {
 		t.Fatalf("result %+v, want the run aborted because the file changed", res)
 	}
 	if n := h.Sandbox.CreateCounts()[last.Ref]; n != 0 {

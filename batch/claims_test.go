@@ -8,6 +8,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
@@ -51,8 +52,8 @@ func TestARunLeavesTheClaimsOfALiveProcessAlone(t *testing.T) {
 		c.Liveness = liveSet{"process-this": true, "process-live": true}
 	})
 	// Not settled as this run sees it: reported, with the exit code that asks for attention.
-	if res.ExitCode != batch.ExitAttention || res.Unknown != 1 {
-		t.Errorf("result %+v: want exit %d, one payout not settled", res, batch.ExitAttention)
+	if res.ExitCode != exitcode.Attention || res.Unknown != 1 {
+		t.Errorf("result %+v: want exit %d, one payout not settled", res, exitcode.Attention)
 	}
 	counts := h.Sandbox.CreateCounts()
 	if counts[live] != 0 || counts[gone] != 1 || counts[rows[2].Ref] != 1 {
@@ -110,7 +111,7 @@ func TestARunRecoversWhatAnEarlierRunOfItsProcessLeft(t *testing.T) {
 	res := h.Run(ctx, path, func(c *batch.Config) {
 		c.Process, c.Liveness = "process-this", liveSet{"process-this": true}
 	})
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Errorf("result %+v", res)
 	}
 	h.AssertExactlyOnce(rows, res)

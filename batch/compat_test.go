@@ -16,6 +16,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
@@ -286,8 +287,8 @@ func runAgainst(t *testing.T, f *compatService) {
 			t.Errorf("%s: the service holds it, ledger state %s: %q", r.Ref, p.State, p.LastError)
 		}
 	}
-	if res.ExitCode != batch.ExitAttention {
-		t.Errorf("exit code %d, want %d (one row refused): %+v", res.ExitCode, batch.ExitAttention, res)
+	if res.ExitCode != exitcode.Attention {
+		t.Errorf("exit code %d, want %d (one row refused): %+v", res.ExitCode, exitcode.Attention, res)
 	}
 }
 
@@ -349,8 +350,8 @@ func TestRunTokenRefusedMidRunSaysToCorrectIt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if res.ExitCode != batch.ExitAborted || !strings.Contains(res.ResumeAdvice, "correct the token") {
-		t.Fatalf("exit %d, advice %q: want %d and to correct the token", res.ExitCode, res.ResumeAdvice, batch.ExitAborted)
+	if res.ExitCode != exitcode.Aborted || !strings.Contains(res.ResumeAdvice, "correct the token") {
+		t.Fatalf("exit %d, advice %q: want %d and to correct the token", res.ExitCode, res.ResumeAdvice, exitcode.Aborted)
 	}
 	pages := 0
 	for _, p := range res.Reports {

@@ -13,7 +13,7 @@
 //
 //  1. Validate the whole file first, streaming and holding no rows: a first pass checks every
 //     row, and checks them against the ledger a chunk at a time (the next chunk is read while the
-//     last is checked). One bad or held row and nothing is sent (ExitRejected) unless partial
+//     last is checked). One bad or held row and nothing is sent (exitcode.Rejected) unless partial
 //     payment is allowed. A reference the ledger already holds with another amount, account or
 //     bank is rejected, never overwritten; a reference twice in a file rejects both rows.
 //  2. Record, in a second pass, a chunk at a time: each chunk's new payouts (READY) in one
@@ -40,7 +40,7 @@
 //     `payout status REF` say to check with the service and then `payout release REF --reason`,
 //     which refuses while the service finds the payout and records who decided.
 //  8. Stop safely: 10 service failures in a row or SIGINT/SIGTERM stop dispatching; requests in
-//     flight are recorded; the run exits ExitAborted and a rerun resumes. Then every input line is
+//     flight are recorded; the run exits exitcode.Aborted and a rerun resumes. Then every input line is
 //     reported.
 //
 // The client never sends an Idempotency-Key and never follows redirects. The tests run against a

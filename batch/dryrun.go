@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/payout/payout/batch/exitcode"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
 )
@@ -47,7 +49,7 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 				return errDuplicatesFound
 			}
 			if len(sc.found.File) > 0 {
-				return &FileError{Path: res.File, Errs: sc.found.File}
+				return &read.FileError{Path: res.File, Errs: sc.found.File}
 			}
 			return nil
 		})
@@ -77,16 +79,16 @@ func (r *Runner) dryRun(ctx context.Context, log *slog.Logger, res Result, scan 
 }
 
 // dryRunExit is the exit code of a dry run: the code the run would end with if every row it
-// would send were accepted. A rejected or held row rejects the file (ExitRejected), unless
+// would send were accepted. A rejected or held row rejects the file (exitcode.Rejected), unless
 // --allow-partial pays the rest: then the run would finish with rows needing attention.
 func dryRunExit(rejected int, allowPartial bool) int {
 	switch {
 	case rejected == 0:
-		return ExitOK
+		return exitcode.OK
 	case allowPartial:
-		return ExitAttention
+		return exitcode.Attention
 	}
-	return ExitRejected
+	return exitcode.Rejected
 }
 
 // dryRunRow is a row as a dry run reports it: valid rows READY, the rest REJECTED.

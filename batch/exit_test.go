@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
@@ -23,16 +24,16 @@ func TestErrorExit(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"file refused", &batch.FileError{Path: "a.csv", Errs: []*read.RowError{{Err: errors.New("no rows")}}}, batch.ExitRejected},
-		{"row unreadable", fmt.Errorf("read: %w", &read.RowError{Line: 3, Column: "amount", Err: errors.New("bad")}), batch.ExitRejected},
-		{"file unreadable", fmt.Errorf("open: %w", &read.InputError{Path: "a.xlsx", Err: errors.New("not a workbook")}), batch.ExitRejected},
-		{"ledger", fmt.Errorf("record: %w", ledger.ErrLocked), batch.ExitAborted},
-		{"signal", context.Canceled, batch.ExitAborted},
-		{"aborted", pool.ErrAborted, batch.ExitAborted},
+		{"file refused", &read.FileError{Path: "a.csv", Errs: []*read.RowError{{Err: errors.New("no rows")}}}, exitcode.Rejected},
+		{"row unreadable", fmt.Errorf("read: %w", &read.RowError{Line: 3, Column: "amount", Err: errors.New("bad")}), exitcode.Rejected},
+		{"file unreadable", fmt.Errorf("open: %w", &read.InputError{Path: "a.xlsx", Err: errors.New("not a workbook")}), exitcode.Rejected},
+		{"ledger", fmt.Errorf("record: %w", ledger.ErrLocked), exitcode.Aborted},
+		{"signal", context.Canceled, exitcode.Aborted},
+		{"aborted", pool.ErrAborted, exitcode.Aborted},
 	}
 	for _, tt := range tests {
-		if got := batch.ErrorExit(tt.err); got != tt.want {
-			t.Errorf("%s: ErrorExit(%v) = %d, want %d", tt.name, tt.err, got, tt.want)
+		if got := exitcode.OfError(tt.err); got != tt.want {
+			t.Errorf("%s: exitcode.OfError(%v) = %d, want %d", tt.name, tt.err, got, tt.want)
 		}
 	}
 }
@@ -46,15 +47,15 @@ func TestErrorExitOfRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := batch.NewRunner(h.Cfg).Run(context.Background(), noAmount)
-	if err == nil || batch.ErrorExit(err) != batch.ExitRejected {
-		t.Errorf("file without an amount column: err %v, exit %d; want exit 3", err, batch.ErrorExit(err))
+	if err == nil || exitcode.OfError(err) != exitcode.Rejected {
+		t.Errorf("file without an amount column: err %v, exit %d; want exit 3", err, exitcode.OfError(err))
 	}
 
 	good := batchtest.WritePayroll(t, h.Dir, "good.csv", batchtest.Payroll(2, "EXIT"))
 	h.DB.Close()
 	_, err = batch.NewRunner(h.Cfg).Run(context.Background(), good)
-	if err == nil || batch.ErrorExit(err) != batch.ExitAborted {
-		t.Errorf("closed ledger: err %v, exit %d; want exit 1", err, batch.ErrorExit(err))
+	if err == nil || exitcode.OfError(err) != exitcode.Aborted {
+		t.Errorf("closed ledger: err %v, exit %d; want exit 1", err, exitcode.OfError(err))
 	}
 }
 
@@ -63,17 +64,17 @@ func TestWorseExit(t *testing.T) {
 		name       string
 		a, b, want int
 	}{
-		{"ok and ok", batch.ExitOK, batch.ExitOK, batch.ExitOK},
-		{"attention beats ok", batch.ExitOK, batch.ExitAttention, batch.ExitAttention},
-		{"rejected beats attention", batch.ExitAttention, batch.ExitRejected, batch.ExitRejected},
-		{"usage beats rejected", batch.ExitRejected, batch.ExitUsage, batch.ExitUsage},
-		{"aborted beats everything", batch.ExitAborted, batch.ExitUsage, batch.ExitAborted},
-		{"order does not matter", batch.ExitRejected, batch.ExitOK, batch.ExitRejected},
+		{"ok and ok", exitcode.OK, exitcode.OK, exitcode.OK},
+		{"attention beats ok", exitcode.OK, exitcode.Attention, exitcode.Attention},
+		{"rejected beats attention", exitcode.Attention, exitcode.Rejected, exitcode.Rejected},
+		{"usage beats rejected", exitcode.Rejected, exitcode.Usage, exitcode.Usage},
+		{"aborted beats everything", exitcode.Aborted, exitcode.Usage, exitcode.Aborted},
+		{"order does not matter", exitcode.Rejected, exitcode.OK, exitcode.Rejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := batch.WorseExit(tt.a, tt.b); got != tt.want {
-				t.Errorf("WorseExit(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+			if got := exitcode.Worse(tt.a, tt.b); got != tt.want {
+				t.Errorf("exitcode.Worse(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
@@ -22,9 +23,9 @@ func TestDryRunReportGolden(t *testing.T) {
 		name, input string
 		exit        int
 	}{
-		{"sample", "../testdata/sample-payroll.csv", batch.ExitOK},
-		{"sample-xlsx", "../testdata/sample-payroll.xlsx", batch.ExitOK},
-		{"mixed", "testdata/golden/mixed.csv", batch.ExitRejected},
+		{"sample", "../testdata/sample-payroll.csv", exitcode.OK},
+		{"sample-xlsx", "../testdata/sample-payroll.xlsx", exitcode.OK},
+		{"mixed", "testdata/golden/mixed.csv", exitcode.Rejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

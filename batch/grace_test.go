@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "known.csv", batchtest.Payroll(2, "KNOWN")), nil); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "known.csv", batchtest.Payroll(2, "KNOWN")), nil); res.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", res)
 	}
 	rows := batchtest.Payroll(5, "WAIT")
@@ -55,7 +56,7 @@ func TestRunSaysWhatItWaitsFor(t *testing.T) {
 	mu.Lock()
 	stop()
 	mu.Unlock()
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("rerun %+v, want exit 0", res)
 	}
 	h.AssertExactlyOnce(rows, res)

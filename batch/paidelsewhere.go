@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
 )
@@ -29,7 +30,7 @@ func sameInput(run ledger.Run, path, sum string) bool {
 // Completed reports whether run is a run of a file that finished with every row accepted (exit
 // 0): the one test, for the run and folder mode, of a file paid whole.
 func Completed(run ledger.Run) bool {
-	return run.Kind == ledger.KindRun && run.Status == ledger.RunFinished && run.ExitCode == ExitOK
+	return run.Kind == ledger.KindRun && run.Status == ledger.RunFinished && run.ExitCode == exitcode.OK
 }
 
 // stampPattern is the timestamp folder mode (package watch) puts before the extension of a name

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
@@ -21,7 +22,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	rows := batchtest.Payroll(4, "PAY")
 	november := batchtest.WritePayroll(t, h.Dir, "november.csv", rows)
 	first := h.Run(ctx, november, nil)
-	if first.ExitCode != batch.ExitOK {
+	if first.ExitCode != exitcode.OK {
 		t.Fatalf("first run %+v", first)
 	}
 	logged := func(edit func(*batch.Config)) (batch.Result, string) {
@@ -48,7 +49,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	res := h.Run(ctx, decPath, func(c *batch.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
-	if res.ExitCode != batch.ExitAttention || res.Skipped != len(rows) || res.SkippedOtherFile != len(rows) || res.Submitted != 0 {
+	if res.ExitCode != exitcode.Attention || res.Skipped != len(rows) || res.SkippedOtherFile != len(rows) || res.Submitted != 0 {
 		t.Fatalf("december %+v, want exit 4 with every row skipped as paid by another file", res)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "another file paid them") ||
@@ -62,19 +63,19 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 	}
 
 	allowed := h.Run(ctx, decPath, func(c *batch.Config) { c.AllowPaidElsewhere = true })
-	if allowed.ExitCode != batch.ExitOK || allowed.SkippedOtherFile != len(rows) {
+	if allowed.ExitCode != exitcode.OK || allowed.SkippedOtherFile != len(rows) {
 		t.Errorf("with AllowPaidElsewhere %+v, want exit 0, still counting the rows", allowed)
 	}
 
 	// The same file again: a rerun, quiet.
-	if again, out := logged(nil); again.ExitCode != batch.ExitOK || again.SkippedOtherFile != 0 || out != "" {
+	if again, out := logged(nil); again.ExitCode != exitcode.OK || again.SkippedOtherFile != 0 || out != "" {
 		t.Errorf("rerun %+v, logs %q: want exit 0 and nothing said", again, out)
 	}
 	// Other bytes under the name of a run that had paid everything: last period's name reused
 	// (cron's exports/payroll.csv), so its paid rows are said, and the new row is paid.
 	more := append(rows, batchtest.Payroll(5, "PAY")[4])
 	batchtest.WritePayroll(t, h.Dir, "november.csv", more)
-	if edited, out := logged(nil); edited.ExitCode != batch.ExitAttention || edited.SkippedOtherFile != len(rows) ||
+	if edited, out := logged(nil); edited.ExitCode != exitcode.Attention || edited.SkippedOtherFile != len(rows) ||
 		edited.Submitted != 1 || !strings.Contains(out, "another file paid them") {
 		t.Errorf("new bytes under a completed run's name %+v, logs %q: want the new row sent and the others said (exit 4)", edited, out)
 	}
@@ -93,7 +94,7 @@ func TestRunCorrectedFileIsARerun(t *testing.T) {
 	bad[3].Amount = "12.345"
 	path := batchtest.WritePayroll(t, h.Dir, "payroll.csv", bad)
 	partial := h.Run(ctx, path, func(c *batch.Config) { c.AllowPartial = true })
-	if partial.ExitCode != batch.ExitAttention || partial.Rejected != 1 || partial.Submitted != 3 {
+	if partial.ExitCode != exitcode.Attention || partial.Rejected != 1 || partial.Submitted != 3 {
 		t.Fatalf("partial run %+v, want 3 paid and 1 rejected", partial)
 	}
 	batchtest.WritePayroll(t, h.Dir, "payroll.csv", rows)
@@ -101,7 +102,7 @@ func TestRunCorrectedFileIsARerun(t *testing.T) {
 	fixed := h.Run(ctx, path, func(c *batch.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
-	if fixed.ExitCode != batch.ExitOK || fixed.SkippedOtherFile != 0 || fixed.Submitted != 1 || logs.String() != "" {
+	if fixed.ExitCode != exitcode.OK || fixed.SkippedOtherFile != 0 || fixed.Submitted != 1 || logs.String() != "" {
 		t.Errorf("corrected rerun %+v, logs %q: want the corrected row sent, exit 0 and nothing said", fixed, logs.String())
 	}
 	h.AssertExactlyOnce(rows, fixed)

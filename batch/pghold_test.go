@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/internal/pgtest"
@@ -63,23 +64,23 @@ func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
 	_, err = batch.NewRunner(cfg).Run(ctx, path)
 	want := fmt.Sprintf("pid=%d host=%s ", a.Self().PID, a.Self().Host)
 	var le *ledger.LockedError
-	if !errors.As(err, &le) || !strings.Contains(err.Error(), want) || batch.ErrorExit(err) != batch.ExitAborted {
-		t.Fatalf("b's run of a's file: %v; want a LockedError naming %q, exit %d", err, want, batch.ExitAborted)
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), want) || exitcode.OfError(err) != exitcode.Aborted {
+		t.Fatalf("b's run of a's file: %v; want a LockedError naming %q, exit %d", err, want, exitcode.Aborted)
 	}
 	if runs, err := h.DB.FindRuns(ctx, ledger.RunFilter{}); err != nil || len(runs) != 0 || h.Sandbox.Stats().Creates != 0 {
 		t.Errorf("b's refused run left runs %+v (%v) and %d creates; want nothing", runs, err, h.Sandbox.Stats().Creates)
 	}
 	other := batchtest.Payroll(2, "TWO")
 	otherPath := batchtest.WritePayroll(t, h.Dir, "two.csv", other)
-	if res := h.Run(ctx, otherPath, as(b)); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, otherPath, as(b)); res.ExitCode != exitcode.OK {
 		t.Errorf("b's run of another file: %+v", res)
 	}
 	// Its run ended, b keeps nobody off that file: a rerun by a resumes (nothing left to send).
-	if res := h.Run(ctx, otherPath, as(a)); res.ExitCode != batch.ExitOK || res.Skipped != len(other) {
+	if res := h.Run(ctx, otherPath, as(a)); res.ExitCode != exitcode.OK || res.Skipped != len(other) {
 		t.Errorf("a's rerun of b's file once b's run ended: %+v", res)
 	}
 	res := h.Run(ctx, path, as(a))
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Errorf("a's run: %+v", res)
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -172,13 +173,13 @@ func TestARunClosesOnlyTheRunsOfFilesNobodyPays(t *testing.T) {
 		return false
 	}
 	path := batchtest.WritePayroll(t, h.Dir, "b.csv", batchtest.Payroll(2, "RUNS"))
-	if res := h.Run(ctx, path, as(b)); res.ExitCode != batch.ExitOK || !running() {
+	if res := h.Run(ctx, path, as(b)); res.ExitCode != exitcode.OK || !running() {
 		t.Fatalf("b's run while a pays its file: %+v; a's run running: %v, want it left running", res, running())
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if res := h.Run(ctx, path, as(b)); res.ExitCode != batch.ExitOK || running() {
+	if res := h.Run(ctx, path, as(b)); res.ExitCode != exitcode.OK || running() {
 		t.Errorf("b's run once a is gone: %+v; a's run still running, want it closed as interrupted", res)
 	}
 }

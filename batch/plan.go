@@ -160,7 +160,7 @@ func (p Plan) WriteStatement(w io.Writer, day time.Time) error {
 
 // PlanOf reads and validates the file at path exactly as a run would (against the service's
 // provider list, one pass over the rows), records and sends nothing, and returns its plan. A
-// file-level problem is a *FileError.
+// file-level problem is a *read.FileError.
 func (r *Runner) PlanOf(ctx context.Context, path string) (Plan, error) {
 	sum, err := FileSHA256(path)
 	if err != nil {

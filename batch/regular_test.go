@@ -11,6 +11,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
 )
@@ -35,8 +36,8 @@ func TestRunRefusesWhatIsNotARegularFile(t *testing.T) {
 		}()
 		select {
 		case err := <-done:
-			if !errors.Is(err, read.ErrNotRegular) || batch.ErrorExit(err) != batch.ExitRejected {
-				t.Errorf("%s: %v (exit %d), want it refused as not a regular file, exit 3", path, err, batch.ErrorExit(err))
+			if !errors.Is(err, read.ErrNotRegular) || exitcode.OfError(err) != exitcode.Rejected {
+				t.Errorf("%s: %v (exit %d), want it refused as not a regular file, exit 3", path, err, exitcode.OfError(err))
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: the run is still reading it after 30 s", path)

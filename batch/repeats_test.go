@@ -8,6 +8,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
@@ -27,7 +28,7 @@ func exportedAgain(rows []batchtest.PayrollRow, prefix string) []batchtest.Payro
 func paidWeek(ctx context.Context, t *testing.T, h *batchtest.Harness) []batchtest.PayrollRow {
 	t.Helper()
 	first := batchtest.Payroll(6, "WEEK1")
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "week1.csv", first), nil); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "week1.csv", first), nil); res.ExitCode != exitcode.OK {
 		t.Fatalf("first file: %+v", res)
 	}
 	return first
@@ -41,7 +42,7 @@ func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
 	path := batchtest.WritePayroll(t, h.Dir, "week1-again.csv", again)
 
 	res := h.Run(ctx, path, nil)
-	if res.ExitCode != batch.ExitRejected || res.Rejected != len(again) || res.Submitted != 0 {
+	if res.ExitCode != exitcode.Rejected || res.Rejected != len(again) || res.Submitted != 0 {
 		t.Fatalf("the same payroll under new references: %+v, want every row held and nothing sent (exit 3)", res)
 	}
 	p := res.Problems[0]
@@ -60,12 +61,12 @@ func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
 		c.AllowPartial = true
 		c.Repeats = repeats.Policy{Allow: map[string]bool{again[2].Ref: true}}
 	})
-	if res.ExitCode != batch.ExitAttention || res.Submitted != 1 || h.Sandbox.CreateCounts()[again[2].Ref] != 1 {
+	if res.ExitCode != exitcode.Attention || res.Submitted != 1 || h.Sandbox.CreateCounts()[again[2].Ref] != 1 {
 		t.Fatalf("one reference allowed: %+v, want that row paid and the rest held", res)
 	}
 	// --allow-repeats pays the rest, each once.
 	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = repeats.Policy{AllowAll: true} })
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("--allow-repeats: %+v", res)
 	}
 	h.AssertExactlyOnce(again, res)
@@ -80,14 +81,14 @@ func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	first := batchtest.Payroll(3, "OLD")
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "old.csv", first), nil); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "old.csv", first), nil); res.ExitCode != exitcode.OK {
 		t.Fatalf("first file: %+v", res)
 	}
 	again := exportedAgain(first, "NEXT")
 	path := batchtest.WritePayroll(t, h.Dir, "next.csv", again)
 	week := time.Now().Add(7 * 24 * time.Hour)
 	res := h.Run(ctx, path, func(c *batch.Config) { c.Now = func() time.Time { return week } })
-	if res.ExitCode != batch.ExitOK || res.Submitted != len(again) {
+	if res.ExitCode != exitcode.OK || res.Submitted != len(again) {
 		t.Fatalf("the same payees a week later: %+v, want them paid (outside the 6-day window)", res)
 	}
 	// Within a window stretched to eight days, the same payees would have been held.
@@ -96,7 +97,7 @@ func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
 		c.Now = func() time.Time { return week }
 		c.Repeats = repeats.Policy{Window: 8 * 24 * time.Hour}
 	})
-	if res.ExitCode != batch.ExitRejected {
+	if res.ExitCode != exitcode.Rejected {
 		t.Fatalf("within an 8-day window: %+v, want held", res)
 	}
 }
@@ -109,12 +110,12 @@ func TestRepeatInsideTheFileIsHeld(t *testing.T) {
 	path := batchtest.WritePayroll(t, h.Dir, "vendors.csv", rows)
 
 	res := h.Run(ctx, path, nil)
-	if res.ExitCode != batch.ExitRejected || res.Rejected != 1 || res.Problems[0].Line != 5 ||
+	if res.ExitCode != exitcode.Rejected || res.Rejected != 1 || res.Problems[0].Line != 5 ||
 		!strings.Contains(res.Problems[0].Reason, "as line 3") {
 		t.Fatalf("a repeat inside the file: %+v, want line 5 held as a repeat of line 3, nothing paid", res)
 	}
 	res = h.Run(ctx, path, func(c *batch.Config) { c.Repeats = repeats.Policy{Allow: map[string]bool{rows[3].Ref: true}} })
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("the repeat allowed by reference: %+v", res)
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -131,7 +132,7 @@ func TestDryRunHoldsRepeatsWhateverTheWindowHolds(t *testing.T) {
 	path := batchtest.WritePayroll(t, h.Dir, "week1-again.csv", again)
 	for _, chunk := range []int{0, 2} {
 		res := h.Run(ctx, path, func(c *batch.Config) { c.DryRun, c.ChunkRows = true, chunk })
-		if res.ExitCode != batch.ExitRejected || res.Rejected != len(again)-1 {
+		if res.ExitCode != exitcode.Rejected || res.Rejected != len(again)-1 {
 			t.Fatalf("chunks of %d rows: %+v, want every row held but the one of another amount", chunk, res)
 		}
 		for _, p := range res.Problems {

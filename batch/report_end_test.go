@@ -12,6 +12,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
@@ -40,7 +41,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 			}
 		}
 	})
-	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.NotSent == 0 {
+	if res.ExitCode != exitcode.Aborted || res.Aborted == "" || res.NotSent == 0 {
 		t.Fatalf("result %+v, want a run aborted with rows not sent", res)
 	}
 	page := batchtest.ReadFile(t, reportWithSuffix(t, res.Reports, ".report.html"))
@@ -94,7 +95,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != "finished" || run.ExitCode != batch.ExitOK || run.EndedAt.IsZero() {
+	if run.Status != "finished" || run.ExitCode != exitcode.OK || run.EndedAt.IsZero() {
 		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
 	}
 	// Its reports can be written from the ledger afterwards.

@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
@@ -30,7 +31,7 @@ func TestRunUnthrottled(t *testing.T) {
 	h := batchtest.NewUnthrottledHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}}, 32)
 	rows := batchtest.Payroll(200, "UNTHROTTLED")
 	res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "unthrottled.csv", rows), nil)
-	if res.ExitCode != batch.ExitOK || res.Submitted != len(rows) {
+	if res.ExitCode != exitcode.OK || res.Submitted != len(rows) {
 		t.Fatalf("result %+v, want exit 0 with %d submitted", res, len(rows))
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -44,7 +45,7 @@ func TestRunHappyPath(t *testing.T) {
 	rows := batchtest.Payroll(60, "HAPPY")
 	path := batchtest.WritePayroll(t, h.Dir, "november.csv", rows)
 	res := h.Run(context.Background(), path, nil)
-	if res.ExitCode != batch.ExitOK || res.Submitted != len(rows) || res.Skipped != 0 {
+	if res.ExitCode != exitcode.OK || res.Submitted != len(rows) || res.Skipped != 0 {
 		t.Fatalf("result %+v, want exit 0 with %d submitted", res, len(rows))
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -57,7 +58,7 @@ func TestRunHappyPath(t *testing.T) {
 	// A rerun of a finished file sends nothing and counts every row as skipped.
 	before := h.Sandbox.Stats()
 	again := h.Run(context.Background(), path, nil)
-	if again.ExitCode != batch.ExitOK || again.Skipped != len(rows) || again.Submitted != 0 {
+	if again.ExitCode != exitcode.OK || again.Skipped != len(rows) || again.Submitted != 0 {
 		t.Fatalf("rerun %+v, want exit 0 with every row skipped", again)
 	}
 	if after := h.Sandbox.Stats(); after.Creates != before.Creates {
@@ -82,7 +83,7 @@ func TestRunFaults(t *testing.T) {
 			rows := batchtest.Payroll(80, "FAULT")
 			path := batchtest.WritePayroll(t, h.Dir, "faults.csv", rows)
 			res := h.Run(context.Background(), path, nil)
-			if res.ExitCode != batch.ExitOK {
+			if res.ExitCode != exitcode.OK {
 				t.Fatalf("result %+v, want exit 0", res)
 			}
 			h.AssertExactlyOnce(rows, res)
@@ -104,12 +105,12 @@ func TestRunServiceDownThenRerun(t *testing.T) {
 			}
 		}
 	})
-	if res.ExitCode != batch.ExitAborted {
+	if res.ExitCode != exitcode.Aborted {
 		t.Fatalf("result %+v, want exit 1 while the service is down", res)
 	}
 	h.Sandbox.SetDown(false)
 	res = h.Run(context.Background(), path, nil)
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("rerun %+v, want exit 0", res)
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -129,7 +130,7 @@ func TestRunCancelThenResume(t *testing.T) {
 			}
 		}
 	})
-	if res.ExitCode != batch.ExitAborted || res.Aborted == "" {
+	if res.ExitCode != exitcode.Aborted || res.Aborted == "" {
 		t.Fatalf("result %+v, want exit 1 after cancel", res)
 	}
 	if created := len(h.Sandbox.CreateCounts()); created >= len(rows) {
@@ -173,7 +174,7 @@ func TestRunCancelThenResume(t *testing.T) {
 		t.Errorf("%d rows READY, %d not sent in the result %+v", unsent, res.NotSent, res)
 	}
 	res = h.Run(context.Background(), path, nil)
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("resume %+v, want exit 0", res)
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -198,14 +199,14 @@ func TestRunReferenceReusedWithOtherAmount(t *testing.T) {
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(5, "REUSE")
 	res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "first.csv", rows), nil)
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("first run %+v", res)
 	}
 	changed := append([]batchtest.PayrollRow(nil), rows...)
 	changed[2].Amount = "99999.00"
 	before := h.Sandbox.Stats().Creates
 	res = h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "second.csv", changed), nil)
-	if res.ExitCode != batch.ExitRejected || res.Rejected != 1 {
+	if res.ExitCode != exitcode.Rejected || res.Rejected != 1 {
 		t.Fatalf("second run %+v, want exit 3 with one row rejected", res)
 	}
 	if after := h.Sandbox.Stats().Creates; after != before {
@@ -228,13 +229,13 @@ func TestRunUnknownOutcomes(t *testing.T) {
 		// spaced lookups over the grace, and sends it again, once.
 		h := batchtest.NewHarness(t, sandbox.Options{})
 		// An earlier payout that exists: lookups of it prove that "not found" means something.
-		if res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "known.csv", batchtest.Payroll(2, "KNOWN")), nil); res.ExitCode != batch.ExitOK {
+		if res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "known.csv", batchtest.Payroll(2, "KNOWN")), nil); res.ExitCode != exitcode.OK {
 			t.Fatalf("setup run %+v", res)
 		}
 		rows := batchtest.Payroll(10, "GRACE")
 		path := batchtest.WritePayroll(t, h.Dir, "grace.csv", rows)
 		res := h.Run(context.Background(), path, batchtest.FailAfterProviders(h, sandbox.Faults{ErrorRate: 1}))
-		if res.Unknown != len(rows) || res.ExitCode != batch.ExitAttention {
+		if res.Unknown != len(rows) || res.ExitCode != exitcode.Attention {
 			t.Fatalf("result %+v, want every row unknown while every request fails", res)
 		}
 		if n := h.Sandbox.Stats().Creates; n != 2 {
@@ -242,7 +243,7 @@ func TestRunUnknownOutcomes(t *testing.T) {
 		}
 		h.Sandbox.SetFaults(sandbox.Faults{})
 		res = h.Run(context.Background(), path, nil)
-		if res.ExitCode != batch.ExitOK {
+		if res.ExitCode != exitcode.OK {
 			t.Fatalf("rerun %+v, want exit 0", res)
 		}
 		h.AssertExactlyOnce(rows, res)
@@ -267,7 +268,7 @@ func TestRunUnknownOutcomes(t *testing.T) {
 		h.Run(context.Background(), path, batchtest.FailAfterProviders(h, sandbox.Faults{ErrorRate: 1}))
 		h.Sandbox.SetFaults(sandbox.Faults{})
 		res := h.Run(context.Background(), path, func(c *batch.Config) { c.NoResendUnknown = true })
-		if res.ExitCode != batch.ExitAttention || res.Unknown != len(rows) {
+		if res.ExitCode != exitcode.Attention || res.Unknown != len(rows) {
 			t.Fatalf("result %+v, want exit 4 with every row unknown", res)
 		}
 		if n := h.Sandbox.Stats().Creates; n != 0 {
@@ -282,7 +283,7 @@ func TestRunUnknownOutcomes(t *testing.T) {
 		h.Run(context.Background(), path, batchtest.FailAfterProviders(h, sandbox.Faults{ErrorRate: 1}))
 		h.Sandbox.SetFaults(sandbox.Faults{})
 		res := h.Run(context.Background(), path, nil)
-		if res.ExitCode != batch.ExitAttention || res.Unknown != len(rows) {
+		if res.ExitCode != exitcode.Attention || res.Unknown != len(rows) {
 			t.Fatalf("result %+v, want the rows kept UNKNOWN", res)
 		}
 		if n := h.Sandbox.Stats().Creates; n != 0 {
@@ -324,7 +325,7 @@ func TestRunInterruptedSubmittingIsLookedUpFirst(t *testing.T) {
 		}
 	}
 	res := h.Run(ctx, path, nil)
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("rerun %+v, want exit 0", res)
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -337,7 +338,7 @@ func TestRunRejectedFileSendsNothing(t *testing.T) {
 	rows[4].Bank = "Bank of Atlantis"
 	path := batchtest.WritePayroll(t, h.Dir, "bad.csv", rows)
 	res := h.Run(context.Background(), path, nil)
-	if res.ExitCode != batch.ExitRejected || res.Rejected != 2 {
+	if res.ExitCode != exitcode.Rejected || res.Rejected != 2 {
 		t.Fatalf("result %+v, want exit 3 with 2 rejected", res)
 	}
 	if len(res.Problems) != 2 || res.Problems[0].Line != 5 || res.Problems[0].Column != "amount" ||
@@ -353,7 +354,7 @@ func TestRunRejectedFileSendsNothing(t *testing.T) {
 
 	t.Run("allow partial pays the valid rows", func(t *testing.T) {
 		res := h.Run(context.Background(), path, func(c *batch.Config) { c.AllowPartial = true })
-		if res.ExitCode != batch.ExitAttention || res.Rejected != 2 || res.Submitted != 4 {
+		if res.ExitCode != exitcode.Attention || res.Rejected != 2 || res.Submitted != 4 {
 			t.Fatalf("result %+v, want exit 4, 2 rejected, 4 submitted", res)
 		}
 		counts := h.Sandbox.CreateCounts()
@@ -374,7 +375,7 @@ func TestRunDryRun(t *testing.T) {
 	rows := batchtest.Payroll(10, "DRY")
 	path := batchtest.WritePayroll(t, h.Dir, "dry.csv", rows)
 	res := h.Run(context.Background(), path, func(c *batch.Config) { c.DryRun = true })
-	if res.ExitCode != batch.ExitOK || !res.DryRun || res.Rows != 10 {
+	if res.ExitCode != exitcode.OK || !res.DryRun || res.Rows != 10 {
 		t.Fatalf("result %+v, want a dry run of 10 valid rows", res)
 	}
 	if n := h.Sandbox.Stats().Creates; n != 0 {
@@ -432,7 +433,7 @@ func TestRunReportsXLSXWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := h.Run(context.Background(), path, func(c *batch.Config) { c.Read.NumericAccounts = true })
-	if res.ExitCode != batch.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		t.Fatalf("result %+v", res)
 	}
 	byRef := h.AssertReport(res, 2, decimal.RequireFromString("3500.50"))
@@ -456,7 +457,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 		rows := batchtest.Payroll(6, "MADE")
 		path := batchtest.WritePayroll(t, h.Dir, "made.csv", rows)
 		res := h.Run(ctx, path, batchtest.FailAfterProviders(h, sandbox.Faults{FailAfterCreateRate: 1}))
-		if res.ExitCode != batch.ExitOK || res.Failed != 0 || res.Submitted != len(rows) {
+		if res.ExitCode != exitcode.OK || res.Failed != 0 || res.Submitted != len(rows) {
 			t.Fatalf("result %+v, want exit 0 with every row found at the service", res)
 		}
 		h.AssertExactlyOnce(rows, res)
@@ -468,7 +469,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 			t.Errorf("events of %s do not say the refused payout was found: %+v", rows[0].Ref, events)
 		}
 		h.Sandbox.SetFaults(sandbox.Faults{})
-		if again := h.Run(ctx, path, nil); again.ExitCode != batch.ExitOK || again.Skipped != len(rows) {
+		if again := h.Run(ctx, path, nil); again.ExitCode != exitcode.OK || again.Skipped != len(rows) {
 			t.Fatalf("rerun %+v, want every row skipped", again)
 		}
 		h.AssertExactlyOnce(rows, res)
@@ -479,7 +480,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 		rows := batchtest.Payroll(2, "OVER")
 		path := batchtest.WritePayroll(t, h.Dir, "over.csv", rows)
 		res := h.Run(ctx, path, nil)
-		if res.ExitCode != batch.ExitAttention || res.Failed != 1 || res.Succeeded+res.Pending != 1 {
+		if res.ExitCode != exitcode.Attention || res.Failed != 1 || res.Succeeded+res.Pending != 1 {
 			t.Fatalf("result %+v, want exit 4 with one row FAILED", res)
 		}
 		p, err := h.DB.Get(ctx, rows[1].Ref)
@@ -504,7 +505,7 @@ func TestRunRefusedCreateIsLookedUp(t *testing.T) {
 			c.Service = service
 			batchtest.FailAfterProviders(h, sandbox.Faults{FailAfterCreateRate: 1})(c)
 		})
-		if res.ExitCode != batch.ExitAttention || res.Failed != 0 || res.Unknown != len(rows) {
+		if res.ExitCode != exitcode.Attention || res.Failed != 0 || res.Unknown != len(rows) {
 			t.Fatalf("result %+v, want exit 4 with every row UNKNOWN", res)
 		}
 		for _, r := range rows {

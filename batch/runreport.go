@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/ledger"
@@ -32,7 +33,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 		// Stopped at the till: running it again as it is would stop there again.
 		res.AwaitingApproval, res.NotProved = notProved.Error(), true
 	case aborted != nil:
-		res.Aborted, res.ResumeAdvice = aborted.Error(), ResumeAdvice(aborted)
+		res.Aborted, res.ResumeAdvice = aborted.Error(), exitcode.ResumeAdvice(aborted)
 	}
 	meta := report.Summary{RunID: res.RunID, Kind: string(run.Kind), File: res.File, FileSHA256: res.SHA256,
 		Started: run.StartedAt, Ended: ended, Aborted: res.Aborted, AbortAdvice: res.ResumeAdvice, Expected: run.Rows,
@@ -52,17 +53,17 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	switch {
 	case res.NotProved:
-		res.ExitCode = ExitAwaitingApproval
+		res.ExitCode = exitcode.AwaitingApproval
 	case aborted != nil:
-		res.ExitCode = ExitAborted
+		res.ExitCode = exitcode.Aborted
 	case !submitted:
-		res.ExitCode = ExitRejected
+		res.ExitCode = exitcode.Rejected
 	case res.Rejected+res.Failed+res.Unknown+res.NotSent > 0:
-		res.ExitCode = ExitAttention
+		res.ExitCode = exitcode.Attention
 	case res.SkippedOtherFile > 0 && !r.cfg.AllowPaidElsewhere:
-		res.ExitCode = ExitAttention
+		res.ExitCode = exitcode.Attention
 	default:
-		res.ExitCode = ExitOK
+		res.ExitCode = exitcode.OK
 	}
 	res.Reports = paths.List()
 	if reportErr == nil {
@@ -70,7 +71,7 @@ func (r *Runner) finish(ctx context.Context, res Result, aborted error, submitte
 	}
 	// The run is closed even when its reports could not be written: its payouts are settled in the
 	// ledger, and a run left "running" would look like one still sending. It is closed aborted
-	// when aborted is set: its exit code is ExitAborted then, and only then.
+	// when aborted is set: its exit code is exitcode.Aborted then, and only then.
 	if err := CloseRun(ctx, db, res.RunID, res.ExitCode, ended); err != nil {
 		return res, errors.Join(err, reportErr)
 	}
@@ -262,7 +263,7 @@ func WriteReports(ctx context.Context, db ReportLedger, runID, dir, name string,
 		name = filepath.Base(run.File)
 	}
 	paths, _, err := report.WriteRunStream(dir, name, meta, func(add func(report.Row) error) error {
-		return EachReportRow(ctx, db, runID, run.ExitCode == ExitRejected, add)
+		return EachReportRow(ctx, db, runID, run.ExitCode == exitcode.Rejected, add)
 	})
 	return paths, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/ledger"
 )
 
@@ -26,10 +27,10 @@ func CloseRun(ctx context.Context, db RunBook, id string, exit int, ended time.T
 	return db.FinishRun(ctx, id, ClosedAs(exit), exit, ended)
 }
 
-// ClosedAs is the status of a run that ended with exit: aborted when exit is ExitAborted, else
+// ClosedAs is the status of a run that ended with exit: aborted when exit is exitcode.Aborted, else
 // finished, its exit code saying how it went.
 func ClosedAs(exit int) ledger.RunStatus {
-	if exit == ExitAborted {
+	if exit == exitcode.Aborted {
 		return ledger.RunAborted
 	}
 	return ledger.RunFinished
@@ -54,7 +55,7 @@ func closeInterruptedRuns(ctx context.Context, db ledger.RunWrites, files FileKe
 				continue
 			}
 		}
-		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, ExitAborted, now); err != nil {
+		if err := db.FinishRun(ctx, run.ID, ledger.RunInterrupted, exitcode.Aborted, now); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -297,32 +296,6 @@ func joinRowErrors(errs []*read.RowError) string {
 		}
 	}
 	return msg
-}
-
-// FileError is a file rejected as a whole (no rows, total over --max-total, ...).
-type FileError struct {
-	Path string
-	Errs []*read.RowError
-}
-
-func (e *FileError) Error() string {
-	msg := filepath.Base(e.Path) + ": "
-	for i, err := range e.Errs {
-		if i > 0 {
-			msg += "; "
-		}
-		msg += err.Error()
-	}
-	return msg
-}
-
-// Unwrap gives the reasons, for errors.Is.
-func (e *FileError) Unwrap() []error {
-	errs := make([]error, len(e.Errs))
-	for i, err := range e.Errs {
-		errs[i] = err
-	}
-	return errs
 }
 
 // ErrLedgerConflict rejects a row whose reference the ledger already holds with other details:

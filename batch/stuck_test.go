@@ -12,6 +12,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
@@ -36,7 +37,7 @@ func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 		}
 		rows := batchtest.Payroll(1, "REFUSED")
 		res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "refused.csv", rows), func(c *batch.Config) { c.Service = svc })
-		if res.ExitCode != batch.ExitOK {
+		if res.ExitCode != exitcode.OK {
 			t.Fatalf("result %+v", res)
 		}
 		if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.Attempts != 1 {
@@ -59,7 +60,7 @@ func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := h.Run(ctx, path, nil)
-		if res.ExitCode != batch.ExitOK || len(res.Stuck) != 0 {
+		if res.ExitCode != exitcode.OK || len(res.Stuck) != 0 {
 			t.Fatalf("result %+v, want the killed row looked up, not found, and sent", res)
 		}
 		if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.Attempts != 1 || p.State != ledger.Submitted {
@@ -92,7 +93,7 @@ func TestStuckRowIsReleased(t *testing.T) {
 		get: func(ref string) (api.Payout, error) { return h.Client.GetPayout(ctx, ref) },
 	}
 	withFake := func(c *batch.Config) { c.Service = svc; c.BreakerThreshold = 1000 }
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "held.csv", []batchtest.PayrollRow{known}), withFake); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "held.csv", []batchtest.PayrollRow{known}), withFake); res.ExitCode != exitcode.OK {
 		t.Fatalf("setup %+v", res)
 	}
 	rows := batchtest.Payroll(1, "STUCK")
@@ -100,7 +101,7 @@ func TestStuckRowIsReleased(t *testing.T) {
 	ref := rows[0].Ref
 	res := h.Run(ctx, path, withFake)
 	want := outcome.StuckMessage(ref, outcome.MaxSendAttempts)
-	if res.ExitCode != batch.ExitAttention || len(res.Stuck) != 1 || res.Stuck[0].Ref != ref || res.Stuck[0].Attempts != outcome.MaxSendAttempts {
+	if res.ExitCode != exitcode.Attention || len(res.Stuck) != 1 || res.Stuck[0].Ref != ref || res.Stuck[0].Attempts != outcome.MaxSendAttempts {
 		t.Fatalf("result %+v, want the row stuck", res)
 	}
 	if n := creates.Load(); n != outcome.MaxSendAttempts {
@@ -184,7 +185,7 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := h.Run(ctx, path, nil)
-	if res.ExitCode != batch.ExitOK || res.Succeeded+res.Pending != 1 {
+	if res.ExitCode != exitcode.OK || res.Succeeded+res.Pending != 1 {
 		t.Fatalf("run after the release %+v", res)
 	}
 	h.AssertExactlyOnce(rows, res)
@@ -197,7 +198,7 @@ func recordOnly(h *batchtest.Harness, path string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := h.Run(ctx, path, func(c *batch.Config) { c.Progress = func(int, int) { cancel() } })
-	if res.ExitCode != batch.ExitAborted || res.NotSent != res.Rows || h.Sandbox.Stats().Creates != 0 {
+	if res.ExitCode != exitcode.Aborted || res.NotSent != res.Rows || h.Sandbox.Stats().Creates != 0 {
 		h.TB.Fatalf("a run stopped before its first request: %+v", res)
 	}
 }

@@ -38,7 +38,7 @@ func newSurvey(scan fileScan) *survey {
 
 // surveyFile reads the whole file once, or twice when it has duplicate references (the second
 // pass rejects every row of them where it meets them). File-level problems (no rows, too many,
-// total over --max-total) are returned as a *FileError.
+// total over --max-total) are returned as a *read.FileError.
 func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
 	sv, found, err := surveyPass(ctx, scan)
 	if err != nil {
@@ -50,7 +50,7 @@ func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
 		}
 	}
 	if len(found.File) > 0 {
-		return nil, &FileError{Path: scan.path, Errs: found.File}
+		return nil, &read.FileError{Path: scan.path, Errs: found.File}
 	}
 	return sv, nil
 }

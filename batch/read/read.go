@@ -98,6 +98,32 @@ func (e *InputError) Error() string {
 // Unwrap gives the reason.
 func (e *InputError) Unwrap() error { return e.Err }
 
+// FileError is a file rejected as a whole (no rows, total over --max-total, ...).
+type FileError struct {
+	Path string
+	Errs []*RowError
+}
+
+func (e *FileError) Error() string {
+	msg := filepath.Base(e.Path) + ": "
+	for i, err := range e.Errs {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += err.Error()
+	}
+	return msg
+}
+
+// Unwrap gives the reasons, for errors.Is.
+func (e *FileError) Unwrap() []error {
+	errs := make([]error, len(e.Errs))
+	for i, err := range e.Errs {
+		errs[i] = err
+	}
+	return errs
+}
+
 // Column names of an input file's header row.
 const (
 	ColRef         = "external_invoice_ref"

@@ -13,6 +13,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
@@ -126,7 +127,7 @@ func TestReconcileInChunksStopsMidway(t *testing.T) {
 		rows = append(rows, [3]string{fmt.Sprintf("MID-%02d", i+1), fmt.Sprintf("77%05d", i+1), "10.00"})
 	}
 	run := b.pay("midway.csv", rows, nil)
-	if run.ExitCode != batch.ExitOK {
+	if run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.settle()
@@ -144,7 +145,7 @@ func TestReconcileInChunksStopsMidway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.Payouts != 21 || res.LookedUp != 21 ||
+	if res.ExitCode != exitcode.Aborted || res.Aborted == "" || res.Payouts != 21 || res.LookedUp != 21 ||
 		res.Succeeded != 9 || res.Pending != 12 || res.NotChecked != 12 || res.Changed != 9 {
 		t.Fatalf("reconcile %+v, want exit 1 with the 9 payouts of the first 3 chunks settled and the 12 others pending, not checked", res)
 	}
@@ -179,7 +180,7 @@ func TestReconcileInChunksKeepsWhatLookupsProved(t *testing.T) {
 	for i := range 6 {
 		rows = append(rows, [3]string{fmt.Sprintf("PROOF-%d", i+1), fmt.Sprintf("66%05d", i+11), "10.00"})
 	}
-	if run := b.pay("proof.csv", rows, nil); run.ExitCode != batch.ExitOK {
+	if run := b.pay("proof.csv", rows, nil); run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.record("LATE-NEVER", "6610002", "20.00", ledger.Submitting, ledger.Unknown)

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runid"
@@ -178,26 +179,26 @@ func (rc *reconciler) scopeRun(ctx context.Context, opts Options) (ledger.Run, e
 func exit(log *slog.Logger, res Result, checked checked, refused int) Result {
 	switch aborted := checked.stopped; {
 	case errors.Is(aborted, pool.ErrThrottled) || (aborted == nil && checked.throttled > 0):
-		res.ExitCode = batch.ExitAborted
+		res.ExitCode = exitcode.Aborted
 		res.Aborted = fmt.Sprintf("the service is throttling lookups (HTTP 429): %d payouts not checked; run reconcile again later", res.NotChecked)
 		log.Warn("reconcile stopped: " + res.Aborted)
 	case aborted != nil:
-		res.ExitCode, res.Aborted = batch.ExitAborted, aborted.Error()
+		res.ExitCode, res.Aborted = exitcode.Aborted, aborted.Error()
 	case res.NotChecked > 0:
 		// The service never answered for some payouts: the reconciliation is incomplete, as if stopped.
-		res.ExitCode = batch.ExitAborted
+		res.ExitCode = exitcode.Aborted
 		res.Aborted = fmt.Sprintf("%d payouts could not be looked up: the service did not answer", res.NotChecked)
 	case res.Payouts-refused != res.Succeeded || res.Mismatches > 0:
-		res.ExitCode = batch.ExitAttention
+		res.ExitCode = exitcode.Attention
 	default:
-		res.ExitCode = batch.ExitOK
+		res.ExitCode = exitcode.OK
 	}
 	return res
 }
 
 // abandon closes the reconcile run as aborted and returns err.
 func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
-	if ferr := batch.CloseRun(ctx, rc.cfg.Ledger, res.RunID, batch.ExitAborted, rc.cfg.Now()); ferr != nil {
+	if ferr := batch.CloseRun(ctx, rc.cfg.Ledger, res.RunID, exitcode.Aborted, rc.cfg.Now()); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err

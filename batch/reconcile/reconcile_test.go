@@ -20,6 +20,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/reconcile"
@@ -149,7 +150,7 @@ func (b *reconBench) record(ref, account, amount string, states ...ledger.State)
 		}
 		from = to
 	}
-	if err := b.db.FinishRun(ctx, runID, "finished", batch.ExitOK, time.Now()); err != nil {
+	if err := b.db.FinishRun(ctx, runID, "finished", exitcode.OK, time.Now()); err != nil {
 		b.tb.Fatal(err)
 	}
 }
@@ -270,17 +271,17 @@ func TestReconcileSettlesARun(t *testing.T) {
 				{"SET-1", "1234567001", "1500.00"}, {"SET-2", "1234567000", "2500.50"}, {"SET-3", "1234568000", "99.99"},
 				{"SET-4", "1234567004", "10.01"}, {"SET-5", "1234567005", "700.00"},
 			},
-			succeeded: 3, failed: 2, firstExit: batch.ExitAttention, secondExit: batch.ExitAttention,
+			succeeded: 3, failed: 2, firstExit: exitcode.Attention, secondExit: exitcode.Attention,
 		},
 		{
 			name:      "all succeed",
 			rows:      [][3]string{{"ALL-1", "5550001", "100.00"}, {"ALL-2", "5550002", "200.00"}},
-			succeeded: 2, firstExit: batch.ExitOK, secondExit: batch.ExitOK,
+			succeeded: 2, firstExit: exitcode.OK, secondExit: exitcode.OK,
 		},
 		{
 			name:      "a rejected row",
 			rows:      [][3]string{{"REJ-1", "6660001", "100.00"}, {"REJ-2", "6660002", "12.345x"}, {"REJ-3", "6660003", "300.00"}},
-			succeeded: 2, rejected: 1, firstExit: batch.ExitAttention, secondExit: batch.ExitAttention,
+			succeeded: 2, rejected: 1, firstExit: exitcode.Attention, secondExit: exitcode.Attention,
 		},
 	}
 	for _, tt := range tests {
@@ -356,7 +357,7 @@ func TestReconcileSettlesARun(t *testing.T) {
 func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	// Payouts the service accepted: they prove that a lookup by reference finds what exists.
-	if run := b.pay("known.csv", [][3]string{{"KNOWN-1", "7770001", "10.00"}, {"KNOWN-2", "7770002", "20.00"}}, nil); run.ExitCode != batch.ExitOK {
+	if run := b.pay("known.csv", [][3]string{{"KNOWN-1", "7770001", "10.00"}, {"KNOWN-2", "7770002", "20.00"}}, nil); run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 
@@ -403,7 +404,7 @@ func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
 			t.Errorf("%s: last event %+v, want the move to READY by reconcile", r[0], last)
 		}
 	}
-	if res.ToResend != len(never) || res.NotSent != len(never) || res.ExitCode != batch.ExitAttention || res.Mismatches != 0 {
+	if res.ToResend != len(never) || res.NotSent != len(never) || res.ExitCode != exitcode.Attention || res.Mismatches != 0 {
 		t.Fatalf("reconcile %+v, want %d to resend and exit 4", res, len(never))
 	}
 	// KNOWN rows were settled too: the unscoped reconciliation covers what is not final.
@@ -413,7 +414,7 @@ func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
 
 	// The next run of the file sends them, once each.
 	rerun := b.pay("never.csv", never, nil)
-	if rerun.ExitCode != batch.ExitOK {
+	if rerun.ExitCode != exitcode.OK {
 		t.Fatalf("rerun %+v, want exit 0", rerun)
 	}
 	counts := b.sandbox.CreateCounts()
@@ -428,7 +429,7 @@ func TestReconcileFlagsMismatches(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	since := time.Now().Add(-time.Minute)
 	file := [][3]string{{"FILE-1", "3330001", "100.00"}, {"FILE-2", "3330002", "200.00"}}
-	if run := b.pay("file.csv", file, nil); run.ExitCode != batch.ExitOK {
+	if run := b.pay("file.csv", file, nil); run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	// Another payout with the same reference and another amount was created at the service.
@@ -484,7 +485,7 @@ func TestReconcileFlagsMismatches(t *testing.T) {
 	if last := events[len(events)-1]; last.To != ledger.Succeeded || !strings.Contains(last.Detail, "FAILED") || last.RunID != res.RunID {
 		t.Errorf("FINAL-1's last event %+v, want the service's FAILED recorded without overwriting SUCCEEDED", last)
 	}
-	if res.Mismatches != 4 || res.ExitCode != batch.ExitAttention {
+	if res.Mismatches != 4 || res.ExitCode != exitcode.Attention {
 		t.Errorf("reconcile %+v, want 4 mismatches and exit 4", res)
 	}
 }
@@ -492,7 +493,7 @@ func TestReconcileFlagsMismatches(t *testing.T) {
 func TestReconcileServiceDown(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("down.csv", [][3]string{{"DOWN-1", "4440001", "10.00"}, {"DOWN-2", "4440002", "20.00"}}, nil)
-	if run.ExitCode != batch.ExitOK {
+	if run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.sandbox.SetDown(true)
@@ -501,12 +502,12 @@ func TestReconcileServiceDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitCode != batch.ExitAborted || res.Aborted == "" || res.NotChecked != 2 || res.Pending != 2 {
+	if res.ExitCode != exitcode.Aborted || res.Aborted == "" || res.NotChecked != 2 || res.Pending != 2 {
 		t.Fatalf("reconcile %+v, want exit 1 with both rows pending and not checked", res)
 	}
 	reconCSV(t, res, 2, decimal.RequireFromString("30.00"))
 	recRun, err := b.db.GetRun(context.Background(), res.RunID)
-	if err != nil || recRun.Status != "aborted" || recRun.ExitCode != batch.ExitAborted {
+	if err != nil || recRun.Status != "aborted" || recRun.ExitCode != exitcode.Aborted {
 		t.Errorf("ledger run %+v (%v), want an aborted reconcile run", recRun, err)
 	}
 }
@@ -514,7 +515,7 @@ func TestReconcileServiceDown(t *testing.T) {
 func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("mute.csv", [][3]string{{"MUTE-1", "1110001", "10.00"}, {"MUTE-2", "1110002", "20.00"}}, nil)
-	if run.ExitCode != batch.ExitOK {
+	if run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.settle()
@@ -529,7 +530,7 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitCode != batch.ExitAborted || res.NotChecked != 1 || res.Succeeded != 1 || res.Pending != 1 {
+	if res.ExitCode != exitcode.Aborted || res.NotChecked != 1 || res.Succeeded != 1 || res.Pending != 1 {
 		t.Fatalf("reconcile %+v, want exit 1 with MUTE-1 not checked and MUTE-2 settled", res)
 	}
 	byRef := reconCSV(t, res, 2, decimal.RequireFromString("30.00"))
@@ -541,7 +542,7 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 func TestReconcileScopeErrors(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	first := b.reconcile(reconcile.Options{})
-	if first.ExitCode != batch.ExitOK || first.Payouts != 0 {
+	if first.ExitCode != exitcode.OK || first.Payouts != 0 {
 		t.Fatalf("reconcile of an empty ledger %+v, want exit 0 and nothing", first)
 	}
 	tests := []struct {
@@ -570,7 +571,7 @@ func TestReconcileScopeErrors(t *testing.T) {
 func TestReconcileRowMovedByACallback(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("callback.csv", [][3]string{{"CB-1", "2220001", "10.00"}, {"CB-2", "2220002", "20.00"}}, nil)
-	if run.ExitCode != batch.ExitOK {
+	if run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	b.settle()
@@ -591,7 +592,7 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fired.Load() || res.ExitCode != batch.ExitOK || res.Succeeded != 2 || res.Mismatches != 0 {
+	if !fired.Load() || res.ExitCode != exitcode.OK || res.Succeeded != 2 || res.Mismatches != 0 {
 		t.Fatalf("reconcile %+v (callback fired: %v), want both SUCCEEDED and exit 0", res, fired.Load())
 	}
 }
@@ -612,7 +613,7 @@ func BenchmarkReconcile(b *testing.B) {
 		b.Fatalf("first reconcile %+v", res)
 	}
 	for b.Loop() {
-		if res := bench.reconcile(reconcile.Options{RunID: run.RunID}); res.ExitCode != batch.ExitOK {
+		if res := bench.reconcile(reconcile.Options{RunID: run.RunID}); res.ExitCode != exitcode.OK {
 			b.Fatalf("reconcile %+v", res)
 		}
 	}
@@ -622,7 +623,7 @@ func BenchmarkReconcile(b *testing.B) {
 func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("throttled.csv", [][3]string{{"THR-1", "5550001", "10.00"}, {"THR-2", "5550002", "20.00"}, {"THR-3", "5550003", "30.00"}}, nil)
-	if run.ExitCode != batch.ExitOK {
+	if run.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", run)
 	}
 	// Every lookup is a 429 with "Retry-After: 0": nothing but the bounds stops the retries.
@@ -630,7 +631,7 @@ func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
 	before := b.sandbox.Stats().Requests["get"]
 	res := b.reconcile(reconcile.Options{RunID: run.RunID})
 	want := "the service is throttling lookups (HTTP 429): 3 payouts not checked; run reconcile again later"
-	if res.ExitCode != batch.ExitAborted || res.Aborted != want || res.NotChecked != 3 || res.Pending != 3 {
+	if res.ExitCode != exitcode.Aborted || res.Aborted != want || res.NotChecked != 3 || res.Pending != 3 {
 		t.Fatalf("reconcile %+v, want exit 1, every payout pending and not checked, and %q", res, want)
 	}
 	if gets := b.sandbox.Stats().Requests["get"] - before; gets > 30+b.cfg.Workers {
@@ -660,7 +661,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 
 	b.settle()
 	res := b.reconcile(reconcile.Options{FailedWithin: 7 * 24 * time.Hour})
-	if res.LookedUp != 2 || res.Changed != 1 || res.Succeeded != 1 || res.Failed != 1 || res.ExitCode != batch.ExitOK {
+	if res.LookedUp != 2 || res.Changed != 1 || res.Succeeded != 1 || res.Failed != 1 || res.ExitCode != exitcode.OK {
 		t.Fatalf("reconcile %+v, want both refusals looked up, REF-MADE found, and exit 0: REF-NONE is still refused, as reported when it failed", res)
 	}
 	made := b.state("REF-MADE")
@@ -701,7 +702,7 @@ func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
 		t.Fatalf("setup: %+v is not stuck", p)
 	}
 	res := b.reconcile(reconcile.Options{})
-	if res.ToResend != 0 || res.Unknown != 1 || res.ExitCode != batch.ExitAttention {
+	if res.ToResend != 0 || res.Unknown != 1 || res.ExitCode != exitcode.Attention {
 		t.Errorf("reconcile %+v, want the stuck row kept UNKNOWN", res)
 	}
 	row := reconCSV(t, res, 1, decimal.RequireFromString("70.00"))["STUCK-1"]

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/ledger"
@@ -43,7 +43,7 @@ func writeRetryFiles(ctx context.Context, db retryStore, dir string, runs map[st
 	})
 	var written []string
 	for _, run := range listed {
-		f, err := retry.Write(ctx, db, run.ID, dir, "", run.ExitCode == batch.ExitRejected, now)
+		f, err := retry.Write(ctx, db, run.ID, dir, "", run.ExitCode == exitcode.Rejected, now)
 		if err != nil {
 			return written, err
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
@@ -20,7 +20,7 @@ import (
 func TestReconcileWritesTheRetryFileOfAFailedLaterRow(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("payroll.csv", [][3]string{{"FL-1", "0123456781", "100.00"}, {"FL-2", "0123456000", "200.00"}}, nil)
-	if run.ExitCode != batch.ExitOK || run.RetryFile != "" {
+	if run.ExitCode != exitcode.OK || run.RetryFile != "" {
 		t.Fatalf("run: exit %d, retry file %q; want 0 and none (every row is pending)", run.ExitCode, run.RetryFile)
 	}
 	b.settle()
@@ -56,7 +56,7 @@ func TestReconcileWritesTheRetryFileOfAFailedLaterRow(t *testing.T) {
 func TestReconcileWritesTheRetryFileOfACallbackFailure(t *testing.T) {
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("vendors.csv", [][3]string{{"CB-1", "0123456781", "100.00"}, {"CB-2", "0123456782", "200.00"}}, nil)
-	if run.ExitCode != batch.ExitOK {
+	if run.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d", run.ExitCode)
 	}
 	p, err := b.db.Get(context.Background(), "CB-2")

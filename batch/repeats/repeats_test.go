@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
@@ -23,7 +23,7 @@ func TestGuardHoldsWhatTheLedgerPaidRecently(t *testing.T) {
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	paid := batchtest.Payroll(2, "PAID")
-	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "paid.csv", paid), nil); res.ExitCode != batch.ExitOK {
+	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "paid.csv", paid), nil); res.ExitCode != exitcode.OK {
 		t.Fatalf("setup run %+v", res)
 	}
 	old, err := h.DB.Get(ctx, paid[0].Ref)

@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/retry"
@@ -107,7 +108,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 	})
 	svc := &scriptedService{Client: h.Client, refuse: map[string]bool{"RT-3": true}, throttle: map[string]bool{"RT-5": true}}
 	res := h.Run(ctx, path, func(c *batch.Config) { c.Service, c.AllowPartial = svc, true })
-	if res.ExitCode != batch.ExitAttention || res.Rejected != 1 || res.Failed != 1 || res.NotSent != 1 || res.Succeeded+res.Pending != 2 {
+	if res.ExitCode != exitcode.Attention || res.Rejected != 1 || res.Failed != 1 || res.NotSent != 1 || res.Succeeded+res.Pending != 2 {
 		t.Fatalf("first run: exit %d, rejected %d, failed %d, not sent %d, accepted %d", res.ExitCode, res.Rejected, res.Failed, res.NotSent, res.Succeeded+res.Pending)
 	}
 	want := filepath.Join(h.Cfg.ReportDir, "payroll."+res.RunID+".retry.csv")
@@ -152,7 +153,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 	writeCSV(t, want, recs)
 	for round := 1; round <= 2; round++ {
 		res := h.Run(ctx, want, nil)
-		if res.ExitCode != batch.ExitOK || res.RetryFile != "" {
+		if res.ExitCode != exitcode.OK || res.RetryFile != "" {
 			t.Fatalf("retry run %d: exit %d, retry file %q, problems %v: %+v\n%s", round, res.ExitCode, res.RetryFile, res.Problems, res, batchtest.ReadFile(t, batchtest.ResultCSV(t, res)))
 		}
 	}
@@ -207,8 +208,8 @@ func TestRetryFileOfAnAbortedXLSXRun(t *testing.T) {
 		return true
 	}}
 	res := h.Run(ctx, path, func(c *batch.Config) { c.Service, c.Workers = svc, 1 })
-	if res.ExitCode != batch.ExitAborted || res.Unknown != 1 || res.NotSent != 2 {
-		t.Fatalf("exit %d, unknown %d, not sent %d; want %d, 1, 2", res.ExitCode, res.Unknown, res.NotSent, batch.ExitAborted)
+	if res.ExitCode != exitcode.Aborted || res.Unknown != 1 || res.NotSent != 2 {
+		t.Fatalf("exit %d, unknown %d, not sent %d; want %d, 1, 2", res.ExitCode, res.Unknown, res.NotSent, exitcode.Aborted)
 	}
 	xlsxPath := filepath.Join(h.Cfg.ReportDir, "vendors."+res.RunID+".retry.xlsx")
 	if !slices.Contains(res.Reports, xlsxPath) {
@@ -232,7 +233,7 @@ func TestRetryFileOfAnAbortedXLSXRun(t *testing.T) {
 	// The XLSX retry file, dropped in as it is, pays what is left, once.
 	for round := 1; round <= 2; round++ {
 		res := h.Run(context.Background(), xlsxPath, nil)
-		if res.ExitCode != batch.ExitOK || res.RetryFile != "" {
+		if res.ExitCode != exitcode.OK || res.RetryFile != "" {
 			t.Fatalf("retry run %d: exit %d, retry file %q, problems %v: %+v\n%s", round, res.ExitCode, res.RetryFile, res.Problems, res, batchtest.ReadFile(t, batchtest.ResultCSV(t, res)))
 		}
 	}
@@ -285,7 +286,7 @@ func TestRetryOfARefusalFoundLaterIsNotPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := h.Run(ctx, res.RetryFile, nil)
-	if again.Rejected != 1 || again.ExitCode != batch.ExitRejected || len(again.Problems) != 1 ||
+	if again.Rejected != 1 || again.ExitCode != exitcode.Rejected || len(again.Problems) != 1 ||
 		!strings.Contains(again.Problems[0].Reason, batch.ErrRetryOfPaid.Error()) {
 		t.Fatalf("retry run: exit %d, rejected %d, problems %v", again.ExitCode, again.Rejected, again.Problems)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
@@ -32,23 +33,23 @@ func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome)
 	if strings.HasPrefix(why, "REJECTED") {
 		note := fmt.Sprintf("%s was NOT paid: %s\n\nWhat to do:\n  Correct the file as the reason says and drop it into the inbox again, without the\n"+
 			"  refusal files: its new plan is then signed again. Nothing of this file was paid.\n", out.Name, why)
-		out.Exit = batch.ExitRejected
+		out.Exit = exitcode.Rejected
 		return w.fail(log, out, note)
 	}
 	dest, err := w.moveBetween(ProcessingDir, out.Name, AwaitingDir)
 	if err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
 	if err := writeNote(out.Note, w.awaitingNote(dest, why, out.Result.Plan)); err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+		return exitcode.Aborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	if key, err := w.tryKey(ctx, dest); err == nil {
 		w.tried[out.Result.SHA256] = key
 	}
 	log.Warn("file's plan lacks signatures: moved to "+AwaitingDir, "run", out.Result.RunID, "why", why,
 		"approve_with", batch.ApproveCommand(absolute(dest)))
-	return batch.ExitAwaitingApproval, nil
+	return exitcode.AwaitingApproval, nil
 }
 
 // tryKey sums up what a waiting file's next try depends on: its signature files and the policy.
@@ -77,15 +78,15 @@ func (w *Watcher) tryKey(ctx context.Context, path string) (string, error) {
 func (w *Watcher) recheckAwaiting(ctx context.Context) (int, error) {
 	names, err := w.awaitingFiles()
 	if err != nil || len(names) == 0 {
-		return batch.ExitOK, err
+		return exitcode.OK, err
 	}
-	worst := batch.ExitOK
+	worst := exitcode.OK
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in %s", pool.ErrAborted, err, name, AwaitingDir)
+			return exitcode.Aborted, fmt.Errorf("%w: %w: %s left in %s", pool.ErrAborted, err, name, AwaitingDir)
 		}
 		exit, err := w.recheck(ctx, name)
-		worst = batch.WorseExit(worst, exit)
+		worst = exitcode.Worse(worst, exit)
 		if err != nil {
 			return worst, err
 		}
@@ -98,28 +99,28 @@ func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 	path := filepath.Join(w.dir(AwaitingDir), name)
 	sum, err := batch.FileSHA256(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return batch.ExitOK, nil
+		return exitcode.OK, nil
 	}
 	if err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: %s: %w", path, err)
+		return exitcode.Aborted, fmt.Errorf("watch: %s: %w", path, err)
 	}
 	key, err := w.tryKey(ctx, path)
 	if err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: %s: %w", name, err)
+		return exitcode.Aborted, fmt.Errorf("watch: %s: %w", name, err)
 	}
 	if w.tried[sum] == key {
-		return batch.ExitAwaitingApproval, nil
+		return exitcode.AwaitingApproval, nil
 	}
 	w.tried[sum] = key
 	if w.repeatsStillWait(ctx, path) {
-		return batch.ExitAwaitingApproval, nil
+		return exitcode.AwaitingApproval, nil
 	}
 	target := w.freeName(name, ProcessingDir, DoneDir, FailedDir)
 	if err := os.Rename(path, filepath.Join(w.dir(ProcessingDir), target)); err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: move %s to %s: %w", name, ProcessingDir, err)
+		return exitcode.Aborted, fmt.Errorf("watch: move %s to %s: %w", name, ProcessingDir, err)
 	}
 	if err := w.moveSignatures(AwaitingDir, name, ProcessingDir, target); err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
 	_ = os.Remove(path + WhySuffix)
 	w.log.Info("signatures or policy changed for a waiting file: running it again", "file", name)

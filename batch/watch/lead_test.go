@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/internal/pgtest"
@@ -60,7 +61,7 @@ func TestWatchOnTwoHostsTheSecondTakesOverWhenTheLeadersSessionEnds(t *testing.T
 	root := filepath.Join(h.Dir, "shared")
 	wa, _ := leadWatcher(t, h, root, a)
 	wb, logsB := leadWatcher(t, h, root, b)
-	if exit, err := wa.Poll(ctx); err != nil || exit != batch.ExitOK {
+	if exit, err := wa.Poll(ctx); err != nil || exit != exitcode.OK {
 		t.Fatalf("leader's first pass: %d, %v", exit, err)
 	}
 
@@ -78,7 +79,7 @@ func TestWatchOnTwoHostsTheSecondTakesOverWhenTheLeadersSessionEnds(t *testing.T
 			}
 		}
 	})
-	if half.ExitCode != batch.ExitAborted {
+	if half.ExitCode != exitcode.Aborted {
 		t.Fatalf("the leader's run: %+v, want stopped part-way", half)
 	}
 	sent := sendUnrecorded(t, h, a)
@@ -87,7 +88,7 @@ func TestWatchOnTwoHostsTheSecondTakesOverWhenTheLeadersSessionEnds(t *testing.T
 
 	exit, err := wb.Once(ctx)
 	want := fmt.Sprintf("leader_pid=%d", a.Self().PID)
-	if err != nil || exit != batch.ExitOK || !strings.Contains(logsB.String(), want) || !strings.Contains(logsB.String(), "leader_host="+a.Self().Host) {
+	if err != nil || exit != exitcode.OK || !strings.Contains(logsB.String(), want) || !strings.Contains(logsB.String(), "leader_host="+a.Self().Host) {
 		t.Fatalf("the second watcher's pass while the leader runs: %d, %v; want 0 and its logs naming %q:\n%s", exit, err, want, logsB)
 	}
 	if got := len(h.Sandbox.CreateCounts()); got > len(rows) {
@@ -102,7 +103,7 @@ func TestWatchOnTwoHostsTheSecondTakesOverWhenTheLeadersSessionEnds(t *testing.T
 		t.Errorf("the old leader's pass after its session ended: no error, want it stopped")
 	}
 	worst, err := wb.Once(ctx)
-	if err != nil || worst != batch.ExitOK {
+	if err != nil || worst != exitcode.OK {
 		t.Fatalf("the new leader's pass: %d, %v\n%s", worst, err, logsB)
 	}
 	if got := strings.Join(dirNames(t, filepath.Join(root, watch.DoneDir)), ","); got != "later.csv,payroll.csv" {

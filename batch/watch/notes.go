@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/retry"
@@ -44,7 +46,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 	var b strings.Builder
 	var listed []report.Row
 	held := false // a listed row is held as a possible repeat
-	if res.ExitCode == batch.ExitRejected {
+	if res.ExitCode == exitcode.Rejected {
 		fmt.Fprintf(&b, "%s was NOT paid: %d of its %d rows were rejected, so nothing in it was sent\n", name, res.Rejected, res.Rows)
 		b.WriteString("(a file is paid all or nothing).\n\nRejected rows (line, reference: column, reason, value):\n")
 		for _, row := range rows {
@@ -76,7 +78,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 		fmt.Fprintf(&b, "  line %d, %s: %s %s\n", row.Line, row.Ref, row.State, msg)
 	}
 	b.WriteString("\nWhat to do:\n")
-	if res.ExitCode == batch.ExitRejected {
+	if res.ExitCode == exitcode.Rejected {
 		b.WriteString("  Correct the rows above in your copy of the file, keep the other rows as they are, and drop the\n" +
 			"  corrected file into the inbox again. Nothing of this file was paid, so every row will be paid once.\n")
 		if held {
@@ -108,7 +110,7 @@ func changedNote(name string, res batch.Result, claimed, now fingerprint, zone *
 		report.FormatTime(claimed.mod, zone), claimed.sha256)
 	fmt.Fprintf(&b, "  after the run: %d bytes, modified %s, SHA-256 %s\n\n", now.size,
 		report.FormatTime(now.mod, zone), now.sha256)
-	if res.ExitCode == batch.ExitRejected {
+	if res.ExitCode == exitcode.Rejected {
 		fmt.Fprintf(&b, "Run %s sent nothing: %d of the %d rows it read were rejected (a file is paid all or nothing).\n",
 			res.RunID, res.Rejected, res.Rows)
 	} else {
@@ -136,7 +138,7 @@ func changedNote(name string, res batch.Result, claimed, now fingerprint, zone *
 func unreadableNote(name string, err error) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s was NOT paid: it could not be read as a payout file, so nothing in it was sent.\n\n", name)
-	var fileErr *batch.FileError
+	var fileErr *read.FileError
 	if errors.As(err, &fileErr) && len(fileErr.Errs) > 0 {
 		for i, e := range fileErr.Errs {
 			if i == whyRowsShown {

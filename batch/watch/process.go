@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
@@ -32,12 +33,12 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 
 	claimed, err := takeFingerprint(path)
 	if err != nil {
-		out.Exit, out.Err = batch.ExitAborted, err
+		out.Exit, out.Err = exitcode.Aborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
 	earlier, err := w.paidEarlier(ctx, claimed.sha256)
 	if err != nil {
-		out.Exit, out.Err = batch.ExitAborted, err
+		out.Exit, out.Err = exitcode.Aborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
 	runner, accepted, err := w.runnerFor(ctx, log, path)
@@ -53,8 +54,8 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	out.Result = res
 	if err != nil {
 		out.Err = err
-		out.Exit = batch.ErrorExit(err)
-		if out.Exit == batch.ExitRejected {
+		out.Exit = exitcode.OfError(err)
+		if out.Exit == exitcode.Rejected {
 			return w.failRefused(log, &out, unreadableNote(name, err))
 		}
 		// Infrastructure: the file stays in processing and the next start resumes it.
@@ -62,7 +63,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		return out.Exit, &abortError{file: name, cause: err}
 	}
 	out.Exit = res.ExitCode
-	if res.ExitCode == batch.ExitAwaitingApproval {
+	if res.ExitCode == exitcode.AwaitingApproval {
 		return w.await(ctx, log, &out)
 	}
 	// A file changed under its run goes to failed even when the run stopped for it: resuming
@@ -71,21 +72,21 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		return exit, err
 	}
 	switch res.ExitCode {
-	case batch.ExitOK:
+	case exitcode.OK:
 		return w.paid(log, &out, earlier)
-	case batch.ExitRejected, batch.ExitAttention:
-		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == batch.ExitRejected)
+	case exitcode.Rejected, exitcode.Attention:
+		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == exitcode.Rejected)
 		if err != nil {
-			return batch.ExitAborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
+			return exitcode.Aborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
 		}
-		if res.ExitCode == batch.ExitRejected && onlyRepeatsHeld(rows) {
+		if res.ExitCode == exitcode.Rejected && onlyRepeatsHeld(rows) {
 			return w.awaitRepeats(ctx, log, &out, rows, accepted)
 		}
 		return w.fail(log, &out, resultNote(name, res, rows))
 	}
 	// Aborted: whatever was done is in the ledger, the rest is resumed at the next start.
 	log.Warn("file left in processing: it is resumed at the next start", "run", res.RunID, "reason", res.Aborted)
-	return batch.ExitAborted, &abortError{file: name, reason: res.Aborted}
+	return exitcode.Aborted, &abortError{file: name, reason: res.Aborted}
 }
 
 // paid moves a file paid to done, with a note when every row of it was paid before.
@@ -93,24 +94,24 @@ func (w *Watcher) paid(log *slog.Logger, out *FileOutcome, earlier *ledger.Run) 
 	name, res := out.Name, out.Result
 	dest, err := w.moveTo(name, DoneDir)
 	if err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
 	out.Path = dest
 	if note := duplicateNote(name, res, earlier, w.runner.Config().Zone); note != "" {
 		out.DuplicateOf = earlier
 		out.Note = dest + DuplicateSuffix
 		if err := writeNote(out.Note, note); err != nil {
-			return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+			return exitcode.Aborted, fmt.Errorf("watch: write note: %w", err)
 		}
 		args := []any{"run", res.RunID, "skipped", res.Skipped, "note", out.Note}
 		if earlier != nil {
 			args = append(args, "same_as", filepath.Base(earlier.File), "paid_in_run", earlier.ID)
 		}
 		log.Warn("duplicate file: every row was paid before; nothing was sent", args...)
-		return batch.ExitOK, nil
+		return exitcode.OK, nil
 	}
 	log.Info("file paid", "run", res.RunID, "rows", res.Rows, "moved_to", dest)
-	return batch.ExitOK, nil
+	return exitcode.OK, nil
 }
 
 // fingerprint is what a file was when it was claimed, to tell after its run whether a writer
@@ -143,19 +144,19 @@ func (f fingerprint) same(g fingerprint) bool {
 func (w *Watcher) failIfChanged(ctx context.Context, log *slog.Logger, out *FileOutcome, claimed fingerprint) (bool, int, error) {
 	now, err := takeFingerprint(out.Path)
 	if err != nil {
-		return false, batch.ExitAborted, &abortError{file: out.Name, cause: fmt.Errorf("check the file after its run: %w", err)}
+		return false, exitcode.Aborted, &abortError{file: out.Name, cause: fmt.Errorf("check the file after its run: %w", err)}
 	}
 	if now.same(claimed) {
 		return false, 0, nil
 	}
 	log.Warn("file changed while it was being paid: rows written after the run read it were not paid",
 		"run", out.Result.RunID, "claimed_bytes", claimed.size, "now_bytes", now.size)
-	out.Exit = batch.WorseExit(out.Result.ExitCode, batch.ExitAttention)
+	out.Exit = exitcode.Worse(out.Result.ExitCode, exitcode.Attention)
 	// The ledger keeps the file's outcome, not the run's: a run that ended with everything it
 	// read accepted would make the complete file, dropped again under its name, look like another
 	// file paying rows this one already paid.
 	if err := w.cfg.Ledger.FinishRun(ctx, out.Result.RunID, ledger.RunFinished, out.Exit, out.Result.EndedAt); err != nil {
-		return false, batch.ExitAborted, &abortError{file: out.Name, cause: err}
+		return false, exitcode.Aborted, &abortError{file: out.Name, cause: err}
 	}
 	exit, err := w.fail(log, out, changedNote(out.Name, out.Result, claimed, now, w.runner.Config().Zone))
 	return true, exit, err
@@ -186,7 +187,7 @@ func (e *abortError) Unwrap() []error {
 // failEmpty moves an empty file from processing to failed, with a note.
 func (w *Watcher) failEmpty(name string) (int, error) {
 	path := filepath.Join(w.dir(ProcessingDir), name)
-	out := FileOutcome{Name: name, Path: path, Exit: batch.ExitRejected,
+	out := FileOutcome{Name: name, Path: path, Exit: exitcode.Rejected,
 		Err: &read.InputError{Path: path, Err: errors.New("the file is empty")}}
 	defer func() {
 		if w.cfg.Done != nil {
@@ -215,7 +216,7 @@ func (w *Watcher) failRefused(log *slog.Logger, out *FileOutcome, note string) (
 	var b strings.Builder
 	writeReports(&b, out.Result.Reports)
 	if err := writeNote(out.Note, note+b.String()); err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+		return exitcode.Aborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	return exit, nil
 }
@@ -224,11 +225,11 @@ func (w *Watcher) failRefused(log *slog.Logger, out *FileOutcome, note string) (
 func (w *Watcher) fail(log *slog.Logger, out *FileOutcome, note string) (int, error) {
 	dest, err := w.moveTo(out.Name, FailedDir)
 	if err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
 	out.Path, out.Note = dest, dest+WhySuffix
 	if err := writeNote(out.Note, note); err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+		return exitcode.Aborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	args := []any{"exit", out.Exit, "note", out.Note}
 	if out.Err == nil {

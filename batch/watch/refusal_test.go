@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/watch"
@@ -24,7 +24,7 @@ func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
 		// The sandbox refuses amounts over 1000.00 and creates nothing: the lookup finds nothing.
 		rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{MaxAmount: decimal.RequireFromString("1000.00")}), 0, nil)
 		watchPut(t, rig.path(watch.InboxDir, "over.csv"), watchCSV(batchtest.Payroll(2, "OVER")))
-		if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitAttention {
+		if worst, err := rig.w.Once(context.Background()); err != nil || worst != exitcode.Attention {
 			t.Fatalf("once: exit %d, %v; want 4; logs:\n%s", worst, err, rig.logs)
 		}
 		why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "over.csv"+watch.WhySuffix))
@@ -58,7 +58,7 @@ func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
 			}
 		}
 		watchPut(t, rig.path(watch.InboxDir, "old.csv"), watchCSV(rows))
-		if worst, err := rig.w.Once(ctx); err != nil || worst != batch.ExitAttention {
+		if worst, err := rig.w.Once(ctx); err != nil || worst != exitcode.Attention {
 			t.Fatalf("once: exit %d, %v; want 4; logs:\n%s", worst, err, rig.logs)
 		}
 		why := batchtest.ReadFile(t, rig.path(watch.FailedDir, "old.csv"+watch.WhySuffix))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
@@ -93,18 +94,18 @@ func onlyRepeatsHeld(rows []report.Row) bool {
 func (w *Watcher) awaitRepeats(ctx context.Context, log *slog.Logger, out *FileOutcome, rows []report.Row, v approval.Verdict) (int, error) {
 	dest, err := w.moveBetween(ProcessingDir, out.Name, AwaitingDir)
 	if err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
-	out.Path, out.Note, out.Exit = dest, dest+WhySuffix, batch.ExitAwaitingApproval
+	out.Path, out.Note, out.Exit = dest, dest+WhySuffix, exitcode.AwaitingApproval
 	if err := writeNote(out.Note, w.repeatsNote(dest, out.Result, rows, v)); err != nil {
-		return batch.ExitAborted, fmt.Errorf("watch: write note: %w", err)
+		return exitcode.Aborted, fmt.Errorf("watch: write note: %w", err)
 	}
 	if key, err := w.tryKey(ctx, dest); err == nil {
 		w.tried[out.Result.SHA256] = key
 	}
 	log.Warn("rows held as possible repeats: the file waits in "+AwaitingDir+" for signers to accept them", "run", out.Result.RunID,
 		"held", out.Result.Rejected, "note", out.Note)
-	return batch.ExitAwaitingApproval, nil
+	return exitcode.AwaitingApproval, nil
 }
 
 // repeatsNote says which rows are held, what each repeats, and how signers accept them.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/watch"
 )
@@ -20,7 +20,7 @@ func TestWatchNoteNamesTheRetryFile(t *testing.T) {
 	rows := batchtest.Payroll(4, "WR")
 	rows[2].Amount = "12.345"
 	watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(rows))
-	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitRejected {
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != exitcode.Rejected {
 		t.Fatalf("once: exit %d, %v; want 3", worst, err)
 	}
 	out := rig.results()[0]
@@ -39,7 +39,7 @@ func TestWatchNoteNamesTheRetryFile(t *testing.T) {
 	fixed := strings.Replace(string(data), "12.345", "12.34", 1)
 	for round := 1; round <= 2; round++ {
 		watchPut(t, rig.path(watch.InboxDir, "payroll-retry.csv"), []byte(fixed))
-		if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+		if worst, err := rig.w.Once(context.Background()); err != nil || worst != exitcode.OK {
 			t.Fatalf("retry %d: exit %d, %v; logs:\n%s", round, worst, err, rig.logs)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/ledger"
@@ -193,10 +194,10 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 	}
 	if wait, pending := w.settleWait(); pending {
 		if err := batch.Sleep(ctx, wait); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: waiting for files to settle", pool.ErrAborted, err)
+			return exitcode.Aborted, fmt.Errorf("%w: %w: waiting for files to settle", pool.ErrAborted, err)
 		}
 		exit, err := w.Poll(ctx)
-		worst = batch.WorseExit(worst, exit)
+		worst = exitcode.Worse(worst, exit)
 		if err != nil {
 			return worst, err
 		}
@@ -238,7 +239,7 @@ func (w *Watcher) Loop(ctx context.Context) error {
 // since an earlier poll (or at once with no settle time). With Config.Lead, a pass of a watcher
 // that does not lead does nothing. Once and Loop are built on it; tests drive it with an injected clock.
 func (w *Watcher) Poll(ctx context.Context) (int, error) {
-	worst := batch.ExitOK
+	worst := exitcode.OK
 	if leads, err := w.leads(ctx); !leads || err != nil {
 		return worst, err
 	}
@@ -250,32 +251,32 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 	}()
 	resumed, err := w.processingFiles()
 	if err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
 	for _, name := range resumed {
 		w.log.Warn("resuming a file a stopped watch left in processing", "file", name)
 		exit, err := w.next(ctx, name)
-		worst = batch.WorseExit(worst, exit)
+		worst = exitcode.Worse(worst, exit)
 		if err != nil {
 			return worst, err
 		}
 	}
 	exit, err := w.recheckAwaiting(ctx)
-	worst = batch.WorseExit(worst, exit)
+	worst = exitcode.Worse(worst, exit)
 	if err != nil {
 		return worst, err
 	}
 	due, err := w.scanInbox()
 	if err != nil {
-		return batch.ExitAborted, err
+		return exitcode.Aborted, err
 	}
 	for i, c := range due {
 		if err := ctx.Err(); err != nil {
-			return batch.ExitAborted, fmt.Errorf("%w: %w: %d files left in the inbox", pool.ErrAborted, err, len(due)-i)
+			return exitcode.Aborted, fmt.Errorf("%w: %w: %d files left in the inbox", pool.ErrAborted, err, len(due)-i)
 		}
 		name, ok, err := w.claim(c)
 		if err != nil {
-			return batch.ExitAborted, err
+			return exitcode.Aborted, err
 		}
 		if !ok {
 			continue
@@ -288,7 +289,7 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 		} else {
 			exit, err = w.process(ctx, name)
 		}
-		worst = batch.WorseExit(worst, exit)
+		worst = exitcode.Worse(worst, exit)
 		if err != nil {
 			return worst, err
 		}
@@ -299,7 +300,7 @@ func (w *Watcher) Poll(ctx context.Context) (int, error) {
 // next processes a file in processing unless ctx is over.
 func (w *Watcher) next(ctx context.Context, name string) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return batch.ExitAborted, fmt.Errorf("%w: %w: %s left in processing", pool.ErrAborted, err, name)
+		return exitcode.Aborted, fmt.Errorf("%w: %w: %s left in processing", pool.ErrAborted, err, name)
 	}
 	return w.process(ctx, name)
 }

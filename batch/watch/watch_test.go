@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/watch"
@@ -148,7 +149,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 
 	stillInInbox := func(step string) {
 		t.Helper()
-		if rig.poll() != batch.ExitOK {
+		if rig.poll() != exitcode.OK {
 			t.Fatalf("%s: poll exit, want 0", step)
 		}
 		if _, err := os.Stat(inbox); err != nil {
@@ -190,7 +191,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 	stillInInbox("complete, one second short of the settle time")
 
 	clock.Advance(time.Second)
-	if exit := rig.poll(); exit != batch.ExitOK {
+	if exit := rig.poll(); exit != exitcode.OK {
 		t.Fatalf("poll after settling: exit %d, want 0; logs:\n%s", exit, rig.logs)
 	}
 	if got := rig.listDir(watch.DoneDir); len(got) != 1 || got[0] != "slow.csv" {
@@ -200,7 +201,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 		t.Errorf("inbox still holds %v", got)
 	}
 	outs := rig.results()
-	if len(outs) != 1 || outs[0].Result.Rows != len(rows) || outs[0].Exit != batch.ExitOK {
+	if len(outs) != 1 || outs[0].Result.Rows != len(rows) || outs[0].Exit != exitcode.OK {
 		t.Fatalf("outcomes %+v, want one file of %d rows paid", outs, len(rows))
 	}
 	rig.assertCreatedOnce(rows)
@@ -255,7 +256,7 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 	watchPut(t, rig.path(watch.InboxDir, "empty-rows.csv"), []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\r\n"))
 
 	worst, err := rig.w.Once(context.Background())
-	if err != nil || worst != batch.ExitRejected {
+	if err != nil || worst != exitcode.Rejected {
 		t.Fatalf("once: exit %d, %v; want 3 (the worst file); logs:\n%s", worst, err, rig.logs)
 	}
 	if got := rig.listDir(watch.DoneDir); strings.Join(got, ",") != "good.csv" {
@@ -320,7 +321,7 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 	rows := batchtest.Payroll(8, "TWICE")
 	data := watchCSV(rows)
 	watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), data)
-	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != exitcode.OK {
 		t.Fatalf("first drop: exit %d, %v", worst, err)
 	}
 	first := rig.results()[0]
@@ -331,7 +332,7 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 	// The same bytes again, under the same name and under another.
 	watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), data)
 	watchPut(t, rig.path(watch.InboxDir, "payroll (1).csv"), data)
-	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != exitcode.OK {
 		t.Fatalf("second drop: exit %d, %v", worst, err)
 	}
 	rig.assertCreatedOnce(rows)
@@ -385,7 +386,7 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 			}
 		}
 	})
-	if half.ExitCode != batch.ExitAborted {
+	if half.ExitCode != exitcode.Aborted {
 		t.Fatalf("setup run %+v, want it stopped part-way", half)
 	}
 	if created := len(h.Sandbox.CreateCounts()); created == 0 || created >= len(rows) {
@@ -393,7 +394,7 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 	}
 
 	worst, err := rig.w.Once(context.Background())
-	if err != nil || worst != batch.ExitOK {
+	if err != nil || worst != exitcode.OK {
 		t.Fatalf("once: exit %d, %v; logs:\n%s", worst, err, rig.logs)
 	}
 	outs := rig.results()
@@ -417,7 +418,7 @@ func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 	watchPut(t, rig.path(watch.InboxDir, "waiting.csv"), watchCSV(batchtest.Payroll(2, "WAIT")))
 	rig.Sandbox.SetDown(true)
 	worst, err := rig.w.Once(context.Background())
-	if worst != batch.ExitAborted || !errors.Is(err, pool.ErrAborted) {
+	if worst != exitcode.Aborted || !errors.Is(err, pool.ErrAborted) {
 		t.Fatalf("once with the service down: exit %d, %v; want 1 and ErrAborted", worst, err)
 	}
 	if got := rig.listDir(watch.ProcessingDir); len(got) != 1 {
@@ -427,7 +428,7 @@ func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 		t.Errorf("inbox holds %v, want the file not yet started left there", got)
 	}
 	rig.Sandbox.SetDown(false)
-	if worst, err := rig.w.Once(context.Background()); err != nil || worst != batch.ExitOK {
+	if worst, err := rig.w.Once(context.Background()); err != nil || worst != exitcode.OK {
 		t.Fatalf("once after recovery: exit %d, %v", worst, err)
 	}
 	if got := rig.listDir(watch.DoneDir); strings.Join(got, ",") != "down.csv,waiting.csv" {
@@ -509,7 +510,7 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 	rig = newWatchRig(t, h, 0, nil)
 	watchPut(t, rig.path(watch.InboxDir, "stall.csv"), watchCSV(first))
 
-	if exit := rig.poll(); exit != batch.ExitAttention {
+	if exit := rig.poll(); exit != exitcode.Attention {
 		t.Fatalf("poll: exit %d, want 4 (the file needs attention); logs:\n%s", exit, rig.logs)
 	}
 	if got := rig.listDir(watch.DoneDir); len(got) != 0 {
@@ -535,7 +536,7 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 	// What the note says to do: the complete file, dropped again, pays only the rows still unpaid.
 	complete := batchtest.ReadFile(t, rig.path(watch.FailedDir, "stall.csv"))
 	watchPut(t, rig.path(watch.InboxDir, "stall.csv"), []byte(complete))
-	if exit := rig.poll(); exit != batch.ExitOK {
+	if exit := rig.poll(); exit != exitcode.OK {
 		t.Fatalf("the complete file: exit %d, want 0; logs:\n%s", exit, rig.logs)
 	}
 	rig.assertCreatedOnce(append(first, appended...))
@@ -549,16 +550,16 @@ func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 	clock := batchtest.NewClock(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)) // moved by hand: settling is decided without sleeping
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
 	watchPut(t, rig.path(watch.InboxDir, "blank.csv"), nil)
-	if exit := rig.poll(); exit != batch.ExitOK {
+	if exit := rig.poll(); exit != exitcode.OK {
 		t.Fatalf("first poll: exit %d", exit)
 	}
 	clock.Advance(settle - time.Second)
-	if exit := rig.poll(); exit != batch.ExitOK || len(rig.listDir(watch.InboxDir)) != 1 {
+	if exit := rig.poll(); exit != exitcode.OK || len(rig.listDir(watch.InboxDir)) != 1 {
 		t.Fatalf("before the settle time: exit %d, inbox %v; an empty file may be a copy not yet begun",
 			exit, rig.listDir(watch.InboxDir))
 	}
 	clock.Advance(time.Second)
-	if exit := rig.poll(); exit != batch.ExitRejected {
+	if exit := rig.poll(); exit != exitcode.Rejected {
 		t.Fatalf("settled: exit %d, want 3; logs:\n%s", exit, rig.logs)
 	}
 	if got := rig.listDir(watch.FailedDir); strings.Join(got, ",") != "blank.csv,blank.csv.why.txt" {
@@ -571,7 +572,7 @@ func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 		!strings.Contains(why, "What to do") {
 		t.Errorf("note:\n%s", why)
 	}
-	if outs := rig.results(); len(outs) != 1 || outs[0].Exit != batch.ExitRejected || outs[0].Note == "" {
+	if outs := rig.results(); len(outs) != 1 || outs[0].Exit != exitcode.Rejected || outs[0].Note == "" {
 		t.Errorf("outcomes %+v, want the empty file rejected with a note", outs)
 	}
 }
@@ -580,7 +581,7 @@ func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for i, prefix := range []string{"FIRST", "SECOND"} {
 		watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
-		if exit := rig.poll(); exit != batch.ExitOK {
+		if exit := rig.poll(); exit != exitcode.OK {
 			t.Fatalf("drop %d: exit %d; logs:\n%s", i+1, exit, rig.logs)
 		}
 	}
@@ -600,7 +601,7 @@ func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for _, prefix := range []string{"ONE", "TWO"} {
 		watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
-		if exit := rig.poll(); exit != batch.ExitOK {
+		if exit := rig.poll(); exit != exitcode.OK {
 			t.Fatalf("exit %d; logs:\n%s", exit, rig.logs)
 		}
 	}

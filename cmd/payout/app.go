@@ -13,17 +13,17 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/ledger"
 )
 
 // Exit codes, as batch defines them.
 const (
-	exitOK        = batch.ExitOK
-	exitAborted   = batch.ExitAborted
-	exitUsage     = batch.ExitUsage
-	exitRejected  = batch.ExitRejected
-	exitAttention = batch.ExitAttention
+	exitOK        = exitcode.OK
+	exitAborted   = exitcode.Aborted
+	exitUsage     = exitcode.Usage
+	exitRejected  = exitcode.Rejected
+	exitAttention = exitcode.Attention
 )
 
 // exitError carries an exit code; err, when set, is printed on stderr.

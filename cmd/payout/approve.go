@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
@@ -109,7 +110,7 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 	plan, err := s.runner.PlanOf(ctx, path)
 	if err != nil {
 		s.close()
-		return nil, plan, pf, "", &exitError{code: batch.ErrorExit(err), err: fmt.Errorf("%s %s: %w", name, path, err)}
+		return nil, plan, pf, "", &exitError{code: exitcode.OfError(err), err: fmt.Errorf("%s %s: %w", name, path, err)}
 	}
 	return s, plan, pf, path, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
@@ -88,7 +89,7 @@ func policyCmd(ctx context.Context, e *env, args []string) error {
 		if *approvals < 0 {
 			fmt.Fprintf(e.stdout, "approval policy: %s\n", policyText(current, zone))
 		}
-		return &exitError{code: batch.ExitAwaitingApproval, err: refused}
+		return &exitError{code: exitcode.AwaitingApproval, err: refused}
 	case *approvals < 0 && (*statement || len(sigs) > 0):
 		return usageError("policy: --statement and --sig go with --approvals N")
 	case *approvals < 0:
@@ -158,7 +159,7 @@ func policySigners(e *env, statement []byte, files []string, need int) (string, 
 	if why := v.Missing(); why != "" {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "policy: lowering the policy %s; nothing was changed. Each signer signs the statement of `payout policy --statement --approvals N` with ssh-keygen -Y sign -n %s", why, signature.NamespacePolicy)
-		return "", nil, &exitError{code: batch.ExitAwaitingApproval, err: errors.New(b.String())}
+		return "", nil, &exitError{code: exitcode.AwaitingApproval, err: errors.New(b.String())}
 	}
 	return v.ApprovedBy(), signed, nil
 }

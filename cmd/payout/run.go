@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
@@ -125,7 +126,7 @@ func runCmd(ctx context.Context, e *env, args []string) (err error) {
 		if err := s.print(res); err != nil {
 			return err
 		}
-		worst = batch.WorseExit(worst, res.ExitCode)
+		worst = exitcode.Worse(worst, res.ExitCode)
 		if res.ExitCode == exitAborted {
 			o.printNotRun(e, files[i+1:], fmt.Errorf("not run: the run stopped at %s", path), exitAborted)
 			break
@@ -427,12 +428,12 @@ func (s *session) close() {
 	_ = s.key.Close()
 }
 
-// runError gives a run's error its exit code (batch.ErrorExit) and says what to do about it.
+// runError gives a run's error its exit code (exitcode.OfError) and says what to do about it.
 func (s *session) runError(path string, err error) error {
 	s.bar.end()
 	err = explainUnreachable(err, s.cfg.BaseURL)
 	switch {
-	case batch.ErrorExit(err) == exitRejected:
+	case exitcode.OfError(err) == exitRejected:
 		return &exitError{code: exitRejected, err: fmt.Errorf("%s rejected: %w", path, err)}
 	case errors.Is(err, context.Canceled):
 		return &exitError{code: exitAborted, err: fmt.Errorf("%s: stopped before anything was sent; run again", path)}
