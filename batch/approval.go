@@ -2,17 +2,15 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -49,8 +47,8 @@ func (r *Runner) RepeatsVerdict(ctx context.Context, path, maker string) (approv
 	}
 	need := 1
 	if r.cfg.Ledger != nil {
-		pol, err := CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
-		if err != nil && !policyRefused(err) {
+		pol, err := approval.CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
+		if err != nil && !approval.PolicyRefused(err) {
 			return approval.Verdict{}, err
 		}
 		need = max(need, pol.Approvals)
@@ -63,56 +61,14 @@ func (p Plan) judged() approval.Plan {
 	return approval.Plan{FileSHA256: p.FileSHA256, Digest: p.Digest, Statement: p.Statement}
 }
 
-// CheckedPolicy is the ledger's approval policy in force, once the signatures that each lowering
-// stores are checked again against the allowed signers (the file at allowedSigners, which the
-// database does not hold): a lowering that does not hold refuses it (a *approval.PolicyError).
-func CheckedPolicy(ctx context.Context, db interface {
-	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
-}, allowedSigners string) (ledger.ApprovalPolicy, error) {
-	pol, err := db.ApprovalPolicy(ctx)
-	if err != nil {
-		return pol, err
-	}
-	return pol, approval.CheckPolicy(policyChanges(pol), allowedSigners)
-}
-
-// UnsignedLowerings are the lowerings of the policy whose stored signatures do not hold, those
-// a later raise made harmless included, for an audit to name.
-func UnsignedLowerings(ctx context.Context, db interface {
-	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
-}, allowedSigners string) ([]*approval.PolicyError, error) {
-	pol, err := db.ApprovalPolicy(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return approval.UnsignedLowerings(policyChanges(pol), allowedSigners)
-}
-
-// policyChanges are the ledger's policy events as the approval judge reads them.
-func policyChanges(pol ledger.ApprovalPolicy) []approval.PolicyChange {
-	changes := make([]approval.PolicyChange, len(pol.Changes))
-	for i, c := range pol.Changes {
-		changes[i] = approval.PolicyChange{ID: c.Event.ID, At: c.Event.At, Approvals: c.Approvals, Was: c.Was,
-			Replaces: c.Replaces, Signatures: []byte(c.Event.Facts["signatures"])}
-	}
-	return changes
-}
-
-// policyRefused says whether err refuses the policy itself: a lowering whose signatures do not
-// hold, or a ledger that has lost its policy. Nothing is paid (exit 5) until people act.
-func policyRefused(err error) bool {
-	var refused *approval.PolicyError
-	return errors.As(err, &refused) || errors.Is(err, ledger.ErrPolicyLost) || errors.Is(err, ledger.ErrPolicyForged)
-}
-
 // signaturesNeeded reports whether the ledger's policy asks for signatures: it does when a
 // lowering of it does not hold, and checkApproval refuses the file.
 func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
 	if r.cfg.Ledger == nil {
 		return false, nil
 	}
-	pol, err := CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
-	if policyRefused(err) {
+	pol, err := approval.CheckedPolicy(ctx, r.cfg.Ledger, r.cfg.Approval.AllowedSigners)
+	if approval.PolicyRefused(err) {
 		return true, nil
 	}
 	return pol.Approvals > 0, err
@@ -128,8 +84,8 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	if db == nil || plan.unsettled == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
 		return false, nil
 	}
-	pol, err := CheckedPolicy(ctx, db, r.cfg.Approval.AllowedSigners)
-	if policyRefused(err) {
+	pol, err := approval.CheckedPolicy(ctx, db, r.cfg.Approval.AllowedSigners)
+	if approval.PolicyRefused(err) {
 		// Whatever the signatures beside the file: the policy they would be counted against is
 		// not the one the ledger's people set.
 		return r.awaiting(ctx, res, plan, err.Error())
@@ -148,7 +104,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 	for i, a := range v.Accepted {
 		principals[i] = a.Principal()
 	}
-	res.ApprovedBy, res.ApprovedAt = approvedBy(principals), r.cfg.Now().UTC()
+	res.ApprovedBy, res.ApprovedAt = runs.ApprovedBy(principals), r.cfg.Now().UTC()
 	if r.cfg.DryRun {
 		return false, nil
 	}
@@ -224,50 +180,6 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, w
 	res.ExitCode, res.AwaitingApproval, res.EndedAt = exitcode.AwaitingApproval, why, now
 	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.fileTotal
 	r.cfg.Logger.Warn("nothing was paid: the file's plan lacks signatures", "run", res.RunID, "file", res.File,
-		"why", why, "approve_with", ApproveCommand(res.File))
+		"why", why, "approve_with", approval.Command(res.File))
 	return nil
-}
-
-// ApproveCommand is the command a signer runs to approve the file at path.
-func ApproveCommand(path string) string {
-	return "payout approve " + path
-}
-
-// runApprover names the signers a recorded run went ahead on, for its reports: those whose
-// signatures, stored in the chain, the allowed signers at allowedSigners prove.
-func runApprover(ctx context.Context, db interface {
-	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
-	PlanStatements
-}, runID, allowedSigners string) (string, time.Time, error) {
-	events, err := db.RunApprovals(ctx, runID)
-	if err != nil || len(events) == 0 {
-		return "", time.Time{}, err
-	}
-	checked, err := CheckStoredApprovals(ctx, db, events, allowedSigners)
-	if err != nil {
-		return "", time.Time{}, err
-	}
-	var principals []string
-	var at time.Time
-	for _, a := range checked {
-		if a.Problem == "" && len(a.Signer.Principals) > 0 {
-			principals = append(principals, a.Signer.Principal())
-			at = a.Event.At
-		}
-	}
-	return approvedBy(principals), at, nil
-}
-
-// approvedBy is what a run's reports print as its approvers: the principals of the signatures it
-// went ahead on (a key's principals comma separated, as each approval's event records them),
-// each once, separated by ", ". The run's own reports and those written again from the chain
-// print the same, and an evidence pack's verifier holds each name against those events.
-func approvedBy(principals []string) string {
-	var names []string
-	for _, p := range principals {
-		if !slices.Contains(names, p) {
-			names = append(names, p)
-		}
-	}
-	return strings.Join(names, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -99,7 +100,7 @@ func dryRunRow(row *fileRow) report.Row {
 	if row.valid() {
 		pay := row.payment
 		out.Ref, out.Recipient, out.ProviderID, out.Bank, out.Account = pay.Ref, pay.Recipient, pay.ProviderID, pay.Bank, pay.Account
-		out.State, out.Message = string(ledger.Ready), joinMessages("valid (dry run: nothing sent)", rowWarnings(row))
+		out.State, out.Message = string(ledger.Ready), runs.JoinMessages("valid (dry run: nothing sent)", rowWarnings(row))
 		out.Amount = pay.Amount
 	} else if d, ok := ledger.AmountAsWritten(raw.Amount); ok {
 		out.Amount = d

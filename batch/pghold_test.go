@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/runid"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
 	"github.com/payout/payout/ledger/ledgertest"
@@ -153,7 +154,7 @@ func TestARunClosesOnlyTheRunsOfFilesNobodyPays(t *testing.T) {
 	const paid = "5555aaaa"
 	other := ledger.Run{ID: runid.New(time.Now().Add(-time.Minute)), Kind: ledger.KindRun, File: "a.csv", FileSHA256: paid,
 		StartedAt: time.Now().Add(-time.Minute).UTC()}
-	if err := batch.OpenRun(ctx, h.DB, other); err != nil {
+	if err := runs.Open(ctx, h.DB, other); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.PayFile(ctx, paid); err != nil { // a's run of it is at work

@@ -8,8 +8,12 @@ import (
 
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
+
+// paidElsewherePrefix begins the reason of a row skipped because another file paid it.
+const paidElsewherePrefix = "already paid by "
 
 // recorder is the second pass of a run: it reads the file again a chunk at a time, records each
 // chunk in one transaction (the new payouts READY, and the lines their payouts cannot tell), and
@@ -119,7 +123,7 @@ func (rc *recorder) line(ctx context.Context, row *fileRow, existing map[string]
 		return rr, false, err
 	}
 	if reason != "" {
-		rr.Reason = joinMessages(reason, rr.Reason)
+		rr.Reason = runs.JoinMessages(reason, rr.Reason)
 		rr.PaidElsewhere = true
 		plain = false
 	}
@@ -147,7 +151,7 @@ func (pe *paidElsewhere) note(ctx context.Context, old ledger.Payout) (string, e
 		}
 		pe.runs[old.RunID] = run
 	}
-	if sameInput(run, pe.path, pe.sum) {
+	if runs.SameInput(run, pe.path, pe.sum) {
 		return "", nil
 	}
 	if same, err := pe.r.sentBySameInput(ctx, old.Ref, pe.path, pe.sum); err != nil || same {

@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/runs"
 )
 
 func reportWithSuffix(tb testing.TB, paths []string, suffix string) string {
@@ -58,7 +59,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 		own[p] = []byte(batchtest.ReadFile(t, p))
 	}
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	again, err := batch.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now, nil, "")
+	again, err := runs.WriteReports(context.Background(), h.DB, res.RunID, h.Cfg.ReportDir, "", now, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestRunReportFailureStillClosesTheRun(t *testing.T) {
 		t.Errorf("run %+v, want it finished with exit 0: every row was paid, only the reports failed", run)
 	}
 	// Its reports can be written from the ledger afterwards.
-	if _, err := batch.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now(), nil, ""); err != nil {
+	if _, err := runs.WriteReports(context.Background(), h.DB, res.RunID, t.TempDir(), "", time.Now(), nil, ""); err != nil {
 		t.Errorf("payout report after the failure: %v", err)
 	}
 }

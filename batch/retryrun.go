@@ -9,6 +9,7 @@ import (
 
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/retry"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -139,7 +140,7 @@ func (r *Runner) sentBySameInput(ctx context.Context, ref, path, sum string) (bo
 		if err != nil {
 			return false, err
 		}
-		return run.Kind != ledger.KindReconcile && sameInput(run, path, sum), nil
+		return run.Kind != ledger.KindReconcile && runs.SameInput(run, path, sum), nil
 	}
 	return false, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/runid"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
@@ -317,12 +318,12 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 // workers, which send each payout only after the ledger holds its intent.
 func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *survey) (Result, error) {
 	db := r.cfg.Ledger
-	if err := closeInterruptedRuns(ctx, db, r.cfg.Files, res.StartedAt); err != nil {
+	if err := runs.CloseInterrupted(ctx, db, r.cfg.Files, res.StartedAt); err != nil {
 		return res, err
 	}
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
 		Status: ledger.RunRunning, Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
-	if err := OpenRun(ctx, db, run); err != nil {
+	if err := runs.Open(ctx, db, run); err != nil {
 		return res, err
 	}
 	// The input's columns, for the run's retry file.
@@ -426,16 +427,6 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		}
 	}
 	return nil, lastErr
-}
-
-func joinMessages(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + b
 }
 
 // FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.

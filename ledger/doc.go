@@ -96,7 +96,7 @@
 // the genesis on stores the policy statement its signers signed and their SSHSIG signatures in
 // its facts, which the hash covers; the ledger cannot judge them, so ApprovalPolicy gives every
 // policy event from the genesis on (Changes), and every reader that decides money (a run, a dry
-// run, folder mode; batch.CheckedPolicy) checks each lowering's signatures again against the
+// run, folder mode; approval.CheckedPolicy) checks each lowering's signatures again against the
 // allowed signers, which the database does not hold. A lowering appended with its hash computed
 // but without them therefore pays nothing, however the database's grants were set; one dated
 // earlier than the event before it (ClockAllowance) is refused too, since its signatures are

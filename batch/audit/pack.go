@@ -37,8 +37,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
@@ -103,7 +104,7 @@ type PackInfo struct {
 // reports written again.
 type PackStore interface {
 	ledger.AuditStore
-	batch.ReportLedger
+	runs.ReportLedger
 }
 
 // Export writes the evidence pack of a run. It returns what the pack's run.json says.
@@ -212,7 +213,7 @@ func addReports(ctx context.Context, db PackStore, run ledger.Run, o ExportOptio
 		if err != nil {
 			return ledger.ChainHead{}, err
 		}
-		paths, err := batch.WriteReports(ctx, db, run.ID, dir, "", o.Now, o.Zone, o.AllowedSigners)
+		paths, err := runs.WriteReports(ctx, db, run.ID, dir, "", o.Now, o.Zone, o.AllowedSigners)
 		if err != nil {
 			return ledger.ChainHead{}, err
 		}
@@ -309,7 +310,7 @@ func addSignatures(ctx context.Context, db PackStore, runID, allowedSigners stri
 	if err != nil || len(events) == 0 {
 		return err
 	}
-	checked, err := batch.CheckStoredApprovals(ctx, db, events, allowedSigners)
+	checked, err := approval.CheckStoredApprovals(ctx, db, events, allowedSigners)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -26,7 +26,7 @@ type chunks struct {
 	err       error
 
 	payouts, lookedUp, changed, toResend, mismatches, notChecked, nameMismatches int
-	counts                                                                       batch.StateCounts
+	counts                                                                       runs.StateCounts
 	total                                                                        decimal.Decimal
 	// runs lists the runs whose retry file is written again: they list a payout this
 	// reconciliation moved.

@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runid"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -100,7 +101,7 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 	started := rc.cfg.Now()
 	res := Result{RunID: runid.New(started)}
 	log := rc.cfg.Logger.With("run", res.RunID, "kind", "reconcile")
-	if err := batch.OpenRun(bg, db, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started}); err != nil {
+	if err := runs.Open(bg, db, ledger.Run{ID: res.RunID, Kind: ledger.KindReconcile, StartedAt: started}); err != nil {
 		return res, err
 	}
 	// A row still SUBMITTING whose process is gone (rc.cfg.Liveness) may have been sent.
@@ -121,7 +122,7 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 		pass.checker.finish()
 		ended = rc.cfg.Now()
 		return report.ReconSummary{ID: res.RunID, Started: started, Ended: ended, Scope: scope,
-			ChainHead: batch.ChainHeadText(bg, db), Zone: rc.cfg.Zone}, pass.err
+			ChainHead: runs.ChainHeadText(bg, db), Zone: rc.cfg.Zone}, pass.err
 	})
 	res = exit(log, pass.result(res), checked{stopped: pass.stopped, throttled: pass.throttled}, pass.refused)
 	if pass.err != nil {
@@ -139,7 +140,7 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 	if res.RetryFiles, err = writeRetryFiles(bg, db, opts.ReportDir, pass.runs, rc.cfg.ChunkRows, ended); err != nil {
 		return res, rc.abandon(bg, res, fmt.Errorf("write retry files: %w", err))
 	}
-	if err := batch.CloseRun(bg, db, res.RunID, res.ExitCode, ended); err != nil {
+	if err := runs.Close(bg, db, res.RunID, res.ExitCode, ended); err != nil {
 		return res, err
 	}
 	log.Info("reconcile finished", "exit", res.ExitCode, "payouts", res.Payouts, "looked_up", res.LookedUp, "succeeded", res.Succeeded,
@@ -198,7 +199,7 @@ func exit(log *slog.Logger, res Result, checked checked, refused int) Result {
 
 // abandon closes the reconcile run as aborted and returns err.
 func (rc *reconciler) abandon(ctx context.Context, res Result, err error) error {
-	if ferr := batch.CloseRun(ctx, rc.cfg.Ledger, res.RunID, exitcode.Aborted, rc.cfg.Now()); ferr != nil {
+	if ferr := runs.Close(ctx, rc.cfg.Ledger, res.RunID, exitcode.Aborted, rc.cfg.Now()); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err

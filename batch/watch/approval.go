@@ -48,7 +48,7 @@ func (w *Watcher) await(ctx context.Context, log *slog.Logger, out *FileOutcome)
 		w.tried[out.Result.SHA256] = key
 	}
 	log.Warn("file's plan lacks signatures: moved to "+AwaitingDir, "run", out.Result.RunID, "why", why,
-		"approve_with", batch.ApproveCommand(absolute(dest)))
+		"approve_with", approval.Command(absolute(dest)))
 	return exitcode.AwaitingApproval, nil
 }
 
@@ -159,7 +159,7 @@ func (w *Watcher) awaitingNote(path, why string, plan *batch.Plan) string {
 		"  or: payout plan %s | ssh-keygen -Y sign -f KEY -n payout-plan > %s.NAME.sig\n"+
 		"  The next pass of payout watch pays it. Or a signer refuses it (it then moves to failed):\n    payout reject %s --reason TEXT\n"+
 		"  A signature holds until the valid-until date it signed (at most %s ahead); any change to the file voids it.\n",
-		batch.ApproveCommand(abs), abs, abs, abs, approval.ValidityText(w.runner.Config().Approval.ValidityOrDefault()))
+		approval.Command(abs), abs, abs, abs, approval.ValidityText(w.runner.Config().Approval.ValidityOrDefault()))
 	return b.String()
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/retry"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -63,7 +64,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 		}
 		b.WriteString("\nRows that need attention:\n")
 		for _, row := range rows {
-			if !ledger.State(row.State).Accepted() || batch.PaidElsewhere(row) {
+			if !ledger.State(row.State).Accepted() || runs.PaidElsewhere(row) {
 				listed = append(listed, row)
 			}
 		}
@@ -87,7 +88,7 @@ func resultNote(name string, res batch.Result, rows []report.Row) string {
 		}
 	} else {
 		b.WriteString("  UNKNOWN rows may have been paid: run `payout reconcile` before anything else.\n")
-		if batch.FailuresConfirmed(rows) {
+		if runs.FailuresConfirmed(rows) {
 			b.WriteString("  FAILED rows were refused by the service and are never sent again under the same reference:\n" +
 				"  pay them in a new file with new external_invoice_ref values.\n")
 		} else {

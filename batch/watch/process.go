@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -45,7 +46,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	if err != nil {
 		// Whatever stops the plan stops the run too, which says it better.
 		log.Warn("could not check the acceptance of this file's repeats: they stay held", "err", err)
-		runner = w.runner.WithReportName(batch.Unstamped(name))
+		runner = w.runner.WithReportName(runs.Unstamped(name))
 	}
 	if accepted.Need > 0 && accepted.Missing() == "" {
 		defer w.recordAcceptance(log, &out, accepted)
@@ -75,7 +76,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 	case exitcode.OK:
 		return w.paid(log, &out, earlier)
 	case exitcode.Rejected, exitcode.Attention:
-		rows, err := batch.ReportRows(bg, w.db, res.RunID, res.ExitCode == exitcode.Rejected)
+		rows, err := runs.ReportRows(bg, w.db, res.RunID, res.ExitCode == exitcode.Rejected)
 		if err != nil {
 			return exitcode.Aborted, &abortError{file: name, cause: fmt.Errorf("read the run back: %w", err)}
 		}
@@ -251,13 +252,13 @@ func (w *Watcher) moveTo(name, sub string) (string, error) {
 // that needed nothing (exit 0), the first that sent something; a later drop of the same file is
 // such a run too, but sent nothing.
 func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, error) {
-	runs, err := w.db.FindRuns(ctx, ledger.RunFilter{FileSHA256: sum})
+	found, err := w.db.FindRuns(ctx, ledger.RunFilter{FileSHA256: sum})
 	if err != nil {
 		return nil, err
 	}
 	var same []ledger.Run
-	for _, r := range runs {
-		if batch.Completed(r) {
+	for _, r := range found {
+		if runs.Completed(r) {
 			same = append(same, r)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runid"
+	"github.com/payout/payout/batch/runs"
 )
 
 // RefusedSuffix ends the report of a file refused as a whole (exit 3 before any row was
@@ -27,7 +27,7 @@ const (
 // was, why it was refused and, for a CSV, its first lines as read; it returns the report's path.
 func (w *Watcher) writeRefusedReport(out *FileOutcome, note string) (string, error) {
 	res := out.Result
-	base := strings.TrimSuffix(batch.Unstamped(out.Name), filepath.Ext(out.Name))
+	base := strings.TrimSuffix(runs.Unstamped(out.Name), filepath.Ext(out.Name))
 	id := res.RunID
 	if id == "" {
 		id = runid.Stamp(w.cfg.Now())

@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
@@ -30,7 +31,7 @@ import (
 // runnerFor is the runner that pays the file at path: with its repeats allowed when signers
 // accepted them, and the verdict on those acceptances (Need 0 when none is beside the file).
 func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path string) (*batch.Runner, approval.Verdict, error) {
-	runner := w.runner.WithReportName(batch.Unstamped(filepath.Base(path)))
+	runner := w.runner.WithReportName(runs.Unstamped(filepath.Base(path)))
 	if w.runner.Config().Repeats.AllowAll || !approval.HasRepeatAcceptance(path) {
 		return runner, approval.Verdict{}, nil
 	}

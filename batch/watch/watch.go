@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/runid"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -331,11 +332,11 @@ func ReportName(path string) string {
 	if filepath.Base(filepath.Dir(path)) != ProcessingDir {
 		return name
 	}
-	return batch.Unstamped(name)
+	return runs.Unstamped(name)
 }
 
 // freeName is name, or name with a timestamp when any of the folders already has one by that name:
-// a second payroll.csv must not overwrite the first one's evidence. batch.Unstamped takes the
+// a second payroll.csv must not overwrite the first one's evidence. runs.Unstamped takes the
 // timestamp off again.
 func (w *Watcher) freeName(name string, subs ...string) string {
 	taken := func(candidate string) bool {

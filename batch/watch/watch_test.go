@@ -19,6 +19,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/pool"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/watch"
 )
 
@@ -611,7 +612,7 @@ func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := batch.WriteReports(context.Background(), rig.DB, second.RunID, t.TempDir(), watch.ReportName(run.File), now, nil, "")
+	again, err := runs.WriteReports(context.Background(), rig.DB, second.RunID, t.TempDir(), watch.ReportName(run.File), now, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,7 +357,7 @@ func printAwaiting(w io.Writer, res batch.Result) {
 		fmt.Fprintf(w, "  plan: %d new payouts, MYR %s; file SHA-256 %s; plan SHA-256 %s\n", p.NewPayouts, p.NewTotal.StringFixed(2), p.FileSHA256, p.Digest)
 	}
 	fmt.Fprintf(w, "  each signer signs it with: %s\n    (or: payout plan %s | ssh-keygen -Y sign -f KEY -n payout-plan > %s.NAME.sig)\n  then run this command again\n",
-		batch.ApproveCommand(res.File), res.File, filepath.Base(res.File))
+		approval.Command(res.File), res.File, filepath.Base(res.File))
 }
 
 // showAwaiting lists the files whose latest run paid nothing for want of signatures, and the policy.
@@ -395,7 +395,7 @@ func showAwaiting(ctx context.Context, e *env, db *ledger.DB, zone *time.Locatio
 	}
 	fmt.Fprintf(e.stdout, "files awaiting signatures, not paid: %d\n", len(waiting))
 	for _, r := range waiting {
-		fmt.Fprintf(e.stdout, "  %s\n    SHA-256 %s; run %s at %s\n    sign: %s\n", r.File, r.FileSHA256, r.ID, humanTime(r.StartedAt, zone), batch.ApproveCommand(r.File))
+		fmt.Fprintf(e.stdout, "  %s\n    SHA-256 %s; run %s at %s\n    sign: %s\n", r.File, r.FileSHA256, r.ID, humanTime(r.StartedAt, zone), approval.Command(r.File))
 	}
 	return nil
 }

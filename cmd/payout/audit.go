@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/actor"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/audit"
 	"github.com/payout/payout/batch/signature"
@@ -26,7 +26,7 @@ const exitBroken = exitAttention
 // and host unless o names another actor, and the build's version.
 func stamped(o ledger.Options) ledger.Options {
 	if o.Actor == "" {
-		o.Actor = batch.Actor()
+		o.Actor = actor.Current()
 	}
 	o.Version = buildVersion()
 	return o
@@ -85,7 +85,7 @@ func auditVerifyCmd(ctx context.Context, e *env, args []string) error {
 	}
 	// The chain cannot tell a lowering of the policy appended with its hash computed: its
 	// signatures, checked against the allowed signers, can.
-	unsigned, err := batch.UnsignedLowerings(ctx, db, e.getenv(approval.EnvAllowedSigners))
+	unsigned, err := approval.UnsignedLedgerLowerings(ctx, db, e.getenv(approval.EnvAllowedSigners))
 	if err != nil {
 		rep.Findings = append(rep.Findings, ledger.Finding{Problem: err.Error()})
 	}
@@ -230,7 +230,7 @@ func signedHead(ctx context.Context, e *env, db *ledger.DB, path, signedBy strin
 	if err != nil {
 		return "", "", usageError("audit verify --head: %v", err)
 	}
-	runID, head, err := batch.ParseHeadStatement(data)
+	runID, head, err := approval.ParseHeadStatement(data)
 	if err != nil {
 		return "", "", usageError("audit verify --head %s: %v", path, err)
 	}
@@ -292,7 +292,7 @@ func auditExportCmd(ctx context.Context, e *env, args []string) error {
 	} else if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: batch.Actor(), Now: time.Now(), Zone: zone,
+	o := audit.ExportOptions{RunID: run.ID, Out: *out, Actor: actor.Current(), Now: time.Now(), Zone: zone,
 		AllowedSigners: e.getenv(approval.EnvAllowedSigners)}
 	key, err := signature.SigningKeyFromEnv(ctx, e.getenv)
 	if err != nil {
@@ -383,7 +383,7 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 }
 
 // unprovenApprovals adds to rep every approval event whose stored signature does not prove it
-// (batch.CheckStoredApprovals).
+// (approval.CheckStoredApprovals).
 func unprovenApprovals(ctx context.Context, db *ledger.DB, allowedSigners string, rep *ledger.ChainReport) error {
 	events, err := db.LedgerEventsOf(ctx, ledger.EventApproved)
 	if err != nil {
@@ -396,7 +396,7 @@ func unprovenApprovals(ctx context.Context, db *ledger.DB, allowedSigners string
 		for n < len(events) && events[n].RunID == events[0].RunID {
 			n++
 		}
-		checked, err := batch.CheckStoredApprovals(ctx, db, events[:n], allowedSigners)
+		checked, err := approval.CheckStoredApprovals(ctx, db, events[:n], allowedSigners)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/actor"
 	"github.com/payout/payout/batch/callbacks"
 	"github.com/payout/payout/ledger"
 )
@@ -52,7 +52,7 @@ func callbacksCmd(ctx context.Context, e *env, args []string) error {
 	if *ledgerPath != "" {
 		cfg.Ledger = *ledgerPath
 	}
-	db, err := ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log, Verify: true, Actor: batch.CallbackActor}))
+	db, err := ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log, Verify: true, Actor: actor.Callback}))
 	if err != nil {
 		return ledgerError(err)
 	}

@@ -45,7 +45,8 @@ func mayImport(from, to string) bool {
 		// Looking a payout up, retrying, giving up: the state machine decides, the pool schedules.
 		return to == "ledger" || to == "api" || to == "batch/outcome" || to == "batch/pool"
 	case from == "batch/approval":
-		return to == "batch/signature"
+		// Judging signatures, and proving a send by what the ledger stores of them.
+		return to == "batch/signature" || to == "ledger"
 	case from == "batch/retry":
 		return to == "ledger" || to == "batch/read" || to == "batch/report" || to == "batch/outcome" || to == "batch/atomicfile"
 	case from == "batch/repeats":

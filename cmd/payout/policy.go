@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/signature"
@@ -79,7 +78,7 @@ func policyCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	// A lowering that does not hold refuses every run; raising the policy back is what ends it.
-	_, unsigned := batch.CheckedPolicy(ctx, db, e.getenv(approval.EnvAllowedSigners))
+	_, unsigned := approval.CheckedPolicy(ctx, db, e.getenv(approval.EnvAllowedSigners))
 	var refused *approval.PolicyError
 	if !errors.As(unsigned, &refused) {
 		refused = nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/actor"
 	"github.com/payout/payout/batch/outcome"
 )
 
@@ -40,7 +41,7 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	ref := fs.Arg(0)
-	p, err := batch.Release(ctx, s.runner.Config(), ref, reason, batch.Actor())
+	p, err := batch.Release(ctx, s.runner.Config(), ref, reason, actor.Current())
 	switch {
 	case errors.Is(err, outcome.ErrReleaseRefused):
 		return usageError("release: %v", err)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
 )
@@ -43,7 +43,7 @@ func reportCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitAborted, err: err}
 	}
 	// A file of a watched folder is named as the watch named the run's own reports.
-	paths, err := batch.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now(), zone, e.getenv(approval.EnvAllowedSigners))
+	paths, err := runs.WriteReports(ctx, db, run.ID, *reportDir, watch.ReportName(run.File), time.Now(), zone, e.getenv(approval.EnvAllowedSigners))
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}

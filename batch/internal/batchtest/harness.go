@@ -21,6 +21,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -149,10 +150,10 @@ func (h *Harness) Pay(ctx context.Context, path string, cfg batch.Config) batch.
 
 // SameReportFromLedger checks that the run's result CSV, written at the end of the run, says
 // what `payout report` writes from the ledger afterwards: both read the run with one query.
-func (h *Harness) SameReportFromLedger(db batch.ReportLedger, res batch.Result) {
+func (h *Harness) SameReportFromLedger(db runs.ReportLedger, res batch.Result) {
 	h.TB.Helper()
 	written := ResultCSV(h.TB, res)
-	again, err := batch.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), "", time.Now(), nil, "")
+	again, err := runs.WriteReports(context.Background(), db, res.RunID, h.TB.TempDir(), "", time.Now(), nil, "")
 	if err != nil {
 		h.TB.Fatal(err)
 	}

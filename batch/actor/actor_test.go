@@ -1,4 +1,4 @@
-package batch_test
+package actor_test
 
 import (
 	"io"
@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/actor"
 )
 
 // noPasswdUID is an account with no passwd entry, as a shell account made by hand may be.
@@ -19,7 +19,7 @@ const noPasswdUID = 54321
 // the actor that account is recorded as.
 func TestMain(m *testing.M) {
 	if os.Getenv("PAYOUT_TEST_PRINT_ACTOR") == "1" {
-		os.Stdout.WriteString("ACTOR=" + batch.Actor() + "\n")
+		os.Stdout.WriteString("ACTOR=" + actor.Current() + "\n")
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -55,7 +55,7 @@ func TestActorIsTheAccountByItsUID(t *testing.T) {
 	_, actor, _ := strings.Cut(string(out), "ACTOR=")
 	actor, _, _ = strings.Cut(actor, "\n")
 	if name, _, _ := strings.Cut(actor, "@"); name != "uid 54321" {
-		t.Errorf("Actor() of uid %d with USER=bob = %q, want uid 54321@host", noPasswdUID, actor)
+		t.Errorf("Current() of uid %d with USER=bob = %q, want uid 54321@host", noPasswdUID, actor)
 	}
 }
 

@@ -1,4 +1,4 @@
-package batch
+package approval
 
 import (
 	"context"
@@ -34,40 +34,50 @@ func ParseHeadStatement(data []byte) (runID string, head ledger.ChainHead, err e
 	return strings.TrimPrefix(lines[1], "run\t"), head, err
 }
 
-// signHead writes, beside the run's CSV report, the statement of the chain head its reports
-// print and its signature (Config.SignHead), and adds both to the run's reports.
-func (r *Runner) signHead(ctx context.Context, res *Result, csvPath, headText string) error {
+// HeadAppender records the signed head in the chain.
+type HeadAppender interface {
+	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
+}
+
+// SignHead writes, beside the run's CSV report at csvPath, the statement of the chain head its
+// reports print (headText) and its signature by sign, records both in the chain, and returns the
+// two files' paths.
+func SignHead(ctx context.Context, db HeadAppender, sign func(ctx context.Context, statement []byte) ([]byte, error), runID, csvPath, headText string) ([]string, error) {
 	head, err := ledger.ParseChainHead(headText)
 	if err != nil {
-		return fmt.Errorf("sign the chain head: %w", err)
+		return nil, fmt.Errorf("sign the chain head: %w", err)
 	}
-	statement := HeadStatement(res.RunID, head)
-	sig, err := r.cfg.SignHead(ctx, statement)
+	statement := HeadStatement(runID, head)
+	sig, err := sign(ctx, statement)
 	if err != nil {
-		return fmt.Errorf("sign the chain head: %w", err)
+		return nil, fmt.Errorf("sign the chain head: %w", err)
 	}
 	path := strings.TrimSuffix(csvPath, ".result.csv") + HeadSuffix
 	if err := atomicfile.WriteBytes(path, 0o644, statement); err != nil {
-		return err
+		return nil, err
 	}
 	if err := atomicfile.WriteBytes(path+".sig", 0o644, sig); err != nil {
-		return err
+		return nil, err
 	}
 	// In the chain too: the next run checks what was appended since before it pays.
-	if _, err := r.cfg.Ledger.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: res.RunID, Kind: ledger.EventHeadSigned,
+	if _, err := db.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: runID, Kind: ledger.EventHeadSigned,
 		Detail: "chain head " + head.String() + " signed at the run's end",
 		Facts:  map[string]string{"head": head.String(), "statement": string(statement), "signature": string(sig)}}); err != nil {
-		return err
+		return nil, err
 	}
-	res.Reports = append(res.Reports, path, path+".sig")
-	return nil
+	return []string{path, path + ".sig"}, nil
 }
 
-// sinceSignedHead checks the chain from the head the latest run signed on (ledger.VerifySince),
-// its signature against the allowed signers (namespace payout-pack) when they are given: what is
-// wrong, or "" when it holds or no head was ever signed.
-func (r *Runner) sinceSignedHead(ctx context.Context) (string, error) {
-	db := r.cfg.Ledger
+// SignedHeads reads the head the latest run signed, and checks the chain from it on.
+type SignedHeads interface {
+	LatestLedgerEvent(ctx context.Context, kind string) (ledger.LedgerEvent, bool, error)
+	VerifySince(ctx context.Context, head ledger.ChainHead) ([]ledger.Finding, error)
+}
+
+// SinceSignedHead checks the chain from the head the latest run signed on (ledger.VerifySince),
+// its signature against the allowed signers (the file at allowedSigners, namespace payout-pack)
+// when they are given: what is wrong, or "" when it holds or no head was ever signed.
+func SinceSignedHead(ctx context.Context, db SignedHeads, allowedSigners string) (string, error) {
 	e, ok, err := db.LatestLedgerEvent(ctx, ledger.EventHeadSigned)
 	if err != nil || !ok {
 		return "", err
@@ -76,8 +86,8 @@ func (r *Runner) sinceSignedHead(ctx context.Context) (string, error) {
 	if err != nil || head.String() != e.Facts["head"] || runID != e.RunID {
 		return fmt.Sprintf("the chain head signed at event %d does not say what it signed (written by hand); run payout audit verify", e.ID), nil
 	}
-	if allowed := r.cfg.Approval.AllowedSigners; allowed != "" {
-		signers, err := signature.LoadAllowedSigners(allowed)
+	if allowedSigners != "" {
+		signers, err := signature.LoadAllowedSigners(allowedSigners)
 		if err != nil {
 			return "", err
 		}

@@ -1,11 +1,10 @@
-package batch
+package approval
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
@@ -63,7 +62,7 @@ func CheckStoredApprovals(ctx context.Context, db PlanStatements, events []ledge
 		}
 		day, dayErr := time.Parse(time.DateOnly, e.Facts["valid_until"])
 		if ok && dayErr == nil {
-			a.Statement = append([]byte(statement), approval.ValidUntilLine(day)...)
+			a.Statement = append([]byte(statement), ValidUntilLine(day)...)
 		}
 		a.Problem = a.check(allowed, loadErr, statement, ok)
 		out = append(out, a)
@@ -99,7 +98,7 @@ func (a *StoredApproval) check(allowed *signature.AllowedSigners, loadErr error,
 	if sig, err := signature.Parse(a.Signature); err == nil {
 		a.AllowedLines = allowed.LinesOf(sig)
 	}
-	id, err := approval.VerifyStored([]byte(statement), approval.StoredSignature{Armored: a.Signature, ValidUntil: e.Facts["valid_until"]}, allowed, e.At)
+	id, err := VerifyStored([]byte(statement), StoredSignature{Armored: a.Signature, ValidUntil: e.Facts["valid_until"]}, allowed, e.At)
 	if err != nil {
 		return "its signature does not hold: " + err.Error()
 	}
