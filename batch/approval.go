@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/exitcode"
+	"github.com/payout/payout/batch/intake"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runs"
@@ -18,15 +21,10 @@ import (
 // signature it accepted in the chain before it records or sends anything, and pays nothing of a
 // file whose plan lacks them.
 
-// RefusalStatement is the statement that refuses plan for reason.
-func RefusalStatement(plan Plan, reason string) []byte {
-	return approval.RefusalStatement(plan.judged(), reason)
-}
-
 // judge checks the signatures beside path against plan, as of now, for a policy of need signers.
 // Files named like signatures that are none are ignored, each named in a warning.
-func (r *Runner) judge(path string, plan Plan, need int) approval.Verdict {
-	v := approval.Judge(path, plan.judged(), need, r.cfg.Approval, r.cfg.Now())
+func (r *Runner) judge(path string, plan intake.Plan, need int) approval.Verdict {
+	v := approval.Judge(path, plan.Judged(), need, r.cfg.Approval, r.cfg.Now())
 	if r.cfg.Makers != nil {
 		v = v.WithoutMakers(r.cfg.Makers(plan.FileSHA256))
 	}
@@ -53,12 +51,7 @@ func (r *Runner) RepeatsVerdict(ctx context.Context, path, maker string) (approv
 		}
 		need = max(need, pol.Approvals)
 	}
-	return approval.JudgeRepeats(path, plan.judged(), need, maker, r.cfg.Approval, r.cfg.Now()), nil
-}
-
-// judged is the plan as the approval judge reads it.
-func (p Plan) judged() approval.Plan {
-	return approval.Plan{FileSHA256: p.FileSHA256, Digest: p.Digest, Statement: p.Statement}
+	return approval.JudgeRepeats(path, plan.Judged(), need, maker, r.cfg.Approval, r.cfg.Now()), nil
 }
 
 // signaturesNeeded reports whether the ledger's policy asks for signatures: it does when a
@@ -78,10 +71,10 @@ func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
 // the file lacks, makes res a run that paid nothing (exit 5), recording it unless it is a dry run;
 // it then reports true. A file that would add no payout, or whose rejected rows stop it anyway,
 // needs none. The signatures it accepts are recorded in the chain before anything else of the run.
-func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (bool, error) {
+func (r *Runner) checkApproval(ctx context.Context, res *Result, plan intake.Plan) (bool, error) {
 	res.Plan = &plan
 	db := r.cfg.Ledger
-	if db == nil || plan.unsettled == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
+	if db == nil || plan.Unsettled() == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
 		return false, nil
 	}
 	pol, err := approval.CheckedPolicy(ctx, db, r.cfg.Approval.AllowedSigners)
@@ -118,7 +111,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 		events = append(events, ledger.LedgerEvent{Kind: ledger.EventPlan,
 			Detail:  fmt.Sprintf("plan %s of %d rows, MYR %s", plan.Digest, plan.Payable, plan.Total.StringFixed(2)),
 			Facts:   map[string]string{"plan_sha256": plan.Digest, "file_sha256": plan.FileSHA256, "sheet": plan.Sheet, "first_run": res.RunID},
-			Payload: string(plan.body)})
+			Payload: string(plan.Text())})
 	}
 	for _, a := range v.Accepted {
 		events = append(events, ledger.LedgerEvent{RunID: res.RunID, Kind: ledger.EventApproved,
@@ -136,7 +129,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan Plan) (boo
 
 // awaiting makes res a run that pays nothing for why (exit 5), recorded unless it is a dry run,
 // which only reports it.
-func (r *Runner) awaiting(ctx context.Context, res *Result, plan Plan, why string) (bool, error) {
+func (r *Runner) awaiting(ctx context.Context, res *Result, plan intake.Plan, why string) (bool, error) {
 	if r.cfg.DryRun {
 		res.AwaitingApproval = why
 		if res.ExitCode == exitcode.OK {
@@ -150,7 +143,7 @@ func (r *Runner) awaiting(ctx context.Context, res *Result, plan Plan, why strin
 // holdRejection makes a refusal outlast its files, which anyone who may write the folder could
 // delete: the first run that meets a valid refusal beside a file records it in the chain (a dry
 // run does not), and every later run of the same plan or bytes is refused on that record.
-func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *approval.Verdict) error {
+func (r *Runner) holdRejection(ctx context.Context, runID string, plan intake.Plan, v *approval.Verdict) error {
 	db := r.cfg.Ledger
 	recorded, err := db.Rejections(ctx, plan.Digest, plan.FileSHA256)
 	switch {
@@ -170,7 +163,7 @@ func (r *Runner) holdRejection(ctx context.Context, runID string, plan Plan, v *
 }
 
 // refuseUnapproved records a run that paid nothing because its file lacks signatures.
-func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, why string) error {
+func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan intake.Plan, why string) error {
 	now := r.cfg.Now()
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: plan.FileSHA256, StartedAt: res.StartedAt,
 		EndedAt: now, Status: ledger.RunAwaitingApproval, ExitCode: exitcode.AwaitingApproval}
@@ -178,8 +171,35 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan Plan, w
 		return err
 	}
 	res.ExitCode, res.AwaitingApproval, res.EndedAt = exitcode.AwaitingApproval, why, now
-	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.fileTotal
+	res.Rows, res.Rejected, res.NotSent, res.TotalAmount = plan.Rows, plan.Rejected, plan.Rows-plan.Rejected, plan.FileTotal()
 	r.cfg.Logger.Warn("nothing was paid: the file's plan lacks signatures", "run", res.RunID, "file", res.File,
 		"why", why, "approve_with", approval.Command(res.File))
 	return nil
+}
+
+// PlanOf reads and validates the file at path exactly as a run would (against the service's
+// provider list, one pass over the rows), records and sends nothing, and returns its plan. A
+// file-level problem is a *read.FileError.
+func (r *Runner) PlanOf(ctx context.Context, path string) (intake.Plan, error) {
+	sum, err := FileSHA256(path)
+	if err != nil {
+		return intake.Plan{}, err
+	}
+	providers, err := r.providers(ctx)
+	if err != nil {
+		if api.KindOf(err) == api.KindNone {
+			err = fmt.Errorf("list providers: %w", err)
+		}
+		return intake.Plan{}, outcome.ExplainAuth(err)
+	}
+	opts := r.intake(path, providers)
+	opts.PlanText = true
+	sv, err := intake.SurveyFile(ctx, opts)
+	if err != nil {
+		return intake.Plan{}, err
+	}
+	if err := sv.SameFile(sum); err != nil {
+		return intake.Plan{}, err
+	}
+	return sv.Plan(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/exitcode"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
@@ -56,7 +57,7 @@ func TestFileChangedBetweenPassesStopsBeforeTheChangedChunk(t *testing.T) {
 			})
 		}
 	})
-	if res.ExitCode != exitcode.Aborted || !bytes.Contains([]byte(res.Aborted), []byte(batch.ErrFileChanged.Error())) {
+	if res.ExitCode != exitcode.Aborted || !bytes.Contains([]byte(res.Aborted), []byte(intake.ErrFileChanged.Error())) {
 		t.Fatalf("result %+v, want the run aborted because the file changed", res)
 	}
 	if n := h.Sandbox.CreateCounts()[last.Ref]; n != 0 {

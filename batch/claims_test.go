@@ -153,7 +153,7 @@ func TestRecoveryToleratesAnotherRecoverer(t *testing.T) {
 	}
 	cfg := h.Cfg
 	cfg.Process, cfg.Liveness = "process-this", recoveredFirst{db: h.DB, refs: refs}
-	if err := batch.RecoverInterrupted(ctx, cfg, ""); err != nil {
+	if err := cfg.RecoverInterrupted(ctx, ""); err != nil {
 		t.Fatalf("a start that found the payouts recovered already stopped: %v", err)
 	}
 	for _, ref := range refs {

@@ -1,13 +1,21 @@
-// Package batch runs a payout file: a Runner reads and validates it (package read), records every
-// payout in the ledger, sends them to the service exactly once each (a payout is durably
-// SUBMITTING before it is sent, and an unknown outcome is looked up by its reference before
-// anything is sent again), and writes the run's reports (package report) and, when some rows are
-// left unpaid, its retry file (package retry): those rows, to be corrected and run. Its exit
-// codes serve the command line and folder mode (package watch). What each answer does to a payout
-// is decided by package outcome, the pool that sends and looks up is package pool, how a payout
-// is looked up, retried and given up is package lookup (reconciliation's too, package reconcile,
-// which never sends), and the run asks package approval whether a file is approved and package
-// repeats which rows repeat a payment.
+// Package batch runs a payout file: a Runner reads and validates it, records every payout in the
+// ledger, sends them to the service exactly once each, and writes the run's reports and retry
+// file. It only orchestrates; each step of a row's way is a package of its own:
+//
+//   - read: the row is read from the CSV or XLSX and validated (read.Reader, read.Validator).
+//   - intake: the file's passes check each chunk against the ledger and hold repeats (package
+//     repeats), build the plan a signature binds, and record the chunk (intake.Recorder).
+//   - approval: the plan's signatures are judged at the door (approval.Judge), and each send is
+//     proved at the till against what the ledger stores of them (approval.Gather, Proof.Check).
+//   - send: the payout's intent is recorded and its claim proved before its request leaves
+//     (send.Submission); the pool paces it (package pool); lookups settle what is unknown
+//     (package lookup); what each answer does is package outcome's.
+//   - ledger: every move is a transaction with its event in the chain.
+//   - runs: the run is closed and read back row by row for its reports (package report) and its
+//     retry file (package retry).
+//
+// Its exit codes (package exitcode) serve the command line and folder mode (package watch);
+// reconciliation, which never sends, is package reconcile.
 //
 // # How a run pays each row exactly once
 //
@@ -77,7 +85,7 @@
 //
 // # Reports
 //
-// Reports are written as rows come from the ledger (ledger.RunReport), so a million-row run holds
+// Reports are written as rows come from the ledger (runs.EachReportRow), so a million-row run holds
 // a few thousand rows at a time; each file is written under a temporary name, synced (not for a
 // dry run) and renamed. The XLSX continues on sheets "Rows 2", ... past the spreadsheet's row
 // limit and cuts cells at 32,767 characters with a marker. `payout report RUN` writes

@@ -135,7 +135,7 @@ func TestAGoneProcessesClaimsAreLookedUpOnAPostgresLedger(t *testing.T) {
 	}
 	cfg := h.Cfg
 	as(this)(&cfg)
-	if err := batch.RecoverInterrupted(ctx, cfg, res.RunID); err != nil {
+	if err := cfg.RecoverInterrupted(ctx, res.RunID); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := h.DB.Get(ctx, rows[0].Ref); err != nil || p.State != ledger.Unknown {

@@ -12,10 +12,11 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
-func statement(t *testing.T, cfg batch.Config, path string) (batch.Plan, string) {
+func statement(t *testing.T, cfg batch.Config, path string) (intake.Plan, string) {
 	t.Helper()
 	plan, err := batch.NewRunner(cfg).PlanOf(context.Background(), path)
 	if err != nil {
@@ -37,7 +38,7 @@ func TestPlanStatement(t *testing.T) {
 	path := batchtest.WritePayroll(t, h.Dir, "plan.csv", rows)
 	plan, text := statement(t, h.Cfg, path)
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if lines[0] != batch.PlanVersion || !strings.HasPrefix(lines[1], "file-sha256\t"+plan.FileSHA256) || lines[2] != "sheet\t-" ||
+	if lines[0] != intake.PlanVersion || !strings.HasPrefix(lines[1], "file-sha256\t"+plan.FileSHA256) || lines[2] != "sheet\t-" ||
 		lines[len(lines)-1] != "valid-until\t2026-11-30" || len(lines) != 3+3+3 {
 		t.Fatalf("statement:\n%s", text)
 	}

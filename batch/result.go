@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/lookup"
 )
 
@@ -46,12 +47,12 @@ type Result struct {
 	// SkippedOtherFile counts the skipped rows that a run of another file paid (see sameInput).
 	SkippedOtherFile int `json:"skipped_other_file"`
 	// Problems lists the first MaxProblems rejections, in file order; the reports have them all.
-	Problems []Problem `json:"problems,omitempty"`
+	Problems []intake.Problem `json:"problems,omitempty"`
 	// Plan is what the file would pay, as a signature binds it; AwaitingApproval says why a run
 	// paid nothing for want of signatures (exit 5); ApprovedBy names the principals whose
 	// signatures it went ahead on, as the chain recorded them, at ApprovedAt.
-	Plan             *Plan  `json:"plan,omitempty"`
-	AwaitingApproval string `json:"awaiting_approval,omitempty"`
+	Plan             *intake.Plan `json:"plan,omitempty"`
+	AwaitingApproval string       `json:"awaiting_approval,omitempty"`
 	// NotProved, set with AwaitingApproval, says that the run stopped at a payout that the
 	// ledger's stored evidence does not prove (approval.ErrNotProved): what signers do not fix.
 	NotProved  bool      `json:"not_proved,omitempty"`
@@ -59,20 +60,9 @@ type Result struct {
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	// Warnings lists the first MaxProblems valid rows that deserve a look (an XLSX account stored
 	// as a number); they are paid as read.
-	Warnings []Problem `json:"warnings,omitempty"`
+	Warnings []intake.Problem `json:"warnings,omitempty"`
 
 	// RetryFile is the run's retry file (CSV; its XLSX twin is among Reports): empty when every
 	// row is paid.
 	RetryFile string `json:"retry_file,omitempty"`
-}
-
-// MaxProblems bounds Result.Problems, so that a wrong file does not flood a terminal or a log.
-const MaxProblems = 50
-
-// Problem is one rejection as a person fixes it: where, what, why.
-type Problem struct {
-	Line   int    `json:"line"`
-	Column string `json:"column"`
-	Value  string `json:"value"`
-	Reason string `json:"reason"`
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -16,13 +15,16 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/lookup"
+	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/runs"
+	"github.com/payout/payout/batch/send"
 	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
@@ -94,8 +96,7 @@ type Config struct {
 	// proved and its POST sent; BeforePost once its claim is proved and its turn taken, right
 	// before the POST: where the tests pause a process, as a host is paused.
 	AfterIntent, BeforePost func(ref string)
-	sending                 *sending // shared by the Runners of one Config
-	proofs                  *proofs  // the proof each send is checked against, shared likewise
+	sendState               *send.State // shared by the Runners of one Config
 
 	// Workers is the number of concurrent requests; 0 sizes the pool from the rate and the
 	// service's observed latency (pool.AutoStartWorkers up to pool.AutoMaxWorkers).
@@ -107,7 +108,7 @@ type Config struct {
 	DryRun       bool
 	AllowPartial bool
 	// ChunkRows is how many rows are checked, recorded and handed to the workers at a time
-	// (DefaultChunkRows when 0).
+	// (intake.DefaultChunkRows when 0).
 	ChunkRows int
 	ReportDir string
 	// Zone is the operator's time zone: the reports, and the notes and messages people read,
@@ -188,11 +189,8 @@ func (c Config) WithDefaults() Config {
 	if cfg.Liveness == nil {
 		cfg.Liveness = ledger.OnlySelf(cfg.Process)
 	}
-	if cfg.sending == nil {
-		cfg.sending = &sending{}
-	}
-	if cfg.proofs == nil {
-		cfg.proofs = &proofs{}
+	if cfg.sendState == nil {
+		cfg.sendState = send.NewState()
 	}
 	if cfg.UnknownGrace <= 0 {
 		cfg.UnknownGrace = DefaultUnknownGrace
@@ -216,7 +214,7 @@ func (c Config) WithDefaults() Config {
 		cfg.ReportDir = "reports"
 	}
 	if cfg.ChunkRows <= 0 {
-		cfg.ChunkRows = DefaultChunkRows
+		cfg.ChunkRows = intake.DefaultChunkRows
 	}
 	return cfg
 }
@@ -277,37 +275,34 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 		if api.KindOf(err) == api.KindNone {
 			err = fmt.Errorf("list providers: %w", err)
 		}
-		return res, ExplainAuth(err)
+		return res, outcome.ExplainAuth(err)
 	}
-	vopts := cfg.Validate
-	vopts.Providers = providers
-	scan := fileScan{path: path, ropts: cfg.Read, vopts: vopts, db: cfg.Ledger, chunk: cfg.ChunkRows, seed: maphash.MakeSeed(),
-		rules: cfg.Repeats, now: cfg.Now, zone: cfg.Zone}
-	if scan.planText, err = r.signaturesNeeded(ctx); err != nil {
+	opts := r.intake(path, providers)
+	if opts.PlanText, err = r.signaturesNeeded(ctx); err != nil {
 		return res, err
 	}
 	if cfg.DryRun {
-		return r.dryRun(ctx, log, res, scan)
+		return r.dryRun(ctx, log, res, opts)
 	}
 	if cfg.Ledger == nil {
 		return res, errors.New("no ledger: a payout is never sent without one")
 	}
 	log.Info("reading and validating the file", "providers", len(providers))
-	sv, err := surveyFile(ctx, scan)
+	sv, err := intake.SurveyFile(ctx, opts)
 	if err != nil {
 		return res, err
 	}
-	log.Info("file validated", "rows", sv.rows, "rejected", sv.rejected)
-	res.Problems, res.Warnings = sv.problems, sv.warnings
+	log.Info("file validated", "rows", sv.Rows(), "rejected", sv.Rejected())
+	res.Problems, res.Warnings = sv.Problems(), sv.Warnings()
 	for _, w := range res.Warnings {
 		log.Warn("row paid as read, check it", "line", w.Line, "column", w.Column, "warning", w.Reason)
 	}
 	// The plan, and so the approval, is of the bytes the survey read, through its own open file:
 	// a path that names other bytes by then (a swapped symlink) stops the run here.
-	if sv.sum != sum {
-		return res, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, sum, sv.sum)
+	if err := sv.SameFile(sum); err != nil {
+		return res, err
 	}
-	if stop, err := r.checkApproval(ctx, &res, sv.plan()); stop || err != nil {
+	if stop, err := r.checkApproval(ctx, &res, sv.Plan()); stop || err != nil {
 		return res, err
 	}
 	return r.pay(ctx, log, res, sv)
@@ -316,18 +311,18 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 // pay records the surveyed file's run, and pays its rows unless the file is rejected as a whole:
 // a second pass records each chunk (new payouts READY, in one transaction) and hands it to the
 // workers, which send each payout only after the ledger holds its intent.
-func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *survey) (Result, error) {
+func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *intake.Survey) (Result, error) {
 	db := r.cfg.Ledger
 	if err := runs.CloseInterrupted(ctx, db, r.cfg.Files, res.StartedAt); err != nil {
 		return res, err
 	}
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
-		Status: ledger.RunRunning, Source: source(res.SHA256, sv.sheet), Rows: sv.rows}
+		Status: ledger.RunRunning, Source: intake.Source(res.SHA256, sv.Sheet()), Rows: sv.Rows()}
 	if err := runs.Open(ctx, db, run); err != nil {
 		return res, err
 	}
 	// The input's columns, for the run's retry file.
-	if err := db.SetRunColumns(ctx, run.ID, sv.header); err != nil {
+	if err := db.SetRunColumns(ctx, run.ID, sv.Header()); err != nil {
 		return res, err
 	}
 	sameRuns, err := db.FindRuns(ctx, ledger.RunFilter{Source: run.Source})
@@ -338,20 +333,23 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 	for _, s := range sameRuns {
 		sameAs[s.ID] = true
 	}
-	rc := &recorder{r: r, log: log, sv: sv, run: run, pay: sv.rejected == 0 || r.cfg.AllowPartial, sameAs: sameAs,
-		paidElsewhere: &paidElsewhere{r: r, path: res.File, sum: res.SHA256, runs: make(map[string]ledger.Run)}}
+	pay := sv.Rejected() == 0 || r.cfg.AllowPartial
+	rcfg := intake.RecordConfig{Ledger: db, Log: log, Survey: sv, Run: run, Pay: pay, SameAs: sameAs,
+		AllowPaidElsewhere: r.cfg.AllowPaidElsewhere, Now: r.cfg.Now, Zone: r.cfg.Zone}
 	var aborted error
-	if !rc.pay {
+	var rc *intake.Recorder
+	if !pay {
 		// A file rejected as a whole records its lines and no payout.
-		if err := rc.record(ctx); err != nil {
+		rc = intake.NewRecorder(rcfg)
+		if err := rc.Record(ctx); err != nil {
 			return res, err
 		}
-	} else if res.Stuck, aborted, err = r.recordAndSend(ctx, log, rc, sv.toPay); err != nil {
+	} else if rc, res.Stuck, aborted, err = r.recordAndSend(ctx, log, rcfg, sv.ToPay()); err != nil {
 		return res, err
 	}
-	rc.paidElsewhere.warn(ctx, log)
-	res.SkippedOtherFile = rc.paidElsewhere.count
-	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, rc.pay)
+	rc.WarnPaidElsewhere(ctx)
+	res.SkippedOtherFile = rc.SkippedOtherFile()
+	res, err = r.finish(context.WithoutCancel(ctx), res, aborted, pay)
 	if err != nil {
 		return res, err
 	}
@@ -365,42 +363,59 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *surv
 // cannot go on (the ledger, a file changed under it) stops the pool, and so does the pool's end
 // stop the pass. The error is for what stops the run before its report (the ledger); the
 // aborted error says why the pool stopped before every row was dealt with.
-func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rc *recorder, total int) ([]lookup.Stuck, error, error) {
-	sub, done, err := r.newSubmission(context.WithoutCancel(ctx), log, rc.run.ID)
+func (r *Runner) recordAndSend(ctx context.Context, log *slog.Logger, rcfg intake.RecordConfig, total int) (*intake.Recorder, []lookup.Stuck, error, error) {
+	sub, done, err := send.Start(context.WithoutCancel(ctx), r.cfg.sender(), log, rcfg.Run.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer done()
-	feed := make(chan feedBatch)
-	rc.sub, rc.feed = sub, feed
+	feed := make(chan send.Feed)
+	rcfg.Hand = func(ctx context.Context, payouts []ledger.Payout) error {
+		tasks, done := sub.Take(payouts, r.cfg.Now())
+		select {
+		case feed <- send.Feed{Tasks: tasks, Done: done}:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	rc := intake.NewRecorder(rcfg)
 	r.logSending(log, total)
 	passCtx, stopPass := context.WithCancelCause(ctx)
 	passErr := make(chan error, 1)
 	go func() {
 		defer close(feed)
-		err := rc.record(passCtx)
+		err := rc.Record(passCtx)
 		if err != nil && passCtx.Err() == nil {
 			select {
-			case feed <- feedBatch{Err: err}:
+			case feed <- send.Feed{Err: err}:
 			case <-passCtx.Done():
 			}
 		}
 		passErr <- err
 	}()
-	stuck, aborted := sub.pay(ctx, feed, total)
+	stuck, aborted := sub.Pay(ctx, feed, total)
 	stopPass(errPoolStopped)
 	err = <-passErr
 	switch {
 	case err == nil, errors.Is(err, errPoolStopped), ctx.Err() != nil:
-		return stuck, aborted, nil
-	case errors.Is(err, ErrFileChanged):
-		return stuck, fmt.Errorf("%w: %w", pool.ErrAborted, err), nil
+		return rc, stuck, aborted, nil
+	case errors.Is(err, intake.ErrFileChanged):
+		return rc, stuck, fmt.Errorf("%w: %w", pool.ErrAborted, err), nil
 	}
-	return stuck, aborted, err
+	return rc, stuck, aborted, err
 }
 
 // errPoolStopped ends a recording pass whose pool has stopped.
 var errPoolStopped = errors.New("the run stopped sending")
+
+// intake is how the run reads, validates and checks the file at path, against providers.
+func (r *Runner) intake(path string, providers []api.Provider) intake.Options {
+	vopts := r.cfg.Validate
+	vopts.Providers = providers
+	return intake.Options{Path: path, Read: r.cfg.Read, Validate: vopts, Ledger: r.cfg.Ledger, ChunkRows: r.cfg.ChunkRows,
+		Repeats: r.cfg.Repeats, Now: r.cfg.Now, Zone: r.cfg.Zone}
+}
 
 // providers fetches the provider list, retrying what is safe to retry.
 func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
@@ -111,4 +113,18 @@ func tally(res Result, s report.Summary) Result {
 	res.Failed, res.Unknown, res.NotSent = counts.Failed, counts.Unknown, counts.NotSent
 	res.Submitted = res.Succeeded + res.Pending - res.Skipped
 	return res
+}
+
+// addRetryFile writes the run's retry file beside its reports and lists it in res.
+func (r *Runner) addRetryFile(ctx context.Context, res *Result, fileRejected bool) error {
+	if res.Rejected+res.Failed+res.Unknown+res.NotSent == 0 {
+		return nil // every row is paid or pending: nothing to read back for a retry file
+	}
+	f, err := retry.Write(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{})
+	if err != nil {
+		return err
+	}
+	res.RetryFile = f.CSV
+	res.Reports = append(res.Reports, f.List()...)
+	return nil
 }

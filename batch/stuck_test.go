@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/ledger"
 )
 
@@ -118,10 +119,10 @@ func TestStuckRowIsReleased(t *testing.T) {
 	}
 
 	runner := batch.NewRunner(func() batch.Config { c := h.Cfg; withFake(&c); return c }())
-	if _, err := batch.Release(ctx, runner.Config(), ref, "  ", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
+	if _, err := reconcile.Release(ctx, runner.Config(), ref, "  ", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
 		t.Errorf("release without a reason: %v", err)
 	}
-	if _, err := batch.Release(ctx, runner.Config(), known.Ref, "checked", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
+	if _, err := reconcile.Release(ctx, runner.Config(), known.Ref, "checked", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
 		t.Errorf("release of a SUBMITTED payout: %v", err)
 	}
 	// While the service finds it, it is refused and stays UNKNOWN.
@@ -131,7 +132,7 @@ func TestStuckRowIsReleased(t *testing.T) {
 		RecipientReference: "x", PaymentDescription: "x", ExternalInvoiceRef: ref}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := batch.Release(ctx, runner.Config(), ref, "checked", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) || !strings.Contains(err.Error(), "payout reconcile") {
+	if _, err := reconcile.Release(ctx, runner.Config(), ref, "checked", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) || !strings.Contains(err.Error(), "payout reconcile") {
 		t.Errorf("release of a payout the service has: %v", err)
 	}
 	if p, _ := h.DB.Get(ctx, ref); p.State != ledger.Unknown {
@@ -159,7 +160,7 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 		}
 	}
 	runner := batch.NewRunner(h.Cfg)
-	p, err := batch.Release(ctx, runner.Config(), ref, "service support confirmed no payout", "ops@host")
+	p, err := reconcile.Release(ctx, runner.Config(), ref, "service support confirmed no payout", "ops@host")
 	if err != nil || p.State != ledger.Ready {
 		t.Fatalf("release: %+v, %v", p, err)
 	}
@@ -169,7 +170,7 @@ func TestReleaseMakesAStuckRowReady(t *testing.T) {
 		!strings.Contains(last.Detail, "service support confirmed no payout") {
 		t.Errorf("release event %+v", last)
 	}
-	if _, err := batch.Release(ctx, runner.Config(), ref, "again", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
+	if _, err := reconcile.Release(ctx, runner.Config(), ref, "again", "ops@host"); !errors.Is(err, outcome.ErrReleaseRefused) {
 		t.Errorf("second release: %v", err)
 	}
 	// Released, it has its sends again: one more send without an answer (a 503) leaves it

@@ -19,7 +19,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
@@ -39,7 +39,7 @@ var assets embed.FS
 type Planner interface {
 	// Plan reads the file at path and returns its plan, and the provider names by id. A file
 	// that cannot be planned is an error saying why.
-	Plan(ctx context.Context, path string) (batch.Plan, map[int64]string, error)
+	Plan(ctx context.Context, path string) (intake.Plan, map[int64]string, error)
 }
 
 // Ledger is what the console needs of the ledger (ledger.DB): it appends events to the hash

@@ -11,18 +11,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/console"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/signature/signaturetest"
 	"github.com/payout/payout/ledger"
 )
 
 // planner is a Planner of function fields.
 type planner struct {
-	plan func(ctx context.Context, path string) (batch.Plan, map[int64]string, error)
+	plan func(ctx context.Context, path string) (intake.Plan, map[int64]string, error)
 }
 
-func (p planner) Plan(ctx context.Context, path string) (batch.Plan, map[int64]string, error) {
+func (p planner) Plan(ctx context.Context, path string) (intake.Plan, map[int64]string, error) {
 	return p.plan(ctx, path)
 }
 
@@ -57,7 +57,7 @@ func newConsole(t *testing.T, origin string) *httptest.Server {
 	dir := t.TempDir()
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), "# nobody yet")
 	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: &trail{}, Planner: planner{
-		plan: func(context.Context, string) (batch.Plan, map[int64]string, error) { return batch.Plan{}, nil, nil },
+		plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return intake.Plan{}, nil, nil },
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestConsoleRefusesCrossSitePosts(t *testing.T) {
 func TestConsoleChecksItsRelyingParty(t *testing.T) {
 	dir := t.TempDir()
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), "# nobody yet")
-	p := planner{plan: func(context.Context, string) (batch.Plan, map[int64]string, error) { return batch.Plan{}, nil, nil }}
+	p := planner{plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return intake.Plan{}, nil, nil }}
 	for _, c := range []struct {
 		rpID, origin string
 		ok           bool

@@ -28,6 +28,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
@@ -348,7 +349,7 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, sess *sessio
 type pendingSignature struct {
 	path, namespace, file string
 	statement             []byte
-	plan                  batch.Plan
+	plan                  intake.Plan
 	refusal               bool
 }
 
@@ -393,7 +394,7 @@ func (s *Server) signBegin(w http.ResponseWriter, r *http.Request, sess *session
 	pending := &pendingSignature{path: base + approval.SigSuffix, namespace: signature.NamespacePlan, file: req.File, plan: plan, refusal: refusal}
 	if refusal {
 		pending.namespace, pending.path = signature.NamespaceReject, base+approval.RefusalSuffix
-		pending.statement = batch.RefusalStatement(plan, strings.TrimSpace(req.Reason))
+		pending.statement = plan.RefusalStatement(strings.TrimSpace(req.Reason))
 	} else {
 		var b bytes.Buffer
 		if err := plan.WriteStatement(&b, s.validUntil()); err != nil {

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/console"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/batch/signature/signaturetest"
 	"github.com/payout/payout/ledger"
@@ -98,7 +98,7 @@ func (b *browser) challenge(o options) []byte {
 
 // signedIn is a console for a folder whose awaiting-approval holds pay.csv, with bob (a signer)
 // signed in through a software passkey; it returns his browser, the file, and the chain's events.
-func signedIn(t *testing.T, plan batch.Plan) (*browser, string, string, *trail) {
+func signedIn(t *testing.T, plan intake.Plan) (*browser, string, string, *trail) {
 	t.Helper()
 	const origin = "http://localhost:8443"
 	dir := t.TempDir()
@@ -116,7 +116,7 @@ func signedIn(t *testing.T, plan batch.Plan) (*browser, string, string, *trail) 
 		bob.AllowedLine("bob", "payout-plan,payout-reject")+" passkey:"+base64.RawURLEncoding.EncodeToString(id))
 	events := &trail{}
 	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: events,
-		Planner: planner{plan: func(context.Context, string) (batch.Plan, map[int64]string, error) { return plan, nil, nil }}})
+		Planner: planner{plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return plan, nil, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func signedIn(t *testing.T, plan batch.Plan) (*browser, string, string, *trail) 
 // the plan's own; a sign-in is an event of the chain too.
 func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
 	const origin = "http://localhost:8443"
-	plan := batch.Plan{FileSHA256: "aa", Digest: "bb"}
+	plan := intake.Plan{FileSHA256: "aa", Digest: "bb"}
 	b, file, allowed, events := signedIn(t, plan)
 	var o options
 
@@ -196,7 +196,7 @@ func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
 // A note's name in a folder people write (a link to another file of the service account) shows
 // nothing of what it leads to.
 func TestConsoleNeverFollowsALinkInANotesName(t *testing.T) {
-	b, file, _, _ := signedIn(t, batch.Plan{FileSHA256: "aa", Digest: "bb"})
+	b, file, _, _ := signedIn(t, intake.Plan{FileSHA256: "aa", Digest: "bb"})
 	secret := filepath.Join(t.TempDir(), "auth-token")
 	if err := os.WriteFile(secret, []byte("MERCHANT-TOKEN-SECRET"), 0o600); err != nil {
 		t.Fatal(err)

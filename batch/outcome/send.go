@@ -156,3 +156,12 @@ func OrNone(s string) string {
 func AcceptedEarlier(s ledger.State) bool {
 	return s.Accepted()
 }
+
+// ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
+// error is returned as it is.
+func ExplainAuth(err error) error {
+	if api.KindOf(err) == api.KindUnauthorized {
+		return fmt.Errorf("%w: %s", err, AuthHint)
+	}
+	return err
+}

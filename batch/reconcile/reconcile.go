@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg batch.Config, opts Options) (Result, error) {
 		return res, err
 	}
 	// A row still SUBMITTING whose process is gone (rc.cfg.Liveness) may have been sent.
-	if err := batch.RecoverInterrupted(bg, rc.cfg, res.RunID); err != nil {
+	if err := rc.cfg.RecoverInterrupted(bg, res.RunID); err != nil {
 		return res, rc.abandon(bg, res, err)
 	}
 	scope, scopeRows, expected, err := rc.scope(bg, opts, scopeRun)

@@ -18,6 +18,7 @@ import (
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/exitcode"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/retry"
@@ -287,7 +288,7 @@ func TestRetryOfARefusalFoundLaterIsNotPaid(t *testing.T) {
 	}
 	again := h.Run(ctx, res.RetryFile, nil)
 	if again.Rejected != 1 || again.ExitCode != exitcode.Rejected || len(again.Problems) != 1 ||
-		!strings.Contains(again.Problems[0].Reason, batch.ErrRetryOfPaid.Error()) {
+		!strings.Contains(again.Problems[0].Reason, intake.ErrRetryOfPaid.Error()) {
 		t.Fatalf("retry run: exit %d, rejected %d, problems %v", again.ExitCode, again.Rejected, again.Problems)
 	}
 	if n := h.Sandbox.CreateCounts()["FD-00002-R1"]; n != 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/exitcode"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
 )
@@ -147,7 +148,7 @@ func (w *Watcher) moveSignatures(from, name, dest, to string) error {
 }
 
 // awaitingNote says why a file waits and how signers have it paid or refused.
-func (w *Watcher) awaitingNote(path, why string, plan *batch.Plan) string {
+func (w *Watcher) awaitingNote(path, why string, plan *intake.Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s was NOT paid: its plan lacks signatures.\n  %s\n", filepath.Base(path), why)
 	if plan != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/exitcode"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/ledger"
 )
@@ -78,7 +79,7 @@ type planFlags struct {
 }
 
 // planSession reads the file's plan exactly as a run would, with the run's flags.
-func planSession(ctx context.Context, e *env, name, usage string, args []string, extra func(*flag.FlagSet, *planFlags)) (*session, batch.Plan, planFlags, string, error) {
+func planSession(ctx context.Context, e *env, name, usage string, args []string, extra func(*flag.FlagSet, *planFlags)) (*session, intake.Plan, planFlags, string, error) {
 	var o runOptions
 	var pf planFlags
 	fs := newFlagSet(e, name, usage)
@@ -89,15 +90,15 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 		extra(fs, &pf)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return nil, batch.Plan{}, pf, "", err
+		return nil, intake.Plan{}, pf, "", err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return nil, batch.Plan{}, pf, "", usageError("%s: name one file", name)
+		return nil, intake.Plan{}, pf, "", usageError("%s: name one file", name)
 	}
 	path := fs.Arg(0)
 	if err := checkInput(path); err != nil {
-		return nil, batch.Plan{}, pf, "", usageError("%s: %v", name, err)
+		return nil, intake.Plan{}, pf, "", usageError("%s: %v", name, err)
 	}
 	// A plan is read, never paid or reported: no report folder, and an existing ledger only read.
 	o.dryRun, o.reportDir = true, ""
@@ -105,7 +106,7 @@ func planSession(ctx context.Context, e *env, name, usage string, args []string,
 	o.repeats.allowAll = o.repeats.allowAll || pf.acceptRepeats
 	s, err := newSession(ctx, e, &o, modeDryRun)
 	if err != nil {
-		return nil, batch.Plan{}, pf, "", err
+		return nil, intake.Plan{}, pf, "", err
 	}
 	plan, err := s.runner.PlanOf(ctx, path)
 	if err != nil {
@@ -211,7 +212,7 @@ func signCmd(ctx context.Context, e *env, args []string, approve bool) error {
 	}
 	base := path + "." + safeName(id.Principal())
 	if !approve {
-		statement := batch.RefusalStatement(plan, pf.reason)
+		statement := plan.RefusalStatement(pf.reason)
 		sig, err := signature.Sign(ctx, strings.NewReader(string(statement)), signature.NamespaceReject, key)
 		if err != nil {
 			return &exitError{code: exitAborted, err: err}
@@ -319,7 +320,7 @@ func confirm(e *env, question string) bool {
 }
 
 // printPlan shows what a signature binds.
-func printPlan(w io.Writer, p batch.Plan, path string) {
+func printPlan(w io.Writer, p intake.Plan, path string) {
 	sheet := p.Sheet
 	if sheet == "" {
 		sheet = "-"
@@ -332,7 +333,7 @@ func printPlan(w io.Writer, p batch.Plan, path string) {
 
 // printBanks names the banks a plan's rows pay next to the provider ids its statement gives
 // them, one a line after prefix: a signer checks names, not ids.
-func printBanks(w io.Writer, prefix string, p batch.Plan) {
+func printBanks(w io.Writer, prefix string, p intake.Plan) {
 	banks := p.Banks()
 	if len(banks) == 0 {
 		return

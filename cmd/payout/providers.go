@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/outcome"
 )
 
 func providersCmd(ctx context.Context, e *env, args []string) error {
@@ -31,7 +31,7 @@ func providersCmd(ctx context.Context, e *env, args []string) error {
 	}
 	list, err := client.ListProviders(ctx)
 	if err != nil {
-		return &exitError{code: exitAborted, err: explainUnreachable(batch.ExplainAuth(err), cfg.BaseURL)}
+		return &exitError{code: exitAborted, err: explainUnreachable(outcome.ExplainAuth(err), cfg.BaseURL)}
 	}
 	if *jsonOut {
 		if list == nil {

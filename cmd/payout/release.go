@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/actor"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/reconcile"
 )
 
 // releaseCmd is `payout release REF --reason TEXT`: the way out for a payout stuck UNKNOWN (sent
@@ -41,7 +41,7 @@ func releaseCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	ref := fs.Arg(0)
-	p, err := batch.Release(ctx, s.runner.Config(), ref, reason, actor.Current())
+	p, err := reconcile.Release(ctx, s.runner.Config(), ref, reason, actor.Current())
 	switch {
 	case errors.Is(err, outcome.ErrReleaseRefused):
 		return usageError("release: %v", err)

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/console"
+	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/ledger"
 )
 
@@ -146,7 +146,7 @@ type servePlanner struct {
 	providers string
 }
 
-func (p servePlanner) Plan(ctx context.Context, path string) (batch.Plan, map[int64]string, error) {
+func (p servePlanner) Plan(ctx context.Context, path string) (intake.Plan, map[int64]string, error) {
 	args := []string{path}
 	if p.providers != "" {
 		args = []string{"--providers", p.providers, path}

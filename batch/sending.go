@@ -4,14 +4,12 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/pool"
+	"github.com/payout/payout/batch/send"
 )
-
-// feedBatch is a chunk's work for the pool: its tasks, how many of its rows need nothing more,
-// or the error that stopped the feed.
-type feedBatch = pool.Feed[lookup.Task]
 
 // Pool is how a pool of this configuration runs: its rate, workers, breaker, clock and
 // callbacks; throttleBreaker, when above zero, stops it after that many 429s in a row.
@@ -32,9 +30,21 @@ func (c Config) backoff() lookup.Backoff {
 	return lookup.Backoff{Base: c.BackoffBase, Max: c.BackoffMax}
 }
 
-// newPool is a pool of the run's configuration handling each task with handle.
-func (r *Runner) newPool(log *slog.Logger, handle func(context.Context, lookup.Task) lookup.Result) *pool.Pool[lookup.Task] {
-	return pool.New(r.cfg.Pool(log, 0), handle)
+// sender is how this configuration sends (package send).
+func (c Config) sender() send.Config {
+	return send.Config{Ledger: c.Ledger, Service: c.Service, Pool: c.Pool(c.Logger, 0), Lookups: c.Lookups(c.Logger, ""),
+		Request: api.CreatePayoutRequest{VirtualPoolReference: c.VirtualPoolRef, ClientRedirectURL: c.RedirectURL,
+			ClientCallbackURL: c.CallbackURL},
+		Process: c.Process, Liveness: c.Liveness, Fence: c.Fence, InFlightHold: c.InFlightHold, Journal: c.Journal,
+		AllowedSigners: c.Approval.AllowedSigners, AfterIntent: c.AfterIntent, BeforePost: c.BeforePost, State: c.sendState}
+}
+
+// RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
+// intent and recording the answer (send.Recover): their POST may or may not have reached the
+// service. Rows whose process the configuration's Liveness says still runs are that process's
+// to finish; so are this process's own while one of its runs is sending.
+func (c Config) RecoverInterrupted(ctx context.Context, runID string) error {
+	return send.Recover(ctx, c.WithDefaults().sender(), runID)
 }
 
 // logSending logs the start of a run's sending: how many rows, at what rate, with how many workers.

@@ -1,4 +1,4 @@
-package batch
+package reconcile
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
@@ -19,9 +20,8 @@ import (
 // is looked up by external_invoice_ref first, with config's ledger and service: Release refuses
 // while the service finds it, and when a payout known to exist is not found (lookups prove
 // nothing then). A service that does not answer is an error that does not wrap outcome.ErrReleaseRefused.
-func Release(ctx context.Context, config Config, ref, reason, actor string) (ledger.Payout, error) {
-	r := NewRunner(config)
-	cfg := r.cfg
+func Release(ctx context.Context, config batch.Config, ref, reason, actor string) (ledger.Payout, error) {
+	cfg := config.WithDefaults()
 	if cfg.Ledger == nil || cfg.Service == nil {
 		return ledger.Payout{}, errors.New("release: a ledger and a service are required")
 	}
@@ -48,7 +48,7 @@ func Release(ctx context.Context, config Config, ref, reason, actor string) (led
 		return p, fmt.Errorf("%w: the service has payout %s (invoice %s, status %s): run `payout reconcile` to record it",
 			outcome.ErrReleaseRefused, ref, outcome.OrNone(got.PayoutInvoiceNo), outcome.OrNone(got.TransactionStatus))
 	case api.KindOf(err) != api.KindNotFound:
-		return p, fmt.Errorf("look up %s: %w", ref, ExplainAuth(err))
+		return p, fmt.Errorf("look up %s: %w", ref, outcome.ExplainAuth(err))
 	}
 	s := lookup.New(cfg.Lookups(cfg.Logger, ""))
 	if !s.Proven(ctx) && s.Broken() {

@@ -1,14 +1,23 @@
-package batch
+package send
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
 )
+
+// State is what the runs of one process share: how many of them are sending, and the proof of
+// the run being sent.
+type State struct {
+	sending sending
+	proofs  proofs
+}
+
+// NewState is the State of a process none of whose runs is sending yet.
+func NewState() *State { return &State{} }
 
 // sending counts the runs of this process (Config.Process) that are sending. A payout this
 // process claimed is its own to finish only while one of them runs: once none does, a run that
@@ -19,21 +28,20 @@ type sending struct {
 	n  int
 }
 
-// RecoverInterrupted marks rows left SUBMITTING by a process that died between recording its
+// Recover marks rows left SUBMITTING by a process that died between recording its
 // intent and recording the answer: their POST may or may not have reached the service. Rows
 // whose process cfg.Liveness says still runs are that process's to finish, and are left alone;
 // so are this process's own while one of its runs is sending.
-func RecoverInterrupted(ctx context.Context, cfg Config, runID string) error {
-	cfg = cfg.WithDefaults() // if it did not come from a Runner
-	cfg.sending.mu.Lock()
-	defer cfg.sending.mu.Unlock()
+func Recover(ctx context.Context, cfg Config, runID string) error {
+	cfg.State.sending.mu.Lock()
+	defer cfg.State.sending.mu.Unlock()
 	return recoverOrphans(ctx, cfg, runID)
 }
 
-// startSending recovers what is orphaned, as RecoverInterrupted does, and counts a run of this
+// start recovers what is orphaned, as Recover does, and counts a run of this
 // process as sending; the returned func ends it.
-func startSending(ctx context.Context, cfg Config, runID string) (func(), error) {
-	s := cfg.sending
+func start(ctx context.Context, cfg Config, runID string) (func(), error) {
+	s := &cfg.State.sending
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := recoverOrphans(ctx, cfg, runID); err != nil {
@@ -47,9 +55,9 @@ func startSending(ctx context.Context, cfg Config, runID string) (func(), error)
 	}, nil
 }
 
-// recoverOrphans makes the orphaned SUBMITTING rows UNKNOWN; cfg.sending.mu is held.
+// recoverOrphans makes the orphaned SUBMITTING rows UNKNOWN; cfg.State.sending.mu is held.
 func recoverOrphans(ctx context.Context, cfg Config, runID string) error {
-	alive := ownRuns{Liveness: cfg.Liveness, self: cfg.Process, busy: cfg.sending.n > 0}
+	alive := ownRuns{Liveness: cfg.Liveness, self: cfg.Process, busy: cfg.State.sending.n > 0}
 	orphans, err := cfg.Ledger.Orphaned(ctx, alive)
 	if err != nil {
 		return err
@@ -86,29 +94,4 @@ func (o ownRuns) Alive(ctx context.Context, claimant string) (bool, error) {
 		return o.busy, nil
 	}
 	return o.Liveness.Alive(ctx, claimant)
-}
-
-// FileKeeper keeps other processes off the files a process is paying (ledger.Hold is one).
-type FileKeeper interface {
-	PayFile(ctx context.Context, fileSHA256 string) error
-	DonePaying(ctx context.Context, fileSHA256 string) error
-	// OthersPay reports whether another process is paying the file now.
-	OthersPay(ctx context.Context, fileSHA256 string) (bool, error)
-}
-
-// takeFile keeps other processes off the file a run pays (Config.Files), before anything of it
-// is recorded or sent; the returned func lets them pay it again, once the run has ended.
-func (r *Runner) takeFile(ctx context.Context, log *slog.Logger, fileSHA256 string) (func(), error) {
-	files := r.cfg.Files
-	if files == nil || r.cfg.DryRun {
-		return func() {}, nil
-	}
-	if err := files.PayFile(ctx, fileSHA256); err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := files.DonePaying(context.WithoutCancel(ctx), fileSHA256); err != nil {
-			log.Warn("other processes are kept off the file until this one ends", "err", err)
-		}
-	}, nil
 }

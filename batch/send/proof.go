@@ -1,4 +1,4 @@
-package batch
+package send
 
 import (
 	"context"
@@ -19,8 +19,8 @@ type proofs struct {
 
 // prove is the check at the till, just before a payout's intent: nil when the evidence the
 // ledger stores proves p approved; else the result that stops the run, p unsent (exit 5).
-func (s *submission) prove(ctx context.Context, t lookup.Task, p ledger.Payout) *lookup.Result {
-	proof, err := s.r.proof(ctx, s.runID)
+func (s *Submission) prove(ctx context.Context, t lookup.Task, p ledger.Payout) *lookup.Result {
+	proof, err := s.proof(ctx)
 	if err == nil {
 		err = proof.Check(p.Ref, p.ProviderID, p.Account, p.Amount)
 	}
@@ -30,18 +30,18 @@ func (s *submission) prove(ctx context.Context, t lookup.Task, p ledger.Payout) 
 	return nil
 }
 
-// proof is the proof of run runID, made once.
-func (r *Runner) proof(ctx context.Context, runID string) (*approval.Proof, error) {
-	ps := r.cfg.proofs
+// proof is the proof of the submission's run, made once.
+func (s *Submission) proof(ctx context.Context) (*approval.Proof, error) {
+	ps, runID := &s.cfg.State.proofs, s.runID
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.runID == runID && ps.proof != nil {
 		return ps.proof, nil
 	}
-	ev, err := approval.Gather(ctx, r.cfg.Ledger, runID, r.cfg.Approval.AllowedSigners)
+	ev, err := approval.Gather(ctx, s.cfg.Ledger, runID, s.cfg.AllowedSigners)
 	if err != nil {
 		return nil, err
 	}
-	ps.runID, ps.proof = runID, approval.Prove(ev, r.cfg.Approval.AllowedSigners, r.cfg.Now())
+	ps.runID, ps.proof = runID, approval.Prove(ev, s.cfg.AllowedSigners, s.cfg.Lookups.Now())
 	return ps.proof, nil
 }

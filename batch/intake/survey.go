@@ -1,16 +1,17 @@
-package batch
+package intake
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
-// survey is what a run learns of a file before it records or sends anything: whether it may be
+// Survey is what a run learns of a file before it records or sends anything: whether it may be
 // paid, and what paying it would do. It holds no rows.
-type survey struct {
+type Survey struct {
 	scan     fileScan
 	sum      string // the SHA-256 of the bytes the survey read its rows from
 	sheet    string
@@ -32,14 +33,15 @@ type survey struct {
 	text planText
 }
 
-func newSurvey(scan fileScan) *survey {
-	return &survey{scan: scan, text: planText{keep: scan.planText}}
+func newSurvey(scan fileScan) *Survey {
+	return &Survey{scan: scan, text: planText{keep: scan.planText}}
 }
 
-// surveyFile reads the whole file once, or twice when it has duplicate references (the second
+// SurveyFile reads the whole file o names once, or twice when it has duplicate references (the second
 // pass rejects every row of them where it meets them). File-level problems (no rows, too many,
 // total over --max-total) are returned as a *read.FileError.
-func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
+func SurveyFile(ctx context.Context, o Options) (*Survey, error) {
+	scan := newScan(o)
 	sv, found, err := surveyPass(ctx, scan)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func surveyFile(ctx context.Context, scan fileScan) (*survey, error) {
 	return sv, nil
 }
 
-func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, error) {
+func surveyPass(ctx context.Context, scan fileScan) (*Survey, read.Findings, error) {
 	scan.hash = true
 	sv := newSurvey(scan)
 	sc, err := scan.each(ctx, func(rows []fileRow, existing map[string]ledger.Payout) error {
@@ -72,7 +74,7 @@ func surveyPass(ctx context.Context, scan fileScan) (*survey, read.Findings, err
 	return sv, sc.found, nil
 }
 
-func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
+func (sv *Survey) add(row *fileRow, existing map[string]ledger.Payout) {
 	sv.rows++
 	sv.text.add(row)
 	if !row.valid() {
@@ -108,4 +110,29 @@ func (sv *survey) add(row *fileRow, existing map[string]ledger.Payout) {
 // say): the row is paid, but whoever reads the report should check it.
 func rowWarnings(row *fileRow) string {
 	return strings.Join(row.raw.Warnings, "; ")
+}
+
+// Rows counts the file's rows; Rejected those rejected or held.
+func (sv *Survey) Rows() int     { return sv.rows }
+func (sv *Survey) Rejected() int { return sv.rejected }
+
+// ToPay counts the valid rows: those a run records and pays unless the file is rejected.
+func (sv *Survey) ToPay() int { return sv.toPay }
+
+// Problems and Warnings are the first MaxProblems rejections and warnings, in line order.
+func (sv *Survey) Problems() []Problem { return sv.problems }
+func (sv *Survey) Warnings() []Problem { return sv.warnings }
+
+// Sheet is the workbook's sheet the rows were read from ("" for a CSV file); Header the file's
+// column names, in file order.
+func (sv *Survey) Sheet() string    { return sv.sheet }
+func (sv *Survey) Header() []string { return sv.header }
+
+// SameFile checks that the bytes the survey read are those whose SHA-256 was opened when the
+// file was opened first: a path that names other bytes by then (a swapped symlink) stops a run.
+func (sv *Survey) SameFile(opened string) error {
+	if sv.sum != opened {
+		return fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, opened, sv.sum)
+	}
+	return nil
 }

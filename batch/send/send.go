@@ -1,4 +1,7 @@
-package batch
+// Package send sends a run's payouts exactly once each: a payout's intent is durable, and its
+// claim proved, before its request leaves; an answer that never came is looked up before
+// anything is sent again; and every send is first proved against the approvals the ledger stores.
+package send
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/journal"
 	"github.com/payout/payout/batch/lookup"
 	"github.com/payout/payout/batch/outcome"
@@ -16,18 +20,51 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
-// error is returned as it is.
-func ExplainAuth(err error) error {
-	if api.KindOf(err) == api.KindUnauthorized {
-		return fmt.Errorf("%w: %s", err, outcome.AuthHint)
-	}
-	return err
+// Ledger is what sending reads and records: the payouts and their moves, the orphans a process
+// that is gone left, and the evidence of the run's approval.
+type Ledger interface {
+	lookup.Ledger
+	approval.EvidenceLedger
+	Orphaned(ctx context.Context, alive ledger.Liveness) ([]ledger.Payout, error)
 }
 
-// submission is one run's sending and looking up, shared by its workers.
-type submission struct {
-	r      *Runner
+// Service is what sending asks of the payout service.
+type Service interface {
+	lookup.Service
+	CreatePayout(ctx context.Context, req api.CreatePayoutRequest) (api.CreateResult, error)
+}
+
+// Config is how a run sends. The runner's configuration says what each field means.
+type Config struct {
+	Ledger  Ledger
+	Service Service
+	// Pool paces and schedules the sends and lookups; Lookups looks payouts up (its Account is
+	// the submission's).
+	Pool    pool.Config
+	Lookups lookup.Config
+	// Request holds what every create carries besides its payout: the virtual pool, the
+	// redirect and callback URLs.
+	Request  api.CreatePayoutRequest
+	Process  string
+	Liveness ledger.Liveness
+	Fence    ledger.Fence
+	// InFlightHold, when set, is said in the note of a recovered orphan.
+	InFlightHold   time.Duration
+	Journal        func(journal.Entry) error
+	AllowedSigners string
+	// AfterIntent and BeforePost are where the tests pause a process.
+	AfterIntent, BeforePost func(ref string)
+	// State is shared by the runs of one process (NewState).
+	State *State
+}
+
+// Feed is a chunk's work for the pool: its tasks, how many of its rows need nothing more, or
+// the error that stopped the feed.
+type Feed = pool.Feed[lookup.Task]
+
+// Submission is one run's sending and looking up, shared by its workers.
+type Submission struct {
+	cfg    Config
 	log    *slog.Logger
 	runID  string
 	look   *lookup.Session
@@ -35,26 +72,27 @@ type submission struct {
 	rows   map[string]ledger.Payout // details of the rows handed to the pool and not yet done
 }
 
-// newSubmission prepares a run's sending: rows a process that is gone left SUBMITTING become
+// Start prepares run runID's sending: rows a process that is gone left SUBMITTING become
 // UNKNOWN, to be looked up before anything is sent for them. The run counts as sending (its
 // claims are its own) until done is called.
-func (r *Runner) newSubmission(ctx context.Context, log *slog.Logger, runID string) (s *submission, done func(), err error) {
-	if done, err = startSending(ctx, r.cfg, runID); err != nil {
+func Start(ctx context.Context, cfg Config, log *slog.Logger, runID string) (s *Submission, done func(), err error) {
+	if done, err = start(ctx, cfg, runID); err != nil {
 		return nil, nil, err
 	}
-	s = &submission{r: r, log: log, runID: runID, rows: make(map[string]ledger.Payout)}
-	cfg := r.cfg.Lookups(log, runID)
-	cfg.Account = func(ref string) (string, bool) {
+	s = &Submission{cfg: cfg, log: log, runID: runID, rows: make(map[string]ledger.Payout)}
+	lc := cfg.Lookups
+	lc.Logger, lc.RunID = log, runID
+	lc.Account = func(ref string) (string, bool) {
 		p, ok := s.row(ref)
 		return p.Account, ok
 	}
-	s.look = lookup.New(cfg)
+	s.look = lookup.New(lc)
 	return s, done, nil
 }
 
-// take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN
+// Take hands payouts, as the ledger holds them, to the submission: READY ones are sent, UNKNOWN
 // ones and accepted ones with no invoice number looked up; done counts those that need nothing more.
-func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []lookup.Task, done int) {
+func (s *Submission) Take(payouts []ledger.Payout, now time.Time) (tasks []lookup.Task, done int) {
 	s.rowsMu.Lock()
 	defer s.rowsMu.Unlock()
 	for _, p := range payouts {
@@ -79,7 +117,7 @@ func (s *submission) take(payouts []ledger.Payout, now time.Time) (tasks []looku
 }
 
 // row is the payout a task is about, as handed to the submission.
-func (s *submission) row(ref string) (ledger.Payout, bool) {
+func (s *Submission) row(ref string) (ledger.Payout, bool) {
 	s.rowsMu.Lock()
 	defer s.rowsMu.Unlock()
 	p, ok := s.rows[ref]
@@ -88,7 +126,7 @@ func (s *submission) row(ref string) (ledger.Payout, bool) {
 
 // handleAndForget handles a task and, once nothing more will happen to its row in this run,
 // forgets the row: a run holds only the rows in the pool.
-func (s *submission) handleAndForget(ctx context.Context, t lookup.Task) lookup.Result {
+func (s *Submission) handleAndForget(ctx context.Context, t lookup.Task) lookup.Result {
 	o := s.handle(ctx, t)
 	if o.RowDone {
 		s.rowsMu.Lock()
@@ -98,23 +136,25 @@ func (s *submission) handleAndForget(ctx context.Context, t lookup.Task) lookup.
 	return o
 }
 
-// pay runs the pool over what feed brings until it is closed, or the run stops; total is the
+// Pay runs the pool over what feed brings until it is closed, or the run stops; total is the
 // number of rows to pay. It returns a non-nil error (wrapping pool.ErrAborted) when it stopped
 // before every row was dealt with, and the rows found stuck.
-func (s *submission) pay(ctx context.Context, feed <-chan feedBatch, total int) ([]lookup.Stuck, error) {
-	err := s.r.newPool(s.log, s.handleAndForget).Run(ctx, nil, 0, total, feed)
+func (s *Submission) Pay(ctx context.Context, feed <-chan Feed, total int) ([]lookup.Stuck, error) {
+	pc := s.cfg.Pool
+	pc.Logger = s.log
+	err := pool.New(pc, s.handleAndForget).Run(ctx, nil, 0, total, feed)
 	return s.look.Stuck(), err
 }
 
 // handle sends a READY row or looks one up. It never returns with the ledger behind what was sent.
-func (s *submission) handle(ctx context.Context, t lookup.Task) lookup.Result {
+func (s *Submission) handle(ctx context.Context, t lookup.Task) lookup.Result {
 	if t.Kind == lookup.Send {
 		return s.look.SettledByCallback(s.send(ctx, t))
 	}
 	return s.look.SettledByCallback(s.lookup(ctx, t))
 }
 
-func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
+func (s *Submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 	p, ok := s.row(t.Ref)
 	if !ok {
 		// Never a request built from anything but the payout the ledger recorded.
@@ -125,17 +165,17 @@ func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 	}
 	// The intent is durable before the request leaves: a crash after this line leaves SUBMITTING,
 	// which the next start looks up instead of sending again.
-	if o := s.look.Apply(ctx, t, outcome.Intent(p, s.runID, s.r.cfg.Process)); o != nil {
+	if o := s.look.Apply(ctx, t, outcome.Intent(p, s.runID, s.cfg.Process)); o != nil {
 		return *o
 	}
-	if s.r.cfg.AfterIntent != nil {
-		s.r.cfg.AfterIntent(t.Ref)
+	if s.cfg.AfterIntent != nil {
+		s.cfg.AfterIntent(t.Ref)
 	}
 	if o := s.clearToSend(ctx, t); o != nil {
 		return *o
 	}
-	if s.r.cfg.BeforePost != nil {
-		s.r.cfg.BeforePost(t.Ref)
+	if s.cfg.BeforePost != nil {
+		s.cfg.BeforePost(t.Ref)
 	}
 	created, err := s.post(ctx, p)
 	return s.answer(ctx, t, created, err)
@@ -147,8 +187,8 @@ func (s *submission) send(ctx context.Context, t lookup.Task) lookup.Result {
 // nil when the POST may go. Otherwise nothing was sent: a claim that cannot be proved stays
 // SUBMITTING, for whoever takes it over to look up (the process stops: its hold is gone); a turn
 // that could not be had makes the row READY again.
-func (s *submission) clearToSend(ctx context.Context, t lookup.Task) *lookup.Result {
-	cfg := s.r.cfg
+func (s *Submission) clearToSend(ctx context.Context, t lookup.Task) *lookup.Result {
+	cfg := s.cfg
 	var proof pool.Proof
 	if cfg.Fence != nil {
 		proof = cfg.Fence
@@ -156,7 +196,7 @@ func (s *submission) clearToSend(ctx context.Context, t lookup.Task) *lookup.Res
 			return s.claimUnproved(t, err)
 		}
 	}
-	err := pool.TakeTurn(ctx, cfg.Limiter, cfg.Clock, proof)
+	err := pool.TakeTurn(ctx, cfg.Pool.Limiter, cfg.Pool.Clock, proof)
 	switch {
 	case err == nil:
 		s.log.Debug("claim proved and turn taken: sending", "ref", t.Ref)
@@ -179,31 +219,22 @@ func (s *submission) clearToSend(ctx context.Context, t lookup.Task) *lookup.Res
 }
 
 // claimUnproved is the end of a send whose claim could not be proved: nothing was sent.
-func (s *submission) claimUnproved(t lookup.Task, err error) *lookup.Result {
+func (s *Submission) claimUnproved(t lookup.Task, err error) *lookup.Result {
 	s.log.Error("payout not sent: this process cannot prove it still holds its claim; stopping", "ref", t.Ref, "err", err)
 	return &lookup.Result{Task: t, Fatal: fmt.Errorf("payout %s not sent, left SUBMITTING for whoever takes it over to look up: %w", t.Ref, err)}
 }
 
 // post sends one row's Create Payout.
-func (s *submission) post(ctx context.Context, p ledger.Payout) (api.CreateResult, error) {
-	cfg := s.r.cfg
-	req := api.CreatePayoutRequest{
-		VirtualPoolReference: cfg.VirtualPoolRef,
-		PayoutServiceID:      p.ProviderID,
-		Amount:               p.Amount,
-		ClientRedirectURL:    cfg.RedirectURL,
-		ClientCallbackURL:    cfg.CallbackURL,
-		ThirdPartyAccountNo:  p.Account,
-		RecipientReference:   p.Recipient,
-		PaymentDescription:   p.Description,
-		ExternalInvoiceRef:   p.Ref,
-	}
-	return cfg.Service.CreatePayout(ctx, req)
+func (s *Submission) post(ctx context.Context, p ledger.Payout) (api.CreateResult, error) {
+	req := s.cfg.Request
+	req.PayoutServiceID, req.Amount, req.ThirdPartyAccountNo = p.ProviderID, p.Amount, p.Account
+	req.RecipientReference, req.PaymentDescription, req.ExternalInvoiceRef = p.Recipient, p.Description, p.Ref
+	return s.cfg.Service.CreatePayout(ctx, req)
 }
 
 // answer records what the service said to a row's POST and says what comes next.
-func (s *submission) answer(ctx context.Context, t lookup.Task, created api.CreateResult, err error) lookup.Result {
-	changes, o := afterSend(t, created, err, s.r.cfg.Now(), s.r.cfg.backoff())
+func (s *Submission) answer(ctx context.Context, t lookup.Task, created api.CreateResult, err error) lookup.Result {
+	changes, o := afterSend(t, created, err, s.cfg.Lookups.Now(), s.cfg.Lookups.Backoff)
 	if fail := s.look.Apply(ctx, t, changes...); fail != nil {
 		return s.answerNotRecorded(ctx, t, created, err, fail.Fatal)
 	}
@@ -216,7 +247,7 @@ func (s *submission) answer(ctx context.Context, t lookup.Task, created api.Crea
 // lookup looks a row up (lookup.Session.Row): found, the ledger follows the service; not found,
 // an accepted row waits for reconcile, a refused one is confirmed, an UNKNOWN one waits out its
 // grace and is sent again once proven never created.
-func (s *submission) lookup(ctx context.Context, t lookup.Task) lookup.Result {
+func (s *Submission) lookup(ctx context.Context, t lookup.Task) lookup.Result {
 	return s.look.Row(ctx, t, false, lookup.Steps{
 		Found: func(p ledger.Payout, got api.Payout) lookup.Result {
 			how := "found by external_invoice_ref"
@@ -245,7 +276,7 @@ func (s *submission) lookup(ctx context.Context, t lookup.Task) lookup.Result {
 
 // confirmRefusal records what a lookup that did not find a refused row decides
 // (outcome.ConfirmRefusal): final FAILED, unless "not found" is not trusted in this run.
-func (s *submission) confirmRefusal(ctx context.Context, t lookup.Task, p ledger.Payout) lookup.Result {
+func (s *Submission) confirmRefusal(ctx context.Context, t lookup.Task, p ledger.Payout) lookup.Result {
 	if o := s.look.Apply(ctx, t, outcome.ConfirmRefusal(p, s.look.RefusalNotFoundTrusted(ctx))); o != nil {
 		return *o
 	}
@@ -260,9 +291,9 @@ func (s *submission) confirmRefusal(ctx context.Context, t lookup.Task, p ledger
 // Either way it is never silent: said at ERROR, kept in the journal of late sends
 // (Config.Journal), which reconcile reads, noted on the payout where the ledger takes a note,
 // and the run stops.
-func (s *submission) answerNotRecorded(ctx context.Context, t lookup.Task, created api.CreateResult, sendErr, recordErr error) lookup.Result {
-	cfg := s.r.cfg
-	e := journal.Entry{At: cfg.Now(), Ref: t.Ref, SentBy: cfg.Process, InvoiceNo: created.InvoiceNo, Status: created.TransactionStatus}
+func (s *Submission) answerNotRecorded(ctx context.Context, t lookup.Task, created api.CreateResult, sendErr, recordErr error) lookup.Result {
+	cfg := s.cfg
+	e := journal.Entry{At: cfg.Lookups.Now(), Ref: t.Ref, SentBy: cfg.Process, InvoiceNo: created.InvoiceNo, Status: created.TransactionStatus}
 	if sendErr != nil {
 		e.Answer = sendErr.Error()
 	}

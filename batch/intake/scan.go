@@ -1,4 +1,7 @@
-package batch
+// Package intake turns a file into recorded payouts and a plan: its passes read and validate the
+// file a chunk at a time, check each chunk against the ledger (conflicts, retries, repeats), and
+// the last one records what the first validated and hands it on to be sent.
+package intake
 
 import (
 	"context"
@@ -31,9 +34,9 @@ type fileRow struct {
 
 func (r *fileRow) valid() bool { return len(r.errs) == 0 }
 
-// scanLedger is what a pass over a file reads of the ledger: the payouts its rows name, the
+// Ledger is what a pass over a file reads of the ledger: the payouts its rows name, the
 // retries they may be, and the payouts they may repeat.
-type scanLedger interface {
+type Ledger interface {
 	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
 	LookupDetails(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
 	Get(ctx context.Context, ref string) (ledger.Payout, error)
@@ -47,7 +50,7 @@ type fileScan struct {
 	path  string
 	ropts read.Options
 	vopts read.ValidateOptions
-	db    scanLedger // nil: rows are not checked against a ledger
+	db    Ledger // nil: rows are not checked against a ledger
 	// planText says that the survey keeps the plan statement's text (the ledger's policy asks
 	// for signatures, or the plan is asked for): one line a row, held until the run checks them.
 	planText bool
@@ -67,6 +70,29 @@ type fileScan struct {
 	now     func() time.Time
 	zone    *time.Location // the operator's: the day a hold names is theirs
 	guard   *repeats.Guard // made at its first use (repeatGuard)
+}
+
+// Options says how a file is read, validated and checked against the ledger.
+type Options struct {
+	Path     string
+	Read     read.Options
+	Validate read.ValidateOptions
+	// Ledger, when set, is what the rows are checked against.
+	Ledger    Ledger
+	ChunkRows int
+	Repeats   repeats.Policy
+	Now       func() time.Time
+	// Zone is the operator's: the day a hold names is theirs.
+	Zone *time.Location
+	// PlanText keeps the plan statement's text: the ledger's policy asks for signatures, or the
+	// plan is asked for.
+	PlanText bool
+}
+
+// newScan is the scan of the file o names.
+func newScan(o Options) fileScan {
+	return fileScan{path: o.Path, ropts: o.Read, vopts: o.Validate, db: o.Ledger, chunk: o.ChunkRows, seed: maphash.MakeSeed(),
+		rules: o.Repeats, now: o.Now, zone: o.Zone, planText: o.PlanText}
 }
 
 // scanned is what a pass learned of the whole file.
@@ -271,8 +297,8 @@ func (s *fileScan) digest(rows []fileRow) uint64 {
 // ErrFileChanged stops a run whose input changed between the passes that read it.
 var ErrFileChanged = errors.New("the input file changed while the run read it")
 
-// source names the input a run read, for ledger.Run.Source: its bytes, and the sheet of a workbook.
-func source(sum, sheet string) string {
+// Source names the input a run read, for ledger.Run.Source: its bytes, and the sheet of a workbook.
+func Source(sum, sheet string) string {
 	if sheet == "" {
 		return sum
 	}

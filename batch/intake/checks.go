@@ -1,15 +1,13 @@
-package batch
+package intake
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/payout/payout/batch/read"
+	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/retry"
-	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
 
@@ -21,7 +19,7 @@ var ErrRetryOfPaid = errors.New("a retry of a payout the service holds after all
 // checkRetries rejects the chunk's valid rows new to the ledger that would pay a retry of a
 // payout no longer FAILED, or that pay another account, bank or amount than the payout they
 // retry (a retry file saved by a spreadsheet loses the leading zeros of account numbers).
-func checkRetries(ctx context.Context, db scanLedger, rows []fileRow, existing map[string]ledger.Payout) error {
+func checkRetries(ctx context.Context, db Ledger, rows []fileRow, existing map[string]ledger.Payout) error {
 	var refs []string
 	for i := range rows {
 		if _, recorded := existing[rows[i].payment.Ref]; rows[i].valid() && !recorded && retry.MayBeRef(rows[i].payment.Ref) {
@@ -82,65 +80,49 @@ func retryChanges(row *fileRow, old ledger.Payout) []*read.RowError {
 	return errs
 }
 
-// record records a chunk's lines and the payouts new to the ledger (ledger.Record), then, for
-// each new payout that pays a retry, its link to the payout it replaces.
-func (r *Runner) record(ctx context.Context, log *slog.Logger, runID string, lines []ledger.RunRow, fresh []ledger.Payout) error {
-	db := r.cfg.Ledger
-	if err := db.Record(ctx, runID, lines, fresh); err != nil {
-		return err
+// repeatGuard is the scan's guard against repeats, made at its first use.
+func (s *fileScan) repeatGuard() *repeats.Guard {
+	if s.guard == nil {
+		s.guard = repeats.NewGuard(s.db, s.rules, s.now, s.zone)
 	}
-	refs := make([]string, len(fresh))
-	for i, p := range fresh {
-		refs[i] = p.Ref
+	return s.guard
+}
+
+// holdRepeats holds the chunk's valid rows new to the ledger that pay the account, bank and
+// amount of a payout it recorded within the window under another reference (repeats.Guard).
+func (s *fileScan) holdRepeats(ctx context.Context, rows []fileRow, existing map[string]ledger.Payout) error {
+	if s.rules.AllowAll {
+		return nil
 	}
-	retries, err := db.Retries(ctx, refs)
+	var candidates []repeats.Row
+	for i := range rows {
+		pay := rows[i].payment
+		if _, recorded := existing[pay.Ref]; !rows[i].valid() || recorded {
+			continue
+		}
+		candidates = append(candidates, repeats.Row{Line: rows[i].raw.Line, Ref: pay.Ref, Account: pay.Account,
+			RawAccount: rows[i].raw.Account, ProviderID: pay.ProviderID, Amount: pay.Amount})
+	}
+	if len(candidates) == 0 {
+		return nil
+	}
+	held, err := s.repeatGuard().Hold(ctx, candidates)
 	if err != nil {
 		return err
 	}
-	for _, p := range fresh {
-		retry, ok := retries[p.Ref]
-		if !ok {
-			continue
+	for i := range rows {
+		if e, ok := held[rows[i].raw.Line]; ok {
+			rows[i].errs = append(rows[i].errs, e)
 		}
-		if err := db.LinkRetry(ctx, runID, retry); err != nil {
-			return err
-		}
-		log.Info("paying a retry of a refused payout", "ref", retry.New, "retry_of", retry.Old)
 	}
 	return nil
 }
 
-// addRetryFile writes the run's retry file beside its reports and lists it in res.
-func (r *Runner) addRetryFile(ctx context.Context, res *Result, fileRejected bool) error {
-	if res.Rejected+res.Failed+res.Unknown+res.NotSent == 0 {
-		return nil // every row is paid or pending: nothing to read back for a retry file
+// readRecentPayees reads, for a pass that sends nothing, the accounts the ledger paid recently
+// (repeats.Guard.ReadRecent).
+func (s *fileScan) readRecentPayees(ctx context.Context) error {
+	if s.db == nil {
+		return nil
 	}
-	f, err := retry.Write(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{})
-	if err != nil {
-		return err
-	}
-	res.RetryFile = f.CSV
-	res.Reports = append(res.Reports, f.List()...)
-	return nil
-}
-
-// sentBySameInput reports whether the run in which the service accepted payout ref had this same
-// input, although another file recorded the payout: a retry file's rows were recorded by the run
-// it came from and accepted in the retry file's own run, which running it again merely resumes.
-func (r *Runner) sentBySameInput(ctx context.Context, ref, path, sum string) (bool, error) {
-	events, err := r.cfg.Ledger.Events(ctx, ref)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range events {
-		if e.To != ledger.Submitted || e.From == ledger.Submitted || e.RunID == "" {
-			continue
-		}
-		run, err := r.cfg.Ledger.GetRun(ctx, e.RunID)
-		if err != nil {
-			return false, err
-		}
-		return run.Kind != ledger.KindReconcile && runs.SameInput(run, path, sum), nil
-	}
-	return false, nil
+	return s.repeatGuard().ReadRecent(ctx, s.chunk, !s.sends)
 }

@@ -1,13 +1,11 @@
-package batch
+package intake
 
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"slices"
 	"strconv"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/read"
 )
@@ -117,9 +114,9 @@ func (t *planText) add(row *fileRow) {
 		p.Amount.StringFixed(2), strconv.Quote(p.Recipient))
 }
 
-// plan is the surveyed file's plan, with the SHA-256 of the bytes the survey read. Without the
+// Plan is the surveyed file's plan, with the SHA-256 of the bytes the survey read. Without the
 // text kept (no signature to check), it has no statement and no digest.
-func (sv *survey) plan() Plan {
+func (sv *Survey) Plan() Plan {
 	sha := sv.sum
 	t := &sv.text
 	pl := Plan{FileSHA256: sha, Sheet: sv.sheet, Rows: sv.rows, Payable: t.payable, Rejected: t.rejected,
@@ -158,31 +155,24 @@ func (p Plan) WriteStatement(w io.Writer, day time.Time) error {
 	return err
 }
 
-// PlanOf reads and validates the file at path exactly as a run would (against the service's
-// provider list, one pass over the rows), records and sends nothing, and returns its plan. A
-// file-level problem is a *read.FileError.
-func (r *Runner) PlanOf(ctx context.Context, path string) (Plan, error) {
-	sum, err := FileSHA256(path)
-	if err != nil {
-		return Plan{}, err
-	}
-	providers, err := r.providers(ctx)
-	if err != nil {
-		if api.KindOf(err) == api.KindNone {
-			err = fmt.Errorf("list providers: %w", err)
-		}
-		return Plan{}, ExplainAuth(err)
-	}
-	vopts := r.cfg.Validate
-	vopts.Providers = providers
-	scan := fileScan{path: path, ropts: r.cfg.Read, vopts: vopts, db: r.cfg.Ledger, chunk: r.cfg.ChunkRows, seed: maphash.MakeSeed(),
-		rules: r.cfg.Repeats, now: r.cfg.Now, planText: true}
-	sv, err := surveyFile(ctx, scan)
-	if err != nil {
-		return Plan{}, err
-	}
-	if sv.sum != sum {
-		return Plan{}, fmt.Errorf("%w: its SHA-256 was %s when opened first, %s when its rows were read", ErrFileChanged, sum, sv.sum)
-	}
-	return sv.plan(), nil
+// Unsettled counts the payable rows a run may send: new ones, and those the ledger holds READY,
+// SUBMITTING or UNKNOWN. A file with none needs no signature: nothing of it is sent.
+func (p Plan) Unsettled() int { return p.unsettled }
+
+// FileTotal is every row's amount as written, rejected rows included: what a run that pays
+// nothing reports as its file's total.
+func (p Plan) FileTotal() decimal.Decimal { return p.fileTotal }
+
+// Text is the statement before its valid-until line: what the plan's digest sums, and what the
+// ledger stores of it.
+func (p Plan) Text() []byte { return p.body }
+
+// Judged is the plan as the approval judge reads it.
+func (p Plan) Judged() approval.Plan {
+	return approval.Plan{FileSHA256: p.FileSHA256, Digest: p.Digest, Statement: p.Statement}
+}
+
+// RefusalStatement is the statement that refuses the plan for reason.
+func (p Plan) RefusalStatement(reason string) []byte {
+	return approval.RefusalStatement(p.Judged(), reason)
 }
