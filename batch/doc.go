@@ -27,13 +27,15 @@
 //  2. Record, in a second pass, a chunk at a time: each chunk's new payouts (READY) in one
 //     transaction, then handed to the workers while the next chunk is recorded. A chunk that
 //     differs from what the first pass validated stops the run before it is recorded
-//     (ErrFileChanged). A kill between chunks leaves the rest unrecorded and unsent, and the
+//     (intake.ErrFileChanged). A kill between chunks leaves the rest unrecorded and unsent, and the
 //     rerun resumes them exactly once.
 //  3. Recover: rows left SUBMITTING by a process that is gone (Config.Liveness; on SQLite, every
 //     process but the file lock's holder; on PostgreSQL, every process whose session lock is
-//     free), or by a stopped run of this one, become UNKNOWN and are looked up first. A live process's rows are its own: never sent or made UNKNOWN here.
-//  4. Send: a worker commits READY -> SUBMITTING durably (synchronous=FULL), naming this process
-//     (Config.Process), then POSTs, then commits the answer with its event. The workers share one limiter (rate and burst).
+//     free), or by a stopped run of this one, become UNKNOWN and are looked up first. A live
+//     process's rows are its own: never sent or made UNKNOWN here.
+//  4. Send: a worker proves the payout approved, commits READY -> SUBMITTING durably
+//     (synchronous=FULL) naming this process (Config.Process), proves its claim, then POSTs, then
+//     commits the answer with its event. The workers share one limiter (rate and burst).
 //  5. Classify the answer (api classifies it once): accepted -> SUBMITTED; refused (a 4xx or a
 //     "fail" envelope) -> looked up once, FAILED only if the service holds nothing; a timeout, a
 //     5xx or an unreadable answer -> UNKNOWN, never sent again blindly; nothing reached the
