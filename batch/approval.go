@@ -12,8 +12,8 @@ import (
 	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/batch/repeats"
-	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runs"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -152,7 +152,7 @@ func (r *Runner) holdRejection(ctx context.Context, runID string, plan intake.Pl
 	case len(recorded) > 0 && v.Rejected == "":
 		e := recorded[0]
 		v.Rejected = fmt.Sprintf("%s (recorded by event %d of %s; change the file to have it signed again)",
-			e.Facts["rejected"], e.ID, report.FormatTime(e.At, r.cfg.Zone))
+			e.Facts["rejected"], e.ID, words.FormatTime(e.At, r.cfg.Zone))
 	case len(recorded) == 0 && v.Rejected != "" && !r.cfg.DryRun:
 		_, err = db.AppendLedgerEvents(ctx, ledger.LedgerEvent{RunID: runID, Kind: ledger.EventRejected,
 			Detail: "plan REJECTED by " + v.Rejected, Facts: map[string]string{"rejected": v.Rejected,

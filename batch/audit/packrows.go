@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -165,7 +166,7 @@ func (rr *reportReader) row(where string, idx map[string]int, cells []string) {
 			s = cells[i]
 		}
 		if rr.neutral {
-			s = report.Unneutralize(s)
+			s = words.Unneutralize(s)
 		}
 		return s, true
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch/intake"
-	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/signature"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -129,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("console: %w", err)
 	}
 	pages, err := template.New("").Funcs(template.FuncMap{"money": money, "base": filepath.Base,
-		"when": func(t time.Time) string { return report.FormatTime(t, cfg.Zone) }}).ParseFS(assets, "assets/*.html")
+		"when": func(t time.Time) string { return words.FormatTime(t, cfg.Zone) }}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/outcome"
-	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runs"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -191,7 +191,7 @@ func (pe *paidElsewhere) note(ctx context.Context, old ledger.Payout) (string, e
 	}
 	pe.count++
 	return fmt.Sprintf("%s%s in run %s on %s; not sent again", paidElsewherePrefix,
-		filepath.Base(run.File), run.ID, report.FormatDay(run.StartedAt, pe.zone)), nil
+		filepath.Base(run.File), run.ID, words.FormatDay(run.StartedAt, pe.zone)), nil
 }
 
 // warn says, once, that rows were skipped because another file paid them.
@@ -205,7 +205,7 @@ func (pe *paidElsewhere) warn(ctx context.Context, log *slog.Logger) {
 	}
 	log.Log(ctx, level, "rows skipped because another file paid them: check that this is not last period's file or references",
 		"rows", pe.count, "first_paid_by", filepath.Base(pe.first.File), "first_run", pe.first.ID,
-		"on", report.FormatDay(pe.first.StartedAt, pe.zone))
+		"on", words.FormatDay(pe.first.StartedAt, pe.zone))
 }
 
 // store records a chunk's lines and the payouts new to the ledger (ledger.Record), then, for

@@ -10,7 +10,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/outcome"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -120,9 +120,9 @@ func TestReconcileFound(t *testing.T) {
 			[]ledger.State{ledger.Submitted, ledger.Succeeded}, "", ""},
 		{"refused, but held", ledger.Payout{Ref: "R1", State: ledger.Failed, Amount: ten}, pending, []ledger.State{ledger.Submitted}, "", "never pay it again"},
 		{"paid, as the ledger has it", paid, success, nil, "", ""},
-		{"paid, the service now says FAILED", paid, failed, []ledger.State{ledger.Succeeded}, report.MismatchFinalChanged, "the ledger keeps SUCCEEDED"},
+		{"paid, the service now says FAILED", paid, failed, []ledger.State{ledger.Succeeded}, words.MismatchFinalChanged, "the ledger keeps SUCCEEDED"},
 		{"paid, another amount", paid, api.Payout{PayoutInvoiceNo: "INV-1", TransactionStatus: api.StatusSuccess, Value: decimal.RequireFromString("11")},
-			[]ledger.State{ledger.Succeeded}, report.MismatchAmount, ""},
+			[]ledger.State{ledger.Succeeded}, words.MismatchAmount, ""},
 		{"failed at the service, as the ledger has it", ledger.Payout{Ref: "R1", State: ledger.Failed, Amount: ten, InvoiceNo: "INV-1"}, failed, nil, "", ""},
 		{"ready: nothing to record", ledger.Payout{Ref: "R1", State: ledger.Ready, Amount: ten}, pending, nil, "", ""},
 	} {
@@ -165,8 +165,8 @@ func TestReconcileMissing(t *testing.T) {
 		{"refused, trusted", refused, true, true, true, false, "", "refused the payout"},
 		{"refused, not trusted", refused, false, false, true, false, "", "refused the payout"},
 		{"refused, already confirmed: not asked", ledger.Payout{Ref: "R1", State: ledger.Failed, RefusalConfirmed: true}, true, false, false, false, "", "refused the payout"},
-		{"accepted", ledger.Payout{Ref: "R1", State: ledger.Succeeded, InvoiceNo: "INV-1"}, true, false, false, true, report.MismatchUnknown, "investigate"},
-		{"submitted", ledger.Payout{Ref: "R1", State: ledger.Submitted, InvoiceNo: "INV-1"}, true, false, false, true, report.MismatchUnknown, "investigate"},
+		{"accepted", ledger.Payout{Ref: "R1", State: ledger.Succeeded, InvoiceNo: "INV-1"}, true, false, false, true, words.MismatchUnknown, "investigate"},
+		{"submitted", ledger.Payout{Ref: "R1", State: ledger.Submitted, InvoiceNo: "INV-1"}, true, false, false, true, words.MismatchUnknown, "investigate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := false

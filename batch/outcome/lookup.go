@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -54,11 +54,11 @@ type Difference struct {
 func Differences(p ledger.Payout, got api.Payout) []Difference {
 	var diffs []Difference
 	if !got.Value.IsZero() && !got.Value.Equal(p.Amount) {
-		diffs = append(diffs, Difference{report.MismatchAmount,
+		diffs = append(diffs, Difference{words.MismatchAmount,
 			fmt.Sprintf("service amount %s, ledger %s", got.Value.StringFixed(2), p.Amount.StringFixed(2))})
 	}
 	if !accountsAgree(got.PayoutAccountNumber, p.Account) {
-		diffs = append(diffs, Difference{report.MismatchAccount,
+		diffs = append(diffs, Difference{words.MismatchAccount,
 			fmt.Sprintf("service account %s, ledger %s", MaskAccount(got.PayoutAccountNumber), MaskAccount(p.Account))})
 	}
 	if p.InvoiceNo != "" && got.PayoutInvoiceNo != "" && got.PayoutInvoiceNo != p.InvoiceNo {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/outcome"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -44,16 +44,16 @@ func TestDifferences(t *testing.T) {
 	}{
 		{"same", row, api.Payout{Value: decimal.RequireFromString("10.5"), PayoutAccountNumber: "0123456789", PayoutInvoiceNo: "INV-1"}, nil, ""},
 		{"service leaves fields empty", row, api.Payout{}, nil, ""},
-		{"amount", row, api.Payout{Value: decimal.RequireFromString("105.00")}, []string{report.MismatchAmount}, "service amount 105.00, ledger 10.50"},
-		{"account, masked", row, api.Payout{PayoutAccountNumber: "9999994321"}, []string{report.MismatchAccount}, "service account ****4321, ledger ****6789"},
+		{"amount", row, api.Payout{Value: decimal.RequireFromString("105.00")}, []string{words.MismatchAmount}, "service amount 105.00, ledger 10.50"},
+		{"account, masked", row, api.Payout{PayoutAccountNumber: "9999994321"}, []string{words.MismatchAccount}, "service account ****4321, ledger ****6789"},
 		{"account masked by the service", row, api.Payout{PayoutAccountNumber: "******6789"}, nil, ""},
 		{"account masked in the middle", row, api.Payout{PayoutAccountNumber: "0123xxxx89"}, nil, ""},
-		{"account masked, other digits", row, api.Payout{PayoutAccountNumber: "XXXXXX4321"}, []string{report.MismatchAccount}, "service account ****4321"},
+		{"account masked, other digits", row, api.Payout{PayoutAccountNumber: "XXXXXX4321"}, []string{words.MismatchAccount}, "service account ****4321"},
 		{"account all masked", row, api.Payout{PayoutAccountNumber: "****"}, nil, ""},
 		{"invoice", row, api.Payout{PayoutInvoiceNo: "INV-2"}, []string{outcome.MismatchInvoice}, "service invoice INV-2, ledger INV-1"},
 		{"no invoice in the ledger yet", ledger.Payout{Account: row.Account, Amount: row.Amount}, api.Payout{PayoutInvoiceNo: "INV-2"}, nil, ""},
 		{"all three", row, api.Payout{Value: decimal.RequireFromString("1"), PayoutAccountNumber: "1", PayoutInvoiceNo: "X"},
-			[]string{report.MismatchAmount, report.MismatchAccount, outcome.MismatchInvoice}, "MISMATCH: service amount 1.00"},
+			[]string{words.MismatchAmount, words.MismatchAccount, outcome.MismatchInvoice}, "MISMATCH: service amount 1.00"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diffs := outcome.Differences(tc.row, tc.got)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -52,7 +52,7 @@ func ReconcileFound(p ledger.Payout, got api.Payout) ([]ledger.Change, View) {
 		found += " (" + text + ")"
 	}
 	if want := finalStatus(p.State); status != want {
-		view.Mismatches = append(view.Mismatches, report.MismatchFinalChanged)
+		view.Mismatches = append(view.Mismatches, words.MismatchFinalChanged)
 		view.Note = fmt.Sprintf("the service now reports %s; the ledger keeps %s: investigate", OrNone(status), p.State)
 		return []ledger.Change{{From: p.State, To: p.State,
 			Detail: fmt.Sprintf("%s: the service now reports status %s for a payout the ledger holds as %s; the ledger's final state is kept: investigate",
@@ -89,5 +89,5 @@ func ReconcileMissing(p ledger.Payout, trusted func() bool) (changes []ledger.Ch
 	return []ledger.Change{{From: p.State, To: p.State,
 			Detail: fmt.Sprintf("reconcile: not found by external_invoice_ref although the service accepted it (invoice %s); the ledger keeps %s: investigate",
 				OrNone(p.InvoiceNo), p.State)}},
-		View{Mismatches: []string{report.MismatchUnknown}, Note: "the service does not know this payout, which it accepted: investigate"}, true
+		View{Mismatches: []string{words.MismatchUnknown}, Note: "the service does not know this payout, which it accepted: investigate"}, true
 }

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // ErrAborted wraps the reason a pool stopped before every task was dealt with.
@@ -264,7 +264,7 @@ func (p *Pool[T]) announceGrace(queue queue[T], now, said time.Time) time.Time {
 	}
 	wait := secondsUntil(now, until)
 	p.log.Warn(fmt.Sprintf("waiting for the unknown-outcome grace: %d payouts whose outcome is unknown were not found by external_invoice_ref; they are looked up again until %s (%s from now) before any is sent again",
-		n, report.FormatClock(until, p.cfg.Zone), wait), "payouts", n, "until", until, "wait", wait.String())
+		n, words.FormatClock(until, p.cfg.Zone), wait), "payouts", n, "until", until, "wait", wait.String())
 	if p.cfg.Waiting != nil {
 		p.cfg.Waiting(n, until)
 	}

@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/payout/payout/api"
-	"github.com/payout/payout/batch/report"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/api"
+	"github.com/payout/payout/batch/words"
 )
 
 // Limits on text fields. The service shows none; 140 characters fits a bank statement line.
@@ -124,7 +125,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 	}
 	checked := func(col string) bool { return !hasProblem(r.Problems, col) }
 
-	p.Ref = strings.TrimSpace(report.Unneutralize(r.Ref))
+	p.Ref = strings.TrimSpace(words.Unneutralize(r.Ref))
 	switch {
 	case !checked(ColRef):
 	case p.Ref == "":
@@ -133,7 +134,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		add(ColRef, r.Ref, ErrRefFormat)
 	}
 
-	p.Recipient = strings.TrimSpace(report.Unneutralize(r.Recipient))
+	p.Recipient = strings.TrimSpace(words.Unneutralize(r.Recipient))
 	switch {
 	case !checked(ColRecipient):
 	case p.Recipient == "":
@@ -166,7 +167,7 @@ func (v *Validator) Check(r Row) (Payment, []*RowError) {
 		}
 	}
 
-	p.Description = strings.TrimSpace(report.Unneutralize(r.Description))
+	p.Description = strings.TrimSpace(words.Unneutralize(r.Description))
 	if p.Description == "" {
 		p.Description = v.opts.DefaultDescription
 	}

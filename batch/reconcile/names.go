@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -28,9 +29,9 @@ func addNameChecks(ctx context.Context, db ledger.ReconcileStore, rows []report.
 		rows[i].NameAtBank = c.DisplayName
 		switch c.Check {
 		case ledger.NameMatch:
-			rows[i].NameCheck = report.NameMatch
+			rows[i].NameCheck = words.NameMatch
 		case ledger.NameMismatch:
-			rows[i].NameCheck = report.NameMismatch
+			rows[i].NameCheck = words.NameMismatch
 			mismatches++
 		}
 	}

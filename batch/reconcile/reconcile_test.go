@@ -26,6 +26,7 @@ import (
 	"github.com/payout/payout/batch/reconcile"
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runid"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -459,10 +460,10 @@ func TestReconcileFlagsMismatches(t *testing.T) {
 	}{
 		{"FILE-1", "SUCCEEDED", ""},
 		{"FILE-2", "SUCCEEDED", ""},
-		{"AMOUNT-1", "SUCCEEDED", report.MismatchAmount},
-		{"ACCOUNT-1", "SUCCEEDED", report.MismatchAccount},
-		{"GHOST-1", "SUBMITTED", report.MismatchUnknown},
-		{"FINAL-1", "SUCCEEDED", report.MismatchFinalChanged},
+		{"AMOUNT-1", "SUCCEEDED", words.MismatchAmount},
+		{"ACCOUNT-1", "SUCCEEDED", words.MismatchAccount},
+		{"GHOST-1", "SUBMITTED", words.MismatchUnknown},
+		{"FINAL-1", "SUCCEEDED", words.MismatchFinalChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {

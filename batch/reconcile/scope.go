@@ -8,7 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch/outcome"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -70,7 +70,7 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 		for _, r := range runs {
 			expected += r.Rows
 		}
-		return "since " + report.FormatTime(opts.Since, rc.cfg.Zone), func(ctx context.Context, emit func(reconEntry) error) error {
+		return "since " + words.FormatTime(opts.Since, rc.cfg.Zone), func(ctx context.Context, emit func(reconEntry) error) error {
 			return sinceRows(ctx, db, page, runs, opts.Since, emit)
 		}, expected, nil
 	}

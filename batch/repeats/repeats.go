@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch/read"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -147,7 +147,7 @@ func (g *Guard) Hold(ctx context.Context, rows []Row) (map[int]*read.RowError, e
 		}
 		held[r.Line] = &read.RowError{Line: r.Line, Column: read.ColAccount, Value: r.RawAccount,
 			Err: fmt.Errorf("%w as %s%s, recorded by run %s from %s on %s; %s", read.ErrPossibleRepeat, old.Ref, zeros, old.RunID,
-				filepath.Base(run.File), report.FormatDay(old.CreatedAt, g.zone), g.policy.Hint(r.Ref))}
+				filepath.Base(run.File), words.FormatDay(old.CreatedAt, g.zone), g.policy.Hint(r.Ref))}
 	}
 	return held, nil
 }

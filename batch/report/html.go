@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/templates"
 )
 
@@ -224,7 +225,7 @@ func (h *htmlRows) add(r Row, dryRun bool) {
 func (h *htmlRows) render(w io.Writer, s Summary) error {
 	page := runPage{
 		Head: headView{Title: "Payout run " + s.RunID, Kind: s.Kind, ID: s.RunID, File: s.File, SHA256: s.FileSHA256,
-			Zone: ZoneText(s.Zone, s.Started), Started: FormatTime(s.Started, s.Zone), Ended: FormatTime(s.Ended, s.Zone),
+			Zone: words.ZoneText(s.Zone, s.Started), Started: words.FormatTime(s.Started, s.Zone), Ended: words.FormatTime(s.Ended, s.Zone),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Skipped: s.Skipped, DryRun: s.DryRun,
 			Aborted: s.AbortedText(), NotSent: s.NotSentText(), Regenerated: s.RegeneratedText(), Approved: s.ApprovalText(),
 			ChainHead: s.ChainHead},

@@ -8,6 +8,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // A payout whose bank holds another name for the account is flagged in every form of the
@@ -15,9 +16,9 @@ import (
 func TestReconciliationShowsNameMismatch(t *testing.T) {
 	rows := []report.ReconRow{
 		{Ref: "INV-007", Line: 8, RunID: "run1", Recipient: "Tan Mei Ling", Account: "777", LedgerState: "SUCCEEDED",
-			LedgerAmount: dec(t, "80.00"), ServiceStatus: "SUCCESS", InvoiceNo: "PO-7", NameAtBank: "LIM WEI JIE", NameCheck: report.NameMismatch},
+			LedgerAmount: dec(t, "80.00"), ServiceStatus: "SUCCESS", InvoiceNo: "PO-7", NameAtBank: "LIM WEI JIE", NameCheck: words.NameMismatch},
 		{Ref: "INV-008", Line: 9, RunID: "run1", Recipient: "Muthu a/l Krishnan", Account: "888", LedgerState: "SUCCEEDED",
-			LedgerAmount: dec(t, "90.00"), ServiceStatus: "SUCCESS", InvoiceNo: "PO-8", NameAtBank: "MUTHU KRISHNAN", NameCheck: report.NameMatch},
+			LedgerAmount: dec(t, "90.00"), ServiceStatus: "SUCCESS", InvoiceNo: "PO-8", NameAtBank: "MUTHU KRISHNAN", NameCheck: words.NameMatch},
 		{Ref: "INV-009", Line: 10, RunID: "run1", Recipient: "Siti", Account: "999", LedgerState: "SUBMITTED",
 			LedgerAmount: dec(t, "10.00"), ServiceStatus: "PENDING", InvoiceNo: "PO-9"},
 	}

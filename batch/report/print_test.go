@@ -17,6 +17,7 @@ import (
 
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/report/reporttest"
+	"github.com/payout/payout/batch/words"
 )
 
 // payroll is n rows of a run as they come back from the service: long names and bank names, a
@@ -75,7 +76,7 @@ func reconciliation(tb testing.TB, n int) []report.ReconRow {
 		if i%10 == 3 {
 			other := amt.Add(dec(tb, "10"))
 			rows[i].ServiceAmount = &other
-			rows[i].Mismatches = []string{report.MismatchAmount}
+			rows[i].Mismatches = []string{words.MismatchAmount}
 			rows[i].Message = "the service holds another amount than the ledger: ask the service which was paid before paying again"
 		}
 	}

@@ -7,22 +7,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-)
 
-// Mismatch texts of ReconRow.Mismatches that `payout reconcile` uses; other texts are shown as
-// given.
-const (
-	MismatchAmount       = "amount differs"
-	MismatchAccount      = "account differs"
-	MismatchFinalChanged = "final state changed"
-	MismatchUnknown      = "unknown to the service"
-)
-
-// Values of ReconRow.NameCheck: how the name the bank holds for the account compares with the
-// recipient. Empty: not compared.
-const (
-	NameMatch    = "match"
-	NameMismatch = "mismatch"
+	"github.com/payout/payout/batch/words"
 )
 
 // ReconRow is one payout as the ledger has it against what the service says.
@@ -44,7 +30,7 @@ type ReconRow struct {
 	Mismatches       []string
 	Message          string
 	NameAtBank       string // the name the bank holds for the account, from the callback
-	NameCheck        string // "", NameMatch or NameMismatch: never a reason to change a state
+	NameCheck        string // "", words.NameMatch or words.NameMismatch: never a reason to change a state
 }
 
 // ReconSummary heads a reconciliation report. Rows, ByState (by ledger state), Total, Mismatches
@@ -88,7 +74,7 @@ type reconTally struct {
 
 func (rt *reconTally) add(r ReconRow) {
 	rt.t.add(Row{Line: r.Line, State: r.LedgerState, Amount: r.LedgerAmount, AmountText: r.LedgerAmountText}, false)
-	if r.NameCheck == NameMismatch {
+	if r.NameCheck == words.NameMismatch {
 		rt.nameMismatches++
 	}
 	if len(r.Mismatches) > 0 {
@@ -228,9 +214,9 @@ func reconSummaryCells(s ReconSummary) [][]cell {
 		{text("Reconciliation"), code(s.ID)},
 		{text("Scope"), text(s.Scope)},
 		{text("Audit chain head"), code(s.ChainHead)},
-		{text("Time zone"), text(ZoneText(s.Zone, s.Started))},
-		{text("Started"), text(FormatTime(s.Started, s.Zone))},
-		{text("Ended"), text(FormatTime(s.Ended, s.Zone))},
+		{text("Time zone"), text(words.ZoneText(s.Zone, s.Started))},
+		{text("Started"), text(words.FormatTime(s.Started, s.Zone))},
+		{text("Ended"), text(words.FormatTime(s.Ended, s.Zone))},
 		{text("Payouts"), integer(s.Rows)},
 		{text("With mismatches"), integer(s.Mismatches)},
 		{text("Not final"), integer(s.NotFinal)},
@@ -311,7 +297,7 @@ type reconPage struct {
 // then successes (reconRankSucceeded), which need no attention.
 func reconRank(r ReconRow) int {
 	switch {
-	case len(r.Mismatches) > 0 || r.NameCheck == NameMismatch:
+	case len(r.Mismatches) > 0 || r.NameCheck == words.NameMismatch:
 		return 0
 	case !final(r.LedgerState):
 		return 1

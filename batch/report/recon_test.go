@@ -11,6 +11,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 func ptr(d decimal.Decimal) *decimal.Decimal { return &d }
@@ -25,9 +26,9 @@ func sampleRecon(tb testing.TB) []report.ReconRow {
 			LedgerAmount: dec(tb, "300.00"), ServiceStatus: "PENDING", ServiceAmount: ptr(dec(tb, "300.00")), ServiceAccount: "111", InvoiceNo: "PO-2"},
 		{Ref: "INV-003", Line: 4, RunID: "run1", Recipient: "=evil()", Account: "222", LedgerState: "SUCCEEDED",
 			LedgerAmount: dec(tb, "100.00"), ServiceStatus: "SUCCESS", ServiceAmount: ptr(dec(tb, "1000.00")), ServiceAccount: "333",
-			InvoiceNo: "PO-3", Mismatches: []string{report.MismatchAmount, report.MismatchAccount}},
+			InvoiceNo: "PO-3", Mismatches: []string{words.MismatchAmount, words.MismatchAccount}},
 		{Ref: "INV-004", Line: 5, RunID: "run1", Recipient: "Siti", Account: "444", LedgerState: "UNKNOWN",
-			LedgerAmount: dec(tb, "50.50"), Mismatches: []string{report.MismatchUnknown}, Message: "not found after 3 lookups"},
+			LedgerAmount: dec(tb, "50.50"), Mismatches: []string{words.MismatchUnknown}, Message: "not found after 3 lookups"},
 		{Ref: "INV-005", Line: 6, RunID: "run1", Recipient: "Kumar", Account: "555", LedgerState: "FAILED",
 			LedgerAmount: dec(tb, "20.00"), ServiceStatus: "FAILED", ServiceAmount: ptr(dec(tb, "20.00")), ServiceAccount: "555", InvoiceNo: "PO-5"},
 		{Ref: "INV-006", Line: 7, RunID: "run1", Recipient: "Lim", Account: "666", LedgerState: "REJECTED",

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/templates"
 )
 
@@ -79,7 +80,7 @@ func (k *reconKept) render(w io.Writer, s ReconSummary) error {
 	groupSum := g.succeeded.Amount.Add(g.failed.Amount).Add(g.pending.Amount).Add(g.rejected.Amount)
 	page := reconPage{
 		Head: headView{Title: "Reconciliation " + s.ID, Kind: "reconciliation", ID: s.ID, Scope: s.Scope, ChainHead: s.ChainHead,
-			Zone: ZoneText(s.Zone, s.Started), Started: FormatTime(s.Started, s.Zone), Ended: FormatTime(s.Ended, s.Zone),
+			Zone: words.ZoneText(s.Zone, s.Started), Started: words.FormatTime(s.Started, s.Zone), Ended: words.FormatTime(s.Ended, s.Zone),
 			Duration: formatDuration(s.Started, s.Ended), Rows: s.Rows, Mismatches: s.Mismatches, NotFinal: s.NotFinal},
 		Summary: summarize(s.ByState, s.Total, s.UnreadableText(), false),
 		Groups: []groupView{
@@ -122,5 +123,5 @@ func reconView(r ReconRow) reconRowView {
 		Account: r.Account, LedgerState: r.LedgerState, Class: stateClass(r.LedgerState), LedgerAmount: ledgerAmount,
 		ServiceStatus: r.ServiceStatus, ServiceAmount: svc, ServiceAccount: r.ServiceAccount, InvoiceNo: r.InvoiceNo,
 		Message: r.Message, Mismatches: r.Mismatches, Attention: reconRank(r) < reconRankSucceeded,
-		NameAtBank: r.NameAtBank, NameMismatch: r.NameCheck == NameMismatch}
+		NameAtBank: r.NameAtBank, NameMismatch: r.NameCheck == words.NameMismatch}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // TestReconciliationStreamHoldsTheLimits: a reconciliation of more rows than the XLSX and the
@@ -23,7 +24,7 @@ func TestReconciliationStreamHoldsTheLimits(t *testing.T) {
 			r := report.ReconRow{Ref: fmt.Sprintf("S-%05d", i), Line: i + 2, RunID: "run", LedgerState: report.StateSucceeded,
 				LedgerAmount: decimal.New(2, 0)}
 			if i == 7 {
-				r.Mismatches = []string{report.MismatchAmount}
+				r.Mismatches = []string{words.MismatchAmount}
 			}
 			add(r)
 		}

@@ -18,9 +18,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch/words"
 )
 
 // The states the reports know by name. They mirror ledger.State; this package does not import
@@ -164,7 +165,7 @@ func (s Summary) RegeneratedText() string {
 	if s.Regenerated.IsZero() {
 		return ""
 	}
-	return "Regenerated at " + FormatTime(s.Regenerated, s.Zone) + " from the ledger: states are as of that time, not as the run left them"
+	return "Regenerated at " + words.FormatTime(s.Regenerated, s.Zone) + " from the ledger: states are as of that time, not as the run left them"
 }
 
 // KindText says what kind of run the report is of, in words: a dry run says that it sent nothing.
@@ -183,7 +184,7 @@ func (s Summary) ApprovalText() string {
 	if s.ApprovedBy == "" {
 		return ""
 	}
-	return s.ApprovedBy + " at " + FormatTime(s.ApprovedAt, s.Zone)
+	return s.ApprovedBy + " at " + words.FormatTime(s.ApprovedAt, s.Zone)
 }
 
 // Summarize returns meta with Rows, ByState, Total and Unreadable computed from rows.
@@ -319,23 +320,6 @@ func (p Paths) List() []string {
 		}
 	}
 	return list
-}
-
-// Neutralize returns s made safe to put in a spreadsheet cell: text a spreadsheet would run as a
-// formula (starting, after any spaces, with =, +, -, @, tab, CR or LF, or their full-width forms)
-// gets a leading single quote, which makes a spreadsheet show it as text. Other text is unchanged.
-// It is for text fields only: numbers written by this package never pass through it.
-func Neutralize(s string) string {
-	t := strings.TrimLeft(s, " ")
-	if t == "" {
-		return s
-	}
-	r, _ := utf8.DecodeRuneInString(t)
-	switch r {
-	case '=', '+', '-', '@', '\t', '\r', '\n', '＝', '＋', '－', '＠':
-		return "'" + s
-	}
-	return s
 }
 
 // amountString is the plain machine form of an amount: at least two decimals, never rounded (a

@@ -18,6 +18,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -403,8 +404,8 @@ func TestNeutralize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := report.Neutralize(tt.in); got != tt.want {
-				t.Errorf("Neutralize(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := words.Neutralize(tt.in); got != tt.want {
+				t.Errorf("words.Neutralize(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch/words"
 )
 
 // cellKind says how a cell is written to the XLSX (the CSV writes every cell as its text).
@@ -23,8 +25,8 @@ type cell struct {
 	kind cellKind
 }
 
-func text(s string) cell            { return cell{Neutralize(s), kindText} }
-func code(s string) cell            { return cell{Neutralize(s), kindCode} }
+func text(s string) cell            { return cell{words.Neutralize(s), kindText} }
+func code(s string) cell            { return cell{words.Neutralize(s), kindCode} }
 func integer(n int) cell            { return cell{strconv.Itoa(n), kindInt} }
 func amount(d decimal.Decimal) cell { return cell{amountString(d), kindAmount} }
 

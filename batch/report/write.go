@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/batch/words"
 )
 
 // ErrBadName is returned when a run or reconciliation id, or an input name, cannot be part of a
@@ -66,9 +68,9 @@ func runSummaryCells(s Summary) [][]cell {
 		{text("File"), text(s.File)},
 		{text("File SHA-256"), code(s.FileSHA256)},
 		approvalCells(s),
-		{text("Time zone"), text(ZoneText(s.Zone, s.Started))},
-		{text("Started"), text(FormatTime(s.Started, s.Zone))},
-		{text("Ended"), text(FormatTime(s.Ended, s.Zone))},
+		{text("Time zone"), text(words.ZoneText(s.Zone, s.Started))},
+		{text("Started"), text(words.FormatTime(s.Started, s.Zone))},
+		{text("Ended"), text(words.FormatTime(s.Ended, s.Zone))},
 		{text("Rows"), integer(s.Rows)},
 		{text("Skipped (done in an earlier run)"), integer(s.Skipped)},
 		{text("Audit chain head"), code(s.ChainHead)},

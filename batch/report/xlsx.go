@@ -6,6 +6,8 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/xuri/excelize/v2"
+
+	"github.com/payout/payout/batch/words"
 )
 
 // Sheet names of the XLSX reports. "Rows" comes first: a reader that takes the first sheet gets
@@ -90,7 +92,7 @@ func streamCell(c cell, st styles) any {
 				return excelize.Cell{StyleID: st.amount, Value: f}
 			}
 		}
-		return excelize.Cell{StyleID: st.text, Value: capCell(Neutralize(c.s))}
+		return excelize.Cell{StyleID: st.text, Value: capCell(words.Neutralize(c.s))}
 	case kindCode:
 		return excelize.Cell{StyleID: st.text, Value: capCell(c.s)}
 	default:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // humanTimes finds every time written for people in s, and the offsets they carry.
@@ -82,20 +83,20 @@ func TestFormatTimeAndZoneText(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 26, 21, 53, 48, 0, time.UTC)
-	if got := report.FormatTime(at, kl); got != "2026-11-27 05:53:48 +08:00" {
+	if got := words.FormatTime(at, kl); got != "2026-11-27 05:53:48 +08:00" {
 		t.Errorf("FormatTime in Asia/Kuala_Lumpur = %q", got)
 	}
-	if got := report.FormatTime(at, nil); got != "2026-11-26 21:53:48 +00:00" {
+	if got := words.FormatTime(at, nil); got != "2026-11-26 21:53:48 +00:00" {
 		t.Errorf("FormatTime with no zone = %q, want UTC", got)
 	}
-	if got := report.FormatTime(time.Time{}, kl); got != "" {
+	if got := words.FormatTime(time.Time{}, kl); got != "" {
 		t.Errorf("FormatTime of the zero time = %q, want empty", got)
 	}
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := report.ZoneText(ny, time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)); got != "America/New_York (UTC-04:00)" {
+	if got := words.ZoneText(ny, time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)); got != "America/New_York (UTC-04:00)" {
 		t.Errorf("ZoneText in summer = %q", got)
 	}
 }

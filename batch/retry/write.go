@@ -11,7 +11,7 @@ import (
 
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/read"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // retryFileMode keeps a retry file, which carries account numbers, to its owner.
@@ -67,9 +67,9 @@ func retryTableOf(columns []string, rows []retryRow) retryTable {
 }
 
 // writeRetryCSV writes t as a CSV the reader takes back as input. Text that a spreadsheet would
-// take for a formula gets the result CSV's guard (report.Neutralize), so that opening the file
+// take for a formula gets the result CSV's guard (words.Neutralize), so that opening the file
 // in a spreadsheet and saving it keeps the text; the reader takes the guard off again
-// (report.Unneutralize), so the value paid is the value recorded.
+// (words.Unneutralize), so the value paid is the value recorded.
 func writeRetryCSV(dir, path string, t retryTable) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("create report dir: %w", err)
@@ -83,7 +83,7 @@ func writeRetryCSV(dir, path string, t retryTable) error {
 		guarded := make([]string, len(t.header))
 		for _, rec := range t.records {
 			for i, v := range rec {
-				guarded[i] = report.Neutralize(v)
+				guarded[i] = words.Neutralize(v)
 			}
 			if err := cw.Write(guarded); err != nil {
 				return err

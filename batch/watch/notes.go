@@ -15,6 +15,7 @@ import (
 	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/retry"
 	"github.com/payout/payout/batch/runs"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -27,7 +28,7 @@ func duplicateNote(name string, res batch.Result, earlier *ledger.Run, zone *tim
 	var b strings.Builder
 	if earlier != nil {
 		fmt.Fprintf(&b, "%s is identical (SHA-256 %s) to %s, paid in run %s on %s.\n",
-			name, res.SHA256, filepath.Base(earlier.File), earlier.ID, report.FormatTime(earlier.StartedAt, zone))
+			name, res.SHA256, filepath.Base(earlier.File), earlier.ID, words.FormatTime(earlier.StartedAt, zone))
 	} else {
 		fmt.Fprintf(&b, "Every row of %s was accepted by the service in earlier runs.\n", name)
 	}
@@ -108,9 +109,9 @@ func changedNote(name string, res batch.Result, claimed, now fingerprint, zone *
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s CHANGED while it was being paid, so it was moved here and not to done.\n", name)
 	fmt.Fprintf(&b, "  when claimed: %d bytes, modified %s, SHA-256 %s\n", claimed.size,
-		report.FormatTime(claimed.mod, zone), claimed.sha256)
+		words.FormatTime(claimed.mod, zone), claimed.sha256)
 	fmt.Fprintf(&b, "  after the run: %d bytes, modified %s, SHA-256 %s\n\n", now.size,
-		report.FormatTime(now.mod, zone), now.sha256)
+		words.FormatTime(now.mod, zone), now.sha256)
 	if res.ExitCode == exitcode.Rejected {
 		fmt.Fprintf(&b, "Run %s sent nothing: %d of the %d rows it read were rejected (a file is paid all or nothing).\n",
 			res.RunID, res.Rejected, res.Rows)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/payout/payout/batch/report"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/runs"
+	"github.com/payout/payout/batch/words"
 )
 
 // RefusedSuffix ends the report of a file refused as a whole (exit 3 before any row was
@@ -47,7 +47,7 @@ func (w *Watcher) writeRefusedReport(out *FileOutcome, note string) (string, err
 	if when.IsZero() {
 		when = w.cfg.Now()
 	}
-	fmt.Fprintf(&b, "Refused:    %s", report.FormatTime(when, zone))
+	fmt.Fprintf(&b, "Refused:    %s", words.FormatTime(when, zone))
 	if res.RunID != "" {
 		fmt.Fprintf(&b, " (run %s)", res.RunID)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // WaitingList is the file in awaiting-approval that lists, for the people who sign and those who
@@ -52,7 +52,7 @@ func (w *Watcher) writeWaitingList() error {
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].since.Before(list[j].since) })
 	for _, wt := range list {
-		fmt.Fprintf(&b, "\n%s\n  waiting since %s\n", wt.name, report.FormatTime(wt.since, w.runner.Config().Zone))
+		fmt.Fprintf(&b, "\n%s\n  waiting since %s\n", wt.name, words.FormatTime(wt.since, w.runner.Config().Zone))
 		for _, line := range wt.lines {
 			fmt.Fprintf(&b, "  %s\n", strings.TrimSpace(line))
 		}

@@ -11,13 +11,13 @@ const module = "github.com/payout/payout"
 // mayImport says which of the module's packages each package may import. The direction is
 // cmd -> batch/... -> {ledger, api, batch/report -> templates}: ledger and api never import each
 // other or anything of batch, so each can be read, tested and replaced on its own.
-// batch/atomicfile, batch/untrusted and batch/runid, which import nothing of the module, serve cmd
-// and every package of batch.
+// batch/atomicfile, batch/untrusted, batch/runid and batch/words, which import nothing of the
+// module, serve cmd and every package of batch.
 // ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone.
-// batch/outcome, the payout's state machine with no I/O, imports only ledger, api and
-// batch/report, and every package of batch may ask it; batch/pool, which schedules tasks it
-// knows only by their times, imports only batch/report; batch/repeats only the ledger, read and
-// report; batch/lookup, the run's and reconcile's lookups, only the ledger, api, outcome and pool.
+// batch/outcome, the payout's state machine with no I/O, imports only ledger and api, and every
+// package of batch may ask it; batch/pool, which schedules tasks it knows only by their times,
+// imports nothing of payouts; batch/repeats only the ledger and read; batch/lookup, the run's
+// and reconcile's lookups, only the ledger, api, outcome and pool.
 func mayImport(from, to string) bool {
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	switch {
@@ -27,9 +27,9 @@ func mayImport(from, to string) bool {
 		// The tests' fake clock: any package's tests may use it (test imports are not held
 		// here); of the module's code only the batch tests' harness imports it.
 		return from == "batch/internal/batchtest"
-	case to == "batch/atomicfile", to == "batch/untrusted", to == "batch/runid":
+	case to == "batch/atomicfile", to == "batch/untrusted", to == "batch/runid", to == "batch/words":
 		return within(from, "batch") && from != to
-	case from == "batch/untrusted", from == "batch/runid":
+	case from == "batch/untrusted", from == "batch/runid", from == "batch/words":
 		return false
 	case from == "batch/report":
 		return to == "templates"
@@ -37,10 +37,10 @@ func mayImport(from, to string) bool {
 		return false
 	case from == "batch/outcome":
 		// The state machine's decisions: pure, below everything of the run but what they decide on.
-		return to == "ledger" || to == "api" || to == "batch/report"
+		return to == "ledger" || to == "api"
 	case from == "batch/pool":
 		// The pool schedules tasks it knows only by their times: nothing of payouts or the ledger.
-		return to == "batch/report"
+		return false
 	case from == "batch/lookup":
 		// Looking a payout up, retrying, giving up: the state machine decides, the pool schedules.
 		return to == "ledger" || to == "api" || to == "batch/outcome" || to == "batch/pool"
@@ -48,9 +48,9 @@ func mayImport(from, to string) bool {
 		// Judging signatures, and proving a send by what the ledger stores of them.
 		return to == "batch/signature" || to == "ledger"
 	case from == "batch/retry":
-		return to == "ledger" || to == "batch/read" || to == "batch/report" || to == "batch/outcome" || to == "batch/atomicfile"
+		return to == "ledger" || to == "batch/read" || to == "batch/outcome"
 	case from == "batch/repeats":
-		return to == "ledger" || to == "batch/read" || to == "batch/report"
+		return to == "ledger" || to == "batch/read"
 	case to == "batch/outcome":
 		return within(from, "batch")
 	case within(from, "batch"):

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // progressBar draws rows done of total, the rate and an ETA on one terminal line, sized to the
@@ -71,7 +71,7 @@ func (p *progressBar) waiting(n int, until time.Time) {
 	defer p.mu.Unlock()
 	p.note = ""
 	if n > 0 {
-		p.note = fmt.Sprintf("waiting until %s for %d unknown outcomes (grace)", report.FormatClock(until, p.zone), n)
+		p.note = fmt.Sprintf("waiting until %s for %d unknown outcomes (grace)", words.FormatClock(until, p.zone), n)
 	}
 	if p.startAt >= 0 {
 		p.draw(time.Now())

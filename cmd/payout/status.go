@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/batch/outcome"
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
 )
 
@@ -81,7 +81,7 @@ func showLedger(ctx context.Context, e *env, db *ledger.DB, zone *time.Location)
 		return &exitError{code: exitAborted, err: err}
 	}
 	if len(runs) > 0 {
-		fmt.Fprintf(e.stdout, "\nlatest runs (times in %s):\n", report.ZoneText(zone, runs[0].StartedAt))
+		fmt.Fprintf(e.stdout, "\nlatest runs (times in %s):\n", words.ZoneText(zone, runs[0].StartedAt))
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "RUN\tKIND\tSTATUS\tEXIT\tSTARTED\tFILE")
 		for i := len(runs) - 1; i >= 0; i-- {
@@ -142,7 +142,7 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	fmt.Fprintf(e.stdout, "\nhistory (times in %s):\n", report.ZoneText(zone, p.CreatedAt))
+	fmt.Fprintf(e.stdout, "\nhistory (times in %s):\n", words.ZoneText(zone, p.CreatedAt))
 	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, ev := range events {
 		from := string(ev.From)

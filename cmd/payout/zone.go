@@ -7,7 +7,7 @@ import (
 	"time"
 	_ "time/tzdata" // zone names work on a host without a zoneinfo database
 
-	"github.com/payout/payout/batch/report"
+	"github.com/payout/payout/batch/words"
 )
 
 // envTZ names the operator's time zone: every time a person reads is shown in it.
@@ -57,4 +57,4 @@ func systemZone(getenv func(string) string) *time.Location {
 }
 
 // humanTime writes t for people in zone, as the reports do.
-func humanTime(t time.Time, zone *time.Location) string { return report.FormatTime(t, zone) }
+func humanTime(t time.Time, zone *time.Location) string { return words.FormatTime(t, zone) }

@@ -1,4 +1,7 @@
-package report
+// Package words writes for people what several packages write alike: times in the operator's
+// zone, a spreadsheet cell's text made safe and read back, and the words of a reconciliation's
+// mismatches.
+package words
 
 import (
 	"strings"
