@@ -11,6 +11,7 @@ import (
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/outcome"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/repeats"
 	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/words"
@@ -181,7 +182,7 @@ func (r *Runner) refuseUnapproved(ctx context.Context, res *Result, plan intake.
 // provider list, one pass over the rows), records and sends nothing, and returns its plan. A
 // file-level problem is a *read.FileError.
 func (r *Runner) PlanOf(ctx context.Context, path string) (intake.Plan, error) {
-	sum, err := FileSHA256(path)
+	sum, err := read.FileSHA256(path)
 	if err != nil {
 		return intake.Plan{}, err
 	}

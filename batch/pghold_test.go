@@ -13,6 +13,7 @@ import (
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/internal/batchtest"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/internal/pgtest"
@@ -53,7 +54,7 @@ func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
 	a, b := holds[0], holds[1]
 	rows := batchtest.Payroll(3, "ONE")
 	path := batchtest.WritePayroll(t, h.Dir, "one.csv", rows)
-	sum, err := batch.FileSHA256(path)
+	sum, err := read.FileSHA256(path)
 	if err != nil {
 		t.Fatal(err)
 	}

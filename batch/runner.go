@@ -2,8 +2,6 @@ package batch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +23,6 @@ import (
 	"github.com/payout/payout/batch/runid"
 	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/batch/send"
-	"github.com/payout/payout/batch/untrusted"
 	"github.com/payout/payout/ledger"
 )
 
@@ -258,7 +255,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	res := Result{RunID: runid.New(started), File: path, DryRun: cfg.DryRun, StartedAt: started.UTC()}
 	log := cfg.Logger.With("run", res.RunID, "file", filepath.Base(path))
 
-	sum, err := FileSHA256(path)
+	sum, err := read.FileSHA256(path)
 	if err != nil {
 		return res, err
 	}
@@ -434,7 +431,7 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		lastErr = err
 		switch api.KindOf(err) {
 		case api.KindRetryable, api.KindRateLimited:
-			if err := Sleep(ctx, r.cfg.backoff().RetryWait(err, attempt)); err != nil {
+			if err := pool.Sleep(ctx, r.cfg.Clock, r.cfg.backoff().RetryWait(err, attempt)); err != nil {
 				return nil, err
 			}
 		default:
@@ -442,38 +439,4 @@ func (r *Runner) providers(ctx context.Context) ([]api.Provider, error) {
 		}
 	}
 	return nil, lastErr
-}
-
-// FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.
-func FileSHA256(path string) (string, error) {
-	// A FIFO would block the open itself and a device would never end: only a regular file is
-	// read, and a link another account made is not followed (package untrusted).
-	f, _, err := untrusted.OpenOwned(path)
-	if errors.Is(err, untrusted.ErrNotRegular) {
-		return "", &read.InputError{Path: path, Err: read.ErrNotRegular}
-	}
-	if err != nil {
-		return "", fmt.Errorf("open input: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read input: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// Sleep waits for d, or less when ctx ends first, and then returns ctx's error.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -25,10 +25,10 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/shopspring/decimal"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/atomicfile"
 	"github.com/payout/payout/batch/intake"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/ledger"
@@ -128,7 +128,7 @@ func (s *Server) makerNote(sum string) string {
 
 // makers are the principals who dropped the bytes of the file at path through the console.
 func (s *Server) makers(path string) []string {
-	sum, err := batch.FileSHA256(path)
+	sum, err := read.FileSHA256(path)
 	if err != nil {
 		return nil
 	}

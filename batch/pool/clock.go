@@ -1,6 +1,9 @@
 package pool
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock is the pool's time: what time it is, and timers that fire at a time of its own.
 type Clock interface {
@@ -36,3 +39,18 @@ type wallTimer struct{ t *time.Timer }
 func (w wallTimer) C() <-chan time.Time   { return w.t.C }
 func (w wallTimer) Reset(d time.Duration) { w.t.Reset(d) }
 func (w wallTimer) Stop()                 { w.t.Stop() }
+
+// Sleep waits for d on clock, or less when ctx ends first, and then returns ctx's error.
+func Sleep(ctx context.Context, clock Clock, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}

@@ -461,3 +461,22 @@ func blank(fields []string) bool {
 	}
 	return true
 }
+
+// FileSHA256 is the hex SHA-256 of the file at path: a run records it to know the same file again.
+func FileSHA256(path string) (string, error) {
+	// A FIFO would block the open itself and a device would never end: only a regular file is
+	// read, and a link another account made is not followed (package untrusted).
+	f, _, err := untrusted.OpenOwned(path)
+	if errors.Is(err, untrusted.ErrNotRegular) {
+		return "", &InputError{Path: path, Err: ErrNotRegular}
+	}
+	if err != nil {
+		return "", fmt.Errorf("open input: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read input: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

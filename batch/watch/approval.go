@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/pool"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/ledger"
 )
 
@@ -98,7 +98,7 @@ func (w *Watcher) recheckAwaiting(ctx context.Context) (int, error) {
 // recheck runs one waiting file again when what its run depends on changed.
 func (w *Watcher) recheck(ctx context.Context, name string) (int, error) {
 	path := filepath.Join(w.dir(AwaitingDir), name)
-	sum, err := batch.FileSHA256(path)
+	sum, err := read.FileSHA256(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return exitcode.OK, nil
 	}

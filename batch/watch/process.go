@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/exitcode"
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/read"
@@ -128,7 +127,7 @@ func takeFingerprint(path string) (fingerprint, error) {
 	if err != nil {
 		return fingerprint{}, fmt.Errorf("watch: %w", err)
 	}
-	sum, err := batch.FileSHA256(path)
+	sum, err := read.FileSHA256(path)
 	if err != nil {
 		return fingerprint{}, err
 	}

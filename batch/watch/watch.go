@@ -194,7 +194,7 @@ func (w *Watcher) Once(ctx context.Context) (int, error) {
 		return worst, err
 	}
 	if wait, pending := w.settleWait(); pending {
-		if err := batch.Sleep(ctx, wait); err != nil {
+		if err := pool.Sleep(ctx, pool.WallClock(w.cfg.Now), wait); err != nil {
 			return exitcode.Aborted, fmt.Errorf("%w: %w: waiting for files to settle", pool.ErrAborted, err)
 		}
 		exit, err := w.Poll(ctx)

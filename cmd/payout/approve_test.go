@@ -13,7 +13,7 @@ import (
 	"github.com/xuri/excelize/v2"
 	_ "modernc.org/sqlite"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/signature/signaturetest"
 )
 
@@ -467,7 +467,7 @@ func TestCommandWatchDoesNotCountTheMakerOfAConsoleDrop(t *testing.T) {
 	}
 	dropped := filepath.Join(dir, "inbox", "november.csv")
 	copyFile(t, samplePath(t), dropped)
-	sum, err := batch.FileSHA256(dropped)
+	sum, err := read.FileSHA256(dropped)
 	if err != nil {
 		t.Fatal(err)
 	}

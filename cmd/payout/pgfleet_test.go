@@ -26,7 +26,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/api/sandbox"
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
 )
@@ -128,7 +128,7 @@ func (f *fleet) payFile(name, prefix string, series, rows int) (string, decimal.
 // holderPID is the pid of the process the registry says pays the file now, or 0.
 func (f *fleet) holderPID(file string) int {
 	f.t.Helper()
-	sum, err := batch.FileSHA256(file)
+	sum, err := read.FileSHA256(file)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/watch"
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
@@ -48,7 +48,7 @@ func TestCommandRunOfAFileAnotherProcessPaysOnPostgres(t *testing.T) {
 	t.Parallel() // a ledger, a sandbox and folders of its own
 	u, url := newPostgresUser(t)
 	sample := samplePath(t)
-	sum, err := batch.FileSHA256(sample)
+	sum, err := read.FileSHA256(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
