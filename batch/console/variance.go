@@ -69,7 +69,7 @@ func lastPaid(ctx context.Context, h History, name, fileSHA256 string) (ledger.R
 		}
 		paid := map[string]paidPayee{}
 		err := h.EachRunLine(ctx, r.ID, func(l ledger.ReportLine) error {
-			if p := l.Payout; p != nil && (p.State == ledger.Succeeded || p.State == ledger.Submitted) {
+			if p := l.Payout; p != nil && p.State.Accepted() {
 				paid[payeeKey(p.Recipient)] = paidPayee{Payee: p.Recipient, ProviderID: p.ProviderID, Account: p.Account, Amount: p.Amount}
 			}
 			return nil

@@ -101,7 +101,7 @@ func (sv *Survey) add(row *fileRow, existing map[string]ledger.Payout) {
 		sv.fresh++
 		sv.freshTotal.Add(row.payment.Amount)
 	}
-	if !ok || old.State == ledger.Ready || old.State == ledger.Submitting || old.State == ledger.Unknown {
+	if !ok || old.State == ledger.Ready || old.State.OutcomeUnknown() {
 		sv.unsettled++
 	}
 }

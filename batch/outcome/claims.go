@@ -59,3 +59,21 @@ func AnswerNotRecorded(invoice, ledgerInvoice, answerErr string, takenOver bool)
 func Note(p ledger.Payout, runID, detail string) ledger.Change {
 	return ledger.Change{Ref: p.Ref, RunID: runID, From: p.State, To: p.State, Detail: detail}
 }
+
+// Words is what a payout in state s means to the people who read a report, a reconciliation or a
+// retry file: the first words of every message about it there, to which each adds what to do.
+func Words(s ledger.State) string {
+	switch {
+	case s == ledger.Ready:
+		return "not sent"
+	case s.OutcomeUnknown():
+		return "outcome unknown"
+	case s == ledger.Submitted:
+		return "accepted, pending at the service"
+	case s == ledger.Succeeded:
+		return "paid"
+	case s == ledger.Failed:
+		return "refused by the service"
+	}
+	return "rejected"
+}

@@ -63,13 +63,13 @@ func describe(row *report.ReconRow, p, was ledger.Payout, looked bool, checked c
 		} else if v.notFound {
 			notes = append(notes, fmt.Sprintf("not found by %d lookups; outcome still unknown: see `payout status %s`", p.NotFoundCount, p.Ref))
 		} else {
-			notes = append(notes, "outcome unknown")
+			notes = append(notes, outcome.Words(p.State))
 		}
 	case p.State == ledger.Ready:
 		if was.State == ledger.Unknown {
 			notes = append(notes, "never created (not found by every lookup while lookups work): the next run of its file sends it")
 		} else {
-			notes = append(notes, "not sent: run its file again")
+			notes = append(notes, outcome.Words(p.State)+": run its file again")
 		}
 	case p.State == ledger.Failed:
 		if v.note == "" && p.LastError != "" {

@@ -33,7 +33,7 @@ import (
 const Column = "retry_reason"
 
 // WhyUnknown begins the reason of a row whose outcome is unknown.
-const WhyUnknown = "outcome unknown: run `payout reconcile` first; paying this row again before that could pay twice"
+var WhyUnknown = outcome.Words(ledger.Unknown) + ": run `payout reconcile` first; paying this row again before that could pay twice"
 
 // Ref is the n-th reference derived from root to pay again a payout refused under it:
 // root-Rn, or, when that is longer than a reference may be, root cut short with a hash of the
@@ -179,9 +179,9 @@ func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected boo
 		case l.Payout != nil:
 			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, *l.Payout)
 		default:
-			why := "not sent: the run stopped before this row, and nothing was created for it"
+			why := outcome.Words(ledger.Ready) + ": the run stopped before this row, and nothing was created for it"
 			if fileRejected {
-				why = "not sent: the file was rejected as a whole, so nothing of it was paid"
+				why = outcome.Words(ledger.Ready) + ": the file was rejected as a whole, so nothing of it was paid"
 			}
 			row, unpaid = retryRow{values: runRowValues(rr), why: why}, true
 		}
@@ -248,7 +248,7 @@ func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 		}
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
 	case p.State == ledger.Ready:
-		return retryRow{values: payoutValues(p, p.Ref), why: "not sent: nothing was created at the service for it"}, true, nil
+		return retryRow{values: payoutValues(p, p.Ref), why: outcome.Words(ledger.Ready) + ": nothing was created at the service for it"}, true, nil
 	}
 	// Any other state (REJECTED) is said with its last error.
 	why := string(p.State)

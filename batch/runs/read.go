@@ -107,13 +107,13 @@ func payoutMessage(p ledger.Payout, rr ledger.RunRow) string {
 		// Reconcile would only look it up again: the way out is the one the message names.
 		return outcome.StuckMessage(p.Ref, p.Attempts)
 	case p.State.OutcomeUnknown():
-		msg := "outcome unknown: the payout may exist; run `payout reconcile` before anything else"
+		msg := outcome.Words(p.State) + ": the payout may exist; run `payout reconcile` before anything else"
 		if p.LastError != "" {
 			msg += " (last error: " + p.LastError + ")"
 		}
 		return msg
 	case p.State == ledger.Ready:
-		return "not sent: the run stopped before this row; run the file again to resume"
+		return outcome.Words(p.State) + ": the run stopped before this row; run the file again to resume"
 	case p.State == ledger.Failed:
 		return p.LastError
 	}
