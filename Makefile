@@ -4,7 +4,7 @@ BIN := bin/payout
 # The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: build test demo bench bench-postgres perf lint crashtest crashtest-postgres trail-postgres fuzz clean
+.PHONY: build test test-short demo bench bench-postgres perf lint crashtest crashtest-postgres trail-postgres fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
@@ -12,6 +12,11 @@ build:
 # The README's test command, as CI runs it.
 test:
 	$(GO) vet ./... && $(GO) test -race -p 4 -parallel 4 -timeout 15m ./...
+
+# The quick loop while working: every test but those that start PostgreSQL, a browser or an
+# office suite, and the crash campaign (go test -short). CI runs `test`.
+test-short:
+	$(GO) vet ./... && $(GO) test -short -p 4 -parallel 4 ./...
 
 demo:
 	$(GO) run ./cmd/payout demo

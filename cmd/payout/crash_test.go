@@ -45,6 +45,9 @@ var crashFaults = sandbox.Faults{Latency: 5 * time.Millisecond, LatencyJitter: 4
 // then asserts from the sandbox's own count that every row was created at the service exactly once.
 // `make crashtest` runs the long campaign (PAYOUT_CRASH_SEEDS, _ROWS, _KILLS).
 func TestCrashResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short leaves out the crash campaign; run without -short for it")
+	}
 	t.Parallel() // long, and mostly waiting on processes: beside the other long ones
 	seeds := envInt("PAYOUT_CRASH_SEEDS", 3)
 	rows := envInt("PAYOUT_CRASH_ROWS", 120)

@@ -33,6 +33,7 @@ const installHint = "PostgreSQL is not installed: install it with `apt-get insta
 // it, except under CI=true, where it fails tb.
 func New(tb testing.TB) string {
 	tb.Helper()
+	skipShort(tb)
 	return newIn(tb, start(tb, &fast))
 }
 
@@ -43,7 +44,16 @@ func New(tb testing.TB) string {
 // that is not would flatter PostgreSQL.
 func Durable(tb testing.TB) string {
 	tb.Helper()
+	skipShort(tb)
 	return newIn(tb, start(tb, &durable))
+}
+
+// skipShort skips tb in the quick loop (go test -short), which leaves PostgreSQL out.
+func skipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short leaves out the PostgreSQL tests; run without -short for them")
+	}
 }
 
 func newIn(tb testing.TB, c *cluster) string {
