@@ -120,7 +120,7 @@ func (r *Runner) addRetryFile(ctx context.Context, res *Result, fileRejected boo
 	if res.Rejected+res.Failed+res.Unknown+res.NotSent == 0 {
 		return nil // every row is paid or pending: nothing to read back for a retry file
 	}
-	f, err := retry.Write(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{})
+	f, err := retry.Write(ctx, r.cfg.Ledger, res.RunID, r.cfg.ReportDir, r.reportInput(res.File), fileRejected, time.Time{}, r.cfg.Now())
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func writeRetryFiles(ctx context.Context, db retryStore, dir string, runs map[st
 	})
 	var written []string
 	for _, run := range listed {
-		f, err := retry.Write(ctx, db, run.ID, dir, "", run.ExitCode == exitcode.Rejected, now)
+		f, err := retry.Write(ctx, db, run.ID, dir, "", run.ExitCode == exitcode.Rejected, now, now)
 		if err != nil {
 			return written, err
 		}

@@ -96,13 +96,13 @@ type Ledger interface {
 // time of stamp>" before ".retry" when stamp is set (a reconciliation writes them again, beside
 // and never over the run's own, which its user may be editing). A run whose every row is paid
 // gets none: the zero File. fileRejected says that the run sent nothing because its file
-// was rejected as a whole.
-func Write(ctx context.Context, db Ledger, runID, dir, name string, fileRejected bool, stamp time.Time) (File, error) {
+// was rejected as a whole. A retry reference it offers is recorded as claimed at now.
+func Write(ctx context.Context, db Ledger, runID, dir, name string, fileRejected bool, stamp, now time.Time) (File, error) {
 	run, err := db.GetRun(ctx, runID)
 	if err != nil {
 		return File{}, err
 	}
-	rows, err := unpaidRows(ctx, db, run, fileRejected)
+	rows, err := unpaidRows(ctx, db, run, fileRejected, now)
 	if err != nil || len(rows) == 0 {
 		return File{}, err
 	}
@@ -143,7 +143,7 @@ type retryRow struct {
 }
 
 // unpaidRows is every line of a run still unpaid, in line order.
-func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected bool) ([]retryRow, error) {
+func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected bool, now time.Time) ([]retryRow, error) {
 	// Only the lines not yet paid are kept: a paid run of any size holds next to nothing here.
 	var lines []ledger.ReportLine
 	err := db.EachRunLine(ctx, run.ID, func(l ledger.ReportLine) error {
@@ -173,11 +173,11 @@ func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected boo
 		switch p, ok := later[rr.Ref]; {
 		case rr.Rejected && ok && p.RunID != run.ID && p.CreatedAt.After(run.StartedAt):
 			// A later run recorded this reference: the row as corrected, paid from a retry file.
-			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, p)
+			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, p, now)
 		case rr.Rejected:
 			row, unpaid = rejectedRetryRow(rr), true
 		case l.Payout != nil:
-			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, *l.Payout)
+			row, unpaid, err = payoutRetryRow(ctx, db, run.ID, *l.Payout, now)
 		default:
 			why := outcome.Words(ledger.Ready) + ": the run stopped before this row, and nothing was created for it"
 			if fileRejected {
@@ -217,14 +217,14 @@ func payoutValues(p ledger.Payout, ref string) map[string]string {
 
 // payoutRetryRow is the row of a recorded payout, or unpaid false when it is paid. A refused
 // payout is followed through its retries to the newest: the row is paid when that one is.
-func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payout) (retryRow, bool, error) {
+func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payout, now time.Time) (retryRow, bool, error) {
 	for range maxRetries {
 		if p.State != ledger.Failed {
 			break
 		}
 		retry, ok, err := db.RetryFor(ctx, p.Ref)
 		if err != nil || !ok {
-			return failedRetryRow(ctx, db, runID, p, err)
+			return failedRetryRow(ctx, db, runID, p, now, err)
 		}
 		next, err := db.Get(ctx, retry.New)
 		if errors.Is(err, ledger.ErrNotFound) {
@@ -264,7 +264,7 @@ const maxRetries = 100
 // failedRetryRow is the row of a FAILED payout with no retry yet (err is a failed look for one).
 // A refusal known to have created nothing is offered under a new reference, recorded first; any
 // other FAILED row keeps its reference, which is never sent again, until reconcile confirms it.
-func failedRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payout, err error) (retryRow, bool, error) {
+func failedRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payout, now time.Time, err error) (retryRow, bool, error) {
 	if err != nil {
 		return retryRow{}, false, err
 	}
@@ -277,7 +277,7 @@ func failedRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 	if err != nil {
 		return retryRow{}, false, err
 	}
-	retry, err := db.ClaimRetry(ctx, p.Ref, runID, time.Now(), func(n int) string { return Ref(root, n) })
+	retry, err := db.ClaimRetry(ctx, p.Ref, runID, now, func(n int) string { return Ref(root, n) })
 	if err != nil {
 		return retryRow{}, false, err
 	}

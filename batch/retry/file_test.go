@@ -141,7 +141,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 	}
 
 	// Written again (as reconcile does), the refused row keeps its derived reference.
-	again, err := retry.Write(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
+	again, err := retry.Write(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestRetryOfARefusalFoundLaterIsNotPaid(t *testing.T) {
 	if n := h.Sandbox.CreateCounts()["FD-00002-R1"]; n != 0 {
 		t.Fatalf("the retry of a payout the service holds was created %d times", n)
 	}
-	written, err := retry.Write(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now())
+	written, err := retry.Write(ctx, h.DB, res.RunID, t.TempDir(), "", false, time.Now(), time.Now())
 	if err != nil || written.CSV != "" {
 		t.Fatalf("retry file written again: %+v, %v; want none, every row is paid", written, err)
 	}
