@@ -35,6 +35,7 @@ func (f *fakeService) GetPayout(_ context.Context, ref string) (api.Payout, erro
 }
 
 func TestRunBoundsPerRow(t *testing.T) {
+	t.Parallel()
 	t.Run("a service that only ever answers 429 gets nothing sent and no endless run", func(t *testing.T) {
 		h := batchtest.NewHarness(t, sandbox.Options{})
 		var creates atomic.Int32
@@ -94,6 +95,7 @@ func TestRunBoundsPerRow(t *testing.T) {
 }
 
 func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	ctx := context.Background()
 	if err := h.DB.AddRun(ctx, ledger.Run{ID: "killed", Kind: "run", File: "x.csv", StartedAt: time.Now(), Status: "running"}); err != nil {
@@ -109,6 +111,7 @@ func TestRunClosesRunsOfAKilledProcess(t *testing.T) {
 // TestRunRefusesToPayWithoutALedger: no ledger, or a *ledger.DB never opened (nil, as a command
 // holds when it opens none), and nothing is sent; a dry run goes on without one.
 func TestRunRefusesToPayWithoutALedger(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	path := batchtest.WritePayroll(t, h.Dir, "noledger.csv", batchtest.Payroll(2, "NOLEDGER"))
 	for _, none := range []batch.Ledger{nil, (*ledger.DB)(nil)} {

@@ -23,6 +23,7 @@ import (
 // survey validated the file, while the first chunks are paid, stops the run before the changed
 // chunk is recorded: that row is never sent with an amount nobody validated.
 func TestFileChangedBetweenPassesStopsBeforeTheChangedChunk(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	// 450 rows of 200 bytes: the last chunks lie beyond what the reader has buffered when the

@@ -24,6 +24,7 @@ func (s liveSet) Alive(_ context.Context, claimant string) (bool, error) { retur
 // again (its POST had reached the service: it is found, not paid twice). The run's own sends
 // name it.
 func TestARunLeavesTheClaimsOfALiveProcessAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(3, "CLAIM")
@@ -89,6 +90,7 @@ func TestARunLeavesTheClaimsOfALiveProcessAlone(t *testing.T) {
 // next run looks it up before anything is sent (its POST had reached the service), even though
 // the process, which holds the ledger, still runs.
 func TestARunRecoversWhatAnEarlierRunOfItsProcessLeft(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(2, "OWN")
@@ -139,6 +141,7 @@ func (r recoveredFirst) Alive(ctx context.Context, _ string) (bool, error) {
 // at the same moment; the one that finds them recovered already goes on, as the other did,
 // instead of stopping on "is UNKNOWN, expected SUBMITTING" and leaving its run "running".
 func TestRecoveryToleratesAnotherRecoverer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(2, "RACE")

@@ -198,6 +198,7 @@ func (f *compatService) get(w http.ResponseWriter, ref string) {
 // when a lookup says it does not exist, and every payout the service holds found with its
 // invoice number.
 func TestRunAgainstOtherReadings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		edit func(*compatService)
@@ -295,6 +296,7 @@ func runAgainst(t *testing.T, f *compatService) {
 // TestRunRefusedTokenOtherReadings: a refused token, as HTTP 401 or as status fail with code 401
 // in an HTTP 200, stops the run before anything is sent.
 func TestRunRefusedTokenOtherReadings(t *testing.T) {
+	t.Parallel()
 	for _, httpStatus := range []int{http.StatusUnauthorized, http.StatusOK} {
 		t.Run(http.StatusText(httpStatus), func(t *testing.T) {
 			var sent atomic.Int32
@@ -329,6 +331,7 @@ func TestRunRefusedTokenOtherReadings(t *testing.T) {
 // sending stops the run, and its result and reports say to correct the token before running it
 // again, not only to run it again.
 func TestRunTokenRefusedMidRunSaysToCorrectIt(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewUnthrottledHarness(t, sandbox.Options{}, 2)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/merchant/payout" {

@@ -19,6 +19,7 @@ import (
 
 // TestErrorExit: the input's faults exit 3, however wrapped; everything else exits 1.
 func TestErrorExit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error
@@ -41,6 +42,7 @@ func TestErrorExit(t *testing.T) {
 // TestErrorExitOfRuns: a file without the columns a payout needs is the input's fault; a run
 // whose ledger is closed is the infrastructure's.
 func TestErrorExitOfRuns(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	noAmount := filepath.Join(h.Dir, "no-amount.csv")
 	if err := os.WriteFile(noAmount, []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no\nA-1,Ali,Maybank,000181590832\n"), 0o600); err != nil {
@@ -60,6 +62,7 @@ func TestErrorExitOfRuns(t *testing.T) {
 }
 
 func TestWorseExit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		a, b, want int

@@ -19,6 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of dry-run rep
 // TestDryRunReportGolden pins the dry-run result CSV an accountant gets for the sample and for a
 // file with one broken row per rule.
 func TestDryRunReportGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, input string
 		exit        int

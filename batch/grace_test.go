@@ -17,6 +17,7 @@ import (
 // TestRunSaysWhatItWaitsFor: a rerun whose unknown outcomes are not found has nothing to do but
 // wait out their grace; it says so at warning level (cron sees it), and tells the progress bar.
 func TestRunSaysWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	if res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "known.csv", batchtest.Payroll(2, "KNOWN")), nil); res.ExitCode != exitcode.OK {

@@ -17,6 +17,7 @@ import (
 // TestRunRowsPaidByAnotherFile: a file whose rows a run of another file paid (last month's
 // references in this month's payroll) is skipped loudly; a rerun of the same file stays quiet.
 func TestRunRowsPaidByAnotherFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(4, "PAY")
@@ -87,6 +88,7 @@ func TestRunRowsPaidByAnotherFile(t *testing.T) {
 // TestRunCorrectedFileIsARerun: a file whose run needed attention (a row rejected, the others
 // paid with --allow-partial), corrected and run again under its name, resumes quietly.
 func TestRunCorrectedFileIsARerun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(4, "FIX")

@@ -48,6 +48,7 @@ func as(h ledger.Hold) func(*batch.Config) {
 // another stops before it records or sends anything, naming that process; a run of another file
 // goes on, and once it ended the file is free; the first pays its file exactly once.
 func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	holds := pgHolds(t, 2)
@@ -93,6 +94,7 @@ func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
 // had reached the service) before anything is sent; once the live one is gone too, a recovery
 // (as reconcile makes it) finds its payout.
 func TestAGoneProcessesClaimsAreLookedUpOnAPostgresLedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	holds := pgHolds(t, 3)
@@ -148,6 +150,7 @@ func TestAGoneProcessesClaimsAreLookedUpOnAPostgresLedger(t *testing.T) {
 // leaves "running" the run of a file another process is paying, and closes as interrupted the one
 // whose process is gone.
 func TestARunClosesOnlyTheRunsOfFilesNobodyPays(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	holds := pgHolds(t, 2)

@@ -33,6 +33,7 @@ func statement(t *testing.T, cfg batch.Config, path string) (intake.Plan, string
 // account digits), the rejected lines, the totals and the valid-until; it is the same with the
 // ledger and without it, and any change of who gets how much changes it.
 func TestPlanStatement(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewUnthrottledHarness(t, sandbox.Options{}, 4)
 	rows := batchtest.Payroll(3, "PL")
 	path := batchtest.WritePayroll(t, h.Dir, "plan.csv", rows)

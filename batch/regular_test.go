@@ -19,6 +19,7 @@ import (
 // TestRunRefusesWhatIsNotARegularFile: the run itself, not only the command line, refuses a FIFO
 // (whose open would block) and a device (which never ends), as the input's fault, sending nothing.
 func TestRunRefusesWhatIsNotARegularFile(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	fifo := filepath.Join(h.Dir, "pipe.csv")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

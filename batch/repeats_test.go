@@ -35,6 +35,7 @@ func paidWeek(ctx context.Context, t *testing.T, h *batchtest.Harness) []batchte
 }
 
 func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	first := paidWeek(ctx, t, h)
@@ -78,6 +79,7 @@ func TestPayrollExportedTwiceUnderNewReferencesIsHeld(t *testing.T) {
 }
 
 func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	first := batchtest.Payroll(3, "OLD")
@@ -103,6 +105,7 @@ func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
 }
 
 func TestRepeatInsideTheFileIsHeld(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(4, "INV")
@@ -125,6 +128,7 @@ func TestRepeatInsideTheFileIsHeld(t *testing.T) {
 // (a chunk's worth) or each row's payee is looked up: a row to an account paid last time, but
 // of another amount, is no repeat either way.
 func TestDryRunHoldsRepeatsWhateverTheWindowHolds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	again := exportedAgain(paidWeek(ctx, t, h), "WEEK1B")

@@ -29,6 +29,7 @@ func reportWithSuffix(tb testing.TB, paths []string, suffix string) string {
 }
 
 func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(80, "ABORT")
 	path := batchtest.WritePayroll(t, h.Dir, "abort.csv", rows)
@@ -80,6 +81,7 @@ func TestRunAbortedReportSaysSoAndRegeneratesApart(t *testing.T) {
 }
 
 func TestRunReportFailureStillClosesTheRun(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(3, "NOREPORT")
 	path := batchtest.WritePayroll(t, h.Dir, "noreport.csv", rows)

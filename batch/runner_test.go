@@ -28,6 +28,7 @@ import (
 // TestRunUnthrottled is the one short run with no rate limit, a sandbox that answers at once and
 // 32 workers: every row is created exactly once although answers are lost at full concurrency.
 func TestRunUnthrottled(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewUnthrottledHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}}, 32)
 	rows := batchtest.Payroll(200, "UNTHROTTLED")
 	res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "unthrottled.csv", rows), nil)
@@ -41,6 +42,7 @@ func TestRunUnthrottled(t *testing.T) {
 }
 
 func TestRunHappyPath(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(60, "HAPPY")
 	path := batchtest.WritePayroll(t, h.Dir, "november.csv", rows)
@@ -68,6 +70,7 @@ func TestRunHappyPath(t *testing.T) {
 }
 
 func TestRunFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		faults sandbox.Faults
@@ -92,6 +95,7 @@ func TestRunFaults(t *testing.T) {
 }
 
 func TestRunServiceDownThenRerun(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(80, "DOWN")
 	path := batchtest.WritePayroll(t, h.Dir, "down.csv", rows)
@@ -117,6 +121,7 @@ func TestRunServiceDownThenRerun(t *testing.T) {
 }
 
 func TestRunCancelThenResume(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
 	rows := batchtest.Payroll(80, "CANCEL")
 	path := batchtest.WritePayroll(t, h.Dir, "cancel.csv", rows)
@@ -196,6 +201,7 @@ func acceptedAfterIntent(evs []ledger.Event) bool {
 }
 
 func TestRunReferenceReusedWithOtherAmount(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(5, "REUSE")
 	res := h.Run(context.Background(), batchtest.WritePayroll(t, h.Dir, "first.csv", rows), nil)
@@ -223,6 +229,7 @@ func TestRunReferenceReusedWithOtherAmount(t *testing.T) {
 }
 
 func TestRunUnknownOutcomes(t *testing.T) {
+	t.Parallel()
 	t.Run("not found after the grace is sent again exactly once", func(t *testing.T) {
 		// Every request answers 503 before creating anything: each row becomes UNKNOWN and its
 		// lookups fail too. Once the service is back, the rerun looks each up, finds it missing by
@@ -293,6 +300,7 @@ func TestRunUnknownOutcomes(t *testing.T) {
 }
 
 func TestRunInterruptedSubmittingIsLookedUpFirst(t *testing.T) {
+	t.Parallel()
 	// A process killed between recording SUBMITTING and recording the answer, after the service
 	// created the payout. The next run must find it by lookup, not send it again.
 	h := batchtest.NewHarness(t, sandbox.Options{})
@@ -332,6 +340,7 @@ func TestRunInterruptedSubmittingIsLookedUpFirst(t *testing.T) {
 }
 
 func TestRunRejectedFileSendsNothing(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(6, "BAD")
 	rows[3].Amount = "12.345"
@@ -371,6 +380,7 @@ func TestRunRejectedFileSendsNothing(t *testing.T) {
 }
 
 func TestRunDryRun(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(10, "DRY")
 	path := batchtest.WritePayroll(t, h.Dir, "dry.csv", rows)
@@ -388,6 +398,7 @@ func TestRunDryRun(t *testing.T) {
 }
 
 func TestRunUnauthorizedAborts(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	bad, err := api.NewClient(api.Config{BaseURL: h.Server.URL, AuthToken: "wrong-token", Timeout: time.Second})
 	if err != nil {
@@ -411,6 +422,7 @@ func TestRunUnauthorizedAborts(t *testing.T) {
 }
 
 func TestRunReportsXLSXWarnings(t *testing.T) {
+	t.Parallel()
 	// An account typed as a number in a spreadsheet: Excel keeps 15 significant digits, so a longer
 	// one may have lost digits. Accepted with --numeric-accounts, the row is paid as read, and its
 	// report row says to check it.
@@ -451,6 +463,7 @@ func TestRunReportsXLSXWarnings(t *testing.T) {
 // TestRunRefusedCreateIsLookedUp: a create answered "fail" is looked up once by reference before
 // the row is final FAILED, because a service has been seen to make the payout all the same.
 func TestRunRefusedCreateIsLookedUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("created all the same: found, never FAILED, never sent again", func(t *testing.T) {
 		h := batchtest.NewHarness(t, sandbox.Options{})

@@ -23,6 +23,7 @@ import (
 // process died before it recorded the answer, leave no trace at the service and do not count
 // towards outcome.MaxSendAttempts; only the send the service answered does.
 func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("connection refused", func(t *testing.T) {
 		h := batchtest.NewHarness(t, sandbox.Options{})
@@ -77,6 +78,7 @@ func TestRunCountsOnlySendsThatMayHaveReachedTheService(t *testing.T) {
 // stuck; the run, its report and its result say how to free it; Release refuses while the
 // service finds it, and otherwise makes it READY for the next run, which sends it.
 func TestStuckRowIsReleased(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	known := batchtest.Payroll(1, "HELD")[0]
@@ -143,6 +145,7 @@ func TestStuckRowIsReleased(t *testing.T) {
 // TestReleaseMakesAStuckRowReady: not found at the service, a released row is READY, its event
 // names who released it and why, and the next run of its file sends it.
 func TestReleaseMakesAStuckRowReady(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rows := batchtest.Payroll(1, "FREE")

@@ -274,6 +274,7 @@ func cbWire(tb testing.TB, token string) []byte {
 }
 
 func TestCallbackMovesSubmittedToSucceeded(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-1", "POI1001", "1500.50", ledger.Submitting, ledger.Submitted)
 
@@ -305,6 +306,7 @@ func TestCallbackMovesSubmittedToSucceeded(t *testing.T) {
 }
 
 func TestCallbackReplayIsIdempotent(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-2", "POI2002", "10.00", ledger.Submitting, ledger.Submitted)
 	body := cbSign(t, cbPayload("POI2002", "10.00", "BR2002"), cbHashKey)
@@ -333,6 +335,7 @@ func TestCallbackReplayIsIdempotent(t *testing.T) {
 // A valid callback replayed 300 times is stored once and counted: every delivery is answered
 // 200 as the first was, and the count is in the audit trail.
 func TestCallbackReplayedManyTimesIsStoredOnce(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-R", "POIR300", "42.00", ledger.Submitting, ledger.Submitted)
 	body := cbSign(t, cbPayload("POIR300", "42.00", "BRR300"), cbHashKey)
@@ -373,6 +376,7 @@ func TestCallbackReplayedManyTimesIsStoredOnce(t *testing.T) {
 // Concurrent deliveries of one callback race to the same row: the ledger refuses all but one
 // move, and the losers re-read and answer as replays.
 func TestCallbackConcurrentDeliveriesApplyOnce(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-3", "POI3003", "99.99", ledger.Submitting, ledger.Submitted)
 	body := cbSign(t, cbPayload("POI3003", "99.99", "BR3003"), cbHashKey)
@@ -411,6 +415,7 @@ func TestCallbackConcurrentDeliveriesApplyOnce(t *testing.T) {
 }
 
 func TestCallbackRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	good := cbSign(t, cbPayload("POI4004", "250.00", "BR4004"), cbHashKey)
 	token := cbToken(t, good)
 	parts := strings.Split(token, ".")
@@ -465,6 +470,7 @@ func TestCallbackRefusesBadTokens(t *testing.T) {
 }
 
 func TestCallbackRefusesMalformedBodies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -490,6 +496,7 @@ func TestCallbackRefusesMalformedBodies(t *testing.T) {
 }
 
 func TestCallbackForUnknownInvoiceIsStored(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-5", "POI5005", "10.00", ledger.Submitting, ledger.Submitted)
 
@@ -513,6 +520,7 @@ func TestCallbackForUnknownInvoiceIsStored(t *testing.T) {
 // Callbacks that are signed but do not prove this payout succeeded are kept, flagged on the
 // payout with an event, answered 200 (so the service stops sending them) and not applied.
 func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		states      []ledger.State
@@ -618,6 +626,7 @@ func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
 // A payout whose create answer was lost (UNKNOWN) but whose invoice number the ledger learned
 // goes UNKNOWN → SUBMITTED → SUCCEEDED in one step.
 func TestCallbackResolvesUnknownThroughSubmitted(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-7", "POI7007", "42.00", ledger.Submitting)
 	if err := r.db.Apply(context.Background(), ledger.Change{Ref: "INV-7", From: ledger.Submitting, To: ledger.Unknown, InvoiceNo: "POI7007", Detail: "test setup"}); err != nil {
@@ -640,6 +649,7 @@ func TestCallbackResolvesUnknownThroughSubmitted(t *testing.T) {
 }
 
 func TestCallbackHTTPLimits(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-8", "POI8008", "5.00", ledger.Submitting, ledger.Submitted)
 
@@ -665,6 +675,7 @@ func TestCallbackHTTPLimits(t *testing.T) {
 }
 
 func TestCallbackHealth(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	if status, answer := r.do(http.MethodGet, callbacks.HealthPath, nil); status != http.StatusOK || answer["message"] != "ok" {
 		t.Fatalf("healthz: %d %v", status, answer)
@@ -685,6 +696,7 @@ func TestCallbackHealth(t *testing.T) {
 }
 
 func TestNewHandlerRefusesBadConfig(t *testing.T) {
+	t.Parallel()
 	db, err := ledger.Create(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -716,6 +728,7 @@ func TestNewHandlerRefusesBadConfig(t *testing.T) {
 // the runner records it; the sandbox settles it and posts its signed callback to the handler,
 // which moves the payout to SUCCEEDED.
 func TestCallbackFromTheSandbox(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	const token = "e2e-auth-token-0123456789"
 	sb, client := newCallbackService(t, sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 5,
@@ -818,6 +831,7 @@ func rewrapped(tb testing.TB, body []byte) [][]byte {
 // A replay re-wrapped in a new envelope is the same callback: counted on the first delivery's
 // row, not stored again, and no event is added.
 func TestCallbackReplayInANewEnvelopeIsAReplay(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-W", "POIW1", "25.00", ledger.Submitting, ledger.Submitted)
 	body := cbSign(t, cbPayload("POIW1", "25.00", "BRW1"), cbHashKey)

@@ -11,6 +11,7 @@ import (
 // TestCallbackSuccessInAnyCase: invoice_status is matched in any case, as transaction_status is,
 // so a service that writes "success" with invoice_status_id 2 settles the payout.
 func TestCallbackSuccessInAnyCase(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	r.payout("INV-1", "POI1001", "1500.50", ledger.Submitting, ledger.Submitted)
 	p := cbPayload("POI1001", "1500.50", "BR1001")

@@ -16,6 +16,7 @@ import (
 )
 
 func TestNamesMatch(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		recipient, display string
 		match              bool
@@ -126,6 +127,7 @@ func TestNamesMatch(t *testing.T) {
 }
 
 func TestCheckName(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		recipient, display, check string
 	}{
@@ -146,6 +148,7 @@ func TestCheckName(t *testing.T) {
 // callbacks settle both payouts as usual; the one whose name differs is flagged, its state the
 // same as the other's, and a second delivery of its callback changes nothing more.
 func TestCallbackNameMismatchFromTheSandbox(t *testing.T) {
+	t.Parallel()
 	r := newCBRig(t)
 	const token = "names-auth-token-0123456789"
 	sb, client := newCallbackService(t, sandbox.Options{AuthToken: token, HashKey: []byte(cbHashKey), Seed: 7,

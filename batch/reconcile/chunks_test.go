@@ -60,6 +60,7 @@ var reportColumns = []string{"line", "ledger_state", "ledger_amount", "service_s
 // reports every payout once, with the same rows, counts and totals as one that holds its scope
 // in one chunk, in each scope.
 func TestReconcileInChunksMatchesOneChunk(t *testing.T) {
+	t.Parallel()
 	week := 7 * 24 * time.Hour
 	tests := []struct {
 		name  string
@@ -121,6 +122,7 @@ func TestReconcileInChunksMatchesOneChunk(t *testing.T) {
 // chunks, what the first three found is recorded and reported, every later payout is reported
 // not checked, no later chunk is looked up, and the report still ties out.
 func TestReconcileInChunksStopsMidway(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	var rows [][3]string
 	for i := range 21 {
@@ -174,6 +176,7 @@ func TestReconcileInChunksStopsMidway(t *testing.T) {
 // found means "not found" proves nothing for the rest of the reconciliation: an UNKNOWN payout of
 // a later chunk stays UNKNOWN rather than being made READY to be sent again.
 func TestReconcileInChunksKeepsWhatLookupsProved(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	b.record("GHOST", "6610001", "10.00", ledger.Submitting, ledger.Submitted) // the service never had it
 	var rows [][3]string

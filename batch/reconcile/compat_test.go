@@ -21,6 +21,7 @@ import (
 // that a refused create created nothing, even when the refused row is looked up before the
 // accepted one has answered.
 func TestReconcileDoesNotConfirmARefusalWhenLookupsMissKnownPayouts(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	b.record("A-REFUSED", "6670001", "10.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
 	if _, err := b.create("B-ACCEPTED", "6670002", "20.00"); err != nil {

@@ -14,6 +14,7 @@ import (
 // next ones, finding the same, add nothing to any payout's trail (only their own run records):
 // a reconcile every hour must not grow the ledger by its payouts.
 func TestReconcileOfNothingNewAddsNoEvents(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	paid := b.pay("paid.csv", [][3]string{{"G-1", "7770001", "10.00"}, {"G-2", "7770002", "20.00"}}, nil)
 	b.settle()

@@ -19,6 +19,7 @@ import (
 // `payout reconcile` does, looks up the payout a process whose session ended left SUBMITTING (it
 // had reached the service: found), and leaves a running process's alone until that one ends too.
 func TestReconcileOnAPostgresLedgerLeavesALiveProcesssPayoutAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	b := newReconBench(t, sandbox.Faults{})
 	url := pgtest.New(t)

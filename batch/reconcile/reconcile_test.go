@@ -257,6 +257,7 @@ func reconCSV(tb testing.TB, res reconcile.Result, wantRows int, want decimal.De
 }
 
 func TestReconcileSettlesARun(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		rows       [][3]string
@@ -356,6 +357,7 @@ func TestReconcileSettlesARun(t *testing.T) {
 }
 
 func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	// Payouts the service accepted: they prove that a lookup by reference finds what exists.
 	if run := b.pay("known.csv", [][3]string{{"KNOWN-1", "7770001", "10.00"}, {"KNOWN-2", "7770002", "20.00"}}, nil); run.ExitCode != exitcode.OK {
@@ -427,6 +429,7 @@ func TestReconcileResolvesUnknownOutcomes(t *testing.T) {
 }
 
 func TestReconcileFlagsMismatches(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	since := time.Now().Add(-time.Minute)
 	file := [][3]string{{"FILE-1", "3330001", "100.00"}, {"FILE-2", "3330002", "200.00"}}
@@ -492,6 +495,7 @@ func TestReconcileFlagsMismatches(t *testing.T) {
 }
 
 func TestReconcileServiceDown(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("down.csv", [][3]string{{"DOWN-1", "4440001", "10.00"}, {"DOWN-2", "4440002", "20.00"}}, nil)
 	if run.ExitCode != exitcode.OK {
@@ -514,6 +518,7 @@ func TestReconcileServiceDown(t *testing.T) {
 }
 
 func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("mute.csv", [][3]string{{"MUTE-1", "1110001", "10.00"}, {"MUTE-2", "1110002", "20.00"}}, nil)
 	if run.ExitCode != exitcode.OK {
@@ -541,6 +546,7 @@ func TestReconcileLookupsThatNeverAnswer(t *testing.T) {
 }
 
 func TestReconcileScopeErrors(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	first := b.reconcile(reconcile.Options{})
 	if first.ExitCode != exitcode.OK || first.Payouts != 0 {
@@ -570,6 +576,7 @@ func TestReconcileScopeErrors(t *testing.T) {
 }
 
 func TestReconcileRowMovedByACallback(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("callback.csv", [][3]string{{"CB-1", "2220001", "10.00"}, {"CB-2", "2220002", "20.00"}}, nil)
 	if run.ExitCode != exitcode.OK {
@@ -622,6 +629,7 @@ func BenchmarkReconcile(b *testing.B) {
 }
 
 func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("throttled.csv", [][3]string{{"THR-1", "5550001", "10.00"}, {"THR-2", "5550002", "20.00"}, {"THR-3", "5550003", "30.00"}}, nil)
 	if run.ExitCode != exitcode.OK {
@@ -645,6 +653,7 @@ func TestReconcileStopsWhenTheServiceKeepsThrottling(t *testing.T) {
 // (as runs used to leave them) is looked up by reconcile; if the service holds it after all, it
 // takes the state found, with an event.
 func TestReconcileRechecksRecentRefusals(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	b.record("REF-MADE", "6660001", "10.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
 	b.record("REF-NONE", "6660002", "20.00", ledger.Submitting, ledger.Unknown, ledger.Failed)
@@ -690,6 +699,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 // TestReconcileSaysHowToFreeAStuckRow: reconcile never makes a stuck row READY, and its report
 // says how to free it.
 func TestReconcileSaysHowToFreeAStuckRow(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	var states []ledger.State
 	for i := 0; i < outcome.MaxSendAttempts; i++ {

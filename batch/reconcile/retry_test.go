@@ -18,6 +18,7 @@ import (
 // writes the run's retry file again, offering it under a new reference, and a later one finds
 // nothing more to write for that run.
 func TestReconcileWritesTheRetryFileOfAFailedLaterRow(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("payroll.csv", [][3]string{{"FL-1", "0123456781", "100.00"}, {"FL-2", "0123456000", "200.00"}}, nil)
 	if run.ExitCode != exitcode.OK || run.RetryFile != "" {
@@ -54,6 +55,7 @@ func TestReconcileWritesTheRetryFileOfAFailedLaterRow(t *testing.T) {
 // A payout a callback made FAILED is in the retry file the next reconciliation writes, even when
 // that reconciliation itself changed nothing.
 func TestReconcileWritesTheRetryFileOfACallbackFailure(t *testing.T) {
+	t.Parallel()
 	b := newReconBench(t, sandbox.Faults{})
 	run := b.pay("vendors.csv", [][3]string{{"CB-1", "0123456781", "100.00"}, {"CB-2", "0123456782", "200.00"}}, nil)
 	if run.ExitCode != exitcode.OK {

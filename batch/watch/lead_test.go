@@ -53,6 +53,7 @@ func leadWatcher(t *testing.T, h *batchtest.Harness, root string, hold ledger.Ho
 // resumes that file from the ledger (the payout is looked up and found, not sent again) and pays
 // the inbox.
 func TestWatchOnTwoHostsTheSecondTakesOverWhenTheLeadersSessionEnds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	url := pgtest.New(t)

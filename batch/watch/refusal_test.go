@@ -19,6 +19,7 @@ import (
 // TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals: folder mode's note advises paying FAILED
 // rows again under new references only when no FAILED row of the file may exist at the service.
 func TestWatchAdvisesNewReferencesOnlyForConfirmedRefusals(t *testing.T) {
+	t.Parallel()
 	const advice = "new external_invoice_ref values"
 	t.Run("a refusal the lookup confirmed", func(t *testing.T) {
 		// The sandbox refuses amounts over 1000.00 and creates nothing: the lookup finds nothing.

@@ -16,6 +16,7 @@ import (
 // A rejected file's note names its retry file, written beside the reports; corrected and dropped
 // into the inbox, it pays every row once, and dropped again it pays nothing more.
 func TestWatchNoteNamesTheRetryFile(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	rows := batchtest.Payroll(4, "WR")
 	rows[2].Amount = "12.345"

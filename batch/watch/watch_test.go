@@ -129,6 +129,7 @@ func watchAppend(tb testing.TB, path string, data []byte) {
 }
 
 func TestWatchCreatesFolders(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for _, sub := range []string{watch.InboxDir, watch.ProcessingDir, watch.DoneDir, watch.FailedDir, watch.ReportsDir} {
 		info, err := os.Stat(filepath.Join(rig.root, sub))
@@ -139,6 +140,7 @@ func TestWatchCreatesFolders(t *testing.T) {
 }
 
 func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
+	t.Parallel()
 	const settle = 10 * time.Second
 	clock := batchtest.NewClock(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)) // moved by hand: settling is decided without sleeping
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
@@ -209,6 +211,7 @@ func TestWatchDoesNotClaimAFileStillBeingWritten(t *testing.T) {
 }
 
 func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	data := watchCSV(batchtest.Payroll(2, "PART"))
 	names := []string{
@@ -247,6 +250,7 @@ func TestWatchIgnoresPartialAndForeignFiles(t *testing.T) {
 }
 
 func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	good := batchtest.Payroll(12, "GOOD")
 	bad := batchtest.Payroll(6, "BAD")
@@ -318,6 +322,7 @@ func TestWatchOncePaysGoodFilesAndExplainsBadOnes(t *testing.T) {
 }
 
 func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	rows := batchtest.Payroll(8, "TWICE")
 	data := watchCSV(rows)
@@ -368,6 +373,7 @@ func TestWatchDuplicateDropIsNotPaidTwice(t *testing.T) {
 }
 
 func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{Faults: sandbox.Faults{LostResponseRate: 0.1}})
 	rig := newWatchRig(t, h, 0, nil)
 	rows := batchtest.Payroll(60, "RESUME")
@@ -413,6 +419,7 @@ func TestWatchResumesAFileAKilledWatchLeftInProcessing(t *testing.T) {
 }
 
 func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	rows := batchtest.Payroll(4, "DOWN")
 	watchPut(t, rig.path(watch.InboxDir, "down.csv"), watchCSV(rows))
@@ -439,6 +446,7 @@ func TestWatchServiceDownLeavesTheFileInProcessing(t *testing.T) {
 }
 
 func TestWatchLoopStopsOnCancel(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	rows := batchtest.Payroll(5, "LOOP")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -468,6 +476,7 @@ func TestWatchLoopStopsOnCancel(t *testing.T) {
 }
 
 func TestWatchFolderIsLocked(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	rig := newWatchRig(t, h, 0, nil)
 	_, err := watch.New(watch.Config{Dir: rig.root, Runner: batch.NewRunner(h.Cfg)})
@@ -485,6 +494,7 @@ func TestWatchFolderIsLocked(t *testing.T) {
 }
 
 func TestWatchRefusesDryRun(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	cfg := h.Cfg
 	cfg.DryRun = true
@@ -500,6 +510,7 @@ func watchLines(rows []batchtest.PayrollRow) []byte {
 }
 
 func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	first, appended := batchtest.Payroll(5, "STALL"), batchtest.Payroll(8, "STALL")[5:]
 	var appendOnce sync.Once
@@ -547,6 +558,7 @@ func TestWatchFileChangedDuringItsRunGoesToFailed(t *testing.T) {
 }
 
 func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
+	t.Parallel()
 	const settle = 10 * time.Second
 	clock := batchtest.NewClock(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)) // moved by hand: settling is decided without sleeping
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), settle, clock.Now)
@@ -579,6 +591,7 @@ func TestWatchEmptyFileGoesToFailedOnceSettled(t *testing.T) {
 }
 
 func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for i, prefix := range []string{"FIRST", "SECOND"} {
 		watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
@@ -599,6 +612,7 @@ func TestWatchReportNameHoldsTheTimeOnce(t *testing.T) {
 }
 
 func TestWatchRegeneratedReportNamedAsTheRunsOwn(t *testing.T) {
+	t.Parallel()
 	rig := newWatchRig(t, batchtest.NewHarness(t, sandbox.Options{}), 0, nil)
 	for _, prefix := range []string{"ONE", "TWO"} {
 		watchPut(t, rig.path(watch.InboxDir, "payroll.csv"), watchCSV(batchtest.Payroll(2, prefix)))
