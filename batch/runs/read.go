@@ -147,7 +147,7 @@ type ApprovalReads interface {
 // print, and the approvals the run was paid on.
 type ReportLedger interface {
 	ledger.ReportReads
-	ChainHead(ctx context.Context) (ledger.ChainHead, error)
+	ChainHeads
 	ApprovalReads
 }
 
@@ -188,11 +188,14 @@ func stoppedReason(run ledger.Run) string {
 	return ""
 }
 
+// ChainHeads reads the head of the ledger's chain.
+type ChainHeads interface {
+	ChainHead(ctx context.Context) (ledger.ChainHead, error)
+}
+
 // ChainHeadText is the ledger's chain head as a report prints it, read when the report is
 // written: a report held by an auditor then pins the trail up to that event.
-func ChainHeadText(ctx context.Context, db interface {
-	ChainHead(ctx context.Context) (ledger.ChainHead, error)
-}) string {
+func ChainHeadText(ctx context.Context, db ChainHeads) string {
 	head, err := db.ChainHead(ctx)
 	if err != nil {
 		return "unavailable: " + err.Error()
