@@ -1,8 +1,11 @@
 package ledger
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // The ledger's SQL is written once, in the forms SQLite and PostgreSQL both accept: standard
@@ -16,6 +19,13 @@ import (
 // migrations to the same tables (migrations/ for SQLite, migrations/postgres/ for PostgreSQL).
 type engine struct {
 	name string // "SQLite" or "PostgreSQL", for messages
+	// checkStorage adds to a verification what the engine finds of its own storage (SQLite's
+	// quick_check); nil where the server keeps that to itself.
+	checkStorage func(ctx context.Context, conn *sql.Conn, rep *ChainReport) error
+	// verifySchema adds to a verification where the schema differs from the one the ledger made.
+	verifySchema func(db *DB, ctx context.Context, conn *sql.Conn, rep *ChainReport) error
+	// forgetFreed makes what a purge freed unreadable in the engine's files (DB.ForgetFreed).
+	forgetFreed func(db *DB, ctx context.Context, wait time.Duration) error
 	// beginWrite starts a write transaction on the writer's connection; with lockChain after it
 	// (holdChain), the transaction holds the chain, so that the chain's head it reads is still
 	// the head when it appends.
@@ -99,6 +109,18 @@ const (
 	chainLockKey  = 0x7061796f7574
 	schemaLockKey = chainLockKey + 1
 )
+
+// The verifications refer to the engines themselves (the reference schema is made with one), so
+// they are set once the engines are.
+func init() {
+	sqliteEngine.checkStorage = quickCheckFindings
+	sqliteEngine.verifySchema = func(_ *DB, ctx context.Context, conn *sql.Conn, rep *ChainReport) error {
+		return verifySchema(ctx, conn, rep)
+	}
+	sqliteEngine.forgetFreed = (*DB).forgetFreedSQLite
+	postgresEngine.verifySchema = (*DB).verifyPostgresSchema
+	postgresEngine.forgetFreed = func(db *DB, ctx context.Context, _ time.Duration) error { return db.vacuumPurged(ctx) }
+}
 
 // postgresEngine is the engine of a ledger in a PostgreSQL database.
 var postgresEngine = &engine{

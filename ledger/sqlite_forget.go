@@ -37,9 +37,11 @@ func (e *WALKeptError) Unwrap() error { return ErrWALKept }
 // live rows (wait is not used): the server's write-ahead log, its archive and its backups keep the
 // old rows until they rotate out.
 func (db *DB) ForgetFreed(ctx context.Context, wait time.Duration) error {
-	if db.eng == postgresEngine {
-		return db.vacuumPurged(ctx)
-	}
+	return db.eng.forgetFreed(db, ctx, wait)
+}
+
+// forgetFreedSQLite is ForgetFreed on SQLite.
+func (db *DB) forgetFreedSQLite(ctx context.Context, wait time.Duration) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)

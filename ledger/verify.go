@@ -83,8 +83,8 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 		defer other.ExecContext(context.Background(), "ROLLBACK")
 	}
 	var rep ChainReport
-	if db.eng == sqliteEngine {
-		if err := quickCheckFindings(ctx, conn, &rep); err != nil {
+	if db.eng.checkStorage != nil {
+		if err := db.eng.checkStorage(ctx, conn, &rep); err != nil {
 			return damaged(rep, err)
 		}
 	}
@@ -102,11 +102,7 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 			return damaged(rep, fmt.Errorf("verify: %s: %w", rowTables[i].name, err))
 		}
 	}
-	verify := verifySchema
-	if db.eng == postgresEngine {
-		verify = db.verifyPostgresSchema
-	}
-	if err := verify(ctx, conn, &rep); err != nil {
+	if err := db.eng.verifySchema(db, ctx, conn, &rep); err != nil {
 		return damaged(rep, fmt.Errorf("verify: schema: %w", err))
 	}
 	return rep, nil
