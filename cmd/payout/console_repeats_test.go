@@ -19,7 +19,8 @@ import (
 // without the CSRF token is refused; bob accepts them with his passkey, as a payout-repeat
 // signature of the plan with its repeats paid (FILE.bob.repeats.sig, which ssh-keygen -Y verify
 // accepts), recorded first as bob's event in the ledger's chain; folder mode's next pass pays the
-// whole file.
+// whole file. rita, who may only read, downloads the run's evidence pack from the auditors' page,
+// and `payout audit verify --pack` finds it intact.
 func TestConsoleAcceptsHeldRepeats(t *testing.T) {
 	t.Parallel() // a ledger, a sandbox, a console and a browser of its own
 	sb := newSandbox(t)
@@ -49,6 +50,8 @@ func TestConsoleAcceptsHeldRepeats(t *testing.T) {
 	for _, name := range []string{"alice", "bob"} {
 		lines = append(lines, strings.Replace(c.register(name), `namespaces="payout-plan,payout-reject"`, `namespaces="payout-plan,payout-reject,payout-repeat"`, 1))
 	}
+	// rita audits: she reads, and signs nothing.
+	lines = append(lines, strings.Replace(c.register("rita"), `namespaces="payout-plan,payout-reject"`, `namespaces="payout-read"`, 1))
 	signaturetest.WriteAllowedSigners(t, allowed, lines...)
 
 	c.holdPasskeysOf("alice")
@@ -120,5 +123,34 @@ func TestConsoleAcceptsHeldRepeats(t *testing.T) {
 	}
 	if out, errOut, code := u.run("audit", "verify"); code != 0 {
 		t.Errorf("audit verify after the acceptance: exit %d\n%s%s", code, out, errOut)
+	}
+	c.signOut()
+
+	// rita, a reader, downloads December's evidence pack from the auditors' page: it checks out.
+	c.holdPasskeysOf("rita")
+	if got := c.signIn(); got != "FILES" {
+		t.Fatalf("rita signs in: %q", got)
+	}
+	c.do(chromedp.Navigate(origin + "/audit"))
+	pack := c.eval(`(function () { var rows = document.querySelectorAll('#runs tr[data-run]'); for (var i = 0; i < rows.length; i++) {
+		if (rows[i].innerText.indexOf('december.csv') >= 0) { return rows[i].querySelector('a.pack').getAttribute('href'); } } return ''; })()`)
+	if !strings.HasPrefix(pack, "/audit/pack?run=") {
+		t.Fatalf("the audit page offers rita no pack of December's run:\n%s", c.eval(`document.getElementById('runs').innerText`))
+	}
+	ritaCookie := c.sessionCookie()
+	code, zip := c.request("GET", pack, ritaCookie, nil, "")
+	if code != 200 || !strings.HasPrefix(zip, "PK") {
+		t.Fatalf("rita downloads %s: %d %.200q", pack, code, zip)
+	}
+	packFile := filepath.Join(t.TempDir(), "december.zip")
+	if err := os.WriteFile(packFile, []byte(zip), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := u.run("audit", "verify", "--pack", packFile); code != 0 || !strings.Contains(out, "intact") {
+		t.Errorf("audit verify --pack of the pack rita downloaded: exit %d\n%s%s", code, out, errOut)
+	}
+	c.signOut()
+	if code, _ := c.request("GET", pack, ritaCookie, nil, ""); code != 401 {
+		t.Errorf("the pack after rita signed out: %d, want 401", code)
 	}
 }
