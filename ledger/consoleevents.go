@@ -11,4 +11,9 @@ const (
 	// "file", "file_sha256", "plan_sha256", "sig_file", "sig_sha256". A run counts the file, not
 	// this event.
 	EventConsoleSigned = "CONSOLE-SIGNED"
+	// EventConsoleRepeatsAccepted records that a person accepted, with a passkey in the web
+	// console, the rows of a file held as possible repeats: their signature of the file's plan
+	// with those rows paid, in namespace payout-repeat, before it is written beside the file. Its
+	// facts are EventConsoleSigned's. The person is never one who dropped the file.
+	EventConsoleRepeatsAccepted = "CONSOLE-REPEATS-ACCEPTED"
 )

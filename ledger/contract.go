@@ -137,5 +137,16 @@ type Ledger interface {
 	CallbackStore
 	ApprovalStore
 	AuditStore
+	ConsoleSessions
 	Close() error
+}
+
+// ConsoleSessions are the web console's sessions, which every console host on the ledger
+// shares: found by the SHA-256 of a cookie's token, each with the passkey ceremony it has open.
+type ConsoleSessions interface {
+	ConsoleSession(ctx context.Context, tokenSHA256 string, now time.Time) (ConsoleSession, bool, error)
+	BeginConsoleCeremony(ctx context.Context, s ConsoleSession, now time.Time) error
+	TakeConsoleCeremony(ctx context.Context, tokenSHA256 string, now time.Time) (string, error)
+	SignInConsoleSession(ctx context.Context, oldSHA256 string, s ConsoleSession) error
+	EndConsoleSession(ctx context.Context, tokenSHA256 string) error
 }

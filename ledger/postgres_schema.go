@@ -137,8 +137,8 @@ func (db *DB) reference(ctx context.Context, files []pgMigration, temp bool) (ma
 		if _, err := tx.ExecContext(ctx, body); err != nil {
 			return nil, nil, fmt.Errorf("the migrations' schema: %s: %w", f.name, err)
 		}
-		// The ledger's tables are the first versioned migration's: the later versioned ones
-		// add none (a table they added would be read here too).
+		// The ledger's tables are the first versioned migration's: a table a later one adds
+		// (the console's sessions) is outside the trail, like those of the unversioned ones.
 		if ledgerTables == nil && f.schema != 0 {
 			if ledgerTables, err = readPostgresSchema(ctx, tx, schema); err != nil {
 				return nil, nil, err

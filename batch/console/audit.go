@@ -2,8 +2,13 @@ package console
 
 import (
 	"context"
+	"errors"
+	"mime"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 
 	"github.com/payout/payout/ledger"
 )
@@ -20,6 +25,14 @@ type runView struct {
 	ledger.Run
 	Name string
 }
+
+// PackWriter writes the evidence pack of the run runID to the new file out, as `payout audit
+// export` writes it (audit.Export), naming actor as who made it; the error wraps
+// ledger.ErrNotFound when there is no such run.
+type PackWriter func(ctx context.Context, runID, out, actor string) error
+
+// runsShown bounds the runs, and the reconciliations, the auditors' page lists.
+const runsShown = 50
 
 // auditPage shows, to anyone signed in, the approval policy and its history, the latest runs and
 // the chain's head; the chain is checked on request (a POST, since it reads the whole ledger).
@@ -46,13 +59,62 @@ func (s *Server) renderAudit(w http.ResponseWriter, r *http.Request, sess *sessi
 	if err != nil {
 		return err
 	}
-	runs, err := s.cfg.Ledger.FindRuns(ctx, ledger.RunFilter{Latest: 50})
+	runs, err := s.cfg.Ledger.FindRuns(ctx, ledger.RunFilter{Latest: 4 * runsShown})
 	if err != nil {
 		return err
 	}
-	views := make([]runView, len(runs))
-	for i, run := range runs {
-		views[i] = runView{Run: run, Name: filepath.Base(run.File)}
+	// Latest first: what an auditor asks about is most often the last payday.
+	var paid, reconciled []runView
+	for _, run := range slices.Backward(runs) {
+		v := runView{Run: run, Name: filepath.Base(run.File)}
+		if run.Kind == ledger.KindReconcile {
+			if len(reconciled) < runsShown {
+				reconciled = append(reconciled, v)
+			}
+		} else if len(paid) < runsShown {
+			paid = append(paid, v)
+		}
 	}
-	return s.render(w, "audit.html", sess, map[string]any{"Title": "Audit", "Policy": pol, "Head": head, "Runs": views, "Report": rep})
+	return s.render(w, "audit.html", sess, map[string]any{"Title": "Audit", "Policy": pol, "Head": head, "Runs": paid, "Reconciliations": reconciled,
+		"Report": rep, "Packs": s.cfg.Packs != nil})
+}
+
+// packName is what a run's id may bring to a download's file name.
+var packName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// auditPack serves a run's evidence pack, made now from the ledger, to anyone signed in: a
+// reader audits, and the pack is what `payout audit export` writes, which `payout audit verify
+// --pack` checks without the ledger. It is unsigned: a pack to hand on is signed with audit export.
+func (s *Server) auditPack(w http.ResponseWriter, r *http.Request, sess *session) error {
+	runID := r.URL.Query().Get("run")
+	if s.cfg.Packs == nil || runID == "" || len(runID) > 200 {
+		return &pageError{Status: http.StatusNotFound, What: "There is no such evidence pack.", Do: "Choose a run on the audit page."}
+	}
+	dir, err := os.MkdirTemp("", "payout-console-pack-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "pack.zip")
+	if err := s.cfg.Packs(r.Context(), runID, out, sess.person.Principal+" (console)"); err != nil {
+		if errors.Is(err, ledger.ErrNotFound) {
+			return &pageError{Status: http.StatusNotFound, What: "The ledger has no run " + runID + ".", Do: "Choose a run on the audit page."}
+		}
+		return err
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	s.cfg.Logger.Info("console: evidence pack downloaded", "principal", sess.person.Principal, "run", runID, "bytes", info.Size())
+	h := w.Header()
+	h.Set("Content-Type", "application/zip")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "evidence-" + packName.ReplaceAllString(runID, "_") + ".zip"}))
+	http.ServeContent(w, r, "", info.ModTime(), f)
+	return nil
 }

@@ -43,9 +43,11 @@ type Planner interface {
 }
 
 // Ledger is what the console needs of the ledger (ledger.DB): it appends events to the hash
-// chain, and reads the runs a file is compared with.
+// chain, reads the runs a file is compared with, and keeps the sessions every console host on
+// it shares.
 type Ledger interface {
 	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
+	ledger.ConsoleSessions
 	History
 	Auditor
 }
@@ -71,6 +73,8 @@ type Config struct {
 	// AmountShare is how far an amount may move from what the last paid file of the same name
 	// paid the payee before the review page points it out (DefaultAmountShare when 0).
 	AmountShare decimal.Decimal
+	// Packs writes a run's evidence pack for the auditors' page to offer (none offered when nil).
+	Packs PackWriter
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
 	// Zone is the operator's zone, in which pages show times (UTC when nil).
@@ -84,7 +88,6 @@ type Server struct {
 	cfg      Config
 	webauthn *webauthn.WebAuthn
 	pages    *template.Template
-	sessions *sessions
 	mux      *http.ServeMux
 	secure   bool
 }
@@ -133,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
-	s := &Server{cfg: cfg, webauthn: wa, pages: pages, sessions: newSessions(cfg.SessionTTL, cfg.Now), secure: origin.Scheme == "https"}
+	s := &Server{cfg: cfg, webauthn: wa, pages: pages, secure: origin.Scheme == "https"}
 	s.routes()
 	return s, nil
 }
@@ -164,6 +167,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /report", s.page(s.signedIn(s.report)))
 	m.HandleFunc("GET /audit", s.page(s.signedIn(s.auditPage)))
 	m.HandleFunc("POST /audit/verify", s.post(s.signedIn(s.auditVerify)))
+	m.HandleFunc("GET /audit/pack", s.page(s.signedIn(s.auditPack)))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &pageError{Status: http.StatusNotFound, What: "There is no such page.", Do: "Go back to the list of files."})
 	})
@@ -198,16 +202,18 @@ func (e *pageError) Error() string { return e.What }
 // handler is a page or an action: it returns an error to show on the error page.
 type handler func(w http.ResponseWriter, r *http.Request, sess *session) error
 
-// page serves a GET with the visitor's session (made on first visit, for its CSRF token).
+// page serves a GET with the visitor's session (a new token on first visit, for its CSRF token).
 func (s *Server) page(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sess := s.sessions.get(s.cookie(r))
+		sess, err := s.session(r.Context(), s.cookie(r))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		if sess == nil {
-			sess = s.sessions.create()
+			sess = visitor(randomToken())
 			s.setCookie(w, sess)
 		}
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
 		if err := h(w, r, sess); err != nil {
 			s.fail(w, r, err)
 		}
@@ -223,8 +229,6 @@ func (s *Server) post(h handler) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
 		if err := h(w, r, sess); err != nil {
 			s.fail(w, r, err)
 		}
@@ -243,7 +247,10 @@ func (s *Server) checkPost(r *http.Request) (*session, error) {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return nil, errCrossSite
 	}
-	sess := s.sessions.get(s.cookie(r))
+	sess, err := s.session(r.Context(), s.cookie(r))
+	if err != nil {
+		return nil, err
+	}
 	if sess == nil {
 		return nil, errCrossSite
 	}
@@ -263,7 +270,7 @@ func (s *Server) signedIn(h handler) handler {
 		if sess.principal == "" {
 			return &pageError{Status: http.StatusUnauthorized, What: "You are not signed in.", Do: "Sign in with your passkey on the console's first page."}
 		}
-		p, err := s.person(sess)
+		p, err := s.person(r.Context(), sess)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/batch/console"
 	"github.com/payout/payout/batch/intake"
@@ -28,8 +30,68 @@ func (p planner) Plan(ctx context.Context, path string) (intake.Plan, map[int64]
 
 var _ console.Planner = planner{}
 
-// trail is a Ledger that keeps the events in memory and has no runs.
-type trail struct{ events []ledger.LedgerEvent }
+// trail is a Ledger that keeps the events and the sessions in memory and has no runs.
+type trail struct {
+	events   []ledger.LedgerEvent
+	mu       sync.Mutex
+	sessions map[string]ledger.ConsoleSession
+}
+
+func (t *trail) ConsoleSession(_ context.Context, digest string, now time.Time) (ledger.ConsoleSession, bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.sessions[digest]
+	if !ok || !now.Before(s.Expires) {
+		return ledger.ConsoleSession{}, false, nil
+	}
+	return s, true, nil
+}
+
+func (t *trail) BeginConsoleCeremony(_ context.Context, s ledger.ConsoleSession, now time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sessions == nil {
+		t.sessions = map[string]ledger.ConsoleSession{}
+	}
+	old, ok := t.sessions[s.TokenSHA256]
+	if ok && now.Before(old.Expires) {
+		old.Ceremony, old.CeremonyExpires = s.Ceremony, s.CeremonyExpires
+		s = old
+	}
+	t.sessions[s.TokenSHA256] = s
+	return nil
+}
+
+func (t *trail) TakeConsoleCeremony(_ context.Context, digest string, now time.Time) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.sessions[digest]
+	if !ok || s.Ceremony == "" || !now.Before(s.CeremonyExpires) || !now.Before(s.Expires) {
+		return "", nil
+	}
+	c := s.Ceremony
+	s.Ceremony = ""
+	t.sessions[digest] = s
+	return c, nil
+}
+
+func (t *trail) SignInConsoleSession(_ context.Context, old string, s ledger.ConsoleSession) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sessions == nil {
+		t.sessions = map[string]ledger.ConsoleSession{}
+	}
+	delete(t.sessions, old)
+	t.sessions[s.TokenSHA256] = s
+	return nil
+}
+
+func (t *trail) EndConsoleSession(_ context.Context, digest string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.sessions, digest)
+	return nil
+}
 
 func (t *trail) AppendLedgerEvents(_ context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error) {
 	t.events = append(t.events, events...)

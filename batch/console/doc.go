@@ -19,7 +19,8 @@
 // credential id in the line's comment (passkey:ID). A person may sign in only once an
 // administrator has put that line into PAYOUT_ALLOWED_SIGNERS; what they may do follows the
 // line's namespaces, read again on every request: payout-plan lets them approve, payout-reject
-// refuse, and a line with neither only read. Removing the line ends their access at once.
+// refuse, payout-repeat accept a file's held repeats, and a line with none of them only read.
+// Removing the line ends their access at once.
 //
 // # Approvals
 //
@@ -33,16 +34,46 @@
 // signature in namespace payout-reject. The person who dropped a file through the console is
 // refused as its approver.
 //
+// # Held repeats
+//
+// A file whose rows folder mode holds as possible repeats of earlier payouts waits in
+// awaiting-approval with a note saying so; its review page then offers to accept them. The
+// acceptance is what `payout approve --accept-repeats` writes: the passkey's signature of the
+// plan with those rows paid (`payout plan --allow-repeats`), in namespace payout-repeat, as
+// FILE.<principal>.repeats.sig, which folder mode counts. It is refused to whoever dropped the
+// file (watch.Makers), needs a line with payout-repeat, and is first an event of the chain
+// (ledger.EventConsoleRepeatsAccepted) naming who accepted.
+//
+// # Audit
+//
+// The auditors' page, open to anyone signed in (readers too) and changing nothing, shows the
+// approval policy and its history, the chain's head, the latest runs and reconciliations, and
+// checks the chain on request. Each run offers its evidence pack: the zip `payout audit export`
+// writes (package audit), made from the ledger at the moment of the download, unsigned, which
+// `payout audit verify --pack FILE` checks without the ledger.
+//
+// # Several hosts
+//
+// Console hosts on one PostgreSQL ledger share their sessions through it (the table
+// console_sessions), so a load balancer needs no sticky sessions: a person signed in on one host
+// is signed in on all, each step of a passkey ceremony may reach any host, and signing out on
+// one signs out everywhere. Give every host the same --origin and --rp-id (what browsers see)
+// and the same folder-mode directory and allowed signers. A signature's statement is computed
+// again by the host that receives the passkey's answer, from the file as it is then, and nothing
+// is written unless it is the text the passkey signed.
+//
 // # Safety
 //
 // Every sign-in and every signature is first an event of the ledger's hash chain
 // (ledger.EventConsoleSignIn, ledger.EventConsoleSigned): if the ledger cannot record it, it
 // does not happen. Pages are html/template (payee names are text from files anyone can write); the one script
 // and the style sheet are served from the binary, under a Content-Security-Policy that allows
-// nothing else (no inline script, no other origin, no framing). Sessions live in memory behind
-// a random id in an HttpOnly, SameSite=Strict cookie, Secure when the origin is https; signing
-// in replaces the id, signing out forgets it. Two console hosts therefore need a proxy that
-// keeps each browser on one host (sessions are not shared through the ledger). Every POST carries the session's CSRF token and
-// must come from the console's own origin. Request bodies are bounded, uploads by
-// Config.MaxUpload. Every error is a page that says what is wrong and what to do.
+// nothing else (no inline script, no other origin, no framing). A session is a random 256-bit
+// token in an HttpOnly, SameSite=Strict cookie, Secure (and __Host-) when the origin is https;
+// the ledger keeps only its SHA-256, with its expiry (Config.SessionTTL from sign-in), and a
+// visitor not signed in has no row until they start a passkey ceremony (then for five minutes,
+// the ceremony's life). Signing in replaces the token; signing out deletes the row, on every
+// host at once. The CSRF token is derived from the session token, never stored. Every POST
+// carries it and must come from the console's own origin. Request bodies are bounded, uploads
+// by Config.MaxUpload. Every error is a page that says what is wrong and what to do.
 package console

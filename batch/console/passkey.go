@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -32,7 +33,10 @@ type person struct {
 	Fingerprint string
 	CanApprove  bool // the line trusts the key in namespace payout-plan
 	CanRefuse   bool // ... and payout-reject
-	credential  []byte
+	// CanAcceptRepeats: ... and payout-repeat, in which a file's rows held as possible repeats
+	// are accepted.
+	CanAcceptRepeats bool
+	credential       []byte
 }
 
 // passkeyUser is the account go-webauthn asks about: one passkey, or none while registering.
@@ -70,14 +74,16 @@ var errNotListed = &pageError{Status: http.StatusForbidden, What: "This passkey 
 	Do: "Register it, and give the line the console shows to the administrator, who adds it to PAYOUT_ALLOWED_SIGNERS; then sign in again."}
 
 // person is who sess signed in as, by the allowed signers as they are now.
-func (s *Server) person(sess *session) (*person, error) {
+func (s *Server) person(ctx context.Context, sess *session) (*person, error) {
 	a, err := s.loadAllowed()
 	if err != nil {
 		return nil, err
 	}
 	line, ok := s.passkeyLine(a, sess.credential)
 	if !ok || !slices.Contains(line.Principals, sess.principal) {
-		s.sessions.end(sess)
+		if err := s.end(ctx, sess); err != nil {
+			return nil, err
+		}
 		return nil, errNotListed
 	}
 	now := s.cfg.Now()
@@ -87,6 +93,9 @@ func (s *Server) person(sess *session) (*person, error) {
 	}
 	if id, err := a.Trusts(line.Key, signature.NamespaceReject, now); err == nil && slices.Contains(id.Principals, p.Principal) {
 		p.CanRefuse = true
+	}
+	if id, err := a.Trusts(line.Key, signature.NamespaceRepeat, now); err == nil && slices.Contains(id.Principals, p.Principal) {
+		p.CanAcceptRepeats = true
 	}
 	return p, nil
 }
@@ -136,17 +145,19 @@ func (s *Server) registerBegin(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		return err
 	}
-	sess.ceremony, sess.ceremonyFor, sess.registering = data, "register", req.Name
+	if err := s.begin(r.Context(), sess, ceremony{For: "register", Data: *data, Name: req.Name}); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, creation)
 	return nil
 }
 
 func (s *Server) registerFinish(w http.ResponseWriter, r *http.Request, sess *session) error {
-	if sess.ceremony == nil || sess.ceremonyFor != "register" {
-		return errNoCeremony
+	c, err := s.take(r.Context(), sess, "register")
+	if err != nil {
+		return err
 	}
-	data, name := *sess.ceremony, sess.registering
-	sess.ceremony = nil
+	data, name := c.Data, c.Name
 	cred, err := s.webauthn.FinishRegistration(passkeyUser{id: data.UserID, name: name}, data, r)
 	if err != nil {
 		return passkeyRefused("registration", err)
@@ -176,17 +187,19 @@ func (s *Server) signInBegin(w http.ResponseWriter, r *http.Request, sess *sessi
 	if err != nil {
 		return err
 	}
-	sess.ceremony, sess.ceremonyFor = data, "signin"
+	if err := s.begin(r.Context(), sess, ceremony{For: "signin", Data: *data}); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, assertion)
 	return nil
 }
 
 func (s *Server) signInFinish(w http.ResponseWriter, r *http.Request, sess *session) error {
-	if sess.ceremony == nil || sess.ceremonyFor != "signin" {
-		return errNoCeremony
+	c, err := s.take(r.Context(), sess, "signin")
+	if err != nil {
+		return err
 	}
-	data := *sess.ceremony
-	sess.ceremony = nil
+	data := c.Data
 	parsed, err := protocol.ParseCredentialRequestResponseBody(r.Body)
 	if err != nil {
 		return passkeyRefused("sign-in", err)
@@ -214,7 +227,10 @@ func (s *Server) signInFinish(w http.ResponseWriter, r *http.Request, sess *sess
 		map[string]string{"principal": line.Principals[0], "fingerprint": fingerprint, "origin": s.cfg.Origin}); err != nil {
 		return err
 	}
-	signed := s.sessions.signIn(sess, line.Principals[0], parsed.RawID, parsed.Response.UserHandle)
+	signed, err := s.signIn(r.Context(), sess, line.Principals[0], parsed.RawID, parsed.Response.UserHandle)
+	if err != nil {
+		return err
+	}
 	s.setCookie(w, signed)
 	s.cfg.Logger.Info("console: signed in", "principal", signed.principal, "fingerprint", fingerprint)
 	writeJSON(w, http.StatusOK, map[string]string{"redirect": "/files"})
@@ -222,13 +238,15 @@ func (s *Server) signInFinish(w http.ResponseWriter, r *http.Request, sess *sess
 }
 
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) error {
-	s.sessions.end(sess)
+	if err := s.end(r.Context(), sess); err != nil {
+		return err
+	}
 	s.clearCookie(w)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	return nil
 }
 
-var errNoCeremony = &pageError{Status: http.StatusBadRequest, What: "No passkey request of this page is open (it was answered already, or the console restarted).",
+var errNoCeremony = &pageError{Status: http.StatusBadRequest, What: "No passkey request of this page is open (it was answered already, or it expired after five minutes).",
 	Do: "Open the page again and start over."}
 
 // passkeyRefused says that the browser's answer did not pass; go-webauthn's reason is logged.

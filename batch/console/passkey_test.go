@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,6 +101,12 @@ func (b *browser) challenge(o options) []byte {
 // signed in through a software passkey; it returns his browser, the file, and the chain's events.
 func signedIn(t *testing.T, plan intake.Plan) (*browser, string, string, *trail) {
 	t.Helper()
+	return signedInTo(t, func() intake.Plan { return plan })
+}
+
+// signedInTo is signedIn to a console whose planner reads the file's plan as plan says now.
+func signedInTo(t *testing.T, plan func() intake.Plan) (*browser, string, string, *trail) {
+	t.Helper()
 	const origin = "http://localhost:8443"
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "awaiting-approval"), 0o750); err != nil {
@@ -116,7 +123,7 @@ func signedIn(t *testing.T, plan intake.Plan) (*browser, string, string, *trail)
 		bob.AllowedLine("bob", "payout-plan,payout-reject")+" passkey:"+base64.RawURLEncoding.EncodeToString(id))
 	events := &trail{}
 	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: events,
-		Planner: planner{plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return plan, nil, nil }}})
+		Planner: planner{plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return plan(), nil, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +214,42 @@ func TestConsoleNeverFollowsALinkInANotesName(t *testing.T) {
 	for _, page := range []string{"/files", "/review?folder=awaiting-approval&file=pay.csv"} {
 		if body := b.open(page); strings.Contains(body, "MERCHANT-TOKEN-SECRET") || !strings.Contains(body, "pay.csv") {
 			t.Errorf("%s shows what a link in a note's name leads to, or not the file:\n%.800s", page, body)
+		}
+	}
+}
+
+// The statement a signature is written for is computed again when the passkey's answer comes
+// (maybe to another host): a file whose plan changed after the signer pressed the button gets
+// no signature, and its signer is told to review it again.
+func TestConsoleSignsNothingWhenThePlanChangedMeanwhile(t *testing.T) {
+	const origin = "http://localhost:8443"
+	var mu sync.Mutex
+	digest := "bb"
+	b, file, _, events := signedInTo(t, func() intake.Plan {
+		mu.Lock()
+		defer mu.Unlock()
+		return intake.Plan{FileSHA256: "aa", Digest: digest}
+	})
+	var o options
+	refuse := map[string]string{"folder": "awaiting-approval", "file": "pay.csv", "decision": "refuse", "reason": "wrong month"}
+	if code := b.post("/sign/begin", refuse, &o); code != http.StatusOK {
+		t.Fatalf("sign/begin: %d %s", code, o.Error)
+	}
+	mu.Lock()
+	digest = "cc"
+	mu.Unlock()
+	if code := b.post("/sign/finish", b.answer(b.challenge(o), origin), &o); code != http.StatusConflict || !strings.Contains(o.Error, "changed") {
+		t.Errorf("a refusal answered after the plan changed: %d %q, want 409 saying it changed", code, o.Error)
+	}
+	if _, err := os.Stat(file + ".bob.reject.sig"); err == nil {
+		t.Error("a refusal of a plan that changed meanwhile was written")
+	}
+	if code := b.post("/sign/finish", b.answer(b.challenge(o), origin), &o); code != http.StatusBadRequest {
+		t.Errorf("the same answer again: %d, want 400 (the ceremony was taken)", code)
+	}
+	for _, e := range events.events {
+		if e.Kind == ledger.EventConsoleSigned {
+			t.Errorf("a signature event for a plan that changed: %+v", e)
 		}
 	}
 }

@@ -1,14 +1,29 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/payout/payout/ledger"
 )
+
+// Sessions live in the ledger (ledger.ConsoleSessions), so that every console host on one
+// ledger knows them: a browser signed in on one host is signed in on all, a passkey ceremony
+// begun on one finishes on another, and signing out on one signs out everywhere. The cookie
+// holds a random token; the ledger holds only its SHA-256, and the CSRF token is derived from
+// the token, so that neither can be read out of the ledger. A visitor who is not signed in has
+// no row at all until they start a passkey ceremony, and then only for ceremonyTTL.
+
+// ceremonyTTL bounds how long a passkey ceremony stays open: long enough to touch the key.
+const ceremonyTTL = 5 * time.Minute
 
 // cookieName names the session cookie; over https the __Host- prefix makes browsers refuse it
 // from any other host or path, or without Secure.
@@ -19,19 +34,14 @@ func (s *Server) cookieName() string {
 	return "payout-console"
 }
 
-// session is one browser's state: its CSRF token, who signed in (if anyone), and the ceremony
-// it is in the middle of.
+// session is one browser's state: its token, and who signed in (if anyone).
 type session struct {
-	mu          sync.Mutex // one request of a browser at a time changes its session
-	id, csrf    string
+	token       string // the cookie's value
+	tokenSHA256 string // the ledger's key of the session
+	csrf        string
 	principal   string // the allowed_signers principal that signed in
 	credential  []byte // the passkey's credential id
 	userHandle  []byte // the user handle the passkey was registered with
-	expires     time.Time
-	ceremony    *webauthn.SessionData
-	ceremonyFor string // "register", "signin" or "sign"
-	pending     *pendingSignature
-	registering string // the name a registration is for
 	person      *person
 }
 
@@ -41,73 +51,121 @@ func (sess *session) with(p *person) *session {
 	return sess
 }
 
-// sessions are held in memory: a restart signs everyone out, and a cookie is only a random id.
-type sessions struct {
-	mu  sync.Mutex
-	ttl time.Duration
-	now func() time.Time
-	all map[string]*session
+// ceremony is a passkey ceremony under way, as the ledger keeps it between its two requests,
+// which may reach two hosts.
+type ceremony struct {
+	For  string               `json:"for"` // "register", "signin" or "sign"
+	Data webauthn.SessionData `json:"data"`
+	// Name is the name a registration is for.
+	Name string `json:"name,omitempty"`
+	// Sign is what a signature is about to sign.
+	Sign *pendingSignature `json:"sign,omitempty"`
 }
 
-func newSessions(ttl time.Duration, now func() time.Time) *sessions {
-	return &sessions{ttl: ttl, now: now, all: make(map[string]*session)}
-}
+// tokenBytes is the size of a session token: 256 random bits.
+const tokenBytes = 32
 
-func randomID() string {
-	b := make([]byte, 32)
+func randomToken() string {
+	b := make([]byte, tokenBytes)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// maxSessions bounds the sessions held: a visitor without a cookie makes one, so a flood of
-// visitors would otherwise fill the memory. Past it, sessions nobody signed in to go first.
-const maxSessions = 10000
-
-func (ss *sessions) create() *session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	now := ss.now()
-	if len(ss.all) >= maxSessions {
-		for id, s := range ss.all {
-			if now.After(s.expires) || s.principal == "" {
-				delete(ss.all, id)
-			}
-		}
-	}
-	s := &session{id: randomID(), csrf: randomID(), expires: now.Add(ss.ttl)}
-	ss.all[s.id] = s
-	return s
+// wellFormed says whether a cookie's value could be a token the console made.
+func wellFormed(token string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	return err == nil && len(b) == tokenBytes
 }
 
-func (ss *sessions) get(id string) *session {
-	if id == "" {
-		return nil
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	s := ss.all[id]
-	if s == nil || ss.now().After(s.expires) {
-		delete(ss.all, id)
-		return nil
-	}
-	return s
+// tokenDigest is the SHA-256 under which the ledger keeps a session.
+func tokenDigest(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }
 
-// signIn gives the signed-in person a new session id and token, so that an id known before
-// (planted by another, or seen in a shared browser) signs nobody in.
-func (ss *sessions) signIn(old *session, principal string, credential, userHandle []byte) *session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	delete(ss.all, old.id)
-	s := &session{id: randomID(), csrf: randomID(), principal: principal, credential: credential, userHandle: userHandle, expires: ss.now().Add(ss.ttl)}
-	ss.all[s.id] = s
-	return s
+// csrfToken is the session's CSRF token: derived from the token, so that every host computes
+// it and the ledger (which holds the token's plain SHA-256) does not give it away.
+func csrfToken(token string) string {
+	sum := sha256.Sum256([]byte("payout-console-csrf\x00" + token))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-func (ss *sessions) end(s *session) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	delete(ss.all, s.id)
+// visitor is a session that nobody signed in to, for token.
+func visitor(token string) *session {
+	return &session{token: token, tokenSHA256: tokenDigest(token), csrf: csrfToken(token)}
+}
+
+var errSessions = &pageError{Status: http.StatusServiceUnavailable, What: "The console cannot read or keep sessions in the ledger, so nobody can sign in or act now.",
+	Do: "Try again in a minute; if it fails again, ask the administrator to check the ledger."}
+
+// session is the session the cookie names: signed in when the ledger holds it, else a visitor.
+// A cookie the console could not have made is nil.
+func (s *Server) session(ctx context.Context, token string) (*session, error) {
+	if !wellFormed(token) {
+		return nil, nil
+	}
+	sess := visitor(token)
+	row, ok, err := s.cfg.Ledger.ConsoleSession(ctx, sess.tokenSHA256, s.cfg.Now())
+	if err != nil {
+		s.cfg.Logger.Error("console: read session", "err", err)
+		return nil, errSessions
+	}
+	if ok && row.Principal != "" {
+		sess.principal, sess.credential, sess.userHandle = row.Principal, row.Credential, row.UserHandle
+	}
+	return sess, nil
+}
+
+// begin opens a passkey ceremony on sess, in the ledger: its answer may reach another host.
+func (s *Server) begin(ctx context.Context, sess *session, c ceremony) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	if err := s.cfg.Ledger.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: sess.tokenSHA256, Expires: now.Add(ceremonyTTL),
+		Ceremony: string(b), CeremonyExpires: now.Add(ceremonyTTL)}, now); err != nil {
+		s.cfg.Logger.Error("console: begin ceremony", "err", err)
+		return errSessions
+	}
+	return nil
+}
+
+// take closes the ceremony open on sess and returns it, if it is one for kind: a ceremony is
+// answered once, whichever host the answer reaches.
+func (s *Server) take(ctx context.Context, sess *session, kind string) (*ceremony, error) {
+	raw, err := s.cfg.Ledger.TakeConsoleCeremony(ctx, sess.tokenSHA256, s.cfg.Now())
+	if err != nil {
+		s.cfg.Logger.Error("console: take ceremony", "err", err)
+		return nil, errSessions
+	}
+	var c ceremony
+	if raw == "" || json.Unmarshal([]byte(raw), &c) != nil || c.For != kind {
+		return nil, errNoCeremony
+	}
+	return &c, nil
+}
+
+// signIn gives the signed-in person a new token, so that a token known before (planted by
+// another, or seen in a shared browser) signs nobody in.
+func (s *Server) signIn(ctx context.Context, old *session, principal string, credential, userHandle []byte) (*session, error) {
+	sess := visitor(randomToken())
+	sess.principal, sess.credential, sess.userHandle = principal, credential, userHandle
+	if err := s.cfg.Ledger.SignInConsoleSession(ctx, old.tokenSHA256, ledger.ConsoleSession{TokenSHA256: sess.tokenSHA256, Principal: principal,
+		Credential: credential, UserHandle: userHandle, Expires: s.cfg.Now().Add(s.cfg.SessionTTL)}); err != nil {
+		s.cfg.Logger.Error("console: sign in", "err", err)
+		return nil, errSessions
+	}
+	return sess, nil
+}
+
+// end signs sess out on every host.
+func (s *Server) end(ctx context.Context, sess *session) error {
+	if err := s.cfg.Ledger.EndConsoleSession(ctx, sess.tokenSHA256); err != nil {
+		s.cfg.Logger.Error("console: sign out", "err", err)
+		return errSessions
+	}
+	return nil
 }
 
 func (s *Server) cookie(r *http.Request) string {
@@ -119,8 +177,8 @@ func (s *Server) cookie(r *http.Request) string {
 }
 
 func (s *Server) setCookie(w http.ResponseWriter, sess *session) {
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: sess.id, Path: "/", HttpOnly: true, Secure: s.secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(s.sessions.ttl.Seconds())})
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: sess.token, Path: "/", HttpOnly: true, Secure: s.secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(s.cfg.SessionTTL.Seconds())})
 }
 
 func (s *Server) clearCookie(w http.ResponseWriter) {

@@ -65,3 +65,11 @@ func Makers(dir string) func(sum string) []string {
 		return strings.Fields(string(b))
 	}
 }
+
+// HeldForRepeats says whether the file at path waits in awaiting-approval for signers to accept
+// its rows held as possible repeats, as its note says: the console offers to accept them.
+func HeldForRepeats(path string) bool {
+	b, err := untrusted.ReadSmall(path+WhySuffix, 64<<10)
+	first, _, _ := strings.Cut(string(b), "\n")
+	return err == nil && strings.Contains(first, heldMark)
+}

@@ -46,6 +46,14 @@ type console struct {
 // startConsole runs `payout serve` on loopback for dir, as user u, and returns its origin.
 func startConsole(t *testing.T, u *user, dir string, flags ...string) string {
 	t.Helper()
+	_, origin := startConsoleHost(t, u, dir, flags...)
+	return origin
+}
+
+// startConsoleHost is startConsole that also returns the address the console listens on, which
+// differs from its origin's behind a proxy.
+func startConsoleHost(t *testing.T, u *user, dir string, flags ...string) (addr, origin string) {
+	t.Helper()
 	cmd := exec.Command(binPath, append(append([]string{"serve", "--listen", "127.0.0.1:0"}, flags...), dir)...)
 	cmd.Dir, cmd.Env = u.dir, u.env
 	stderr, err := cmd.StderrPipe()
@@ -60,16 +68,16 @@ func startConsole(t *testing.T, u *user, dir string, flags ...string) string {
 		_ = cmd.Wait()
 	})
 	lines := bufio.NewScanner(stderr)
-	listening := regexp.MustCompile(`console listening on \S+ for (https?://\S+)`)
+	listening := regexp.MustCompile(`console listening on (\S+) for (https?://\S+)`)
 	for lines.Scan() {
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
 			go func() { _, _ = io.Copy(io.Discard, stderr) }()
-			return m[1]
+			return m[1], m[2]
 		}
 		t.Logf("serve: %s", lines.Text())
 	}
 	t.Fatalf("payout serve stopped before it listened: %v", lines.Err())
-	return ""
+	return "", ""
 }
 
 // newBrowser starts headless Chromium, in a profile of its own, for the console at origin.

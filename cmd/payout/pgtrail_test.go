@@ -20,6 +20,7 @@ var pgNotEdited = map[string]string{
 	"ledger_migrations": "the migrations applied: a row edited changes nothing Open or a command reads but the version it checks",
 	"processes":         "who holds the ledger now: a row names a process, its advisory lock (held by a session) says whether it runs",
 	"rate_limits":       "the shared pace of requests: an edit can slow or hasten sending, never pay or unpay anything",
+	"console_sessions":  "the console's sessions, by a digest of their tokens: a row signs in only a person the allowed signers list",
 }
 
 // pgTrailLedger is trailLedger on a PostgreSQL ledger named by PAYOUT_LEDGER, with a reconcile

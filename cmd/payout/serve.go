@@ -11,6 +11,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/batch/approval"
+	"github.com/payout/payout/batch/audit"
 	"github.com/payout/payout/batch/console"
 	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/ledger"
@@ -73,7 +74,11 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	h, err := console.New(console.Config{RPID: *rpID, Origin: *origin, AllowedSigners: allowed, Folder: fs.Arg(0),
-		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, Zone: lo.zone, MaxUpload: *maxUpload, Logger: log})
+		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, Zone: lo.zone, MaxUpload: *maxUpload, Logger: log,
+		Packs: func(ctx context.Context, runID, out, actor string) error {
+			_, err := audit.Export(ctx, db, audit.ExportOptions{RunID: runID, Out: out, Actor: actor, Now: time.Now(), Zone: lo.zone, AllowedSigners: allowed})
+			return err
+		}})
 	if err != nil {
 		ln.Close()
 		return usageError("serve: %v", err)
@@ -147,9 +152,19 @@ type servePlanner struct {
 }
 
 func (p servePlanner) Plan(ctx context.Context, path string) (intake.Plan, map[int64]string, error) {
-	args := []string{path}
+	return p.plan(ctx, path)
+}
+
+// PlanWithRepeats reads a file's plan as `payout plan --allow-repeats FILE` does: what signers
+// sign to accept its rows held as possible repeats.
+func (p servePlanner) PlanWithRepeats(ctx context.Context, path string) (intake.Plan, map[int64]string, error) {
+	return p.plan(ctx, path, "--allow-repeats")
+}
+
+func (p servePlanner) plan(ctx context.Context, path string, flags ...string) (intake.Plan, map[int64]string, error) {
+	args := append(flags, path)
 	if p.providers != "" {
-		args = []string{"--providers", p.providers, path}
+		args = append([]string{"--providers", p.providers}, args...)
 	}
 	s, plan, _, _, err := planSession(ctx, p.e, "serve", "", args, nil)
 	if err != nil {

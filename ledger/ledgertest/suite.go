@@ -54,6 +54,7 @@ func Run(t *testing.T, e Engine) {
 		{"CallbacksAreStoredOnceAndReplaysCounted", testCallbacks},
 		{"ApprovalPolicyIsInTheChain", testApprovalPolicy},
 		{"PurgeMasksAndKeepsTheChain", testPurge},
+		{"ConsoleSessionsAreSharedByHandles", testConsoleSessions},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Each test has a ledger of its own: they run side by side, as an engine's users do.

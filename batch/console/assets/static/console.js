@@ -99,7 +99,7 @@
     say("Touch your authenticator to sign…");
     assert("/sign/begin", { folder: decide.dataset.folder, file: decide.dataset.file, decision: decision, reason: reason ? reason.value : "" }, "/sign/finish").then(done).catch(failed);
   }
-  ["approve", "refuse"].forEach(function (id) {
+  ["approve", "refuse", "repeats"].forEach(function (id) {
     var b = document.getElementById(id);
     if (b) { b.addEventListener("click", function () { sign(id); }); }
   });

@@ -1,0 +1,87 @@
+package ledgertest
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payout/payout/ledger"
+)
+
+// testConsoleSessions: the web console's sessions are shared through the ledger by two handles
+// (two console hosts). A ceremony begun through one is taken once, through either, and not
+// after it expires; a sign-in replaces the visitor's row, and its end through one handle is
+// seen through the other; expired sessions are not found and are swept.
+func testConsoleSessions(t *testing.T, e Engine) {
+	ctx := context.Background()
+	a := e.New(t)
+	b := e.Again(t, a)
+	now := time.Now().UTC()
+	visitor := ledger.ConsoleSession{TokenSHA256: "aa", Expires: now.Add(5 * time.Minute), Ceremony: `{"for":"signin"}`, CeremonyExpires: now.Add(5 * time.Minute)}
+	must(t, a.BeginConsoleCeremony(ctx, visitor, now))
+	if s, ok, err := b.ConsoleSession(ctx, "aa", now); err != nil || !ok || s.Principal != "" {
+		t.Fatalf("the visitor's row through the other handle: %+v, %v, %v", s, ok, err)
+	}
+	var wg sync.WaitGroup
+	taken := make([]string, 8)
+	for i := range taken {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			c, err := h.TakeConsoleCeremony(ctx, "aa", now)
+			if err != nil {
+				t.Error(err)
+			}
+			taken[i] = c
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, c := range taken {
+		if c != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("a ceremony taken %d times at once, want once: %q", n, taken)
+	}
+
+	signed := ledger.ConsoleSession{TokenSHA256: "bb", Principal: "alice", Credential: []byte{1, 2, 0xff}, UserHandle: []byte("handle"), Expires: now.Add(8 * time.Hour)}
+	must(t, b.SignInConsoleSession(ctx, "aa", signed))
+	if _, ok, err := a.ConsoleSession(ctx, "aa", now); err != nil || ok {
+		t.Errorf("the visitor's row after the sign-in: %v, %v; want gone", ok, err)
+	}
+	s, ok, err := a.ConsoleSession(ctx, "bb", now)
+	if err != nil || !ok || s.Principal != "alice" || !bytes.Equal(s.Credential, signed.Credential) || !bytes.Equal(s.UserHandle, signed.UserHandle) {
+		t.Fatalf("the signed-in session through the other handle: %+v, %v, %v", s, ok, err)
+	}
+	// A ceremony on a signed-in session keeps who signed in, and expires on its own.
+	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "bb", Expires: now.Add(time.Minute), Ceremony: `{"for":"sign"}`,
+		CeremonyExpires: now.Add(time.Minute)}, now))
+	if s, _, _ := b.ConsoleSession(ctx, "bb", now); s.Principal != "alice" || !s.Expires.Equal(signed.Expires) {
+		t.Errorf("a ceremony changed the signed-in session: %+v", s)
+	}
+	if c, err := b.TakeConsoleCeremony(ctx, "bb", now.Add(2*time.Minute)); err != nil || c != "" {
+		t.Errorf("an expired ceremony taken: %q, %v", c, err)
+	}
+	if _, ok, _ := b.ConsoleSession(ctx, "bb", now.Add(9*time.Hour)); ok {
+		t.Error("a session found after it expired")
+	}
+	must(t, b.EndConsoleSession(ctx, "bb"))
+	if _, ok, err := a.ConsoleSession(ctx, "bb", now); err != nil || ok {
+		t.Errorf("a session ended through one handle is found through the other: %v, %v", ok, err)
+	}
+	// Expired rows go when a ceremony begins.
+	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "cc", Expires: now.Add(time.Minute), Ceremony: "x", CeremonyExpires: now.Add(time.Minute)}, now))
+	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "dd", Expires: now.Add(time.Hour), Ceremony: "x", CeremonyExpires: now.Add(time.Hour)}, now.Add(2*time.Minute)))
+	var left int
+	if err := e.SQL(t, a).QueryRowContext(ctx, `SELECT count(*) FROM console_sessions`).Scan(&left); err != nil || left != 1 {
+		t.Errorf("%d sessions left (%v), want the one not expired", left, err)
+	}
+}
