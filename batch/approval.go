@@ -38,7 +38,7 @@ func (r *Runner) judge(path string, plan intake.Plan, need int) approval.Verdict
 // RepeatsVerdict judges the acceptances of held repeats beside the file at path
 // (approval.JudgeRepeats) against the plan of every row the file would pay were no row held as a
 // repeat, counted like approvals: as many distinct signers as the ledger's policy asks of a plan,
-// and at least one, none of them maker.
+// and at least one, none of them maker nor one of the file's makers (Config.Makers).
 func (r *Runner) RepeatsVerdict(ctx context.Context, path, maker string) (approval.Verdict, error) {
 	plan, err := r.WithRepeats(repeats.Policy{AllowAll: true}).PlanOf(ctx, path)
 	if err != nil {
@@ -52,7 +52,11 @@ func (r *Runner) RepeatsVerdict(ctx context.Context, path, maker string) (approv
 		}
 		need = max(need, pol.Approvals)
 	}
-	return approval.JudgeRepeats(path, plan.Judged(), need, maker, r.cfg.Approval, r.cfg.Now()), nil
+	v := approval.JudgeRepeats(path, plan.Judged(), need, maker, r.cfg.Approval, r.cfg.Now())
+	if r.cfg.Makers != nil {
+		v = v.WithoutMakers(r.cfg.Makers(plan.FileSHA256))
+	}
+	return v, nil
 }
 
 // signaturesNeeded reports whether the ledger's policy asks for signatures: it does when a

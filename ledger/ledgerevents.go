@@ -33,6 +33,11 @@ const (
 	// valid-until line, whose SHA-256 is "plan_sha256" (so the hash that covers the facts covers
 	// the payload). It is the evidence each send is proved against.
 	EventPlan = "PLAN"
+	// EventRepeatsAccepted records one signature by which folder mode pays a file's rows held as
+	// possible repeats, before its run: facts "principal", "fingerprint", "file", "file_sha256",
+	// "sig_file", "sig_sha256", "valid_until" and the SSHSIG signature itself, armored as signed
+	// ("signature"), in namespace payout-repeat, over the file's plan with those rows paid.
+	EventRepeatsAccepted = "REPEATS-ACCEPTED"
 )
 
 // ErrPolicyChanged is returned by SetApprovalPolicy when the policy changed since the caller read

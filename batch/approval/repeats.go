@@ -55,7 +55,7 @@ func JudgeRepeats(path string, plan Plan, need int, maker string, pol Policy, no
 				", who made the file ("+maker+" dropped it): a repeat is accepted by someone else")
 			continue
 		}
-		a.File, a.SHA256 = name, f.SHA256
+		a.File, a.SHA256, a.Signature = name, f.SHA256, f.Data
 		v.Accepted = append(v.Accepted, a)
 	}
 	v.Signers = DistinctSigners(v.Accepted)

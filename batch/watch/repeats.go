@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/payout/payout/batch"
 	"github.com/payout/payout/batch/approval"
@@ -43,10 +44,33 @@ func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path string) 
 		log.Warn("the acceptance of this file's repeats is not complete: they stay held", "why", v.Missing())
 		return runner, v, nil
 	}
+	if err := w.recordAcceptedRepeats(ctx, path, v); err != nil {
+		return nil, v, err
+	}
 	policy := runner.Config().Repeats
 	policy.AllowAll = true
 	log.Info("repeats accepted by signers: the file is paid with them", "accepted_by", v.ApprovedBy())
 	return runner.WithRepeats(policy), v, nil
+}
+
+// recordAcceptedRepeats records in the chain, before the run that pays them, each signature by
+// which the file at path is paid with its repeats (ledger.EventRepeatsAccepted): who accepted a
+// held row outlasts the files beside it, which anyone who may write the folder could delete.
+func (w *Watcher) recordAcceptedRepeats(ctx context.Context, path string, v approval.Verdict) error {
+	sum, err := read.FileSHA256(path)
+	if err != nil {
+		return err
+	}
+	events := make([]ledger.LedgerEvent, len(v.Accepted))
+	for i, a := range v.Accepted {
+		events[i] = ledger.LedgerEvent{Kind: ledger.EventRepeatsAccepted,
+			Detail: fmt.Sprintf("rows of %s held as possible repeats accepted by %s (%s)", filepath.Base(path), a.Principal(), a.Fingerprint),
+			Facts: map[string]string{"principal": a.Principal(), "fingerprint": a.Fingerprint, "file": filepath.Base(path),
+				"file_sha256": sum, "sig_file": a.File, "sig_sha256": a.SHA256, "valid_until": a.ValidUntil.Format(time.DateOnly),
+				"signature": string(a.Signature)}}
+	}
+	_, err = w.db.AppendLedgerEvents(ctx, events...)
+	return err
 }
 
 // AcceptedSuffix ends the note beside a file paid with its repeats accepted: who accepted them,

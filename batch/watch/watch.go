@@ -53,11 +53,13 @@ const whyRowsShown = 20
 var ErrBusy = errors.New("another payout watch is using this folder")
 
 // Ledger is what folder mode reads and records beside its runs: earlier runs of a file and their
-// rows, the approval policy in force, and the close of a run it ended itself.
+// rows, the approval policy in force, the close of a run it ended itself, and who accepted a
+// file's held repeats.
 type Ledger interface {
 	ledger.ReportReads
 	ApprovalPolicy(ctx context.Context) (ledger.ApprovalPolicy, error)
 	FinishRun(ctx context.Context, id string, status ledger.RunStatus, exitCode int, ended time.Time) error
+	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
 }
 
 // Config holds what a Watcher needs. Dir and Runner are required.

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/batch/signature/signaturetest"
+	"github.com/payout/payout/batch/watch"
+	"github.com/payout/payout/ledger"
 )
 
 // mode is a file's permission bits, or the test stops.
@@ -219,6 +222,25 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	if out, errOut, code := u.run("approve", "--accept-repeats", "--key", bob.Path, waiting); code != 0 || !strings.Contains(out, "SIGNED by bob@example.com") {
 		t.Fatalf("approve --accept-repeats as bob: exit %d\n%s%s", code, out, errOut)
 	}
+	// Had bob dropped the file through the web console, his acceptance would not count either.
+	sum, err := read.FileSHA256(waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	droppedBy := watch.DroppedByNote(dir, sum)
+	if err := os.WriteFile(droppedBy, []byte("bob@example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectExit5(t, u, "", "watch", "--once", "--settle", "0", dir)
+	if note, _ := os.ReadFile(waiting + ".why.txt"); !strings.Contains(string(note), "bob@example.com dropped this file") {
+		t.Errorf("the console dropper's acceptance is not named as not counted:\n%s", note)
+	}
+	if n := sb.Stats().Creates; n != paid {
+		t.Fatalf("the console dropper's acceptance sent %d payouts", n-paid)
+	}
+	if err := os.Remove(droppedBy); err != nil {
+		t.Fatal(err)
+	}
 	if out, errOut, code := u.run("watch", "--once", "--settle", "0", dir); code != 0 {
 		t.Fatalf("watch after bob accepted the repeats: exit %d\n%s%s", code, out, errOut)
 	}
@@ -233,6 +255,21 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	if who, err := os.ReadFile(filepath.Join(dir, "done", "december.csv.repeats-accepted.txt")); err != nil ||
 		!strings.Contains(string(who), "ACCEPTED") || !strings.Contains(string(who), "bob@example.com: signature file december.csv.bob@example.com.repeats.sig") {
 		t.Errorf("no record beside the paid file of who accepted its repeats (%v):\n%s", err, who)
+	}
+	// The chain holds the acceptance too, with the signature itself: the notes beside the file
+	// can be deleted by anyone who may write the folder.
+	db, err := ledger.Open(t.Context(), filepath.Join(u.dir, "payout-ledger.db"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := db.LedgerEventsOf(t.Context(), ledger.EventRepeatsAccepted)
+	db.Close()
+	if err != nil || len(accepted) != 1 || accepted[0].Facts["principal"] != "bob@example.com" ||
+		!strings.Contains(accepted[0].Facts["signature"], "BEGIN SSH SIGNATURE") || accepted[0].Facts["file"] != "december.csv" {
+		t.Errorf("the chain's record of who accepted the repeats (%v): %+v", err, accepted)
+	}
+	if out, errOut, code := u.run("audit", "verify"); code != 0 {
+		t.Errorf("audit verify after the acceptance: exit %d\n%s%s", code, out, errOut)
 	}
 	if list, _ := os.ReadFile(filepath.Join(dir, "awaiting-approval", "WAITING.txt")); !strings.Contains(string(list), "Nothing is waiting") {
 		t.Errorf("WAITING.txt once the file is paid:\n%s", list)
