@@ -105,8 +105,9 @@ func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, err
 
 // LookupDetails returns, for the payouts among refs that are in the ledger, keyed by reference,
 // what checking an input row against its payout needs: reference, run, line, provider, account,
-// amount and state. The payouts' other fields are zero: a payout to be sent is read whole, with
-// Lookup. Reading seven columns instead of every one is most of what a chunk's check costs.
+// amount, state and invoice number. The payouts' other fields are zero: a payout to be sent or
+// looked up is read whole, with Lookup. Reading eight columns instead of every one is most of
+// what a chunk's check costs.
 func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payout, error) {
 	out := make(map[string]Payout, len(refs))
 	if len(refs) == 0 {
@@ -120,7 +121,7 @@ func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payo
 	for rows.Next() {
 		var p Payout
 		var amount, state string
-		if err := rows.Scan(&p.Ref, &p.RunID, &p.Line, &p.ProviderID, &p.Account, &amount, &state); err != nil {
+		if err := rows.Scan(&p.Ref, &p.RunID, &p.Line, &p.ProviderID, &p.Account, &amount, &state, &p.InvoiceNo); err != nil {
 			return nil, fmt.Errorf("look up payouts: %w", err)
 		}
 		if p.Amount, err = decimal.NewFromString(amount); err != nil {
@@ -140,7 +141,7 @@ func (e *engine) lookupSQL() string {
 }
 
 func (e *engine) lookupDetailsSQL() string {
-	return `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state FROM ` + e.payoutsOfJSONList()
+	return `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state, p.invoice_no FROM ` + e.payoutsOfJSONList()
 }
 
 // List returns the payouts the filter selects, ordered by run, then line; with f.Latest, the

@@ -228,13 +228,14 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 			refs = append(refs, rows[i].payment.Ref)
 		}
 	}
-	lookup := s.db.LookupDetails
-	if s.sends {
-		lookup = s.db.Lookup
-	}
-	existing, err := lookup(ctx, refs)
+	existing, err := s.db.LookupDetails(ctx, refs)
 	if err != nil {
 		return nil, err
+	}
+	if s.sends {
+		if err := s.readWhole(ctx, existing); err != nil {
+			return nil, err
+		}
 	}
 	for i := range rows {
 		row := &rows[i]
@@ -253,6 +254,26 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 		return nil, err
 	}
 	return existing, s.holdRepeats(ctx, rows, existing)
+}
+
+// readWhole reads again, whole, the payouts of existing that the pass hands on to be sent or looked
+// up (outcome.Unfinished): the others need nothing more, and a rerun of a paid file holds little
+// else.
+func (s *fileScan) readWhole(ctx context.Context, existing map[string]ledger.Payout) error {
+	var refs []string
+	for ref, p := range existing {
+		if outcome.Unfinished(p) {
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	whole, err := s.db.Lookup(ctx, refs)
+	for ref, p := range whole {
+		existing[ref] = p
+	}
+	return err
 }
 
 // withDuplicates returns a scan that rejects the duplicates, and holds the repeats, that a pass

@@ -157,6 +157,12 @@ func AcceptedEarlier(s ledger.State) bool {
 	return s.Accepted()
 }
 
+// Unfinished reports whether a run has work on p: sending it (READY), or looking it up (its
+// outcome unknown, or accepted without an invoice number to know it by).
+func Unfinished(p ledger.Payout) bool {
+	return p.State == ledger.Ready || p.State.OutcomeUnknown() || p.State == ledger.Submitted && p.InvoiceNo == ""
+}
+
 // ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other
 // error is returned as it is.
 func ExplainAuth(err error) error {

@@ -99,6 +99,10 @@ func (s *Submission) Take(payouts []ledger.Payout, now time.Time) (tasks []looku
 		if _, taken := s.rows[p.Ref]; taken {
 			continue
 		}
+		if !outcome.Unfinished(p) {
+			done++
+			continue
+		}
 		switch {
 		case p.State == ledger.Ready:
 			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.Send, At: now})

@@ -459,13 +459,14 @@ func dryRunBeside(b *testing.B, u *perfUser, file, kind string, rows int) median
 }
 
 // BenchmarkPerfRunRerun: a real `payout run` of PAYOUT_PERF_ROWS rows at rate inf into an empty
-// ledger, then a rerun of the same finished file, and what the rerun added to the ledger's files.
+// ledger, then a rerun of the same finished file, what the rerun added to the ledger's files, and a
+// dry run of that file: the rerun/dryrun ratio says what resuming a paid file costs over checking it.
 // Each repeat starts from a new ledger and refs the sandbox has not seen.
 func BenchmarkPerfRunRerun(b *testing.B) {
 	rows := perfInt("PAYOUT_PERF_ROWS", 100_000)
 	base := perfSandbox(b, 0)
 	for range b.N {
-		var runs, reruns []sample
+		var runs, reruns, dryRuns []sample
 		var growth, size []int64
 		for i := range perfRepeat() {
 			u := newPerfUser(b, base)
@@ -478,10 +479,15 @@ func BenchmarkPerfRunRerun(b *testing.B) {
 			reruns = append(reruns, u.run(0, args...))
 			after := ledgerBytes(b, u.ledger())
 			growth, size = append(growth, after-before), append(size, before)
+			// The same finished file checked without paying: what a rerun that sends nothing is
+			// measured against.
+			dryRuns = append(dryRuns, u.run(0, append([]string{"run", "--dry-run"}, args[1:]...)...))
 		}
-		run, rerun := medianOf(runs), medianOf(reruns)
+		run, rerun, dryRun := medianOf(runs), medianOf(reruns), medianOf(dryRuns)
 		run.report(b, "run-")
 		rerun.report(b, "rerun-")
+		dryRun.report(b, "dryrun-")
+		b.ReportMetric(rerun.wall.Seconds()/dryRun.wall.Seconds(), "rerun/dryrun")
 		b.ReportMetric(float64(rows)/run.wall.Seconds(), "run-payouts/s")
 		b.ReportMetric(float64(medianInt(growth)), "rerun-ledger-growth-B")
 		b.ReportMetric(float64(medianInt(size))/float64(rows), "ledger-B/payout")
