@@ -24,6 +24,10 @@ type ConsoleSession struct {
 	CeremonyExpires time.Time
 }
 
+// ErrConsoleBusy refuses a new visitor's ceremony while as many as the console allows are under
+// way: whoever can reach the sign-in page cannot fill the table.
+var ErrConsoleBusy = errors.New("too many sign-ins under way")
+
 const consoleSessionColumns = `token_sha256, principal, credential, user_handle, expires_at, ceremony, ceremony_expires_at`
 
 func scanConsoleSession(s scanner) (ConsoleSession, error) {
@@ -63,11 +67,20 @@ func (db *DB) ConsoleSession(ctx context.Context, tokenSHA256 string, now time.T
 
 // BeginConsoleCeremony opens a passkey ceremony on the session with token SHA-256
 // s.TokenSHA256: on a session signed in it replaces the ceremony alone; otherwise it makes the
-// visitor's row, which lasts as long as the ceremony (s.Expires). Expired sessions are swept
-// first, so that visitors who never finish leave nothing behind.
-func (db *DB) BeginConsoleCeremony(ctx context.Context, s ConsoleSession, now time.Time) error {
+// visitor's row, which lasts as long as the ceremony (s.Expires), unless maxVisitors other
+// visitors' are open (ErrConsoleBusy). Expired sessions are swept first, so that visitors who never finish
+// leave nothing behind.
+func (db *DB) BeginConsoleCeremony(ctx context.Context, s ConsoleSession, now time.Time, maxVisitors int) error {
 	if _, err := db.sql.ExecContext(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1`, fmtTime(now)); err != nil {
 		return fmt.Errorf("console session: sweep: %w", err)
+	}
+	var visitors int
+	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM console_sessions WHERE principal = '' AND token_sha256 <> $1`,
+		s.TokenSHA256).Scan(&visitors); err != nil {
+		return fmt.Errorf("console session: count visitors: %w", err)
+	}
+	if visitors >= maxVisitors {
+		return ErrConsoleBusy
 	}
 	_, err := db.sql.ExecContext(ctx, `INSERT INTO console_sessions (`+consoleSessionColumns+`) VALUES ($1, '', '', '', $2, $3, $4)
 		ON CONFLICT (token_sha256) DO UPDATE SET ceremony = excluded.ceremony, ceremony_expires_at = excluded.ceremony_expires_at`,

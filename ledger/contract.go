@@ -145,7 +145,7 @@ type Ledger interface {
 // shares: found by the SHA-256 of a cookie's token, each with the passkey ceremony it has open.
 type ConsoleSessions interface {
 	ConsoleSession(ctx context.Context, tokenSHA256 string, now time.Time) (ConsoleSession, bool, error)
-	BeginConsoleCeremony(ctx context.Context, s ConsoleSession, now time.Time) error
+	BeginConsoleCeremony(ctx context.Context, s ConsoleSession, now time.Time, maxVisitors int) error
 	TakeConsoleCeremony(ctx context.Context, tokenSHA256 string, now time.Time) (string, error)
 	SignInConsoleSession(ctx context.Context, oldSHA256 string, s ConsoleSession) error
 	EndConsoleSession(ctx context.Context, tokenSHA256 string) error

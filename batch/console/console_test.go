@@ -47,7 +47,7 @@ func (t *trail) ConsoleSession(_ context.Context, digest string, now time.Time) 
 	return s, true, nil
 }
 
-func (t *trail) BeginConsoleCeremony(_ context.Context, s ledger.ConsoleSession, now time.Time) error {
+func (t *trail) BeginConsoleCeremony(_ context.Context, s ledger.ConsoleSession, now time.Time, _ int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.sessions == nil {

@@ -60,7 +60,8 @@
 // one signs out everywhere. Give every host the same --origin and --rp-id (what browsers see)
 // and the same folder-mode directory and allowed signers. A signature's statement is computed
 // again by the host that receives the passkey's answer, from the file as it is then, and nothing
-// is written unless it is the text the passkey signed.
+// is written unless it is the text the passkey signed. Ceremonies of people not yet signed in
+// are bounded (10,000 at once, 5 minutes each): past that, sign-in says to try again shortly.
 //
 // # Safety
 //

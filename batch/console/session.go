@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -116,6 +117,11 @@ func (s *Server) session(ctx context.Context, token string) (*session, error) {
 	return sess, nil
 }
 
+// maxVisitors bounds the passkey ceremonies of people not signed in that the ledger keeps at
+// once, each for ceremonyTTL: far above any finance team, low enough that whoever reaches the
+// sign-in page cannot fill the ledger.
+const maxVisitors = 10_000
+
 // begin opens a passkey ceremony on sess, in the ledger: its answer may reach another host.
 func (s *Server) begin(ctx context.Context, sess *session, c ceremony) error {
 	b, err := json.Marshal(c)
@@ -124,7 +130,10 @@ func (s *Server) begin(ctx context.Context, sess *session, c ceremony) error {
 	}
 	now := s.cfg.Now()
 	if err := s.cfg.Ledger.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: sess.tokenSHA256, Expires: now.Add(ceremonyTTL),
-		Ceremony: string(b), CeremonyExpires: now.Add(ceremonyTTL)}, now); err != nil {
+		Ceremony: string(b), CeremonyExpires: now.Add(ceremonyTTL)}, now, maxVisitors); errors.Is(err, ledger.ErrConsoleBusy) {
+		s.cfg.Logger.Warn("console: a sign-in refused: too many under way", "max", maxVisitors)
+		return &pageError{Status: http.StatusServiceUnavailable, What: "Too many sign-ins are under way at once.", Do: "Try again in a few minutes."}
+	} else if err != nil {
 		s.cfg.Logger.Error("console: begin ceremony", "err", err)
 		return errSessions
 	}

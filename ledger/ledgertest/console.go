@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func testConsoleSessions(t *testing.T, e Engine) {
 	b := e.Again(t, a)
 	now := time.Now().UTC()
 	visitor := ledger.ConsoleSession{TokenSHA256: "aa", Expires: now.Add(5 * time.Minute), Ceremony: `{"for":"signin"}`, CeremonyExpires: now.Add(5 * time.Minute)}
-	must(t, a.BeginConsoleCeremony(ctx, visitor, now))
+	must(t, a.BeginConsoleCeremony(ctx, visitor, now, 100))
 	if s, ok, err := b.ConsoleSession(ctx, "aa", now); err != nil || !ok || s.Principal != "" {
 		t.Fatalf("the visitor's row through the other handle: %+v, %v, %v", s, ok, err)
 	}
@@ -63,7 +64,7 @@ func testConsoleSessions(t *testing.T, e Engine) {
 	}
 	// A ceremony on a signed-in session keeps who signed in, and expires on its own.
 	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "bb", Expires: now.Add(time.Minute), Ceremony: `{"for":"sign"}`,
-		CeremonyExpires: now.Add(time.Minute)}, now))
+		CeremonyExpires: now.Add(time.Minute)}, now, 100))
 	if s, _, _ := b.ConsoleSession(ctx, "bb", now); s.Principal != "alice" || !s.Expires.Equal(signed.Expires) {
 		t.Errorf("a ceremony changed the signed-in session: %+v", s)
 	}
@@ -78,10 +79,23 @@ func testConsoleSessions(t *testing.T, e Engine) {
 		t.Errorf("a session ended through one handle is found through the other: %v, %v", ok, err)
 	}
 	// Expired rows go when a ceremony begins.
-	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "cc", Expires: now.Add(time.Minute), Ceremony: "x", CeremonyExpires: now.Add(time.Minute)}, now))
-	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "dd", Expires: now.Add(time.Hour), Ceremony: "x", CeremonyExpires: now.Add(time.Hour)}, now.Add(2*time.Minute)))
+	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "cc", Expires: now.Add(time.Minute), Ceremony: "x", CeremonyExpires: now.Add(time.Minute)}, now, 100))
+	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "dd", Expires: now.Add(time.Hour), Ceremony: "x", CeremonyExpires: now.Add(time.Hour)}, now.Add(2*time.Minute), 100))
 	var left int
 	if err := e.SQL(t, a).QueryRowContext(ctx, `SELECT count(*) FROM console_sessions`).Scan(&left); err != nil || left != 1 {
 		t.Errorf("%d sessions left (%v), want the one not expired", left, err)
 	}
+	// Visitors' ceremonies are bounded: one more than allowed is refused, whichever handle, while
+	// a visitor already under way may begin again.
+	later := now.Add(2 * time.Minute)
+	for _, token := range []string{"ee", "ff"} {
+		must(t, b.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: token, Expires: later.Add(time.Minute), Ceremony: "x",
+			CeremonyExpires: later.Add(time.Minute)}, later, 3))
+	}
+	if err := a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "gg", Expires: later.Add(time.Minute), Ceremony: "x",
+		CeremonyExpires: later.Add(time.Minute)}, later, 3); !errors.Is(err, ledger.ErrConsoleBusy) {
+		t.Errorf("a fourth visitor's ceremony where three are allowed: %v, want ErrConsoleBusy", err)
+	}
+	must(t, a.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: "ee", Expires: later.Add(time.Minute), Ceremony: "y",
+		CeremonyExpires: later.Add(time.Minute)}, later, 3))
 }
