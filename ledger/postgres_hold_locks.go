@@ -119,7 +119,16 @@ func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held 
 	}
 	key := lockKey(namespace, name)
 	var holder Process
-	for range 3 {
+	for try := range 3 {
+		if try > 0 {
+			// The holder registers what it holds right after it takes the lock, and unregisters
+			// it right after it lets go: give either a moment to land before asking again.
+			select {
+			case <-ctx.Done():
+				return false, holder, ctx.Err()
+			case <-time.After(time.Duration(try) * 50 * time.Millisecond):
+			}
+		}
 		var ok bool
 		if err := h.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
 			return false, Process{}, err

@@ -157,7 +157,7 @@ type cronLoop struct {
 	gone     bool      // killed for good: never started again
 	kills    int
 	attempts int
-	lockedBy int          // exits 1 that named the process paying the file
+	lockedBy int          // exits 1 kept off the file by the process paying it
 	named    map[int]bool // the pids those exits named
 	killed   []int        // the pids the test killed
 	others   []string     // other exits, for the log
@@ -203,10 +203,13 @@ func (c *cronLoop) start(ctx context.Context) {
 				c.out = stdout.String()
 				c.mu.Unlock()
 				return
-			case errors.As(err, &exit) && exit.ExitCode() == 1 && holderNamed.MatchString(stderr.String()):
+			case errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(stderr.String(), "another process is paying this file"):
+				// Kept off by the holder: named, unless it had only just taken or let go of the file.
 				c.lockedBy++
-				pid, _ := strconv.Atoi(holderNamed.FindStringSubmatch(stderr.String())[1])
-				c.named[pid] = true
+				if m := holderNamed.FindStringSubmatch(stderr.String()); m != nil {
+					pid, _ := strconv.Atoi(m[1])
+					c.named[pid] = true
+				}
 			case errors.As(err, &exit) && exit.ExitCode() == -1:
 				// killed by the test
 			case errors.As(err, &exit) && exit.ExitCode() == 4:
