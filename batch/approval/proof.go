@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -73,8 +74,11 @@ type StoredSignature struct {
 type Proof struct {
 	need int
 	// why is the reason nothing is proved; "" when rows is what the plans pay.
-	why   string
-	rows  map[string]string
+	why string
+	// rows holds, by the SHA-256 of each reference the plans pay, the SHA-256 of what they pay
+	// it (rowDigest): digests, not the statement's text, so that the proof of a big file stays
+	// small and the collector has nothing in it to scan.
+	rows  map[[sha256.Size]byte][sha256.Size]byte
 	stray map[string]string
 }
 
@@ -86,7 +90,7 @@ func ValidUntilLine(day time.Time) string {
 // Prove verifies the signatures of the plans in ev as of now against the allowed signers at
 // allowedSigners, once, and returns what they prove.
 func Prove(ev Evidence, allowedSigners string, now time.Time) *Proof {
-	p := &Proof{need: ev.Need, rows: map[string]string{}, stray: ev.Stray}
+	p := &Proof{need: ev.Need, rows: map[[sha256.Size]byte][sha256.Size]byte{}, stray: ev.Stray}
 	switch {
 	case ev.Refused != "":
 		p.why = ev.Refused
@@ -161,8 +165,13 @@ func VerifyStored(statement []byte, s StoredSignature, allowed *signature.Allowe
 	if err != nil {
 		return signature.Identity{}, fmt.Errorf("valid until %q, not a day", s.ValidUntil)
 	}
-	signed := append(append([]byte(nil), statement...), ValidUntilLine(day)...)
-	return signature.Verify(signed, s.Armored, signature.NamespacePlan, allowed, at)
+	sig, err := signature.Parse(s.Armored)
+	if err != nil {
+		return signature.Identity{}, err
+	}
+	// Read in place: a copy of a big plan's statement would be made for each signature.
+	signed := io.MultiReader(bytes.NewReader(statement), strings.NewReader(ValidUntilLine(day)))
+	return allowed.Verify(signed, sig, signature.NamespacePlan, at)
 }
 
 // takeRows reads the rows a plan statement pays into the proof.
@@ -182,7 +191,7 @@ func (p *Proof) takeRows(statement []byte) string {
 		if err != nil {
 			return fmt.Sprintf("a row of its statement has the reference %s, not quoted", f[2])
 		}
-		p.rows[ref] = rowKey(f[3], f[4], f[5])
+		p.rows[sha256.Sum256([]byte(ref))] = rowDigest(f[3], f[4], f[5])
 	}
 	if err := sc.Err(); err != nil {
 		return "its statement: " + err.Error()
@@ -190,8 +199,10 @@ func (p *Proof) takeRows(statement []byte) string {
 	return ""
 }
 
-func rowKey(provider, account, amount string) string {
-	return provider + "\t" + account + "\t" + amount
+// rowDigest is the SHA-256 of a row's provider, account and amount, as a plan statement writes
+// them.
+func rowDigest(provider, account, amount string) [sha256.Size]byte {
+	return sha256.Sum256([]byte(provider + "\t" + account + "\t" + amount))
 }
 
 // Check proves one payout before it is sent: its row must agree with its own events, and its
@@ -207,11 +218,11 @@ func (p *Proof) Check(ref string, providerID int64, account string, amount decim
 	if p.need == 0 {
 		return nil
 	}
-	want, ok := p.rows[ref]
+	want, ok := p.rows[sha256.Sum256([]byte(ref))]
 	switch {
 	case !ok:
 		return &ProofError{Ref: ref, Why: "no signed plan of this run pays this reference (added to the ledger by hand)"}
-	case want != rowKey(strconv.FormatInt(providerID, 10), account, amount.StringFixed(2)):
+	case want != rowDigest(strconv.FormatInt(providerID, 10), account, amount.StringFixed(2)):
 		return &ProofError{Ref: ref, Why: "the ledger's provider, account or amount is not what the signed plan pays (changed in the ledger)"}
 	}
 	return nil
