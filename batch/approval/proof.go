@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,10 +77,12 @@ type Proof struct {
 	need int
 	// why is the reason nothing is proved; "" when rows is what the plans pay.
 	why string
-	// rows holds, by the SHA-256 of each reference the plans pay, the SHA-256 of what they pay
-	// it (rowDigest): digests, not the statement's text, so that the proof of a big file stays
-	// small and the collector has nothing in it to scan.
-	rows  map[[sha256.Size]byte][sha256.Size]byte
+	// rows are the digests of the rows the plans pay (rowDigest), sorted: not the statements'
+	// text, so that the proof of a big file stays small, with nothing in it for the collector to
+	// scan. refs, the start of the SHA-256 of each reference they pay, sorted, only tell which
+	// refusal to give.
+	rows  [][sha256.Size]byte
+	refs  []uint64
 	stray map[string]string
 }
 
@@ -90,7 +94,7 @@ func ValidUntilLine(day time.Time) string {
 // Prove verifies the signatures of the plans in ev as of now against the allowed signers at
 // allowedSigners, once, and returns what they prove.
 func Prove(ev Evidence, allowedSigners string, now time.Time) *Proof {
-	p := &Proof{need: ev.Need, rows: map[[sha256.Size]byte][sha256.Size]byte{}, stray: ev.Stray}
+	p := &Proof{need: ev.Need, stray: ev.Stray}
 	switch {
 	case ev.Refused != "":
 		p.why = ev.Refused
@@ -119,6 +123,8 @@ func Prove(ev Evidence, allowedSigners string, now time.Time) *Proof {
 	if len(p.rows) == 0 {
 		p.why = strings.Join(whys, "; ")
 	}
+	slices.SortFunc(p.rows, compareDigests)
+	slices.Sort(p.refs)
 	return p
 }
 
@@ -176,6 +182,8 @@ func VerifyStored(statement []byte, s StoredSignature, allowed *signature.Allowe
 
 // takeRows reads the rows a plan statement pays into the proof.
 func (p *Proof) takeRows(statement []byte) string {
+	n := bytes.Count(statement, []byte("\nrow\t"))
+	p.rows, p.refs = slices.Grow(p.rows, n), slices.Grow(p.refs, n)
 	sc := bufio.NewScanner(bytes.NewReader(statement))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -191,7 +199,8 @@ func (p *Proof) takeRows(statement []byte) string {
 		if err != nil {
 			return fmt.Sprintf("a row of its statement has the reference %s, not quoted", f[2])
 		}
-		p.rows[sha256.Sum256([]byte(ref))] = rowDigest(f[3], f[4], f[5])
+		p.rows = append(p.rows, rowDigest(ref, f[3], f[4], f[5]))
+		p.refs = append(p.refs, refHint(ref))
 	}
 	if err := sc.Err(); err != nil {
 		return "its statement: " + err.Error()
@@ -199,10 +208,18 @@ func (p *Proof) takeRows(statement []byte) string {
 	return ""
 }
 
-// rowDigest is the SHA-256 of a row's provider, account and amount, as a plan statement writes
-// them.
-func rowDigest(provider, account, amount string) [sha256.Size]byte {
-	return sha256.Sum256([]byte(provider + "\t" + account + "\t" + amount))
+// rowDigest is the SHA-256 of a row's reference (quoted), provider, account and amount, as a
+// plan statement writes them.
+func rowDigest(ref, provider, account, amount string) [sha256.Size]byte {
+	return sha256.Sum256([]byte(strconv.Quote(ref) + "\t" + provider + "\t" + account + "\t" + amount))
+}
+
+func compareDigests(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) }
+
+// refHint is the start of the SHA-256 of ref.
+func refHint(ref string) uint64 {
+	sum := sha256.Sum256([]byte(ref))
+	return binary.BigEndian.Uint64(sum[:])
 }
 
 // Check proves one payout before it is sent: its row must agree with its own events, and its
@@ -218,14 +235,14 @@ func (p *Proof) Check(ref string, providerID int64, account string, amount decim
 	if p.need == 0 {
 		return nil
 	}
-	want, ok := p.rows[sha256.Sum256([]byte(ref))]
-	switch {
-	case !ok:
-		return &ProofError{Ref: ref, Why: "no signed plan of this run pays this reference (added to the ledger by hand)"}
-	case want != rowDigest(strconv.FormatInt(providerID, 10), account, amount.StringFixed(2)):
-		return &ProofError{Ref: ref, Why: "the ledger's provider, account or amount is not what the signed plan pays (changed in the ledger)"}
+	row := rowDigest(ref, strconv.FormatInt(providerID, 10), account, amount.StringFixed(2))
+	if _, ok := slices.BinarySearchFunc(p.rows, row, compareDigests); ok {
+		return nil
 	}
-	return nil
+	if _, ok := slices.BinarySearch(p.refs, refHint(ref)); !ok {
+		return &ProofError{Ref: ref, Why: "no signed plan of this run pays this reference (added to the ledger by hand)"}
+	}
+	return &ProofError{Ref: ref, Why: "the ledger's provider, account or amount is not what the signed plan pays (changed in the ledger)"}
 }
 
 // short is the start of a digest, enough for people to tell plans apart.
