@@ -158,11 +158,15 @@ func (w *writer) run() {
 // If the transaction itself fails, every call of the batch gets that error, and none of them was
 // recorded.
 func (w *writer) commitBatch(batch []*applyReq) {
-	// A batch taken is finished, whatever its callers' contexts: they wait for the outcome. It is
-	// bounded all the same, so that a ledger that stops answering fails it rather than hanging
-	// every caller.
-	ctx, cancel := context.WithTimeout(context.Background(), writeDeadline)
-	defer cancel()
+	// A batch taken is finished, whatever its callers' contexts: they wait for the outcome. On a
+	// server it is bounded all the same, so that a ledger that stops answering fails it rather
+	// than hanging every caller (engine.boundWrites).
+	ctx := context.Background()
+	if w.db.eng.boundWrites {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, writeDeadline)
+		defer cancel()
+	}
 	results, err := w.applyBatch(ctx, batch)
 	if err != nil {
 		err = fmt.Errorf("apply: %w", err)

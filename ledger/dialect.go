@@ -33,6 +33,10 @@ type engine struct {
 	// lockChain is run first in a transaction that BeginTx started, before it reads the head:
 	// "" where BeginTx already takes the write lock (SQLite's _txlock=immediate).
 	lockChain string
+	// boundWrites gives each write transaction of the writer writeDeadline: a server may stop
+	// answering, a file does not (SQLite waits for its lock by busy_timeout), and SQLite's driver
+	// watches a statement's cancellable context with a goroutine of its own, one per statement.
+	boundWrites bool
 	// insertionOrder is a runs column that counts rows as they were inserted: the tie-break
 	// between two runs that started in the same instant.
 	insertionOrder string
@@ -127,6 +131,7 @@ var postgresEngine = &engine{
 	name:           "PostgreSQL",
 	beginWrite:     []string{"BEGIN"}, // then lockChain, by holdChain
 	lockChain:      "SELECT pg_advisory_xact_lock(" + strconv.Itoa(chainLockKey) + ")",
+	boundWrites:    true,
 	insertionOrder: "insertion_order",
 	jsonTable: func(p, alias string) string {
 		return `jsonb_array_elements_text(CAST(` + p + ` AS jsonb)) AS ` + alias + `(value)`

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,8 +76,13 @@ type StoredSignature struct {
 type Proof struct {
 	need int
 	// why is the reason nothing is proved; "" when rows is what the plans pay.
-	why   string
-	rows  map[string]string
+	why string
+	// rows are the digests of the rows the plans pay (rowDigest), sorted: not the statements'
+	// text, so that the proof of a big file stays small, with nothing in it for the collector to
+	// scan. refs, the start of the SHA-256 of each reference they pay, sorted, only tell which
+	// refusal to give.
+	rows  [][sha256.Size]byte
+	refs  []uint64
 	stray map[string]string
 }
 
@@ -86,7 +94,7 @@ func ValidUntilLine(day time.Time) string {
 // Prove verifies the signatures of the plans in ev as of now against the allowed signers at
 // allowedSigners, once, and returns what they prove.
 func Prove(ev Evidence, allowedSigners string, now time.Time) *Proof {
-	p := &Proof{need: ev.Need, rows: map[string]string{}, stray: ev.Stray}
+	p := &Proof{need: ev.Need, stray: ev.Stray}
 	switch {
 	case ev.Refused != "":
 		p.why = ev.Refused
@@ -115,6 +123,8 @@ func Prove(ev Evidence, allowedSigners string, now time.Time) *Proof {
 	if len(p.rows) == 0 {
 		p.why = strings.Join(whys, "; ")
 	}
+	slices.SortFunc(p.rows, compareDigests)
+	slices.Sort(p.refs)
 	return p
 }
 
@@ -161,12 +171,19 @@ func VerifyStored(statement []byte, s StoredSignature, allowed *signature.Allowe
 	if err != nil {
 		return signature.Identity{}, fmt.Errorf("valid until %q, not a day", s.ValidUntil)
 	}
-	signed := append(append([]byte(nil), statement...), ValidUntilLine(day)...)
-	return signature.Verify(signed, s.Armored, signature.NamespacePlan, allowed, at)
+	sig, err := signature.Parse(s.Armored)
+	if err != nil {
+		return signature.Identity{}, err
+	}
+	// Read in place: a copy of a big plan's statement would be made for each signature.
+	signed := io.MultiReader(bytes.NewReader(statement), strings.NewReader(ValidUntilLine(day)))
+	return allowed.Verify(signed, sig, signature.NamespacePlan, at)
 }
 
 // takeRows reads the rows a plan statement pays into the proof.
 func (p *Proof) takeRows(statement []byte) string {
+	n := bytes.Count(statement, []byte("\nrow\t"))
+	p.rows, p.refs = slices.Grow(p.rows, n), slices.Grow(p.refs, n)
 	sc := bufio.NewScanner(bytes.NewReader(statement))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -182,7 +199,8 @@ func (p *Proof) takeRows(statement []byte) string {
 		if err != nil {
 			return fmt.Sprintf("a row of its statement has the reference %s, not quoted", f[2])
 		}
-		p.rows[ref] = rowKey(f[3], f[4], f[5])
+		p.rows = append(p.rows, rowDigest(ref, f[3], f[4], f[5]))
+		p.refs = append(p.refs, refHint(ref))
 	}
 	if err := sc.Err(); err != nil {
 		return "its statement: " + err.Error()
@@ -190,8 +208,18 @@ func (p *Proof) takeRows(statement []byte) string {
 	return ""
 }
 
-func rowKey(provider, account, amount string) string {
-	return provider + "\t" + account + "\t" + amount
+// rowDigest is the SHA-256 of a row's reference (quoted), provider, account and amount, as a
+// plan statement writes them.
+func rowDigest(ref, provider, account, amount string) [sha256.Size]byte {
+	return sha256.Sum256([]byte(strconv.Quote(ref) + "\t" + provider + "\t" + account + "\t" + amount))
+}
+
+func compareDigests(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) }
+
+// refHint is the start of the SHA-256 of ref.
+func refHint(ref string) uint64 {
+	sum := sha256.Sum256([]byte(ref))
+	return binary.BigEndian.Uint64(sum[:])
 }
 
 // Check proves one payout before it is sent: its row must agree with its own events, and its
@@ -207,14 +235,14 @@ func (p *Proof) Check(ref string, providerID int64, account string, amount decim
 	if p.need == 0 {
 		return nil
 	}
-	want, ok := p.rows[ref]
-	switch {
-	case !ok:
-		return &ProofError{Ref: ref, Why: "no signed plan of this run pays this reference (added to the ledger by hand)"}
-	case want != rowKey(strconv.FormatInt(providerID, 10), account, amount.StringFixed(2)):
-		return &ProofError{Ref: ref, Why: "the ledger's provider, account or amount is not what the signed plan pays (changed in the ledger)"}
+	row := rowDigest(ref, strconv.FormatInt(providerID, 10), account, amount.StringFixed(2))
+	if _, ok := slices.BinarySearchFunc(p.rows, row, compareDigests); ok {
+		return nil
 	}
-	return nil
+	if _, ok := slices.BinarySearch(p.refs, refHint(ref)); !ok {
+		return &ProofError{Ref: ref, Why: "no signed plan of this run pays this reference (added to the ledger by hand)"}
+	}
+	return &ProofError{Ref: ref, Why: "the ledger's provider, account or amount is not what the signed plan pays (changed in the ledger)"}
 }
 
 // short is the start of a digest, enough for people to tell plans apart.
