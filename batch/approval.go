@@ -77,7 +77,8 @@ func (r *Runner) signaturesNeeded(ctx context.Context) (bool, error) {
 // it then reports true. A file that would add no payout, or whose rejected rows stop it anyway,
 // needs none. The signatures it accepts are recorded in the chain before anything else of the run.
 func (r *Runner) checkApproval(ctx context.Context, res *Result, plan intake.Plan) (bool, error) {
-	res.Plan = &plan
+	summary := plan.WithoutText()
+	res.Plan = &summary
 	db := r.cfg.Ledger
 	if db == nil || plan.Unsettled() == 0 || plan.Rejected > 0 && !r.cfg.AllowPartial {
 		return false, nil

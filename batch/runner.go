@@ -302,6 +302,7 @@ func (r *Runner) Run(ctx context.Context, path string) (Result, error) {
 	if stop, err := r.checkApproval(ctx, &res, sv.Plan()); stop || err != nil {
 		return res, err
 	}
+	sv.DropPlanText()
 	return r.pay(ctx, log, res, sv)
 }
 

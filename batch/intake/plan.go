@@ -82,8 +82,11 @@ func (p Plan) Banks() []Bank {
 
 // planText collects a plan's row lines as the survey meets the rows, when it keeps them.
 type planText struct {
-	keep     bool
-	rows     bytes.Buffer
+	keep bool
+	rows bytes.Buffer
+	// body and digest are the statement, once the plan is made, and its SHA-256.
+	body     []byte
+	digest   string
 	payable  int
 	rejected int
 	total    read.Total
@@ -125,18 +128,36 @@ func (sv *Survey) Plan() Plan {
 	if !t.keep {
 		return pl
 	}
-	sheet := sv.sheet
-	if sheet == "" {
-		sheet = "-"
+	if t.body == nil {
+		sheet := sv.sheet
+		if sheet == "" {
+			sheet = "-"
+		}
+		var b bytes.Buffer
+		b.Grow(t.rows.Len() + 256)
+		fmt.Fprintf(&b, "%s\nfile-sha256\t%s\nsheet\t%s\n", PlanVersion, sha, sheet)
+		b.Write(t.rows.Bytes())
+		fmt.Fprintf(&b, "rows\t%d\tpayable\t%d\trejected\t%d\ntotal\tMYR\t%s\n", sv.rows, t.payable, t.rejected, pl.Total.StringFixed(2))
+		sum := sha256.Sum256(b.Bytes())
+		// The statement holds the rows' lines from now on: a run keeps one copy of them.
+		t.body, t.digest, t.rows = b.Bytes(), hex.EncodeToString(sum[:]), bytes.Buffer{}
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\nfile-sha256\t%s\nsheet\t%s\n", PlanVersion, sha, sheet)
-	b.Write(t.rows.Bytes())
-	fmt.Fprintf(&b, "rows\t%d\tpayable\t%d\trejected\t%d\ntotal\tMYR\t%s\n", sv.rows, t.payable, t.rejected, pl.Total.StringFixed(2))
-	pl.body = b.Bytes()
-	sum := sha256.Sum256(pl.body)
-	pl.Digest = hex.EncodeToString(sum[:])
+	pl.body, pl.Digest = t.body, t.digest
 	return pl
+}
+
+// DropPlanText lets go of the plan statement's text, which the run has checked and recorded by
+// then: a run pays for minutes, and a large file's statement is megabytes. Plan then has no
+// statement and no digest.
+func (sv *Survey) DropPlanText() {
+	sv.text = planText{payable: sv.text.payable, rejected: sv.text.rejected, total: sv.text.total, banks: sv.text.banks}
+}
+
+// WithoutText is the plan without its statement's text: its figures, digest and banks, for what a
+// run reports of it once the statement is recorded (a large file's statement is megabytes).
+func (p Plan) WithoutText() Plan {
+	p.body = nil
+	return p
 }
 
 // ValidUntilLine is the statement's last line for a signature valid through day (UTC).
