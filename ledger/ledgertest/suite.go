@@ -55,6 +55,7 @@ func Run(t *testing.T, e Engine) {
 		{"ApprovalPolicyIsInTheChain", testApprovalPolicy},
 		{"PurgeMasksAndKeepsTheChain", testPurge},
 		{"ConsoleSessionsAreSharedByHandles", testConsoleSessions},
+		{"ConsoleVisitorsAreBounded", testConsoleVisitorsBounded},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Each test has a ledger of its own: they run side by side, as an engine's users do.
