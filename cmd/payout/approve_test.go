@@ -247,6 +247,7 @@ func handInsertApproval(t *testing.T, path string) {
 // signatures of as many distinct signers as it asks, of a statement naming the policy it
 // replaces, so that they cannot be used again once it was raised since.
 func TestCommandPolicyLoweringNeedsSignatures(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUserWithoutLedger(t, sb)
 	if out, errOut, code := u.run("init", "--approvals", "2"); code != 0 || !strings.Contains(out, "needs 2 signatures") {
@@ -280,6 +281,7 @@ func TestCommandPolicyLoweringNeedsSignatures(t *testing.T) {
 // of the same workbook with the same references, rows and total but other accounts; a signed
 // refusal beside a file blocks it.
 func TestCommandApprovalCoversTheSheet(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	k := newSigners(t, u)
@@ -395,6 +397,7 @@ func TestCommandWatchAwaitsSignatures(t *testing.T) {
 // signs it reads the banks' names next to those ids, from `payout plan` (on stderr: stdout is
 // the statement alone, as it is piped to ssh-keygen) and from `payout approve`.
 func TestCommandPlanNamesTheBanks(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	k := newSigners(t, u)
 	if out, errOut, code := u.run("template", "--example", "--out", "payroll.csv"); code != 0 {
@@ -419,6 +422,7 @@ func TestCommandPlanNamesTheBanks(t *testing.T) {
 // spreadsheet on Windows writes it) pays nothing, and says that the signature signs the same
 // rows with the file's old line endings: what changed, and that no row did.
 func TestCommandResavedFileSaysWhatChanged(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	k := newSigners(t, u)
 	if out, errOut, code := u.run("policy", "--approvals", "1"); code != 0 {

@@ -17,6 +17,7 @@ import (
 // drop a file there can make one) is named and counts for nothing; the run does not wait for a
 // writer, holding the ledger's lock, and pays nothing.
 func TestCommandSignatureFIFOIsRefused(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	newSigners(t, u)
@@ -44,6 +45,7 @@ func TestCommandSignatureFIFOIsRefused(t *testing.T) {
 // authority gave it; alice signing once with her key (listed as alice) and once with a
 // certificate of that same key (alice@corp, from a listed authority) is one signer, not two.
 func TestCommandKeyAndItsCertificateAreOneSigner(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	k := newSigners(t, u)

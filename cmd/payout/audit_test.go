@@ -127,6 +127,7 @@ func TestAuditVerifyNamesHandEditsOfTheLedger(t *testing.T) {
 }
 
 func TestAuditVerifyRunsTheFileCheck(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	paidRun(t, u, samplePath(t))
 	damageLeaf(t, filepath.Join(u.dir, "payout-ledger.db"), "events") // old history, which paying a new file never reads
@@ -192,6 +193,7 @@ func TestAuditPackIsVerifiedWithoutTheLedger(t *testing.T) {
 }
 
 func TestAuditExportRefusesAnInputThatChanged(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	file := filepath.Join(u.dir, "pay.csv")
 	copyFile(t, samplePath(t), file)
@@ -283,6 +285,7 @@ func writeZipWithSums(t *testing.T, path string, members map[string][]byte) {
 }
 
 func TestPurgeMasksOldFinalPayoutsAndLeavesPendingOnes(t *testing.T) {
+	t.Parallel()
 	clock := fakeclock.New(time.Now())
 	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"), Now: clock.Now,
 		SettleAfter: time.Hour, SettleInterval: -1})
@@ -343,6 +346,7 @@ func TestPurgeMasksOldFinalPayoutsAndLeavesPendingOnes(t *testing.T) {
 }
 
 func TestLedgerLockReportsAndPacksAreReadableByTheirOwnerOnly(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	wantMode(t, filepath.Join(u.dir, "payout-ledger.db"), 0o600)
 	runID, reports := paidRun(t, u, samplePath(t))

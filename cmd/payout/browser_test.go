@@ -92,6 +92,7 @@ func checkFits1280(t *testing.T, browser, report string) {
 // failure, rejected rows and a name the bank holds otherwise through the sandbox and the callback
 // receiver, reconciles it, and opens both HTML reports in headless Chromium at 1280 px.
 func TestCommandReportsFitA1280PixelWindow(t *testing.T) {
+	t.Parallel()
 	browser := reporttest.NeedTool(t, "chromium", "chromium", "chromium-browser")
 	u := newUser(t, newSandbox(t))
 	secrets := []string{"PAYOUT_AUTH_TOKEN=wide-token", "PAYOUT_HASH_KEY=wide-hash-key-0123456789"}

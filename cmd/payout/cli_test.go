@@ -73,6 +73,7 @@ func assertFailureObject(tb testing.TB, obj map[string]any, file string, code in
 }
 
 func TestCommandFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	sample := samplePath(t)
@@ -117,6 +118,7 @@ func TestCommandFlagsAfterArguments(t *testing.T) {
 }
 
 func TestCommandHelp(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "-h"}} {
 		out, errOut, code := u.run(args...)
@@ -149,6 +151,7 @@ func TestCommandHelp(t *testing.T) {
 }
 
 func TestCommandVersion(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	out, errOut, code := u.run("version")
 	if code != 0 || !strings.HasPrefix(out, "payout ") || len(strings.Fields(out)) < 3 {
@@ -167,6 +170,7 @@ func TestCommandVersion(t *testing.T) {
 }
 
 func TestCommandRefusesWhatIsNotARegularFile(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	fifo := filepath.Join(u.dir, "fifo.csv")
@@ -213,6 +217,7 @@ func TestCommandRefusesWhatIsNotARegularFile(t *testing.T) {
 }
 
 func TestCommandReportFolderCheckedBeforeSending(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	blocker := filepath.Join(u.dir, "not-a-folder")
@@ -253,6 +258,7 @@ func TestCommandReportFolderCheckedBeforeSending(t *testing.T) {
 }
 
 func TestCommandRefusesBadLimits(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	sample := samplePath(t)
@@ -281,6 +287,7 @@ func TestCommandRefusesBadLimits(t *testing.T) {
 }
 
 func TestCommandNamesAllMissingConfiguration(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	bare := &user{tb: t, dir: u.dir, env: []string{"PATH=" + os.Getenv("PATH"), "PAYOUT_CALLBACK_URL=http://127.0.0.1:1/cb"}}
 	_, errOut, code := bare.run("run", samplePath(t))
@@ -301,6 +308,7 @@ func TestCommandNamesAllMissingConfiguration(t *testing.T) {
 }
 
 func TestCommandJSONOnFailure(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	sample := samplePath(t)
@@ -337,6 +345,7 @@ func TestCommandJSONOnFailure(t *testing.T) {
 }
 
 func TestCommandDryRunFailureDoesNotPromiseAResume(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	wrong := &user{tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), "PAYOUT_AUTH_TOKEN=wrong-token")}
 	_, errOut, code := wrong.run("run", "--dry-run", samplePath(t))
@@ -346,6 +355,7 @@ func TestCommandDryRunFailureDoesNotPromiseAResume(t *testing.T) {
 }
 
 func TestCommandWatchJSONNamesTheRejection(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	dir := filepath.Join(u.dir, "payroll")
 	if err := os.MkdirAll(filepath.Join(dir, "inbox"), 0o750); err != nil {

@@ -12,6 +12,7 @@ import (
 // "inf" is the limiter's own "no limit", which the pool's sizing recognises; any other infinity
 // would be taken for a finite rate and size the pool from it.
 func TestRateInfIsNoLimit(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"inf", "Inf", "+Inf"} {
 		r, err := parseRate(v)
 		if err != nil || rate.Limit(r) != rate.Inf {
@@ -26,6 +27,7 @@ func TestRateInfIsNoLimit(t *testing.T) {
 // TestFileReasonSaysWhy: each way a secret's file cannot be read is said in words, with what to
 // check; root reads any file, so the denied case is built here rather than on disk.
 func TestFileReasonSaysWhy(t *testing.T) {
+	t.Parallel()
 	for errno, want := range map[syscall.Errno]string{syscall.ENOENT: "no such file", syscall.EACCES: "permission denied",
 		syscall.EISDIR: "it is a folder", syscall.EIO: "input/output error"} {
 		got := fileReason(&fs.PathError{Op: "open", Path: "/run/secrets/token", Err: errno}).Error()

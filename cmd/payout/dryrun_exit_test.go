@@ -9,6 +9,7 @@ import (
 // A dry run exits as the real run would: 3 for a file with a bad row, 4 with --allow-partial,
 // which pays the good rows and reports the bad one.
 func TestDryRunExitsAsTheRunWould(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	file := filepath.Join(u.dir, "partial.csv")
 	if err := os.WriteFile(file, []byte("external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\n"+

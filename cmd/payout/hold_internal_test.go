@@ -18,6 +18,7 @@ type lostHold struct {
 func (h lostHold) Lost() <-chan struct{} { return h.lost }
 
 func TestGuardStopsTheCommandWhenItsHoldLosesItsSession(t *testing.T) {
+	t.Parallel()
 	h := lostHold{lost: make(chan struct{})}
 	s := &session{lock: h, log: slog.New(slog.DiscardHandler)}
 	ctx, stop := s.guard(context.Background())

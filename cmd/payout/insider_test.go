@@ -157,6 +157,7 @@ func insertReady(t *testing.T, db *sql.DB, r planRow, bank string, chained bool)
 // without the signatures of their file: the run refuses at the door (exit 5), and a file that
 // is signed still sends none of a row that has no event of its own (the till).
 func TestInsiderRowsAddedByHandAreNotPaid(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, insiderRowsAddedByHand)
 }
 
@@ -209,6 +210,7 @@ func (u *user) startRun(t *testing.T, args ...string) *exec.Cmd {
 // (2) A run stopped after recording its rows, then a signed refusal beside the file: the next
 // run sends nothing, and once the refusal is recorded, deleting its files changes nothing.
 func TestRefusalAfterRecordingStopsTheRerun(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, refusalAfterRecording)
 }
 
@@ -270,6 +272,7 @@ func refusalAfterRecording(t *testing.T, engine string) {
 // again: the run stops before its intent (exit 5); audit verify names the move the state
 // machine does not allow, and an event dated before the one ahead of it.
 func TestPaidRowSetBackToReadyIsNotPaidAgain(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, paidRowSetBackToReady)
 }
 
@@ -313,6 +316,7 @@ func paidRowSetBackToReady(t *testing.T, engine string) {
 // the reports written again name no approver, audit verify names the events, and the pack
 // carries no approval of them.
 func TestForgedApprovalEventsProveNothing(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, forgedApprovalEvents)
 }
 
@@ -408,6 +412,7 @@ func TestPackSignaturesPassSSHKeygenVerify(t *testing.T) {
 // (6) A key retired with valid-before cannot lower the policy through an event dated back to
 // when it was trusted: the run pays nothing (exit 5) and audit verify names the date.
 func TestBackdatedLoweringByARetiredKeyPaysNothing(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, backdatedLowering)
 }
 
@@ -507,6 +512,7 @@ func ledgerURL(u *user) string {
 // since that does not match its hash, or (on PostgreSQL, whose role can set its triggers aside)
 // the chain rewritten whole with every hash recomputed, pays nothing (exit 5).
 func TestRunChecksTheChainSinceTheSignedHead(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, chainSinceTheSignedHead)
 }
 

@@ -65,6 +65,7 @@ func mayImport(from, to string) bool {
 }
 
 func TestPackagesImportInOneDirection(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -93,6 +94,7 @@ func TestPackagesImportInOneDirection(t *testing.T) {
 }
 
 func TestMayImport(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		from, to string
 		want     bool

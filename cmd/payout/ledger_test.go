@@ -71,6 +71,7 @@ func realDir(tb testing.TB, u *user) string {
 }
 
 func TestCommandsNeverCreateALedger(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	paid := newUser(t, sb)
 	if _, errOut, code := paid.run("run", samplePath(t)); code != 0 {
@@ -103,6 +104,7 @@ func TestCommandsNeverCreateALedger(t *testing.T) {
 }
 
 func TestCommandsRefuseAnEmptyLedger(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {
@@ -125,6 +127,7 @@ func TestCommandsRefuseAnEmptyLedger(t *testing.T) {
 }
 
 func TestCommandsRefuseAFileThatIsNotALedger(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUserWithoutLedger(t, sb)
 	ledgerPath := filepath.Join(u.dir, "payout-ledger.db")
@@ -151,6 +154,7 @@ func TestCommandsRefuseAFileThatIsNotALedger(t *testing.T) {
 }
 
 func TestCommandInit(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUserWithoutLedger(t, sb)
 	ledgerPath := filepath.Join(u.dir, "books", "payout.db")
@@ -191,6 +195,7 @@ func TestCommandInit(t *testing.T) {
 }
 
 func TestCommandsRefuseADamagedLedger(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	if _, errOut, code := u.run("run", samplePath(t)); code != 0 {

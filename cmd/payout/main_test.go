@@ -107,6 +107,7 @@ func samplePath(tb testing.TB) string {
 }
 
 func TestCommandRunAsAUser(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	sample := samplePath(t)
@@ -201,6 +202,7 @@ func TestCommandStatusShowsHistory(t *testing.T) {
 }
 
 func TestCommandErrors(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	sample := samplePath(t)
@@ -258,6 +260,7 @@ func TestCommandErrors(t *testing.T) {
 }
 
 func TestCommandProvidersAndTemplate(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	out, _, code := u.run("providers")
 	if code != 0 || !strings.Contains(out, "Maybank") && !strings.Contains(out, "Malayan Banking") {
@@ -284,6 +287,7 @@ func TestCommandProvidersAndTemplate(t *testing.T) {
 // leave that folder alone, print absolute paths to reports that exist, and its report's File must
 // name an input that is still there.
 func TestCommandDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmp := t.TempDir()
 	cmd := exec.Command(binPath, "demo")

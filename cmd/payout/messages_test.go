@@ -11,6 +11,7 @@ import (
 // TestMessageCSVQuote: a quote inside an unquoted field is refused with its line, where in the
 // line, and how to write the field, not with encoding/csv's words.
 func TestMessageCSVQuote(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	data, err := os.ReadFile(samplePath(t))
 	if err != nil {
@@ -32,6 +33,7 @@ func TestMessageCSVQuote(t *testing.T) {
 // TestMessageServiceUnreachable: a service that does not answer is named by the variable that
 // points at it, with what to check.
 func TestMessageServiceUnreachable(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,6 +61,7 @@ func TestMessageServiceUnreachable(t *testing.T) {
 // TestMessageConfigurationNamesTheVariable: a base URL the client refuses, and a token file that
 // cannot be read, are named by their variables, with the reason and never the secret.
 func TestMessageConfigurationNamesTheVariable(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	with := func(vars ...string) *user {
 		return &user{tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), vars...)}
@@ -94,6 +97,7 @@ func TestMessageConfigurationNamesTheVariable(t *testing.T) {
 
 // TestMessageJSONOmitsUnknownTimes: --json of a file never run has no year-1 times.
 func TestMessageJSONOmitsUnknownTimes(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	out, _, code := u.run("run", "--json", "missing.csv")
 	objs := jsonLines(t, out)
@@ -110,6 +114,7 @@ func TestMessageJSONOmitsUnknownTimes(t *testing.T) {
 // of; a named one that is not there is refused as a run refuses it, while a dry run with none
 // named and none in the working folder still checks the file alone.
 func TestMessageDryRunRefusesAMissingNamedLedger(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	for _, u2 := range []*user{u, {tb: t, dir: u.dir, env: append(append([]string(nil), u.env...), "PAYOUT_LEDGER=ledgr.db")}} {
 		args := []string{"run", "--dry-run", samplePath(t)}

@@ -20,6 +20,7 @@ import (
 // folder mode refusing a file (3). Each time the file names that exit code, a duration and an
 // end time within the command's own, and the ledger's REJECTED count that `payout status` shows.
 func TestMetricsFileTellsEveryOutcome(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	header := "external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\n"
 	write := func(name, body string) {

@@ -16,6 +16,7 @@ import (
 // TestMetricsFileParsesAsPrometheus: the file --metrics-file writes is read by Prometheus' own
 // parser, each family's samples in one group, and every state is there, 0 when nothing has it.
 func TestMetricsFileParsesAsPrometheus(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	if out, errOut, code := u.run("run", "--metrics-file", "payout.prom", samplePath(t)); code != 0 {
 		t.Fatalf("run exit %d: %s %s", code, out, errOut)

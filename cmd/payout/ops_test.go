@@ -31,6 +31,7 @@ func copyFile(tb testing.TB, from, to string) {
 }
 
 func TestCommandWatchOnce(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	dir := filepath.Join(u.dir, "payroll")
@@ -68,6 +69,7 @@ func TestCommandWatchOnce(t *testing.T) {
 }
 
 func TestCommandCallbacks(t *testing.T) {
+	t.Parallel()
 	const hashKey = "e2e-hash-key"
 	sb := newSandbox(t)
 	u := newUser(t, sb)
@@ -172,6 +174,7 @@ func TestCommandReconcile(t *testing.T) {
 }
 
 func TestCommandInterruptThenResume(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"),
 		Faults: sandbox.Faults{Latency: 20 * time.Millisecond}})
 	t.Cleanup(sb.Close)

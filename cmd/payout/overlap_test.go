@@ -21,6 +21,7 @@ import (
 // to the next turn and exits 0), then all three started together. None exits 1, and the file
 // watch --once left is paid by its next turn.
 func TestCrontabOverlapsAreQuiet(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	drop := filepath.Join(u.dir, "drop")
 	for _, sub := range []string{"inbox", "processing", "done", "failed", "reports"} {
@@ -160,6 +161,7 @@ func (s *started) wait(t *testing.T) (int, string) {
 // TestBusyLedgerIsSaidOnATerminal: a person who runs a file while cron's command holds the
 // ledger is told what the run waits for, instead of minutes of nothing; the run then pays.
 func TestBusyLedgerIsSaidOnATerminal(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
 	if err != nil {

@@ -254,6 +254,7 @@ func TestAuditPackNamesARowTakenOutOfEveryReport(t *testing.T) {
 }
 
 func TestAuditVerifyRefusesAPackBomb(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	// Four members that claim 1 GiB each, in a pack of a few kilobytes.
 	var buf bytes.Buffer

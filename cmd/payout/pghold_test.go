@@ -72,6 +72,7 @@ func TestCommandRunOfAFileAnotherProcessPaysOnPostgres(t *testing.T) {
 // TestCommandWatchOnceOnAHostThatDoesNotLead: `payout watch --once` on a host whose inbox another
 // process leads exits 0, leaving the inbox to the leader, and says (-v) who leads.
 func TestCommandWatchOnceOnAHostThatDoesNotLead(t *testing.T) {
+	t.Parallel()
 	u, url := newPostgresUser(t)
 	dir := filepath.Join(u.dir, "shared")
 	inbox := filepath.Join(dir, watch.InboxDir)

@@ -43,6 +43,8 @@ func filesHolding(t *testing.T, dir string, secrets []string) []string {
 // until the server recycles its segments, as the archive and backups do until they rotate out:
 // purge says so.
 func TestPurgeLeavesNoNameOrAccountInAPostgresDatabase(t *testing.T) {
+	// Not in parallel: it reads the files of the cluster every PostgreSQL test of this binary
+	// shares, which the others fill with the same names, before any of them starts.
 	u := newUserWithoutLedger(t, newSandbox(t))
 	where := pgtest.New(t)
 	u.env = append(u.env, "PAYOUT_LEDGER="+where)

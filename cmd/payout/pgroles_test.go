@@ -14,6 +14,7 @@ import (
 // function redefined and a guard disabled by the owner's role, as the owner's verify does. It
 // cannot pay.
 func TestAuditVerifyWithAReadOnlyRole(t *testing.T) {
+	t.Parallel()
 	u, where := newPGUser(t)
 	paidRun(t, u, samplePath(t))
 	db := pgOpen(t, where)
@@ -53,6 +54,7 @@ func TestAuditVerifyWithAReadOnlyRole(t *testing.T) {
 // database's owner may run) and verifies; a role that does not own the database is refused the
 // purge's rewrite rather than told it happened.
 func TestAServiceRoleThatOwnsTheDatabase(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	where := pgtest.New(t)
 	db := pgOpen(t, where)

@@ -21,6 +21,7 @@ import (
 // A PostgreSQL ledger on another host is refused when its connection could fall back to
 // plaintext (exit 2, before anything is sent, saying what to write); the password is not shown.
 func TestCommandRefusesAPlaintextLedgerOnAnotherHost(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	u.env = append(u.env, "PAYOUT_LEDGER=postgres://svc:s3cr3t-pw@192.0.2.1:5432/ledger", "PGSSLMODE=")
 	for _, args := range [][]string{{"init"}, {"status"}, {"audit", "verify"}} {
@@ -35,6 +36,7 @@ func TestCommandRefusesAPlaintextLedgerOnAnotherHost(t *testing.T) {
 // reports, signed head, metrics file or pack, not the processes registry or the server's view
 // of its sessions, not its argv; its environment holds it once, as it was given.
 func TestALedgerPasswordReachesNothingWritten(t *testing.T) {
+	t.Parallel()
 	const pw = "s3cr3t-pw"
 	u := newUserWithoutLedger(t, newSandbox(t))
 	where := pgtest.New(t)

@@ -114,6 +114,7 @@ func TestForgedPolicyLoweringPaysNothing(t *testing.T) {
 // default search path, with tables named like the ledger's in it, changes nothing a command
 // reads or writes. Without the pin, the second run would find no payout and pay every row again.
 func TestASchemaNamedLikeTheRoleShadowsNothing(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUserWithoutLedger(t, sb)
 	where := pgtest.New(t)
@@ -156,6 +157,7 @@ func TestASchemaNamedLikeTheRoleShadowsNothing(t *testing.T) {
 // events were all deleted (by whoever can lift the guard that keeps events append-only) pays
 // nothing, dry run included, instead of falling back to no approval.
 func TestALedgerThatLostItsPolicyPaysNothing(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			sb := newSandbox(t)

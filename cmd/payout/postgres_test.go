@@ -43,6 +43,7 @@ func TestCommandsOnAPostgresLedger(t *testing.T) {
 // A password in --ledger is refused before anything is done: every local user can read argv.
 // One in PAYOUT_LEDGER is used, and never shown.
 func TestALedgerPasswordIsNeverShown(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	url := pgtest.New(t)
 	withPassword := strings.Replace(url, "postgres://postgres@", "postgres://postgres:s3cr3t-pw@", 1)

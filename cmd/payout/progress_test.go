@@ -10,6 +10,7 @@ import (
 // TestProgressBarSaysWhatItWaitsFor: at 2881/3000 with an ETA of a second, a run that waits out
 // the unknown-outcome grace says so on the bar, and stops saying it once it works again.
 func TestProgressBarSaysWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	myt, err := time.LoadLocation("Asia/Kuala_Lumpur")
 	if err != nil {
@@ -33,6 +34,7 @@ func TestProgressBarSaysWhatItWaitsFor(t *testing.T) {
 // TestProgressBarLineFitsEveryWidth: the line is always narrower than the terminal, the bar
 // shrinking, then left out, then the text cut; a wide terminal gets the whole bar.
 func TestProgressBarLineFitsEveryWidth(t *testing.T) {
+	t.Parallel()
 	text := "2881/3000 rows  12.5/s  ETA 10s"
 	for cols := 1; cols <= 200; cols++ {
 		line := barLine(text, 2881, 3000, cols)

@@ -89,6 +89,7 @@ func paidLastYearIn(t *testing.T, where string, people [][2]string) {
 }
 
 func TestPurgeLeavesNoNameOrAccountInTheLedgerFilesWhileCallbacksHoldsItOpen(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	secrets := []string{"Zulkarnain Wirawan", "Kavitha Subramaniam", "7770001234", "7770005678"}
 	paidLastYear(t, u, [][2]string{{secrets[0], secrets[2]}, {secrets[1], secrets[3]}})

@@ -15,6 +15,7 @@ import (
 )
 
 func TestCommandRejectsShiftedCSVRowsAsRows(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	path := filepath.Join(u.dir, "shifted.csv")
@@ -38,6 +39,7 @@ func TestCommandRejectsShiftedCSVRowsAsRows(t *testing.T) {
 }
 
 func TestCommandXLSXFlags(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	f := excelize.NewFile()
@@ -74,6 +76,7 @@ func TestCommandXLSXFlags(t *testing.T) {
 // TestCommandHugeCSVFieldIsRefusedInLittleMemory: a 32 MiB field is refused at its line, and the
 // process never holds it (encoding/csv alone would hold it twice over).
 func TestCommandHugeCSVFieldIsRefusedInLittleMemory(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	// A child's peak memory starts from its parent's at fork: compare with a run on a small field.
@@ -132,6 +135,7 @@ func dryRunMaxRSS(tb testing.TB, u *user, path string) int64 {
 // finds a sheet whatever the case it is typed in (Excel allows no two names that differ only in
 // case).
 func TestCommandXLSXCoverSheetNamesTheSheetWithTheHeader(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	book := func(name, sheet string) string {
 		t.Helper()

@@ -24,6 +24,7 @@ const walkthroughHeading = "## Walkthrough"
 // SANDBOX and RECEIVER). Every command must exit 0, and the run, its reports and the
 // reconciliation must be there, with the payouts paid.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
 	block := walkthroughBlock(t, "../../README.md")
 	dir := t.TempDir()
 	script := filepath.Join(t.TempDir(), "walkthrough.sh")
@@ -138,6 +139,7 @@ const readmeMaxLines = 250
 
 // TestReadmeIsAManual holds the README to a manual's length.
 func TestReadmeIsAManual(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

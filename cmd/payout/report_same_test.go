@@ -17,6 +17,7 @@ import (
 // run wrote when it ended, for a run that paid, one that needs attention (a refused payout, a
 // rejected row, a row another file paid, a pending one) and one whose file was rejected.
 func TestCommandReportSameAsTheRunsOwn(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"),
 		FailSuffixes: sandbox.DefaultFailSuffixes, MaxAmount: decimal.NewFromInt(1000)})
 	t.Cleanup(sb.Close)

@@ -13,6 +13,7 @@ import (
 // The retry file of a run with a rejected row and a row the service refused holds exactly those
 // rows; corrected and run, it pays them, and run again it pays nothing more.
 func TestCommandRetryFile(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	input := filepath.Join(u.dir, "payroll.csv")

@@ -23,6 +23,7 @@ var sizeCheckedDirs = []string{"api", "api/sandbox", "cmd/payout", "ledger", "le
 	"batch/lookup"}
 
 func TestProductionCodeStaysShort(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	checked := 0
 	for _, dir := range sizeCheckedDirs {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCommandStatusCountsRejectedRows(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	input := "external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\n" +
 		"REJ-1,Ali,Maybank,000181590832,100.00,Gaji\n" +
@@ -36,6 +37,7 @@ func TestCommandStatusCountsRejectedRows(t *testing.T) {
 }
 
 func TestCommandReportWritesNewFilesBesideTheRunsOwn(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
 		t.Fatalf("run exit %d: %s %s", code, out, errOut)
@@ -75,6 +77,7 @@ func TestCommandReportWritesNewFilesBesideTheRunsOwn(t *testing.T) {
 // folder is claimed under a timestamped name; `payout report` names its regenerated reports
 // november.<run id>..., as the watch named the run's own, not after the timestamped name.
 func TestCommandReportOfAWatchedFileKeepsItsInboxName(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	dir := filepath.Join(u.dir, "payroll")
 	if err := os.MkdirAll(filepath.Join(dir, "inbox"), 0o750); err != nil {

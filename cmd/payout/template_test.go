@@ -12,6 +12,7 @@ import (
 // TestCommandTemplateNeverOverwrites: the template is written whole under its name, and a file
 // already there is left as it was, with exit 2 and nothing else left in the folder.
 func TestCommandTemplateNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	if _, errOut, code := u.run("template", "--xlsx"); code != 0 {
 		t.Fatalf("template --xlsx exit %d: %s", code, errOut)
@@ -48,6 +49,7 @@ func TestCommandTemplateNeverOverwrites(t *testing.T) {
 // TestCommandTemplateExampleIsPayable: the example rows, in CSV and in XLSX, pass a dry run
 // against the sandbox, every row valid, and the plain template stays a header alone.
 func TestCommandTemplateExampleIsPayable(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	csv, errOut, code := u.run("template", "--example")
 	if code != 0 {

@@ -23,6 +23,7 @@ var barText = regexp.MustCompile(`\d+/\d+ rows`)
 // no line is wider than the terminal (a line that wraps cannot be redrawn in place, and each
 // redraw would add lines to the screen).
 func TestProgressBarFitsANarrowTerminal(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	term := u.startInTerminal(t, "run", "--rate", "20", samplePath(t))
 	if err := term.wait(); err != nil {
@@ -41,6 +42,7 @@ func TestProgressBarFitsANarrowTerminal(t *testing.T) {
 // TestProgressBarNotDrawnAmongLogLines: with -v the log lines go to the terminal, and the bar
 // is not drawn between them.
 func TestProgressBarNotDrawnAmongLogLines(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	term := u.startInTerminal(t, "run", "-v", samplePath(t))
 	if err := term.wait(); err != nil {
@@ -55,6 +57,7 @@ func TestProgressBarNotDrawnAmongLogLines(t *testing.T) {
 // TestProgressBarLineClearedOnInterrupt: Ctrl-C while the bar is drawn leaves the bar's line
 // clean: the message that the run is finishing, and what follows, are on lines of their own.
 func TestProgressBarLineClearedOnInterrupt(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	term := u.startInTerminal(t, "run", "--rate", "10", samplePath(t))
 	<-term.barDrawn

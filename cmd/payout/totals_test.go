@@ -22,6 +22,7 @@ import (
 // report` and `payout reconcile --run`; the amounts by state add up to it, and the unreadable
 // row is named apart.
 func TestCommandTotalsTieOutToTheFile(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	header := "external_invoice_ref,recipient_reference,bank,third_party_account_no,amount,payment_description\n"
 	write := func(name, body string) {

@@ -403,6 +403,7 @@ func TestAuditVerifyNamesAHandEditOfEveryColumn(t *testing.T) {
 // (its repeat would no longer be held), and the state totals times ten (`payout status` showed ten
 // times the money). Both are named, and a trigger dropped by hand is too.
 func TestAuditVerifyNamesTheEditsThatMovedMoney(t *testing.T) {
+	t.Parallel()
 	u, path := trailLedger(t)
 	pristine, err := os.ReadFile(path)
 	if err != nil {

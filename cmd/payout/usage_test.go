@@ -7,6 +7,7 @@ import (
 
 // TestCommandVersionFlag: --version answers as `payout version` does.
 func TestCommandVersionFlag(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	want, _, _ := u.run("version")
 	for _, flag := range []string{"--version", "-version"} {
@@ -20,6 +21,7 @@ func TestCommandVersionFlag(t *testing.T) {
 // TestCommandSuggestsTheFlagMeant: a flag or a command mistyped close to a known one is named
 // back; one far from every flag is only called unknown.
 func TestCommandSuggestsTheFlagMeant(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	for typed, meant := range map[string]string{"--dryrun": "--dry-run", "--dry_run": "--dry-run", "-DRY-RUN": "--dry-run",
 		"--metric-file": "--metrics-file", "--report-dir=x": "", "--jsn": "--json", "--allow-partail": "--allow-partial"} {
@@ -45,6 +47,7 @@ func TestCommandSuggestsTheFlagMeant(t *testing.T) {
 // TestCommandHelpArgumentNames: the flag package takes back-quoted text in a flag's help as the
 // name of its argument; every name shown is one word (FILE, N, duration), never a phrase.
 func TestCommandHelpArgumentNames(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	list, _, _ := u.run("help")
 	var helps [][]string
@@ -77,6 +80,7 @@ func TestCommandHelpArgumentNames(t *testing.T) {
 // ledger now) are listed by no help, and no typo is corrected to one; given, one is still refused
 // saying what replaced it, without taking the file after it as its value.
 func TestCommandHelpLeavesOutRefusedFlags(t *testing.T) {
+	t.Parallel()
 	u := newUserWithoutLedger(t, newSandbox(t))
 	refused := []string{"require-approval", "approval-over", "approval-expiry"}
 	for _, args := range [][]string{{"help", "run"}, {"help", "watch"}, {"run", "-h"}, {"watch", "--help"}, {"demo", "-h"}} {

@@ -10,6 +10,7 @@ import (
 // TestVerboseLogsEveryStep: -v logs each step of a run, and each payout's changes at debug level
 // with its reference and its account masked; without -v a run that goes well logs nothing.
 func TestVerboseLogsEveryStep(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	_, errOut, code := u.run("run", "-v", "--log-format", "json", samplePath(t))
 	if code != 0 {

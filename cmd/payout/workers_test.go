@@ -14,6 +14,7 @@ import (
 // --rate 40 against a service answering in 150 ms (6 requests in flight to keep the rate) grows
 // past the 4 workers it starts with; --workers 2 keeps 2 and says once that it cannot keep up.
 func TestCommandPoolSizesItselfWithoutWorkers(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"),
 		Faults: sandbox.Faults{Latency: 150 * time.Millisecond}})
 	t.Cleanup(sb.Close)

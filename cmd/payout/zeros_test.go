@@ -13,6 +13,7 @@ const zerosHeader = "external_invoice_ref,recipient_reference,bank,third_party_a
 
 // A payee paid at 0012345678 is held, not paid again, at 12345678: same bank, same amount.
 func TestAnAccountPaidWithLeadingZerosIsHeldWithoutThem(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	first, second := filepath.Join(u.dir, "first.csv"), filepath.Join(u.dir, "second.csv")
@@ -53,6 +54,7 @@ func TestAnAccountPaidWithLeadingZerosIsHeldWithoutThem(t *testing.T) {
 // A retry file opened and saved in a spreadsheet loses its leading zeros: its row is refused,
 // with the line and both accounts, and nothing is paid. The retry file guards formulas.
 func TestARetryFileThatLostItsLeadingZerosPaysNothing(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	u := newUser(t, sb)
 	input := filepath.Join(u.dir, "payroll.csv")

@@ -38,6 +38,7 @@ func startedIn(t *testing.T, path string) (time.Time, map[string]bool) {
 // in it; the same run's reports written again with PAYOUT_TZ=UTC show the same instant 8 hours
 // earlier on the clock, and `status` follows --tz. Each report shows one zone and names it.
 func TestCommandTimesInTheOperatorsZone(t *testing.T) {
+	t.Parallel()
 	u := newUser(t, newSandbox(t))
 	u.env = append(u.env, "TZ=Asia/Kuala_Lumpur")
 	if out, errOut, code := u.run("run", samplePath(t)); code != 0 {
