@@ -11,12 +11,12 @@ build:
 
 # The README's test command, as CI runs it.
 test:
-	$(GO) vet ./... && $(GO) test -race -p 4 -parallel 4 -timeout 15m ./...
+	$(GO) vet ./... && $(GO) test -race -p 4 -parallel 8 -timeout 15m ./...
 
 # The quick loop while working: every test but those that start PostgreSQL, a browser or an
 # office suite, and the crash campaign (go test -short). CI runs `test`.
 test-short:
-	$(GO) vet ./... && $(GO) test -short -p 4 -parallel 4 ./...
+	$(GO) vet ./... && $(GO) test -short -p 4 -parallel 8 ./...
 
 demo:
 	$(GO) run ./cmd/payout demo
