@@ -85,6 +85,7 @@ func handMade(header, payload string, key []byte) string {
 }
 
 func TestSignAndVerifyCallback(t *testing.T) {
+	t.Parallel()
 	want := samplePayload()
 	body, err := api.SignCallback(want, hashKey)
 	if err != nil {
@@ -117,6 +118,7 @@ func TestSignAndVerifyCallback(t *testing.T) {
 }
 
 func TestVerifyCallbackAccepts(t *testing.T) {
+	t.Parallel()
 	claims := claimsOf(t, samplePayload())
 	tests := []struct {
 		name  string
@@ -162,6 +164,7 @@ func TestVerifyCallbackAccepts(t *testing.T) {
 }
 
 func TestVerifyCallbackRefuses(t *testing.T) {
+	t.Parallel()
 	claims := claimsOf(t, samplePayload())
 	good := signWith(t, jwt.SigningMethodHS256, claims, hashKey)
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -234,6 +237,7 @@ func TestVerifyCallbackRefuses(t *testing.T) {
 }
 
 func TestEmptyHashKey(t *testing.T) {
+	t.Parallel()
 	if err := api.CheckHashKey(nil); !errors.Is(err, api.ErrEmptyHashKey) {
 		t.Fatalf("CheckHashKey(nil) = %v", err)
 	}

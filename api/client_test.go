@@ -98,6 +98,7 @@ func wantKind(tb testing.TB, err error, want api.Kind) *api.Error {
 }
 
 func TestNewClientConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		cfg   api.Config
@@ -141,6 +142,7 @@ func TestNewClientConfig(t *testing.T) {
 }
 
 func TestRequestHeaders(t *testing.T) {
+	t.Parallel()
 	for _, op := range []string{"create", "get", "list"} {
 		t.Run(op, func(t *testing.T) {
 			var got http.Header
@@ -180,6 +182,7 @@ func TestRequestHeaders(t *testing.T) {
 }
 
 func TestCreatePayoutAmountWire(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ amount, want string }{
 		{"1250.5", "1250.50"},
 		{"1250.50", "1250.50"},
@@ -226,6 +229,7 @@ func TestCreatePayoutAmountWire(t *testing.T) {
 }
 
 func TestCreatePayoutRefusesSubCentAmount(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	c := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -244,6 +248,7 @@ func TestCreatePayoutRefusesSubCentAmount(t *testing.T) {
 }
 
 func TestGetPayoutPathEscaping(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ ref, wantURI string }{
 		{"INV/2026 01", "/api/v1/merchant/payout/INV%2F2026%2001"},
 		{"PAY-1?x=1#y", "/api/v1/merchant/payout/PAY-1%3Fx=1%23y"},
@@ -267,6 +272,7 @@ func TestGetPayoutPathEscaping(t *testing.T) {
 }
 
 func TestBaseURLPathPrefix(t *testing.T) {
+	t.Parallel()
 	var path string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path = r.URL.Path
@@ -286,6 +292,7 @@ func TestBaseURLPathPrefix(t *testing.T) {
 }
 
 func TestGetPayoutDecoding(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body string
 		want       api.Payout
@@ -327,6 +334,7 @@ func TestGetPayoutDecoding(t *testing.T) {
 }
 
 func TestCreatePayoutDecoding(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body          string
 		wantInvoice, wantSt string
@@ -356,6 +364,7 @@ func TestCreatePayoutDecoding(t *testing.T) {
 }
 
 func TestListProviders(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -389,6 +398,7 @@ func TestListProviders(t *testing.T) {
 }
 
 func TestListProvidersPaging(t *testing.T) {
+	t.Parallel()
 	all := []api.Provider{{1, "A"}, {2, "B"}, {3, "C"}, {4, "D"}, {5, "E"}}
 	page := func(start int) string {
 		end := min(start+2, len(all))
@@ -441,6 +451,7 @@ func TestListProvidersPaging(t *testing.T) {
 }
 
 func TestErrorClasses(t *testing.T) {
+	t.Parallel()
 	const failDup = `{"status":"fail","code":1234,"data":null,"message":"external_invoice_ref already exists","uuid":"u-9"}`
 	tests := []struct {
 		name    string
@@ -498,6 +509,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestErrorCarriesEnvelope(t *testing.T) {
+	t.Parallel()
 	c := newTestClient(t, reply(400, `{"status":"fail","code":1234,"data":null,"message":"bad `+testToken+`","error":"E1","uuid":"u-77"}`))
 	_, err := c.CreatePayout(context.Background(), sampleRequest())
 	e := wantKind(t, err, api.KindRejected)
@@ -513,6 +525,7 @@ func TestErrorCarriesEnvelope(t *testing.T) {
 }
 
 func TestRateLimited(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name, header string
@@ -543,6 +556,7 @@ func TestRateLimited(t *testing.T) {
 }
 
 func TestConnectionRefusedIsRetryable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -577,6 +591,7 @@ func blockingServer(tb testing.TB) (url string, got <-chan struct{}) {
 }
 
 func TestCreateTimeoutIsOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	url, _ := blockingServer(t)
 	c, err := api.NewClient(api.Config{BaseURL: url, AuthToken: testToken, Timeout: 200 * time.Millisecond})
 	if err != nil {
@@ -587,6 +602,7 @@ func TestCreateTimeoutIsOutcomeUnknown(t *testing.T) {
 }
 
 func TestCreateCanceledAfterWriteIsOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	url, got := blockingServer(t)
 	c, err := api.NewClient(api.Config{BaseURL: url, AuthToken: testToken})
 	if err != nil {
@@ -605,6 +621,7 @@ func TestCreateCanceledAfterWriteIsOutcomeUnknown(t *testing.T) {
 }
 
 func TestCreateCanceledBeforeSendIsRetryable(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	c := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -616,6 +633,7 @@ func TestCreateCanceledBeforeSendIsRetryable(t *testing.T) {
 }
 
 func TestConnectionClosedAfterRequest(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	c := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -634,6 +652,7 @@ func TestConnectionClosedAfterRequest(t *testing.T) {
 }
 
 func TestRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	hits := map[string]int{}
 	mux := http.NewServeMux()
@@ -663,6 +682,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 }
 
 func TestResponseBodyLimit(t *testing.T) {
+	t.Parallel()
 	big := `{"status":"ok","code":2000,"data":{"payout_invoice_no":"` + strings.Repeat("x", 2048) + `"}}`
 	limit := func(cfg *api.Config) { cfg.MaxResponseBytes = 1024 }
 	c := newTestClient(t, reply(200, big), limit)
@@ -680,6 +700,7 @@ func TestResponseBodyLimit(t *testing.T) {
 }
 
 func TestGetPayoutEmptyReference(t *testing.T) {
+	t.Parallel()
 	c := newTestClient(t, reply(200, `{}`))
 	_, err := c.GetPayout(context.Background(), "")
 	wantKind(t, err, api.KindRejected)
@@ -689,6 +710,7 @@ func TestGetPayoutEmptyReference(t *testing.T) {
 }
 
 func TestKindOf(t *testing.T) {
+	t.Parallel()
 	if api.KindOf(nil) != api.KindNone || api.KindOf(errors.New("x")) != api.KindNone {
 		t.Fatal("KindOf of a non-api error is not KindNone")
 	}
@@ -710,6 +732,7 @@ func TestKindOf(t *testing.T) {
 }
 
 func TestGetPayoutAnswerMustBeAboutTheReference(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		data string

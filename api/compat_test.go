@@ -11,6 +11,7 @@ import (
 // interface is silent on errors. A web framework's own JSON 404 (no envelope) is not "not found",
 // since "not found" may lead to a payout being sent again.
 func TestClassifyCompat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, op, body string
 		status         int

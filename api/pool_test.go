@@ -28,6 +28,7 @@ func countingServer(tb testing.TB) (*httptest.Server, *atomic.Int32) {
 }
 
 func TestConnectionsReusedAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	const workers, perWorker = 8, 40
 	srv, conns := countingServer(t)
 	c, err := api.NewClient(api.Config{BaseURL: srv.URL, AuthToken: testToken, MaxConns: workers})

@@ -45,6 +45,7 @@ func payoutRequest(ref string) api.CreatePayoutRequest {
 }
 
 func TestClientAgainstSandbox(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("every endpoint", func(t *testing.T) {
 		c, sb, _ := sandboxClient(t, sandbox.Options{})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestAmountAsWritten(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string // empty: no number

@@ -13,6 +13,7 @@ import (
 // decided on a policy that changed meanwhile is refused, the run's approval events read back,
 // and the chain with these events verifies intact.
 func TestApprovalPolicyIsInTheChain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	pol, err := db.ApprovalPolicy(ctx)
@@ -46,6 +47,7 @@ func TestApprovalPolicyIsInTheChain(t *testing.T) {
 
 // TestApprovalsTableTakesNoRows: a row put into the old approvals table by hand is refused.
 func TestApprovalsTableTakesNoRows(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	_, err := ledger.SQLOf(db).Exec(`INSERT INTO approvals (file, file_sha256, plan_digest, row_count, total, new_payouts, new_total,
 		providers, providers_digest, decision, reason, actor, maker, run_id, decided_at)

@@ -19,6 +19,7 @@ func runIDs(runs []ledger.Run) []string {
 }
 
 func TestBoundedRunQueries(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -63,6 +64,7 @@ func TestBoundedRunQueries(t *testing.T) {
 }
 
 func TestListLatest(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	seed(t, db, "old", 5)
@@ -91,6 +93,7 @@ func TestListLatest(t *testing.T) {
 }
 
 func TestRefusedSince(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t) // its clock moves a millisecond a reading
 	ctx := context.Background()
 	seed(t, db, "r1", 4)

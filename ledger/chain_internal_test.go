@@ -8,6 +8,7 @@ import (
 
 // Facts are parsed back by any JSON reader: verify replays them against the payouts row.
 func TestFactsTextIsJSONWithSortedKeys(t *testing.T) {
+	t.Parallel()
 	in := map[string]string{"b": "quote \" backslash \\ tab \t nul \x00", "a": "Siti Nurhaliza — 日本", "c": "", "d": "</script>&"}
 	got := factsJSON(in)
 	if got[:5] != `{"a":` {

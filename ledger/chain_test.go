@@ -69,6 +69,7 @@ func handEdit(t *testing.T, db *ledger.DB, path string, stmts ...string) *ledger
 }
 
 func TestChainOfARunVerifies(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "r1", 4)
 	settle(t, db, ps)
@@ -85,6 +86,7 @@ func TestChainOfARunVerifies(t *testing.T) {
 }
 
 func TestEventsCarryActorAndVersion(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := ledger.Create(context.Background(), path, ledger.Options{Actor: "ana@host1", Version: "v9.9.9"})
 	must(t, err)
@@ -109,6 +111,7 @@ func findingAt(rep ledger.ChainReport, id int64, want string) bool {
 }
 
 func TestVerifyNamesAnEventEditedByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	settle(t, db, seed(t, db, "r1", 4))
 	id := lastEventOf(t, db, "r1-ref-1")
@@ -120,6 +123,7 @@ func TestVerifyNamesAnEventEditedByHand(t *testing.T) {
 }
 
 func TestVerifyNamesAnEventDeletedByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	settle(t, db, seed(t, db, "r1", 4))
 	id := mustEvents(t, db, "r1-ref-1")[1].ID
@@ -131,6 +135,7 @@ func TestVerifyNamesAnEventDeletedByHand(t *testing.T) {
 }
 
 func TestVerifyNamesAnEventInsertedByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	ps := seed(t, db, "r1", 4)
 	settle(t, db, ps)
@@ -150,6 +155,7 @@ func TestVerifyNamesAnEventInsertedByHand(t *testing.T) {
 }
 
 func TestVerifyNamesAPayoutRowEditedByHand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, set, want string }{
 		{"amount", `amount = '9999.00'`, `amount in the payouts table is "9999.00", its events say "10.00"`},
 		{"state", `state = 'READY'`, `state in the payouts table is "READY", its events say "SUCCEEDED"`},
@@ -170,6 +176,7 @@ func TestVerifyNamesAPayoutRowEditedByHand(t *testing.T) {
 }
 
 func TestVerifyNamesAPayloadEditedByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	settle(t, db, seed(t, db, "r1", 4))
 	// Purge may replace a payload, so the trigger lets that through; the digest does not.
@@ -185,6 +192,7 @@ func maskAccount(s string) string {
 }
 
 func TestPurgeMasksFinalPayoutsAndKeepsTheChain(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "r1", 4)
@@ -232,6 +240,7 @@ func TestPurgeMasksFinalPayoutsAndKeepsTheChain(t *testing.T) {
 
 // A callback that comes after its payout was purged keeps no personal data either.
 func TestCallbackAfterPurgeKeepsNoPersonalData(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "r1", 4)
@@ -255,6 +264,7 @@ func TestCallbackAfterPurgeKeepsNoPersonalData(t *testing.T) {
 }
 
 func TestVerifyNamesAPurgedPayoutEditedByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	ps := seed(t, db, "r1", 4)
 	settle(t, db, ps)
@@ -268,6 +278,7 @@ func TestVerifyNamesAPurgedPayoutEditedByHand(t *testing.T) {
 
 // Two processes append: each reads the head inside its own write transaction.
 func TestChainHoldsWithTwoWritersOnOneFile(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	ps := seed(t, db, "r1", 40)
 	other := openAt(t, path)
@@ -292,6 +303,7 @@ func TestChainHoldsWithTwoWritersOnOneFile(t *testing.T) {
 
 // A call refused inside a group commit leaves no trace in the chain of the calls committed with it.
 func TestChainHoldsWhenACallOfABatchIsRefused(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "r1", 60)
 	ctx := context.Background()
@@ -316,6 +328,7 @@ func TestChainHoldsWhenACallOfABatchIsRefused(t *testing.T) {
 
 // An older ledger's events are sealed into the chain when it is migrated.
 func TestMigrationSealsTheEventsOfAnOlderLedger(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	schema, err := os.ReadFile(filepath.Join("migrations", "0001_init.sql"))
 	must(t, err)
@@ -351,6 +364,7 @@ func TestMigrationSealsTheEventsOfAnOlderLedger(t *testing.T) {
 // The ledger holds names and account numbers: its file and SQLite's files beside it are its
 // owner's only, whatever the umask, while it is open and written.
 func TestLedgerFilesAreReadableByTheirOwnerOnly(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	seed(t, db, "r1", 3)
 	lock, err := ledger.Lock(path)
@@ -368,6 +382,7 @@ func TestLedgerFilesAreReadableByTheirOwnerOnly(t *testing.T) {
 }
 
 func TestVerifyNamesPayoutRowsDeletedOrInsertedByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	ps := seed(t, db, "r1", 4)
 	settle(t, db, ps)

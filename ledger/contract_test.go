@@ -11,6 +11,7 @@ import (
 // the contract (ledger.Ledger), or one of the few that only a file has, or a test's own: a
 // method added to DB alone would be a way around the seam that a second engine lacks.
 func TestContractNamesEveryOperation(t *testing.T) {
+	t.Parallel()
 	fileOnly := map[string]bool{"ForgetFreed": true}                                  // VACUUM and the WAL's truncation
 	testOnly := map[string]bool{"QuickCheck": true, "RetryOf": true, "RunRows": true} // export_test.go
 	contract := reflect.TypeOf((*ledger.Ledger)(nil)).Elem()

@@ -25,6 +25,7 @@ func (q *queryRecorder) PrepareContext(ctx context.Context, query string) (*sql.
 // SQLite its name, a walk of all the statement's names, which made binding an insert of 64 rows
 // of 14 cost more than running it. The rows still land in order, column by column.
 func TestMultiRowInsertOnSQLiteBindsByPosition(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "insert.db"))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	pool := ledger.SQLOf(db)
@@ -55,6 +56,7 @@ func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
 }
 
 func TestOpenRejectsUnusableName(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "a?b.db")
 	if db, err := ledger.Create(context.Background(), path, ledger.Options{}); err == nil {
 		db.Close()
@@ -67,6 +69,7 @@ func TestOpenRejectsUnusableName(t *testing.T) {
 }
 
 func TestReopenKeepsDataAndSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	ctx := context.Background()
 	db, err := ledger.Create(ctx, path, ledger.Options{})
@@ -100,6 +103,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 }
 
 func TestRecord(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "r1", 3)
@@ -176,6 +180,7 @@ func TestRecord(t *testing.T) {
 // chunk and references already stored in later chunks: each stored payout gets one event, the
 // stored ones are left as they were, and a conflict in a late chunk stores nothing of the call.
 func TestRecordChunks(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	old := seed(t, db, "r1", 3)
@@ -275,6 +280,7 @@ func TestRecordLargeFile(t *testing.T) {
 }
 
 func TestApplyStateMachine(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "r1", 1)
@@ -370,6 +376,7 @@ func TestApplyStateMachine(t *testing.T) {
 }
 
 func TestApplyCallIsAtomic(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "r1", 3)
@@ -452,6 +459,7 @@ func TestApplyConcurrentCallers(t *testing.T) {
 // batch without savepoints and, when such a call is refused, applies the batch again with them.
 // Every good call must be recorded whole and every refused one not at all.
 func TestApplyRefusedCallsAmongOthers(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	const workers, perWorker = 16, 10
@@ -492,6 +500,7 @@ func TestApplyRefusedCallsAmongOthers(t *testing.T) {
 }
 
 func TestApplyContext(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "r1", 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -509,6 +518,7 @@ func TestApplyContext(t *testing.T) {
 }
 
 func TestEventsAreAppendOnly(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	seed(t, db, "r1", 1)
 	pool := ledger.SQLOf(db)
@@ -520,6 +530,7 @@ func TestEventsAreAppendOnly(t *testing.T) {
 }
 
 func TestQueries(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	r1 := seed(t, db, "r1", 2)
@@ -601,6 +612,7 @@ func TestQueries(t *testing.T) {
 }
 
 func TestCountsAreExact(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	if err := db.AddRun(ctx, ledger.Run{ID: "r1", Kind: "run", StartedAt: time.Now(), Status: "running"}); err != nil {
@@ -637,6 +649,7 @@ func TestCountsAreExact(t *testing.T) {
 }
 
 func TestOpenRefusesANewerSchema(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	if _, err := ledger.SQLOf(db).Exec(`PRAGMA user_version = 99`); err != nil {
 		t.Fatal(err)

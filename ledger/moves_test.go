@@ -48,6 +48,7 @@ func pathTo(s ledger.State) []ledger.State {
 }
 
 func TestEveryMoveOfTheTableIsAllowedAndNoOther(t *testing.T) {
+	t.Parallel()
 	for _, from := range allStates {
 		for _, to := range allStates {
 			_, want := legalMoves[[2]ledger.State{from, to}]
@@ -59,6 +60,7 @@ func TestEveryMoveOfTheTableIsAllowedAndNoOther(t *testing.T) {
 }
 
 func TestLedgerRefusesEveryMoveNotInTheTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "moves", len(allStates)*len(allStates))
@@ -111,6 +113,7 @@ func TestLedgerRefusesEveryMoveNotInTheTable(t *testing.T) {
 // A call with one illegal change among legal ones records none of them: a paid payout is never
 // made payable again by a change that rides along with others.
 func TestACallWithOneIllegalMoveRecordsNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "paid", 2)

@@ -14,6 +14,7 @@ import (
 
 // A name check is kept beside the payout: its state, history and update time stay as they were.
 func TestNameCheckKeptWithoutTouchingThePayout(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "run1", 600) // more than one IN list's worth
@@ -66,6 +67,7 @@ func TestNameCheckKeptWithoutTouchingThePayout(t *testing.T) {
 
 // A ledger made before the name check gains its columns when opened, its payouts not compared.
 func TestNameCheckColumnsAddedToAnOlderLedger(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	schema, err := os.ReadFile("migrations/0001_init.sql")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // a page at a time run by run, are what RunReport and List give, in the same order, whatever the
 // page's size.
 func TestPagesGiveWhatOneQueryGives(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	started := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)

@@ -13,6 +13,7 @@ import (
 // payout ever made. A dropped or changed index, or a query rewritten so that its index no longer
 // fits, shows here.
 func TestHotQueriesUseAnIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Create(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {

@@ -53,6 +53,7 @@ func olderLedger(t *testing.T) string {
 // held: it keeps paying on that policy, the chain verifies, and a reader checks the lowerings
 // from the genesis on only. A second upgrade writes no second genesis.
 func TestUpgradeWritesThePolicysGenesis(t *testing.T) {
+	t.Parallel()
 	path := olderLedger(t)
 	db := openAt(t, path)
 	ctx := context.Background()
@@ -75,6 +76,7 @@ func TestUpgradeWritesThePolicysGenesis(t *testing.T) {
 // policy: it is refused (ErrPolicyLost), never read as asking no signature; so is a genesis
 // written by hand after the real one.
 func TestALedgerWithoutItsPolicysGenesisIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, path := mustOpen(t)
 	must(t, db.Close())
@@ -103,6 +105,7 @@ func TestALedgerWithoutItsPolicysGenesisIsRefused(t *testing.T) {
 // A PostgreSQL ledger made before the policy's genesis (its migrations up to 0004) is upgraded
 // as a file is: the genesis records the policy it held, and the chain verifies.
 func TestUpgradeWritesThePolicysGenesisOnPostgres(t *testing.T) {
+	t.Parallel()
 	where := pgtest.New(t)
 	raw, err := sql.Open("pgx", where)
 	must(t, err)

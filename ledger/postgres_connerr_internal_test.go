@@ -13,6 +13,7 @@ import (
 // TestConnectAdviceNamesWhatToCheck: the server's refusals each say what to check; a password
 // refused or missing points at ~/.pgpass and PGPASSFILE, never at whether the server runs.
 func TestConnectAdviceNamesWhatToCheck(t *testing.T) {
+	t.Parallel()
 	withPassword := &pgx.ConnConfig{Config: pgconn.Config{User: "payout", Database: "ledger", Password: "x"}}
 	without := &pgx.ConnConfig{Config: pgconn.Config{User: "payout", Database: "ledger"}}
 	refused := func(code, msg string) error {

@@ -94,6 +94,7 @@ func queryInt(t *testing.T, url, q string, args ...any) int {
 }
 
 func TestPgHoldAliveWhileItsProcessRunsAndGoneOnceKilled(t *testing.T) {
+	t.Parallel()
 	url := pgLedger(t)
 	const sum = "aaaa000000000000000000000000000000000000000000000000000000000001"
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -147,6 +148,7 @@ func TestPgHoldAliveWhileItsProcessRunsAndGoneOnceKilled(t *testing.T) {
 }
 
 func TestPgHoldsPayingOneFileAndTwoFiles(t *testing.T) {
+	t.Parallel()
 	url := pgLedger(t)
 	ctx := context.Background()
 	a, b := take(t, url), take(t, url)
@@ -198,6 +200,7 @@ func TestPgHoldsPayingOneFileAndTwoFiles(t *testing.T) {
 }
 
 func TestPgHoldCloseReleasesEverything(t *testing.T) {
+	t.Parallel()
 	url := pgLedger(t)
 	ctx := context.Background()
 	a, b := take(t, url), take(t, url)
@@ -223,6 +226,7 @@ func TestPgHoldCloseReleasesEverything(t *testing.T) {
 }
 
 func TestPgHoldCannotTellOfForeignClaimantsAndCallsThemAlive(t *testing.T) {
+	t.Parallel()
 	h := take(t, pgLedger(t))
 	for _, c := range []string{"", "someone", "pid=1 host=x", "host=h pid=1 started=2026-01-02T03:04:05Z id=nothex!!nothex!"} {
 		if alive, err := h.Alive(context.Background(), c); err != nil || !alive {
@@ -232,6 +236,7 @@ func TestPgHoldCannotTellOfForeignClaimantsAndCallsThemAlive(t *testing.T) {
 }
 
 func TestPgHoldLeadsAnInboxAloneUntilItsLeaderCloses(t *testing.T) {
+	t.Parallel()
 	url := pgLedger(t)
 	ctx := context.Background()
 	a, b := take(t, url), take(t, url)
@@ -256,6 +261,7 @@ func TestPgHoldLeadsAnInboxAloneUntilItsLeaderCloses(t *testing.T) {
 }
 
 func TestPgHoldWithoutRegistryOrServerSaysWhatToDoAndHidesThePassword(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t) // no processes table
 	withPassword := strings.Replace(url, "postgres@", "postgres:s3cret@", 1)
 	_, err := ledger.Take(context.Background(), withPassword)
@@ -269,6 +275,7 @@ func TestPgHoldWithoutRegistryOrServerSaysWhatToDoAndHidesThePassword(t *testing
 }
 
 func TestPgHoldSessionNoticesADeadPeerInSeconds(t *testing.T) {
+	t.Parallel()
 	h := take(t, pgLedger(t))
 	for name, want := range map[string]string{"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "5",
 		"tcp_keepalives_count": "3", "tcp_user_timeout": "20000", "client_connection_check_interval": "2s"} {
@@ -309,6 +316,7 @@ func TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing(t *testing.T) {
 // TestPgHoldAsTheConformanceSuitesHolder: the holder the suite gets for a PostgreSQL ledger is
 // alive to another until released.
 func TestPgHoldAsTheConformanceSuitesHolder(t *testing.T) {
+	t.Parallel()
 	url := pgLedger(t)
 	first, _ := ledgertest.TakeHold(t, url)
 	second, _ := ledgertest.TakeHold(t, url)

@@ -10,6 +10,7 @@ import (
 // TRUNCATE, which passes the row triggers that keep the chain append-only, is refused on the
 // tables that decide money, as their DELETE is.
 func TestPostgresRefusesTruncate(t *testing.T) {
+	t.Parallel()
 	db, url := mustCreatePG(t)
 	settle(t, db, seed(t, db, "r1", 4))
 	must(t, db.Close())

@@ -80,6 +80,7 @@ func checkPaced(t *testing.T, grants []time.Time, interval time.Duration, burst 
 // merchant, get grants from the server that hold the merchant's rate after the burst, whatever
 // the connection.
 func TestSharedLimiterPacesEveryConnection(t *testing.T) {
+	t.Parallel()
 	url := limiterDatabase(t)
 	const limit, burst, each = 100, 3, 6
 	merchant := ledger.RateLimitKey("https://payouts.example/", "token-1")
@@ -119,6 +120,7 @@ const childEnv = "LEDGER_TEST_LIMITER_URL"
 // TestSharedLimiterPacesEveryProcess: three processes (this test binary again) pacing one
 // merchant at once, each with a limiter of its own, get grants that together hold the rate.
 func TestSharedLimiterPacesEveryProcess(t *testing.T) {
+	t.Parallel()
 	const limit, burst, each = 50, 2, 10
 	merchant := ledger.RateLimitKey("https://payouts.example", "token-2")
 	if url := os.Getenv(childEnv); url != "" {
@@ -221,6 +223,7 @@ func (c *limiterProcess) grants(t *testing.T) []time.Time {
 // another's next grant until the pause's end, on the server's clock; a shorter pause after it
 // does not shorten it.
 func TestSharedLimiterPauseHoldsEveryProcess(t *testing.T) {
+	t.Parallel()
 	url := limiterDatabase(t)
 	merchant := ledger.RateLimitKey("https://payouts.example", "token-3")
 	dbA, dbB := openPG(t, url), openPG(t, url)
@@ -259,6 +262,7 @@ func TestSharedLimiterPauseHoldsEveryProcess(t *testing.T) {
 // TestSharedLimiterStopsWaitingWhenCancelled: a Wait whose turn is an hour away returns the
 // context's error as soon as the context ends, and one whose deadline comes first says so at once.
 func TestSharedLimiterStopsWaitingWhenCancelled(t *testing.T) {
+	t.Parallel()
 	url := limiterDatabase(t)
 	l := sharedLimiter(t, openPG(t, url), ledger.RateLimitKey("https://payouts.example", "token-4"), rate.Every(time.Hour), 1)
 	if err := l.Wait(context.Background()); err != nil {
@@ -281,6 +285,7 @@ func TestSharedLimiterStopsWaitingWhenCancelled(t *testing.T) {
 // TestSharedLimiterStopsWhenTheDatabaseIsUnreachable: no answer from the database is an error,
 // never a request let go unpaced, and says what to do.
 func TestSharedLimiterStopsWhenTheDatabaseIsUnreachable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -302,6 +307,7 @@ func TestSharedLimiterStopsWhenTheDatabaseIsUnreachable(t *testing.T) {
 // trailing slash or the host's case; another token or service is another key; the key does not
 // hold the token.
 func TestRateLimitKeyIsTheMerchants(t *testing.T) {
+	t.Parallel()
 	const token = "s3cr3t-merchant-token"
 	k := ledger.RateLimitKey("https://Payouts.Example/api/", token)
 	if same := ledger.RateLimitKey("https://payouts.example/api", token); same != k {
@@ -322,6 +328,7 @@ func TestRateLimitKeyIsTheMerchants(t *testing.T) {
 // row (held here by another transaction, as a stuck process might) returns the context's error
 // once the context ends, without waiting for the row.
 func TestSharedLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
+	t.Parallel()
 	url := limiterDatabase(t)
 	merchant := ledger.RateLimitKey("https://payouts.example", "token-6")
 	db := openPG(t, url)
@@ -369,6 +376,7 @@ func TestSharedLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
 // (every Wait writes one row, locked until its commit is done); the ledger's own handle waits.
 // The tests' cluster never waits: this one keeps the server's default.
 func TestLimiterDBDoesNotWaitForTheDisk(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Durable(t)
 	db, err := ledger.OpenLimiterDB(url, 2)
 	if err != nil {

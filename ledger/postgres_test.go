@@ -57,6 +57,7 @@ func pgExec(t *testing.T, url string, stmts ...string) {
 // than it knows; Create refuses a database that already holds a ledger. Each names the URL
 // without its password.
 func TestPostgresOpenRefusesWhatIsNoLedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	empty := pgtest.New(t)
 	_, err := ledger.Open(ctx, empty, ledger.Options{})
@@ -86,6 +87,7 @@ func TestPostgresOpenRefusesWhatIsNoLedger(t *testing.T) {
 
 // Two `payout init` at once make one ledger: the other is refused, never a second schema.
 func TestPostgresCreateTwiceAtOnceMakesOne(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t)
 	errs := make(chan error, 2)
 	for range 2 {
@@ -105,6 +107,7 @@ func TestPostgresCreateTwiceAtOnceMakesOne(t *testing.T) {
 
 // The schema version means the same tables on both engines.
 func TestPostgresSchemaVersionIsSQLites(t *testing.T) {
+	t.Parallel()
 	db, _ := mustCreatePG(t)
 	v, err := db.SchemaVersion(context.Background())
 	if err != nil || v != ledger.LatestMigration() {
@@ -118,6 +121,7 @@ func TestPostgresSchemaVersionIsSQLites(t *testing.T) {
 // column table_info does not list): so that a test that edits
 // every column of one engine's ledger by hand answers for the other's.
 func TestBothEnginesHaveTheSameColumns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sq, _ := mustOpen(t)
 	pg, _ := mustCreatePG(t)
@@ -182,6 +186,7 @@ func TestBothEnginesHaveTheSameColumns(t *testing.T) {
 // The same writes give the same row events on both engines: each column as SQLite's quote()
 // writes it, and so the same hashes.
 func TestRowEventsAreTheSameOnBothEngines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	at := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	opts := ledger.Options{Now: func() time.Time { return at }, Logger: slog.New(slog.DiscardHandler), Actor: "ana@host", Version: "v1"}
@@ -222,6 +227,7 @@ func TestRowEventsAreTheSameOnBothEngines(t *testing.T) {
 // VerifyChain on PostgreSQL names a payout's amount, an event's text, a run's columns, a state's
 // total, a guard trigger and a table edited by hand, as on SQLite.
 func TestPostgresVerifyNamesEditsByHand(t *testing.T) {
+	t.Parallel()
 	db, url := mustCreatePG(t)
 	ps := seed(t, db, "r1", 4)
 	settle(t, db, ps)
@@ -253,6 +259,7 @@ func TestPostgresVerifyNamesEditsByHand(t *testing.T) {
 
 // A URL's password is never shown: not in a refusal, not in a failure to connect.
 func TestPostgresMessagesHideThePassword(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t)
 	withPassword := strings.Replace(url, "postgres://postgres@", "postgres://postgres:s3cr3t-pw@", 1)
 	_, err := ledger.Open(context.Background(), withPassword, ledger.Options{})
@@ -273,6 +280,7 @@ func TestPostgresMessagesHideThePassword(t *testing.T) {
 
 // A purge on PostgreSQL masks as on SQLite, and ForgetFreed rewrites the tables it touched.
 func TestPostgresPurgeThenForget(t *testing.T) {
+	t.Parallel()
 	db, _ := mustCreatePG(t)
 	ps := seed(t, db, "r1", 4)
 	settle(t, db, ps)

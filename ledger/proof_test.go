@@ -16,6 +16,7 @@ import (
 // back by a plain UPDATE, or moved by an event the state machine does not allow; payouts that
 // moved as the program moves them are not named.
 func TestStrayPayoutsAreThoseWhoseRowsDisagreeWithTheirEvents(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, path := mustOpen(t)
 	ps := seed(t, db, "run-1", 3)
@@ -47,6 +48,7 @@ func TestStrayPayoutsAreThoseWhoseRowsDisagreeWithTheirEvents(t *testing.T) {
 // PlanStatement returns only a stored statement whose SHA-256 is the digest asked for, and
 // VerifyChain names a plan statement edited in the database.
 func TestPlanStatementIsTheTextItsDigestNames(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, path := mustOpen(t)
 	text := "payout-plan v1\nfile-sha256\taaaa\n"
@@ -82,6 +84,7 @@ func TestPlanStatementIsTheTextItsDigestNames(t *testing.T) {
 // Purge forgets a plan statement recorded before its cut-off, with the names and accounts it
 // lists; the chain still verifies, and PlanStatement says the statement was purged.
 func TestPurgeForgetsPlanStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	text := "payout-plan v1\nfile-sha256\taaaa\nrow\t2\t\"R-1\"\t7\t0123456789\t10.00\t\"Ali\"\n"

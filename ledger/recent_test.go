@@ -13,6 +13,7 @@ import (
 // RecentPayees holds the account and bank of every payout recorded since the time that may pay,
 // and gives up (nil) past its limit.
 func TestRecentPayeesHoldsWhatMayRepeat(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := mustOpen(t)
 	ps := seed(t, db, "r", 3) // account 0123456789 at provider 7, recorded at the clock's time

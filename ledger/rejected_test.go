@@ -11,6 +11,7 @@ import (
 )
 
 func TestRejectedRowsCountOnceAndOnlyWhileUnpaid(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	rejected := func(line int, ref, amount string) ledger.RunRow {

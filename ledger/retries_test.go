@@ -10,6 +10,7 @@ import (
 // A payout has one retry whoever asks, under the first candidate no payout or retry holds; a
 // retry of a retry leads back to the first payout.
 func TestClaimRetryIsOnePerPayoutAndSkipsTakenReferences(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	ps := seed(t, db, "r1", 2)

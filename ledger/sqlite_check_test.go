@@ -57,6 +57,7 @@ func TestOpenVerifyRefusesATruncatedLedger(t *testing.T) {
 }
 
 func TestOpenVerifyRefusesABadHeader(t *testing.T) {
+	t.Parallel()
 	_, path := closedLedger(t, 10)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	l, err := ledger.Lock(path)
 	if err != nil {
@@ -61,6 +62,7 @@ func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
 }
 
 func TestLockOfAKilledProcessDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), holderEnv+"="+path)
@@ -94,6 +96,7 @@ func TestLockOfAKilledProcessDoesNotBlock(t *testing.T) {
 // TestTakeWithinWaitsForTheHolder: a ledger whose lock another holder keeps is taken once the
 // holder lets it go, within the wait; a wait that runs out says how long it waited.
 func TestTakeWithinWaitsForTheHolder(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	held, err := ledger.Lock(path)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestCreateMakesFilesPrivate(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	seed(t, db, "r1", 1) // so that the WAL and the shared-memory index exist
 	for _, name := range []string{path, path + "-wal", path + "-shm"} {
@@ -29,6 +30,7 @@ func TestCreateMakesFilesPrivate(t *testing.T) {
 }
 
 func TestCreateRefusesAnExistingFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, path := mustOpen(t)
 	seed(t, db, "r1", 3)
@@ -71,6 +73,7 @@ func TestCreateRefusesAnExistingFile(t *testing.T) {
 }
 
 func TestOpenNeverCreatesALedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
@@ -103,6 +106,7 @@ func TestOpenNeverCreatesALedger(t *testing.T) {
 }
 
 func TestOpenRefusesAFileThatIsNotALedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	text := filepath.Join(dir, "payroll.csv")
@@ -196,6 +200,7 @@ func damagePages(tb testing.TB, path string) {
 }
 
 func TestOpenWarnsWhenOthersCanReadTheLedger(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	db.Close()
 	if err := os.Chmod(path, 0o644); err != nil {

@@ -9,6 +9,7 @@ import (
 // TestStateMeanings: what each state means, said once: accepted by the service, of unknown
 // outcome, or final. A row is never both accepted and of unknown outcome.
 func TestStateMeanings(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		state                           ledger.State
 		accepted, outcomeUnknown, final bool

@@ -56,6 +56,7 @@ func mustCounts(tb testing.TB, db *ledger.DB) map[ledger.State]ledger.CountAmoun
 // TestCountsFollowEveryMove: the running totals agree with the payouts after records, moves,
 // changes without a move, a call refused half-way and a deleted row.
 func TestCountsFollowEveryMove(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	if err := db.AddRun(ctx, ledger.Run{ID: "r1", Kind: "run", StartedAt: time.Now(), Status: "running"}); err != nil {
@@ -104,6 +105,7 @@ func TestCountsFollowEveryMove(t *testing.T) {
 }
 
 func TestRecordRefusesAFractionOfASen(t *testing.T) {
+	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
 	if err := db.AddRun(ctx, ledger.Run{ID: "r1", Kind: "run", StartedAt: time.Now(), Status: "running"}); err != nil {
@@ -148,6 +150,7 @@ func versionOneLedger(t *testing.T, amounts ...string) string {
 }
 
 func TestMigrationTotalsTheExistingPayouts(t *testing.T) {
+	t.Parallel()
 	path := versionOneLedger(t, "10.00", "0.01", "99999999999999.99", "123.45", "0.10", "5.05", "1.00")
 	db := openAt(t, path)
 	want := countsByScan(t, db)
@@ -158,6 +161,7 @@ func TestMigrationTotalsTheExistingPayouts(t *testing.T) {
 }
 
 func TestMigrationRefusesAFractionOfASen(t *testing.T) {
+	t.Parallel()
 	path := versionOneLedger(t, "10.00", "0.015")
 	db, err := ledger.Open(context.Background(), path, ledger.Options{})
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 // every payout's times and counters attested as they stood: it verifies intact, and an edit made
 // after the upgrade is named.
 func TestUpgradeBringsAnOlderLedgerIntoTheTrail(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	schema, err := os.ReadFile(filepath.Join("migrations", "0001_init.sql"))
 	must(t, err)
@@ -64,6 +65,7 @@ func TestUpgradeBringsAnOlderLedgerIntoTheTrail(t *testing.T) {
 // The schema is compared with what the migrations make: a guard trigger weakened, an index
 // dropped and a table added by hand are each named.
 func TestVerifyNamesSchemaChangesByHand(t *testing.T) {
+	t.Parallel()
 	db, path := mustOpen(t)
 	settle(t, db, seed(t, db, "r1", 4))
 	db = handEdit(t, db, path, `DROP TRIGGER row_events_no_delete`,

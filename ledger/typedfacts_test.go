@@ -12,6 +12,7 @@ import (
 // the typed columns, set from that text: the payouts and lines read as before, the ledger
 // verifies intact, and a hand edit of either column afterwards is named.
 func TestUpgradeTurnsTheTextOfConfirmationsIntoColumns(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	schema, err := os.ReadFile(filepath.Join("migrations", "0001_init.sql"))
 	must(t, err)

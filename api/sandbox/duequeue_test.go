@@ -8,6 +8,7 @@ import (
 // TestDueQueuePopsInCreationOrder: what is due together comes out in the order it was created,
 // as the callbacks of one settling are sent, whatever the order of the due times.
 func TestDueQueuePopsInCreationOrder(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	var q dueQueue
 	dues := []time.Duration{5, 1, 3, 1, 9, 2} // minutes after t0, by creation order

@@ -9,6 +9,7 @@ import (
 // The callback's display_name is the name the sandbox's bank holds: the recipient in capitals,
 // unless DisplayNames sets it for the payout's reference or, failing that, its account.
 func TestCallbackDisplayName(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{SettleInterval: -1, DisplayNames: map[string]string{
 		"REF-2": "LIM WEI JIE", "5550001111": "WONG KAH HOE", "REF-4": "CHAN PUI YEE"}})
 	t.Cleanup(sb.Close)

@@ -183,6 +183,7 @@ func payoutOf(tb testing.TB, resp response) wirePayout {
 }
 
 func TestListProviders(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{})
 	resp := r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
 	if resp.status != 200 || resp.env.Status != "ok" || resp.env.Code != 200 {
@@ -219,6 +220,7 @@ func TestListProviders(t *testing.T) {
 }
 
 func TestAuthRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, method, path, tok string
 	}{
@@ -257,6 +259,7 @@ func TestAuthRefused(t *testing.T) {
 }
 
 func TestCreateAndGet(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{SettleAfter: time.Minute})
 	resp := r.mustCreate(body(t, "INV/2026 #1", nil))
 	if resp.status != 200 || resp.env.Status != "ok" || resp.env.Code != 200 {
@@ -287,6 +290,7 @@ func TestCreateAndGet(t *testing.T) {
 }
 
 func TestGetUnknown(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{})
 	for _, ref := range []string{"NOPE", "a%2Fb"} {
 		resp := r.mustDo(http.MethodGet, sandbox.PathPayout+"/"+ref, token, "", "")
@@ -300,6 +304,7 @@ func TestGetUnknown(t *testing.T) {
 }
 
 func TestCreateOmitInvoice(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{OmitInvoiceInCreate: true})
 	resp := r.mustCreate(body(t, "R1", nil))
 	if resp.status != 200 || resp.env.Status != "ok" || string(resp.env.Data) != "null" {
@@ -311,6 +316,7 @@ func TestCreateOmitInvoice(t *testing.T) {
 }
 
 func TestCreateValidation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		contentType string
@@ -365,6 +371,7 @@ func TestCreateValidation(t *testing.T) {
 }
 
 func TestCreateAccepts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change map[string]any
@@ -393,6 +400,7 @@ func TestCreateAccepts(t *testing.T) {
 }
 
 func TestDuplicatePolicy(t *testing.T) {
+	t.Parallel()
 	t.Run("allow pays again", func(t *testing.T) {
 		r := newRig(t, sandbox.Options{})
 		first := payoutOf(t, r.mustCreate(body(t, "DUP", nil)))
@@ -424,6 +432,7 @@ func TestDuplicatePolicy(t *testing.T) {
 }
 
 func TestSettle(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{SettleAfter: 10 * time.Second, FailSuffixes: sandbox.DefaultFailSuffixes})
 	r.mustCreate(body(t, "OK", nil))
 	r.mustCreate(body(t, "KO", map[string]any{"third_party_account_no": "123456000"}))
@@ -447,6 +456,7 @@ func TestSettle(t *testing.T) {
 // TestSettleByDueTimeNotCreationOrder: a payout created later but stamped earlier (a clock set
 // back) settles first, and the one made before it waits for its own time.
 func TestSettleByDueTimeNotCreationOrder(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{SettleAfter: time.Hour})
 	r.clk.Advance(30 * time.Minute)
 	r.mustCreate(body(t, "MADE-FIRST", nil))
@@ -466,6 +476,7 @@ func TestSettleByDueTimeNotCreationOrder(t *testing.T) {
 }
 
 func TestSettleRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		opts    sandbox.Options
@@ -491,6 +502,7 @@ func TestSettleRules(t *testing.T) {
 }
 
 func TestSettleLoop(t *testing.T) {
+	t.Parallel()
 	got := make(chan struct{}, 1)
 	recv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { got <- struct{}{} }))
 	defer recv.Close()
@@ -520,6 +532,7 @@ func rawPayouts(tb testing.TB, r *rig) []sandbox.Record {
 }
 
 func TestCallback(t *testing.T) {
+	t.Parallel()
 	type delivery struct {
 		body        []byte
 		contentType string
@@ -606,6 +619,7 @@ func waitFor(tb testing.TB, cond func() bool) {
 }
 
 func TestNoCallbackUnlessAsked(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls := 0
 	recv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -659,6 +673,7 @@ func lostPattern(t *testing.T, seed int64, n int) string {
 }
 
 func TestLostResponses(t *testing.T) {
+	t.Parallel()
 	a, b, c := lostPattern(t, 1, 30), lostPattern(t, 1, 30), lostPattern(t, 2, 30)
 	if a != b {
 		t.Errorf("same seed, different patterns:\n%s\n%s", a, b)
@@ -672,6 +687,7 @@ func TestLostResponses(t *testing.T) {
 }
 
 func TestErrorRateCreatesNothing(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{Seed: 3, Faults: sandbox.Faults{ErrorRate: 0.5}})
 	var fails int
 	for i := range 40 {
@@ -697,6 +713,7 @@ func TestErrorRateCreatesNothing(t *testing.T) {
 }
 
 func TestSetFaultsAndDown(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{})
 	r.sb.SetDown(true)
 	if resp := r.mustCreate(body(t, "D", nil)); resp.status != 503 {
@@ -721,6 +738,7 @@ func TestSetFaultsAndDown(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{Faults: sandbox.Faults{Latency: 20 * time.Millisecond}})
 	start := time.Now()
 	r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
@@ -732,6 +750,7 @@ func TestLatency(t *testing.T) {
 // TestMaxInFlight: requests served one after the other count one at a time; requests sent
 // together while each is held by the latency count together.
 func TestMaxInFlight(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{})
 	for range 3 {
 		r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
@@ -757,6 +776,7 @@ func TestMaxInFlight(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{Faults: sandbox.Faults{RateLimit: 5}})
 	var statuses []int
 	for range 8 {
@@ -785,6 +805,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestThrottleRate(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{Seed: 5, Faults: sandbox.Faults{ThrottleRate: 0.3}})
 	var throttled int
 	for i := range 40 {
@@ -810,6 +831,7 @@ func TestThrottleRate(t *testing.T) {
 }
 
 func TestMaxInAnySecond(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{})
 	// 3 requests late in one second and 3 early in the next: 3 in either calendar second, 6 within
 	// one second of each other.
@@ -837,6 +859,7 @@ func TestMaxInAnySecond(t *testing.T) {
 }
 
 func TestInspectionEndpoints(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{})
 	r.mustCreate(body(t, "A", nil))
 	r.mustCreate(body(t, "A", nil))
@@ -871,6 +894,7 @@ func TestInspectionEndpoints(t *testing.T) {
 }
 
 func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, sandbox.Options{Now: time.Now, SettleInterval: time.Millisecond})
 	var wg sync.WaitGroup
 	for i := range 50 {

@@ -24,6 +24,7 @@ func planOf(fileSHA string) approval.Plan {
 // The judge counts signatures of the plan by distinct people, names what does not count and
 // why, and a valid refusal of the plan blocks it whatever the signatures.
 func TestJudge(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice, bob, mallory := signaturetest.NewKey(t, dir, "alice"), signaturetest.NewKey(t, dir, "bob"), signaturetest.NewKey(t, dir, "mallory")
 	pol := approval.Policy{AllowedSigners: signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"),
@@ -72,6 +73,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestValidityText(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		approval.DefaultValidity: "7 days",
 		24 * time.Hour:           "1 day",

@@ -18,6 +18,7 @@ import (
 // Files named like signatures that are none (a FIFO, a folder, 64 KiB, a link to nothing, a
 // link to /dev/zero) are each named and ignored; the two valid signatures beside them count.
 func TestJudgeIgnoresJunkBesideValidSignatures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice, bob := signaturetest.NewKey(t, dir, "alice"), signaturetest.NewKey(t, dir, "bob")
 	pol := approval.Policy{AllowedSigners: signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"),

@@ -17,6 +17,7 @@ import (
 // replaced; one that does not hold refuses the policy, naming its event, until a later raise
 // asks at least as many as it lowered; every such lowering stays named for an audit.
 func TestCheckPolicy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice, bob := signaturetest.NewKey(t, dir, "alice"), signaturetest.NewKey(t, dir, "bob")
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"),

@@ -20,6 +20,7 @@ import (
 // signatures verify now, by as many signers as the policy asks, and no refusal names the plan;
 // a payout whose row disagrees with its events is never sent, whatever the policy.
 func TestProofChecksEachSendAgainstTheStoredPlan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice, bob, carol := signaturetest.NewKey(t, dir, "alice"), signaturetest.NewKey(t, dir, "bob"), signaturetest.NewKey(t, dir, "carol")
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"),

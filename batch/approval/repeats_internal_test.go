@@ -5,6 +5,7 @@ import "testing"
 // TestIsMaker: a principal names the account that made a file when it is that account's name, or
 // that name before an "@"; an unknown maker names nobody.
 func TestIsMaker(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		principals []string
 		maker      string

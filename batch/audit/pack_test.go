@@ -19,6 +19,7 @@ import (
 // A signer plugged into Export signs the pack's bytes, and its signature lands beside the pack;
 // a signer that fails leaves no pack.
 func TestExportSignsThePackWithThePluggedSigner(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "pay.csv", batchtest.Payroll(3, "SIG")), nil)

@@ -69,6 +69,7 @@ func allocatedBy(fn func()) uint64 {
 }
 
 func TestVerifyPackRefusesABombWithinABoundedHeap(t *testing.T) {
+	// Not in parallel: it counts what this process allocates, which tests beside it would add to.
 	const size = 24 << 20 // each member inflates to 24 MiB of zeros: three times a member's limit
 	lim := audit.PackLimits{Member: 8 << 20, Total: 16 << 20, Members: 100, Payouts: 1000, Small: 1 << 20, XLSX: 4 << 20, Line: 1 << 20}
 	names := []string{"events.jsonl", "input/pay.csv", "reports/pay.report.html", "run.json"}
@@ -104,6 +105,7 @@ func TestVerifyPackRefusesABombWithinABoundedHeap(t *testing.T) {
 }
 
 func TestVerifyPackRefusesOneMemberOverItsLimitWithinTheDefaults(t *testing.T) {
+	// Not in parallel: it counts what this process allocates, which tests beside it would add to.
 	// Four members that claim 1 GiB each, as a 4 MB pack did: refused before a byte is inflated.
 	pack := bomb(t, []string{"a", "b", "c", "d"}, 1<<20, 1<<30)
 	var err error
@@ -117,6 +119,7 @@ func TestVerifyPackRefusesOneMemberOverItsLimitWithinTheDefaults(t *testing.T) {
 }
 
 func TestVerifyPackRefusesMorePayoutsThanItKeeps(t *testing.T) {
+	t.Parallel()
 	var events bytes.Buffer
 	for i := 1; i <= 11; i++ {
 		fmt.Fprintf(&events, `{"id":%d,"ref":"R-%d","to_state":"READY"}`+"\n", i, i)

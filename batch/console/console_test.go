@@ -154,6 +154,7 @@ func do(t *testing.T, req *http.Request) (*http.Response, string) {
 // style; the session cookie is HttpOnly, SameSite=Strict, and over https Secure with the
 // __Host- prefix; an unknown page is a page that says what to do.
 func TestConsolePagesAreLockedDown(t *testing.T) {
+	t.Parallel()
 	ts := newConsole(t, "https://console.example.com")
 	resp, body := get(t, ts, "/")
 	csp := resp.Header.Get("Content-Security-Policy")
@@ -186,6 +187,7 @@ func TestConsolePagesAreLockedDown(t *testing.T) {
 // A POST without the session's token, with another session's, or from another origin does
 // nothing, whatever the cookie.
 func TestConsoleRefusesCrossSitePosts(t *testing.T) {
+	t.Parallel()
 	ts := newConsole(t, "http://localhost:8443")
 	resp, body := get(t, ts, "/")
 	cookie := resp.Cookies()[0]
@@ -225,6 +227,7 @@ func TestConsoleRefusesCrossSitePosts(t *testing.T) {
 // The relying-party id must be the origin's host or a parent of it: a passkey made for one is
 // never asked for by the other.
 func TestConsoleChecksItsRelyingParty(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), "# nobody yet")
 	p := planner{plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return intake.Plan{}, nil, nil }}
@@ -248,6 +251,7 @@ func TestConsoleChecksItsRelyingParty(t *testing.T) {
 // An upload of 100 MiB is cut off at the console's limit and refused before anything is written,
 // whoever sends it.
 func TestConsoleRefusesAnUploadOf100MiB(t *testing.T) {
+	t.Parallel()
 	ts := newConsole(t, "http://localhost:8443")
 	resp, body := get(t, ts, "/")
 	token := regexp.MustCompile(`<meta name="csrf" content="([^"]+)">`).FindStringSubmatch(body)

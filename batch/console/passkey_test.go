@@ -148,6 +148,7 @@ func signedInTo(t *testing.T, plan func() intake.Plan) (*browser, string, string
 // answers another challenge, and written, verifiable and recorded in the chain when it answers
 // the plan's own; a sign-in is an event of the chain too.
 func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
+	t.Parallel()
 	const origin = "http://localhost:8443"
 	plan := intake.Plan{FileSHA256: "aa", Digest: "bb"}
 	b, file, allowed, events := signedIn(t, plan)
@@ -203,6 +204,7 @@ func TestConsoleRefusesAssertionsForAnotherOriginOrPlan(t *testing.T) {
 // A note's name in a folder people write (a link to another file of the service account) shows
 // nothing of what it leads to.
 func TestConsoleNeverFollowsALinkInANotesName(t *testing.T) {
+	t.Parallel()
 	b, file, _, _ := signedIn(t, intake.Plan{FileSHA256: "aa", Digest: "bb"})
 	secret := filepath.Join(t.TempDir(), "auth-token")
 	if err := os.WriteFile(secret, []byte("MERCHANT-TOKEN-SECRET"), 0o600); err != nil {
@@ -222,6 +224,7 @@ func TestConsoleNeverFollowsALinkInANotesName(t *testing.T) {
 // (maybe to another host): a file whose plan changed after the signer pressed the button gets
 // no signature, and its signer is told to review it again.
 func TestConsoleSignsNothingWhenThePlanChangedMeanwhile(t *testing.T) {
+	t.Parallel()
 	const origin = "http://localhost:8443"
 	var mu sync.Mutex
 	digest := "bb"

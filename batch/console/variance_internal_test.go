@@ -9,6 +9,7 @@ import (
 // A file whose one payee's account changed, with one new payee, one amount up by half, one payee
 // gone and one unchanged: each shows where a reviewer looks, and the unchanged one nowhere.
 func TestCompareFindsWhatChangedSinceTheLastPaidFile(t *testing.T) {
+	t.Parallel()
 	amount := decimal.RequireFromString
 	was := map[string]paidPayee{
 		payeeKey("Nurul Aisyah binti Rahman"): {Payee: "Nurul Aisyah binti Rahman", ProviderID: 1, Account: "131860913909", Amount: amount("7939.84")},

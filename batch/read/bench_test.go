@@ -167,6 +167,7 @@ func BenchmarkReadXLSX(b *testing.B) {
 // TestReadValidateGeneratedFiles is the short form of the benchmarks: generated files read back
 // whole, every row valid.
 func TestReadValidateGeneratedFiles(t *testing.T) {
+	t.Parallel()
 	for _, ext := range []string{"csv", "xlsx"} {
 		t.Run(ext, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "gen."+ext)

@@ -50,6 +50,7 @@ func dupFinderRows(d *dupFinder, n int) ([]duplicateLine, decimal.Decimal) {
 }
 
 func TestDupFinderFindsDuplicatesWithinAndAcrossBlocks(t *testing.T) {
+	t.Parallel()
 	var d dupFinder
 	want, wantRemoved := dupFinderRows(&d, 12*refBlock+1234)
 	if len(want) < 100 {
@@ -68,6 +69,7 @@ func TestDupFinderFindsDuplicatesWithinAndAcrossBlocks(t *testing.T) {
 // a large file, when the process holds the most. Its bitsets and the rows they pick out take
 // about a quarter of what it holds.
 func TestDupFinderFindCopiesNoHashes(t *testing.T) {
+	// Not in parallel: it reads the heap of this process, which tests beside it would fill.
 	var d dupFinder
 	const n = 32 * refBlock
 	dupFinderRows(&d, n)
@@ -84,6 +86,7 @@ func TestDupFinderFindCopiesNoHashes(t *testing.T) {
 // Lines are kept as offsets from their block's first: a line beyond an offset's reach, or before
 // the block's first, starts a block of its own and is reported as it was added.
 func TestDupFinderKeepsLinesBeyondAnOffsetsReach(t *testing.T) {
+	t.Parallel()
 	var d dupFinder
 	far := 2 + math.MaxUint32 + 10
 	for _, r := range []struct {

@@ -10,6 +10,7 @@ import (
 
 // CSV written by LibreOffice Calc 7.4 ("Text - txt - csv (StarCalc)", UTF-8).
 func TestLibreOfficeCSV(t *testing.T) {
+	t.Parallel()
 	t.Run("quoted commas, quotes and a line break", func(t *testing.T) {
 		got := checkFile(t, "calc-export.csv", read.Options{})
 		if len(got) != 3 {

@@ -50,6 +50,7 @@ func wantRejected(t *testing.T, got map[int]checked, line int, column string, er
 
 // Workbooks written by LibreOffice Calc 7.4 from the flat ODS in testdata/libreoffice/make.
 func TestLibreOfficeWorkbooks(t *testing.T) {
+	t.Parallel()
 	t.Run("the active second sheet: hidden row, formulas, number account rejected", func(t *testing.T) {
 		got := checkFile(t, "two-sheets.xlsx", read.Options{})
 		if len(got) != 8 {
@@ -99,6 +100,7 @@ func TestLibreOfficeWorkbooks(t *testing.T) {
 
 // The fixtures stay small enough to keep in the repository.
 func TestLibreOfficeFixturesAreSmall(t *testing.T) {
+	t.Parallel()
 	entries, err := os.ReadDir("../../testdata/libreoffice")
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +115,7 @@ func TestLibreOfficeFixturesAreSmall(t *testing.T) {
 // Excel's own number formats: built-in ids (14 a date, 9 a percentage) and custom codes. A
 // currency or a quoted word holding d, m, y, h or s is still an amount.
 func TestXLSXAmountFormats(t *testing.T) {
+	t.Parallel()
 	formats := []struct {
 		builtin int
 		custom  string
@@ -173,6 +176,7 @@ func must(tb testing.TB, err error) {
 
 // An Excel 97-2003 workbook saved by Calc is told apart under any name.
 func TestLibreOfficeExcel97(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../testdata/libreoffice/excel97.xls")
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func saveWorkbook(tb testing.TB, path string, ref string) {
 // its path: a path that names another file by then, or the same file rewritten, is refused, so
 // that the two never read different workbooks.
 func TestXLSXChangedWhileOpenedIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pay.xlsx")
 	for name, change := range map[string]func(){

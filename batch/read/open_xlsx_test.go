@@ -13,6 +13,7 @@ import (
 // hidden row, an account stored as a number, a date in the amount column, a value beyond the
 // header.
 func TestXLSXReadInTwoPassesGivesIdenticalRows(t *testing.T) {
+	t.Parallel()
 	path := buildXLSX(t, func(f *excelize.File) {
 		setRows(t, f, "Sheet1", [][]any{inputXLSXHeader,
 			{"P-1", "Tan Wei Ming", "Maybank", "0123456789", 10.5, "Gaji"},

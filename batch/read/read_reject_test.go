@@ -25,6 +25,7 @@ func rowErrors(tb testing.TB, path string, ropts read.Options) ([]*read.RowError
 }
 
 func TestCSVRowWhoseFieldsDoNotLineUpIsRejected(t *testing.T) {
+	t.Parallel()
 	path := writeInput(t, "in.csv", sixColumns+
 		"E-010,Lim,Maybank,000112233440,100.00,Nov\n"+
 		"E-011,Tan,Maybank,000112233445,1,200.50,Nov\n"+ // an unquoted thousands separator
@@ -48,6 +49,7 @@ func TestCSVRowWhoseFieldsDoNotLineUpIsRejected(t *testing.T) {
 }
 
 func TestCSVTrailingEmptyFieldsOfExcelAreFine(t *testing.T) {
+	t.Parallel()
 	path := writeInput(t, "in.csv", strings.TrimSuffix(sixColumns, "\n")+",,\n"+
 		"E-010,Lim,Maybank,000112233440,100.00,Nov,,\n"+
 		"E-011,Tan,Maybank,000112233445,200.50,,,\n"+
@@ -74,6 +76,7 @@ func (e *endless) Read(p []byte) (int, error) {
 }
 
 func TestCSVLongLineIsRefusedWithoutReadingIt(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		stream io.Reader
@@ -101,6 +104,7 @@ func TestCSVLongLineIsRefusedWithoutReadingIt(t *testing.T) {
 }
 
 func TestLongValuesAreRejectedAndOnlyAnExcerptKept(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("Tan", 20000)
 	path := writeInput(t, "in.csv", sixColumns+
 		"E-1,"+huge+",Maybank,0123456789,10.00,Nov\n"+
@@ -133,6 +137,7 @@ func TestLongValuesAreRejectedAndOnlyAnExcerptKept(t *testing.T) {
 }
 
 func TestWorkbookNamedCSVIsToldApart(t *testing.T) {
+	t.Parallel()
 	xlsx := writeInputXLSX(t, map[string][][]any{"Sheet1": {inputXLSXHeader}}, "Sheet1")
 	data, err := os.ReadFile(xlsx)
 	if err != nil {
@@ -145,6 +150,7 @@ func TestWorkbookNamedCSVIsToldApart(t *testing.T) {
 }
 
 func TestEncryptedAndOldWorkbooksAreToldApart(t *testing.T) {
+	t.Parallel()
 	f := excelize.NewFile()
 	if err := f.SetSheetRow("Sheet1", "A1", &inputXLSXHeader); err != nil {
 		t.Fatal(err)

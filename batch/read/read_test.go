@@ -117,6 +117,7 @@ func writeInputXLSX(tb testing.TB, sheets map[string][][]any, order ...string) s
 }
 
 func TestSampleCSVAndXLSXHoldTheSamePayouts(t *testing.T) {
+	t.Parallel()
 	csvRes, err := readInput(t, filepath.Join(inputDir, "sample-payroll.csv"), read.Options{}, read.ValidateOptions{DefaultDescription: "Salary"})
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +190,7 @@ func writeSampleXLSX(tb testing.TB, path string, payments []read.Payment) {
 }
 
 func TestInvalidFilesAreRejectedWithTheirReasons(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		line   int
 		column string
@@ -244,6 +246,7 @@ func TestInvalidFilesAreRejectedWithTheirReasons(t *testing.T) {
 }
 
 func TestInvalidFileMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file string
 		want []string
@@ -275,6 +278,7 @@ func TestInvalidFileMessages(t *testing.T) {
 }
 
 func TestCSVReaderFormats(t *testing.T) {
+	t.Parallel()
 	const header = "External Invoice Ref,RECIPIENT-REFERENCE,bank,payout_service_id,Third Party Account No,amount,notes,payment_description\r\n"
 	tests := []struct {
 		name    string
@@ -326,6 +330,7 @@ func sameSlice[T comparable](a, b []T) bool {
 }
 
 func TestReaderLimits(t *testing.T) {
+	t.Parallel()
 	const rows = "external_invoice_ref,recipient_reference,bank,third_party_account_no,amount\nA1,Tan,Maybank,0123456789,10\nA2,Tan,Maybank,0123456789,10\nA3,Tan,Maybank,0123456789,10\n"
 	t.Run("too many rows", func(t *testing.T) {
 		_, err := readInput(t, writeInput(t, "in.csv", rows), read.Options{MaxRows: 2}, read.ValidateOptions{})
@@ -374,6 +379,7 @@ func TestReaderLimits(t *testing.T) {
 var inputXLSXHeader = []any{"External Invoice Ref", "Recipient Reference", "Bank", "Third Party Account No", "Amount", "Payment Description"}
 
 func TestXLSXNumbersReadAsTheirDigits(t *testing.T) {
+	t.Parallel()
 	path := writeInputXLSX(t, map[string][][]any{"Pay": {
 		inputXLSXHeader,
 		{"A1", "Tan Wei Ming", "Maybank", "0123456789", rawNumber("1234.5600000000001"), "Gaji"},
@@ -419,6 +425,7 @@ func TestXLSXNumbersReadAsTheirDigits(t *testing.T) {
 }
 
 func TestXLSXSheetSelection(t *testing.T) {
+	t.Parallel()
 	sheets := map[string][][]any{
 		"Notes":   {{"nothing to pay here"}},
 		"Payroll": {inputXLSXHeader, {"A1", "Tan Wei Ming", "Maybank", "0123456789", 10, nil}},
@@ -445,6 +452,7 @@ func TestXLSXSheetSelection(t *testing.T) {
 // TestXLSXZipBombIsRefused rewrites a small workbook so that its sheet entry claims a huge
 // uncompressed size: excelize's defaults run out of memory (6 GiB) or read zero rows (4 GiB).
 func TestXLSXZipBombIsRefused(t *testing.T) {
+	t.Parallel()
 	src := writeInputXLSX(t, map[string][][]any{"Sheet1": {inputXLSXHeader, {"A1", "Tan Wei Ming", "Maybank", "0123456789", 10, nil}}}, "Sheet1")
 	for _, claim := range []uint64{4 << 30, 6 << 30} {
 		t.Run(decimal.NewFromInt(int64(claim>>30)).String()+"GiB", func(t *testing.T) {
@@ -488,6 +496,7 @@ func TestXLSXZipBombIsRefused(t *testing.T) {
 }
 
 func TestTemplateReadsBackAsAnEmptyFile(t *testing.T) {
+	t.Parallel()
 	for _, ext := range []string{"csv", "xlsx"} {
 		t.Run(ext, func(t *testing.T) {
 			var buf bytes.Buffer

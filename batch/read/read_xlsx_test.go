@@ -83,6 +83,7 @@ func problemsByLine(errs []*read.RowError) map[int][]string {
 }
 
 func TestXLSXFormulasInMoneyColumnsAreRejected(t *testing.T) {
+	t.Parallel()
 	header := append(append([]any{}, inputXLSXHeader...), "Base", "Bonus")
 	path := buildXLSX(t, func(f *excelize.File) {
 		setRows(t, f, "Sheet1", [][]any{header,
@@ -158,6 +159,7 @@ func cacheFormula(tb testing.TB, xml []byte, cell, typ, value string) []byte {
 }
 
 func TestXLSXActiveAndHiddenSheets(t *testing.T) {
+	t.Parallel()
 	oldRows := [][]any{inputXLSXHeader, {"OLD-1", "Tan Wei Ming", "Maybank", "0123456789", 999, nil}}
 	payRows := [][]any{inputXLSXHeader, {"PAY-1", "Lim Mei Ling", "Maybank", "0123456789", 10, nil}}
 	build := func(state string) func(f *excelize.File) {
@@ -207,6 +209,7 @@ func TestXLSXActiveAndHiddenSheets(t *testing.T) {
 }
 
 func TestXLSXHiddenRowsAreRejected(t *testing.T) {
+	t.Parallel()
 	path := buildXLSX(t, func(f *excelize.File) {
 		setRows(t, f, "Sheet1", [][]any{inputXLSXHeader,
 			{"H-1", "Tan Wei Ming", "Maybank", "0123456789", 10, nil},
@@ -243,6 +246,7 @@ func TestXLSXHiddenRowsAreRejected(t *testing.T) {
 }
 
 func TestXLSXValueBeyondTheHeaderIsRejected(t *testing.T) {
+	t.Parallel()
 	path := buildXLSX(t, func(f *excelize.File) {
 		setRows(t, f, "Sheet1", [][]any{inputXLSXHeader,
 			{"B-1", "Tan Wei Ming", "Maybank", "0123456789", 1, "Gaji", nil, "200.50"},
@@ -260,6 +264,7 @@ func TestXLSXValueBeyondTheHeaderIsRejected(t *testing.T) {
 }
 
 func TestXLSXAccountStoredAsNumberIsRejected(t *testing.T) {
+	t.Parallel()
 	rows := [][]any{inputXLSXHeader}
 	for i := 0; i < 30; i++ {
 		rows = append(rows, []any{"N-" + strconv.Itoa(i), "Tan Wei Ming", "Maybank", rawNumber("123456789"), 10, nil})
@@ -280,6 +285,7 @@ func TestXLSXAccountStoredAsNumberIsRejected(t *testing.T) {
 }
 
 func TestXLSXCellTooLongIsRefusedBeforeItIsRead(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("x", 1<<20)
 	build := func(f *excelize.File) {
 		setRows(t, f, "Sheet1", [][]any{inputXLSXHeader, {"L-1", "MARKER", "Maybank", "0123456789", 10, nil}})

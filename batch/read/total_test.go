@@ -10,6 +10,7 @@ import (
 // A Total is exact to the sen: past what int64 sen can hold, with amounts of every shape
 // ParseAmount returns, and with one of more decimals than it allows.
 func TestTotalIsExact(t *testing.T) {
+	t.Parallel()
 	var total Total
 	want := decimal.Zero
 	add := func(s string, wantSen int64) {

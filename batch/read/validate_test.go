@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseAmount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string
@@ -67,6 +68,7 @@ func TestParseAmount(t *testing.T) {
 }
 
 func TestNormalizeAccount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string
@@ -102,6 +104,7 @@ func TestNormalizeAccount(t *testing.T) {
 }
 
 func TestResolveProvider(t *testing.T) {
+	t.Parallel()
 	providers := sandbox.DefaultProviders()
 	tests := []struct {
 		name    string
@@ -147,6 +150,7 @@ func TestResolveProvider(t *testing.T) {
 }
 
 func TestResolveProviderAmbiguousName(t *testing.T) {
+	t.Parallel()
 	providers := []api.Provider{{ID: 1, Name: "Example Bank Berhad"}, {ID: 2, Name: "Example Bank (Malaysia) Bhd"}}
 	if _, err := read.ResolveProvider(providers, "Example Bank"); !errors.Is(err, read.ErrBankUnknown) || !strings.Contains(err.Error(), "more than one") {
 		t.Fatalf("err = %v, want an ambiguity error", err)
@@ -158,6 +162,7 @@ func goodRow(line int, ref string) read.Row {
 }
 
 func TestValidatorRows(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 141)
 	tests := []struct {
 		name   string
@@ -216,6 +221,7 @@ func TestValidatorRows(t *testing.T) {
 }
 
 func TestValidatorPayment(t *testing.T) {
+	t.Parallel()
 	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders(), DefaultDescription: "Salary"})
 	p, errs := v.Check(read.Row{Line: 7, Ref: " PAY-7 ", Recipient: " Lim Mei Ling ", Bank: "touch n go ewallet",
 		Account: "01-2345 6789", Amount: "RM 1,250.5"})
@@ -228,6 +234,7 @@ func TestValidatorPayment(t *testing.T) {
 }
 
 func TestValidatorCollectsEveryErrorOfARow(t *testing.T) {
+	t.Parallel()
 	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders()})
 	_, errs := v.Check(read.Row{Line: 3, Ref: "", Recipient: "", Bank: "Nobank", Account: "x", Amount: "-1"})
 	want := []error{read.ErrRefMissing, read.ErrRecipientMissing, read.ErrBankUnknown, read.ErrAccountFormat, read.ErrAmountNotPositive}
@@ -247,6 +254,7 @@ func finish(tb testing.TB, v *read.Validator) read.Findings {
 }
 
 func TestValidatorFileRules(t *testing.T) {
+	t.Parallel()
 	t.Run("duplicate names both lines on every row that has it", func(t *testing.T) {
 		v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders()})
 		for line, ref := range map[int]string{2: "PAY-1", 3: "PAY-2", 9: "PAY-1", 12: " PAY-1 "} {
@@ -316,6 +324,7 @@ func TestValidatorFileRules(t *testing.T) {
 // three rows of one, and one row rejected for its amount as well: every row of a duplicated
 // reference is rejected, and leaves the total.
 func TestValidatorDuplicatesFarApart(t *testing.T) {
+	t.Parallel()
 	v := read.NewValidator(read.ValidateOptions{Providers: sandbox.DefaultProviders()})
 	const rows = 100_000
 	dupAt := map[int]string{5: "PAY-40000", 40_002: "PAY-40000", 99_000: "PAY-40000", 7: "PAY-99999", 70_000: "PAY-99999"}
@@ -355,6 +364,7 @@ func TestValidatorDuplicatesFarApart(t *testing.T) {
 }
 
 func TestRowErrorText(t *testing.T) {
+	t.Parallel()
 	e := &read.RowError{Line: 4, Column: "amount", Value: "1,25", Err: read.ErrAmountFormat}
 	if got := e.Error(); got != `line 4: amount "1,25": not an amount in MYR` {
 		t.Errorf("Error() = %q", got)
@@ -362,6 +372,7 @@ func TestRowErrorText(t *testing.T) {
 }
 
 func TestResolveProviderShortNames(t *testing.T) {
+	t.Parallel()
 	providers := sandbox.DefaultProviders()
 	for name, want := range map[string]string{
 		"RHB": "RHB Bank Berhad", "Public": "Public Bank Berhad", "CIMB": "CIMB Bank Berhad",

@@ -13,6 +13,7 @@ import (
 // A payout column hidden behind a visible decoy, or too narrow to read, refuses the workbook,
 // naming the sheet, the column and its header cell; a hidden column of notes does not.
 func TestXLSXHiddenPayoutColumnIsRefused(t *testing.T) {
+	t.Parallel()
 	header := append(append([]any{}, inputXLSXHeader...), "Account (for checking)", "Notes")
 	rows := [][]any{header, {"C-1", "Tan Wei Ming", "Maybank", "0123456789", 100, "Gaji", "0987654321", "ok"}}
 	for _, tc := range []struct {
@@ -65,6 +66,7 @@ func TestXLSXHiddenPayoutColumnIsRefused(t *testing.T) {
 // text cell as fixed text) is rejected naming the sheet and cell; faithful formats pass, and
 // hidden rows and formulas are still refused as before.
 func TestXLSXLyingNumberFormatIsRejected(t *testing.T) {
+	t.Parallel()
 	path := buildXLSX(t, func(f *excelize.File) {
 		setRows(t, f, "Sheet1", [][]any{inputXLSXHeader,
 			{"L-1", "Tan Wei Ming", "Maybank", "0123456789", 9000, "Gaji"},

@@ -8,6 +8,7 @@ import (
 // What a number format makes of a money or account cell: each way a format can show another
 // value than the cell's, and the formats that show it as it is.
 func TestFormatLie(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, code, raw string
 		number, account bool

@@ -33,6 +33,7 @@ func readAllRows(tb testing.TB, path string, opts read.Options) []read.Row {
 
 // Files saved by LibreOffice Calc, not by excelize: what accountants really send.
 func TestXLSXFromLibreOffice(t *testing.T) {
+	t.Parallel()
 	t.Run("accounts imported as numbers are rejected", func(t *testing.T) {
 		rows := readAllRows(t, "../../testdata/libreoffice/accounts-as-numbers.xlsx", read.Options{})
 		rejected := 0

@@ -96,6 +96,7 @@ func column(t *testing.T, recs [][]string, name string) []string {
 }
 
 func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	ctx := context.Background()
 	header := []string{"Amount", "External Invoice Ref", "Recipient_Reference", "bank", "third_party_account_no", "payment_description", "Note"}
@@ -180,6 +181,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 }
 
 func TestRetryFileOfAnAbortedXLSXRun(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -249,6 +251,7 @@ func TestRetryFileOfAnAbortedXLSXRun(t *testing.T) {
 const refChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:"
 
 func TestRetryRefStaysARef(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("A", read.MaxRefLength)
 	for _, root := range []string{"PAY-1", long, strings.Repeat("B", 61)} {
 		for _, n := range []int{1, 2, 10} {
@@ -272,6 +275,7 @@ func TestRetryRefStaysARef(t *testing.T) {
 // A refused payout that a reconciliation later finds at the service is paid: its retry is
 // refused when its retry file is run, and a retry file written again leaves the row out.
 func TestRetryOfARefusalFoundLaterIsNotPaid(t *testing.T) {
+	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{})
 	ctx := context.Background()
 	rows := batchtest.Payroll(2, "FD")

@@ -10,6 +10,7 @@ import (
 // Every reference Ref makes passes MayBeRef, or a retry's row would not be checked
 // against the payout it replaces.
 func TestEveryRefMayBeARef(t *testing.T) {
+	t.Parallel()
 	for _, root := range []string{"PAY-1", "X", "PAY-R", "PAY-R1", strings.Repeat("A", read.MaxRefLength), strings.Repeat("B", 61)} {
 		for _, n := range []int{1, 2, 10, 123} {
 			if ref := Ref(root, n); !MayBeRef(ref) {

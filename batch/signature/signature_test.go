@@ -16,6 +16,7 @@ import (
 )
 
 func TestSSHKeygenSignatureIsAccepted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice, bob := signaturetest.NewKey(t, dir, "alice"), signaturetest.NewKey(t, dir, "bob")
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"),
@@ -52,6 +53,7 @@ func TestSSHKeygenSignatureIsAccepted(t *testing.T) {
 }
 
 func TestValidity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k := signaturetest.NewKey(t, dir, "dave")
 	a, err := signature.ParseAllowedSigners("test", []byte(`dave valid-after="20300101",valid-before="20310101Z" `+k.Public+"\n"))
@@ -99,6 +101,7 @@ func TestSignIsVerifiedBySSHKeygen(t *testing.T) {
 }
 
 func TestEncryptedKeyNeedsAgent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	signaturetest.RequireSSHKeygen(t)
 	k := signaturetest.NewKey(t, dir, "frank")
@@ -130,6 +133,7 @@ func TestEncryptedKeyNeedsAgent(t *testing.T) {
 }
 
 func TestUnsafeAllowedSignersRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k := signaturetest.NewKey(t, dir, "gina")
 	path := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), k.AllowedLine("gina"))
@@ -164,6 +168,7 @@ func TestUnsafeAllowedSignersRefused(t *testing.T) {
 // file a link leads to: both folders are checked, as sshd's StrictModes checks the path to a
 // user's authorized_keys. A sticky folder (as /tmp) lets nobody replace another's file.
 func TestAllowedSignersInAFolderOthersMayWriteRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k := signaturetest.NewKey(t, dir, "ivan")
 	open := filepath.Join(dir, "open")
@@ -195,6 +200,7 @@ func TestAllowedSignersInAFolderOthersMayWriteRefused(t *testing.T) {
 }
 
 func TestParseAllowedSignersErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, text, want string }{
 		{"no key", "alice\n", "nothing else"},
 		{"bad option", "alice frobnicate ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIcHq7uYWhTVTTWvrUzq8xU3y6g5bqOt2nT6qSUo3CJN\n", "unknown option"},
@@ -211,6 +217,7 @@ func TestParseAllowedSignersErrors(t *testing.T) {
 // TestAgentSigns: a passphrase-protected key signs through the ssh agent that holds it, named by
 // its private or its public key file.
 func TestAgentSigns(t *testing.T) {
+	t.Parallel()
 	signaturetest.RequireSSHKeygen(t)
 	if _, err := exec.LookPath("ssh-agent"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -281,6 +288,7 @@ func TestAgentSigns(t *testing.T) {
 // TestCertificateAuthority: with cert-authority, a key signs for the principals of its
 // certificate that the authority signed and the line's patterns allow.
 func TestCertificateAuthority(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca := signaturetest.NewKey(t, dir, "ca")
 	user := signaturetest.NewKey(t, dir, "ivan")

@@ -17,6 +17,7 @@ import (
 // challenge or origin are refused by both. An assertion made without the user present is refused
 // here (as x/crypto/ssh refuses such a security-key signature), though ssh-keygen 9.2 takes it.
 func TestPasskeySignatureIsVerifiedBySSHKeygen(t *testing.T) {
+	t.Parallel()
 	signaturetest.RequireSSHKeygen(t)
 	dir := t.TempDir()
 	alice := signaturetest.NewPasskey(t, "console.example.com", "https://console.example.com")
