@@ -157,10 +157,12 @@ func AcceptedEarlier(s ledger.State) bool {
 	return s.Accepted()
 }
 
-// Unfinished reports whether a run has work on p: sending it (READY), or looking it up (its
-// outcome unknown, or accepted without an invoice number to know it by).
+// Unfinished reports whether a run has work on p: sending it (READY), or looking it up (UNKNOWN,
+// or accepted without an invoice number to know it by). A SUBMITTING payout is a live process's
+// claim, its own to finish: a run makes those of processes that are gone UNKNOWN before it takes
+// any row.
 func Unfinished(p ledger.Payout) bool {
-	return p.State == ledger.Ready || p.State.OutcomeUnknown() || p.State == ledger.Submitted && p.InvoiceNo == ""
+	return p.State == ledger.Ready || p.State == ledger.Unknown || p.State == ledger.Submitted && p.InvoiceNo == ""
 }
 
 // ExplainAuth adds AuthHint to an error that says the service refused the auth token; any other

@@ -103,17 +103,14 @@ func (s *Submission) Take(payouts []ledger.Payout, now time.Time) (tasks []looku
 			done++
 			continue
 		}
-		switch {
-		case p.State == ledger.Ready:
+		switch p.State {
+		case ledger.Ready:
 			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.Send, At: now})
-		case p.State == ledger.Unknown:
+		case ledger.Unknown:
 			// Looked up before anything is sent (a pool.Task that goes First).
 			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.LookUp, At: now, Initial: true})
-		case p.State == ledger.Submitted && p.InvoiceNo == "":
+		default: // accepted, with no invoice number to know it by
 			tasks = append(tasks, lookup.Task{Ref: p.Ref, Kind: lookup.LookUp, At: now})
-		default:
-			done++
-			continue
 		}
 		s.rows[p.Ref] = p
 	}

@@ -41,7 +41,7 @@ func (w *Watcher) process(ctx context.Context, name string) (int, error) {
 		out.Exit, out.Err = exitcode.Aborted, err
 		return out.Exit, &abortError{file: name, cause: err}
 	}
-	runner, accepted, err := w.runnerFor(ctx, log, path)
+	runner, accepted, err := w.runnerFor(ctx, log, path, claimed.sha256)
 	if err != nil {
 		// Whatever stops the plan stops the run too, which says it better.
 		log.Warn("could not check the acceptance of this file's repeats: they stay held", "err", err)

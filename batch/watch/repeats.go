@@ -29,9 +29,10 @@ import (
 // the namespace payout-repeat beside it (approval.JudgeRepeats); the next pass then pays it with
 // its repeats allowed. Its maker is the account that owns the file, as dropped into the inbox.
 
-// runnerFor is the runner that pays the file at path: with its repeats allowed when signers
-// accepted them, and the verdict on those acceptances (Need 0 when none is beside the file).
-func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path string) (*batch.Runner, approval.Verdict, error) {
+// runnerFor is the runner that pays the file at path, whose SHA-256 is sum: with its repeats
+// allowed when signers accepted them, and the verdict on those acceptances (Need 0 when none is
+// beside the file).
+func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path, sum string) (*batch.Runner, approval.Verdict, error) {
 	runner := w.runner.WithReportName(runs.Unstamped(filepath.Base(path)))
 	if w.runner.Config().Repeats.AllowAll || !approval.HasRepeatAcceptance(path) {
 		return runner, approval.Verdict{}, nil
@@ -44,7 +45,7 @@ func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path string) 
 		log.Warn("the acceptance of this file's repeats is not complete: they stay held", "why", v.Missing())
 		return runner, v, nil
 	}
-	if err := w.recordAcceptedRepeats(ctx, path, v); err != nil {
+	if err := w.recordAcceptedRepeats(ctx, path, sum, v); err != nil {
 		return nil, v, err
 	}
 	policy := runner.Config().Repeats
@@ -54,13 +55,10 @@ func (w *Watcher) runnerFor(ctx context.Context, log *slog.Logger, path string) 
 }
 
 // recordAcceptedRepeats records in the chain, before the run that pays them, each signature by
-// which the file at path is paid with its repeats (ledger.EventRepeatsAccepted): who accepted a
-// held row outlasts the files beside it, which anyone who may write the folder could delete.
-func (w *Watcher) recordAcceptedRepeats(ctx context.Context, path string, v approval.Verdict) error {
-	sum, err := read.FileSHA256(path)
-	if err != nil {
-		return err
-	}
+// which the file at path, whose SHA-256 is sum, is paid with its repeats
+// (ledger.EventRepeatsAccepted): who accepted a held row outlasts the files beside it, which
+// anyone who may write the folder could delete.
+func (w *Watcher) recordAcceptedRepeats(ctx context.Context, path, sum string, v approval.Verdict) error {
 	events := make([]ledger.LedgerEvent, len(v.Accepted))
 	for i, a := range v.Accepted {
 		events[i] = ledger.LedgerEvent{Kind: ledger.EventRepeatsAccepted,
@@ -69,7 +67,7 @@ func (w *Watcher) recordAcceptedRepeats(ctx context.Context, path string, v appr
 				"file_sha256": sum, "sig_file": a.File, "sig_sha256": a.SHA256, "valid_until": a.ValidUntil.Format(time.DateOnly),
 				"signature": string(a.Signature)}}
 	}
-	_, err = w.db.AppendLedgerEvents(ctx, events...)
+	_, err := w.db.AppendLedgerEvents(ctx, events...)
 	return err
 }
 
