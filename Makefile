@@ -4,7 +4,7 @@ BIN := bin/payout
 # The build's name for `payout version`: the nearest tag or the commit, marked when the tree differs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: build test test-short demo bench bench-postgres perf lint crashtest crashtest-postgres trail-postgres fuzz clean
+.PHONY: build test test-short demo bench bench-postgres perf lint rowpath crashtest crashtest-postgres trail-postgres fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/payout
@@ -58,6 +58,11 @@ lint:
 	$(GO) vet ./...
 	@if [ -n "$(STATICCHECK)" ]; then echo "$(STATICCHECK) ./..."; "$(STATICCHECK)" ./...; \
 	else echo "lint: staticcheck is not installed, so it did not run: go install honnef.co/go/tools/cmd/staticcheck@v0.8.2"; fi
+
+# The files a row crosses: a one-row `payout run`, built with coverage, and the module's files in
+# which it ran a statement, by package. `.ci/rowpath DIR` counts a checkout of another commit.
+rowpath:
+	bash .ci/rowpath
 
 # The long crash campaign: the built binary SIGKILLed at 25 seeded moments over a 1,000-row file, 5 seeds,
 # at --rate 50-100 and 4-16 workers against a sandbox answering in 5-50 ms with lost answers, 5xx and 429.
