@@ -54,10 +54,7 @@ type RetryFiles interface {
 type ReportReads interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
-	RunReport(ctx context.Context, runID string) ([]ReportLine, error)
-	EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error
-	EachReportLine(ctx context.Context, runID string, fn func(ReportLine) error) error
-	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
+	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Counts(ctx context.Context) (map[State]CountAmount, error)
 	RejectedRows(ctx context.Context) (CountAmount, error)
@@ -74,7 +71,7 @@ type ReconcileStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
-	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
+	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	Counts(ctx context.Context) (map[State]CountAmount, error)

@@ -50,7 +50,7 @@
 // when payouts were recorded took 4.9 s, once, for 2 million payouts.
 //
 // A run's input lines are kept as they were read, valid or not (run_rows), apart from the
-// payouts, which change as the service answers. RunReport joins the two: it is the one read of a
+// payouts, which change as the service answers. RunLines joins the two: it is the one read of a
 // run, for its own reports at its end, for `payout report` later, for folder mode's notes and
 // for reconciling one run.
 //

@@ -17,13 +17,13 @@ func SQLOf(db *DB) *sql.DB { return db.sql }
 // RetryOf is the reference the payout ref was recorded as a retry of (its retry_of column).
 func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) { return db.retryOf(ctx, ref) }
 
-// RunRows is the rows of RunReport without their payouts, for the tests of Record.
+// RunRows is the rows of RunLines without their payouts, for the tests of Record.
 func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
-	lines, err := db.RunReport(ctx, runID)
-	rows := make([]RunRow, len(lines))
-	for i, l := range lines {
-		rows[i] = l.Row
-	}
+	var rows []RunRow
+	err := db.RunLines(ctx, runID, LineRead{}, func(l ReportLine) error {
+		rows = append(rows, l.Row)
+		return nil
+	})
 	return rows, err
 }
 

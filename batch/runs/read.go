@@ -58,7 +58,7 @@ func ReportRows(ctx context.Context, db ledger.ReportReads, runID string, fileRe
 // read a run this way. fileRejected says why a valid row may have no payout: the file was
 // rejected as a whole, or else the run stopped before it sent that row.
 func EachReportRow(ctx context.Context, db ledger.ReportReads, runID string, fileRejected bool, fn func(report.Row) error) error {
-	return db.EachReportLine(ctx, runID, func(l ledger.ReportLine) error {
+	return db.RunLines(ctx, runID, ledger.LineRead{ReportOnly: true}, func(l ledger.ReportLine) error {
 		return fn(reportRow(l, fileRejected))
 	})
 }
