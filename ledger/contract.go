@@ -97,11 +97,9 @@ type ApprovalStore interface {
 	SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error)
 	AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
-	RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error)
-	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error)
+	LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error)
 	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
 	StrayPayouts(ctx context.Context) (map[string]string, error)
-	LatestLedgerEvent(ctx context.Context, kind string) (LedgerEvent, bool, error)
 	VerifySince(ctx context.Context, head ChainHead) ([]Finding, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
 }
@@ -120,9 +118,9 @@ type AuditStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
-	// LedgerEventsOf are the events about the ledger of one kind: audit verify checks the
-	// signatures the approval events store.
-	LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error)
+	// LedgerEvents are the events about the ledger: audit verify checks the signatures the
+	// approval events store.
+	LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error)
 }
 
 // Ledger is every use's operations together, and Close: what an engine implements.

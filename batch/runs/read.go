@@ -139,7 +139,7 @@ func PaidElsewhere(row report.Row) bool {
 // ApprovalReads is what naming a run's approvers reads: the approvals it was paid on, and the
 // plan statements they sign.
 type ApprovalReads interface {
-	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
+	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
 	approval.PlanStatements
 }
 
@@ -206,7 +206,7 @@ func ChainHeadText(ctx context.Context, db ChainHeads) string {
 // Approver names the signers a recorded run went ahead on, for its reports: those whose
 // signatures, stored in the chain, the allowed signers at allowedSigners prove.
 func Approver(ctx context.Context, db ApprovalReads, runID, allowedSigners string) (string, time.Time, error) {
-	events, err := db.RunApprovals(ctx, runID)
+	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: runID})
 	if err != nil || len(events) == 0 {
 		return "", time.Time{}, err
 	}
