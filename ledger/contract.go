@@ -42,11 +42,10 @@ type Claims interface {
 // retry reference, and the input's columns the file is written in.
 type RetryFiles interface {
 	RunColumns(ctx context.Context, runID string) ([]string, error)
-	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error)
+	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error)
 	LinkRetry(ctx context.Context, runID string, r Retry) error
 	Retries(ctx context.Context, refs []string) (map[string]Retry, error)
 	RetryFor(ctx context.Context, old string) (Retry, bool, error)
-	RetryRoot(ctx context.Context, ref string) (string, error)
 }
 
 // ReportReads is what reports read: a run's lines with their payouts, the totals, the trail of

@@ -273,11 +273,7 @@ func failedRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 			"it keeps its reference, which is never sent again, and the retry file reconcile writes offers it under a new one once confirmed"
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
 	}
-	root, err := db.RetryRoot(ctx, p.Ref)
-	if err != nil {
-		return retryRow{}, false, err
-	}
-	retry, err := db.ClaimRetry(ctx, p.Ref, runID, now, func(n int) string { return Ref(root, n) })
+	retry, err := db.ClaimRetry(ctx, p.Ref, runID, now, Ref)
 	if err != nil {
 		return retryRow{}, false, err
 	}
