@@ -33,7 +33,7 @@ type RunWrites interface {
 // Claims is what lets several processes pay from one ledger: each names itself in the payouts it
 // moves to SUBMITTING (Change.ClaimedBy), and a start recovers only the SUBMITTING payouts whose
 // process a Liveness says is gone. An engine's Liveness is a lock each paying process holds for
-// its lifetime (on SQLite, FileLock).
+// its lifetime (on SQLite, the file lock Take takes).
 type Claims interface {
 	Orphaned(ctx context.Context, alive Liveness) ([]Payout, error)
 }
