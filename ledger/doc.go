@@ -112,8 +112,8 @@
 // A process that pays holds the ledger (Take, Hold) for its lifetime. On SQLite that is the file
 // lock, which keeps every other paying process off; TakeWithin waits, bounded, for its holder to
 // finish, as a routine overlap of cron's commands needs. On PostgreSQL several processes on several
-// hosts pay from one ledger, with no coordinator: each holds a session of its own (PgHold,
-// postgres_hold*.go), registered in the processes table, and session advisory locks in it: one
+// hosts pay from one ledger, with no coordinator: each holds a session of its own
+// (postgres_hold*.go), registered in the processes table, and session advisory locks in it: one
 // keyed by its random ID (it runs while that lock is held: Alive), one per input file it is
 // paying (PayFile to DonePaying: a second process is refused, told who pays it) and one per inbox
 // it leads (folder mode). The server releases them when the session ends, which short keepalives make seconds

@@ -93,7 +93,7 @@ func (db *DB) quickCheckFindings(ctx context.Context) ([]string, error) {
 
 // SessionSetting is a setting of a PostgreSQL hold's own session, as its server sees it.
 func SessionSetting(ctx context.Context, h Hold, name string) (string, error) {
-	ph := h.(*PgHold)
+	ph := h.(*pgHold)
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	var v string

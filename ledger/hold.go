@@ -49,7 +49,7 @@ func IsURL(ledger string) bool {
 }
 
 // Take takes the hold a paying process keeps on ledger, without waiting: on SQLite the file lock
-// (another holder: *LockedError); on PostgreSQL a session of the process's own (PgHold), which
+// (another holder: *LockedError); on PostgreSQL a session of the process's own, which
 // other processes share the ledger with.
 func Take(ctx context.Context, ledger string) (Hold, error) {
 	if IsURL(ledger) {
