@@ -61,7 +61,7 @@ func testFindRuns(t *testing.T, e Engine) {
 	} {
 		runs, err := l.FindRuns(ctx, c.f)
 		if got := ids(runs); err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("FindRuns%s: %v %v, want %v", c.f, got, err, c.want)
+			t.Errorf("FindRuns %+v: %v %v, want %v", c.f, got, err, c.want)
 		}
 	}
 	testListing(t, l)
