@@ -13,6 +13,9 @@ type EvidenceLedger interface {
 	PolicyReader
 	PlanStatements
 	StrayPayouts(ctx context.Context) (map[string]string, error)
+	// LedgerEvents reads the run's approvals and the refusals of their plans (and, through
+	// SignedHeads, the latest signed head).
+	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
 }
 
 // Gather collects what the ledger stores of the approval of run runID, for Prove: whether the
