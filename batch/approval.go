@@ -151,7 +151,7 @@ func (r *Runner) awaiting(ctx context.Context, res *Result, plan intake.Plan, wh
 // run does not), and every later run of the same plan or bytes is refused on that record.
 func (r *Runner) holdRejection(ctx context.Context, runID string, plan intake.Plan, v *approval.Verdict) error {
 	db := r.cfg.Ledger
-	recorded, err := db.Rejections(ctx, plan.Digest, plan.FileSHA256)
+	recorded, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: plan.Digest, FileSHA256: plan.FileSHA256})
 	switch {
 	case err != nil:
 		return err

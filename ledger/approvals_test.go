@@ -35,7 +35,7 @@ func TestApprovalPolicyIsInTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := db.RunApprovals(ctx, "RUN-1")
+	list, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: "RUN-1"})
 	if err != nil || len(list) != 1 || list[0].Facts["principal"] != "alice" {
 		t.Fatalf("approvals of RUN-1: %+v %v", list, err)
 	}

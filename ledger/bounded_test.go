@@ -59,7 +59,7 @@ func TestBoundedRunQueries(t *testing.T) {
 		{ledger.RunFilter{Listing: []string{}}, nil},
 	} {
 		runs, err := db.FindRuns(ctx, c.f)
-		check(fmt.Sprintf("FindRuns%s", c.f), runs, err, c.want...)
+		check(fmt.Sprintf("FindRuns %+v", c.f), runs, err, c.want...)
 	}
 }
 

@@ -369,7 +369,7 @@ func TestLedgerFilesAreReadableByTheirOwnerOnly(t *testing.T) {
 	seed(t, db, "r1", 3)
 	lock, err := ledger.Lock(path)
 	must(t, err)
-	defer lock.Unlock()
+	defer lock.Close()
 	for _, name := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
 		fi, err := os.Stat(name)
 		if err != nil {

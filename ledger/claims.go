@@ -32,7 +32,7 @@ func (p Process) Claimant() string {
 }
 
 // Liveness tells whether the process a claim names still runs. An engine's lock held for a
-// process's lifetime fills it: on SQLite the file lock (FileLock), whose holder knows every other
+// process's lifetime fills it: on SQLite the file lock, whose holder knows every other
 // paying process is gone.
 type Liveness interface {
 	// Alive reports whether claimant is a process that still runs. A claimant it cannot tell

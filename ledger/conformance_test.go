@@ -48,7 +48,7 @@ func TestSQLiteConformance(t *testing.T) {
 			var once sync.Once
 			release := func() {
 				once.Do(func() {
-					if err := lock.Unlock(); err != nil {
+					if err := lock.Close(); err != nil {
 						tb.Error(err)
 					}
 				})

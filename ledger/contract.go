@@ -33,7 +33,7 @@ type RunWrites interface {
 // Claims is what lets several processes pay from one ledger: each names itself in the payouts it
 // moves to SUBMITTING (Change.ClaimedBy), and a start recovers only the SUBMITTING payouts whose
 // process a Liveness says is gone. An engine's Liveness is a lock each paying process holds for
-// its lifetime (on SQLite, FileLock).
+// its lifetime (on SQLite, the file lock Take takes).
 type Claims interface {
 	Orphaned(ctx context.Context, alive Liveness) ([]Payout, error)
 }
@@ -42,11 +42,10 @@ type Claims interface {
 // retry reference, and the input's columns the file is written in.
 type RetryFiles interface {
 	RunColumns(ctx context.Context, runID string) ([]string, error)
-	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error)
+	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error)
 	LinkRetry(ctx context.Context, runID string, r Retry) error
 	Retries(ctx context.Context, refs []string) (map[string]Retry, error)
 	RetryFor(ctx context.Context, old string) (Retry, bool, error)
-	RetryRoot(ctx context.Context, ref string) (string, error)
 }
 
 // ReportReads is what reports read: a run's lines with their payouts, the totals, the trail of
@@ -54,10 +53,7 @@ type RetryFiles interface {
 type ReportReads interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
-	RunReport(ctx context.Context, runID string) ([]ReportLine, error)
-	EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error
-	EachReportLine(ctx context.Context, runID string, fn func(ReportLine) error) error
-	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
+	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Counts(ctx context.Context) (map[State]CountAmount, error)
 	RejectedRows(ctx context.Context) (CountAmount, error)
@@ -74,7 +70,7 @@ type ReconcileStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
-	WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error
+	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	Counts(ctx context.Context) (map[State]CountAmount, error)
@@ -100,11 +96,9 @@ type ApprovalStore interface {
 	SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error)
 	AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
-	RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error)
-	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error)
+	LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error)
 	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
 	StrayPayouts(ctx context.Context) (map[string]string, error)
-	LatestLedgerEvent(ctx context.Context, kind string) (LedgerEvent, bool, error)
 	VerifySince(ctx context.Context, head ChainHead) ([]Finding, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
 }
@@ -123,9 +117,9 @@ type AuditStore interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
-	// LedgerEventsOf are the events about the ledger of one kind: audit verify checks the
-	// signatures the approval events store.
-	LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error)
+	// LedgerEvents are the events about the ledger: audit verify checks the signatures the
+	// approval events store.
+	LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error)
 }
 
 // Ledger is every use's operations together, and Close: what an engine implements.

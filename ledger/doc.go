@@ -50,7 +50,7 @@
 // when payouts were recorded took 4.9 s, once, for 2 million payouts.
 //
 // A run's input lines are kept as they were read, valid or not (run_rows), apart from the
-// payouts, which change as the service answers. RunReport joins the two: it is the one read of a
+// payouts, which change as the service answers. RunLines joins the two: it is the one read of a
 // run, for its own reports at its end, for `payout report` later, for folder mode's notes and
 // for reconciling one run.
 //
@@ -112,8 +112,8 @@
 // A process that pays holds the ledger (Take, Hold) for its lifetime. On SQLite that is the file
 // lock, which keeps every other paying process off; TakeWithin waits, bounded, for its holder to
 // finish, as a routine overlap of cron's commands needs. On PostgreSQL several processes on several
-// hosts pay from one ledger, with no coordinator: each holds a session of its own (PgHold,
-// postgres_hold*.go), registered in the processes table, and session advisory locks in it: one
+// hosts pay from one ledger, with no coordinator: each holds a session of its own
+// (postgres_hold*.go), registered in the processes table, and session advisory locks in it: one
 // keyed by its random ID (it runs while that lock is held: Alive), one per input file it is
 // paying (PayFile to DonePaying: a second process is refused, told who pays it) and one per inbox
 // it leads (folder mode). The server releases them when the session ends, which short keepalives make seconds

@@ -27,7 +27,7 @@ type EvidenceEvent struct {
 // RunEvents returns, oldest first, the events of a run up to the chain head upTo: those recorded
 // by the run, and every event of its payouts, whoever recorded them: the payouts its input rows
 // named, those it changed (as a reconciliation does), and those its report shows at the lines it
-// stored no row of, which an earlier run of the same source recorded (EachRunLine): a run that
+// stored no row of, which an earlier run of the same source recorded (RunLines): a run that
 // resumes a stopped one reports the rows the stopped one sent, and its pack holds their events.
 func (db *DB) RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]EvidenceEvent, error) {
 	out, err := scanAll(ctx, db.sql, `SELECT e.id, e.ref, e.run_id, e.at, e.from_state, e.to_state, e.detail, e.payload, e.actor, e.version,

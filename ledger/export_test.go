@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
+	"time"
 )
 
 // SQLOf exposes the connection pool to the tests, which check pragmas on pooled connections
@@ -17,14 +18,26 @@ func SQLOf(db *DB) *sql.DB { return db.sql }
 // RetryOf is the reference the payout ref was recorded as a retry of (its retry_of column).
 func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) { return db.retryOf(ctx, ref) }
 
-// RunRows is the rows of RunReport without their payouts, for the tests of Record.
+// RunRows is the rows of RunLines without their payouts, for the tests of Record.
 func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
-	lines, err := db.RunReport(ctx, runID)
-	rows := make([]RunRow, len(lines))
-	for i, l := range lines {
-		rows[i] = l.Row
-	}
+	var rows []RunRow
+	err := db.RunLines(ctx, runID, LineRead{}, func(l ReportLine) error {
+		rows = append(rows, l.Row)
+		return nil
+	})
 	return rows, err
+}
+
+// Lock takes the file lock on ledgerPath, as Take does for a SQLite ledger, for the tests of
+// the lock itself.
+func Lock(ledgerPath string) (*fileLock, error) { return lockFile(ledgerPath) }
+
+// WaitGrant is Wait, telling also when the server granted the request: the time, on the
+// database server's clock, before which it would not have gone. The tests measure the limiter's
+// spacing by it.
+func (l *SharedLimiter) WaitGrant(ctx context.Context) (time.Time, error) {
+	granted, _, err := l.wait(ctx)
+	return granted, err
 }
 
 // Migrations is how many migrations this build knows: the schema version of a ledger it made.
@@ -80,7 +93,7 @@ func (db *DB) quickCheckFindings(ctx context.Context) ([]string, error) {
 
 // SessionSetting is a setting of a PostgreSQL hold's own session, as its server sees it.
 func SessionSetting(ctx context.Context, h Hold, name string) (string, error) {
-	ph := h.(*PgHold)
+	ph := h.(*pgHold)
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	var v string

@@ -32,13 +32,13 @@ func (db *DB) FindRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	where, args := db.eng.findRunsWhere(f)
 	runs, err := db.queryRuns(ctx, where, args...)
 	if err != nil {
-		return nil, fmt.Errorf("find runs %s: %w", f, err)
+		return nil, fmt.Errorf("find runs %s: %w", f.what(), err)
 	}
 	return runs, nil
 }
 
-// String names the filter in errors: the fields set.
-func (f RunFilter) String() string {
+// what names the filter in errors: the fields set.
+func (f RunFilter) what() string {
 	var parts []string
 	add := func(name, v string) {
 		if v != "" {

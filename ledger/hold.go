@@ -10,7 +10,7 @@ import (
 // Hold is a paying process's hold on its ledger, taken before it opens the ledger to pay and kept
 // until it ends: it names the process its claims record, tells whether the process another
 // claim names still runs, and keeps a second process off a file being paid. On SQLite it is the
-// file lock (FileLock), which keeps every other paying process off the whole ledger; on
+// file lock, which keeps every other paying process off the whole ledger; on
 // PostgreSQL a session of the process's own, whose advisory locks end when the process does.
 type Hold interface {
 	Liveness
@@ -49,13 +49,13 @@ func IsURL(ledger string) bool {
 }
 
 // Take takes the hold a paying process keeps on ledger, without waiting: on SQLite the file lock
-// (another holder: *LockedError); on PostgreSQL a session of the process's own (PgHold), which
+// (another holder: *LockedError); on PostgreSQL a session of the process's own, which
 // other processes share the ledger with.
 func Take(ctx context.Context, ledger string) (Hold, error) {
 	if IsURL(ledger) {
 		return takePostgres(ctx, ledger)
 	}
-	return Lock(ledger)
+	return lockFile(ledger)
 }
 
 // TakeWithin is Take, waiting up to wait for another process to release a SQLite ledger's lock:
@@ -95,24 +95,24 @@ func TakeWithin(ctx context.Context, ledger string, wait time.Duration, waiting 
 const lockRetry = 200 * time.Millisecond
 
 // Self is the lock's holder.
-func (l *FileLock) Self() Process { return l.Process }
+func (l *fileLock) Self() Process { return l.Process }
 
 // PayFile does nothing more: the file lock already keeps every other paying process off the
 // whole ledger, and so off every file.
-func (l *FileLock) PayFile(context.Context, string) error { return nil }
+func (l *fileLock) PayFile(context.Context, string) error { return nil }
 
 // DonePaying does nothing: PayFile took nothing.
-func (l *FileLock) DonePaying(context.Context, string) error { return nil }
+func (l *fileLock) DonePaying(context.Context, string) error { return nil }
 
 // OthersPay is false: the file lock keeps every other paying process off the ledger.
-func (l *FileLock) OthersPay(context.Context, string) (bool, error) { return false, nil }
+func (l *fileLock) OthersPay(context.Context, string) (bool, error) { return false, nil }
 
 // Confirm is always nil: the file lock is the kernel's, kept for as long as the process lives,
 // however long it is paused, and no other process can take a claim over while it is held.
-func (l *FileLock) Confirm(context.Context) error { return nil }
+func (l *fileLock) Confirm(context.Context) error { return nil }
 
 // Held is always true, as Confirm is always nil.
-func (l *FileLock) Held() bool { return true }
+func (l *fileLock) Held() bool { return true }
 
-// Close releases the lock, as Unlock does.
-func (l *FileLock) Close() error { return l.Unlock() }
+// Close releases the lock.
+func (l *fileLock) Close() error { return l.unlock() }

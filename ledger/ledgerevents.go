@@ -252,37 +252,63 @@ func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e Ledge
 	return head, nil
 }
 
-// RunApprovals lists the approval events recorded for a run, oldest first.
-func (db *DB) RunApprovals(ctx context.Context, runID string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1 AND run_id = $2
-		ORDER BY id`, scanLedgerEvent, EventApproved, runID)
+// EventFilter selects events about the ledger of one kind: LedgerEvents returns them. Every
+// other field set narrows it.
+type EventFilter struct {
+	Kind  string // EventApproved, EventRejected, EventHeadSigned, ...: required
+	RunID string // recorded by this run
+	// PlanSHA256 and FileSHA256, when either is set, select the events about that plan or that
+	// file's bytes: those whose fact "plan_sha256" is PlanSHA256, or whose "file_sha256" is
+	// FileSHA256 (a refusal holds back both).
+	PlanSHA256, FileSHA256 string
+	// Latest keeps only the latest event.
+	Latest bool
+}
+
+// LedgerEvents lists the events about the ledger that f selects, oldest first.
+func (db *DB) LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error) {
+	if f.Kind == "" {
+		return nil, fmt.Errorf("ledger events: no kind")
+	}
+	where, args := `ref = '' AND to_state = $1`, []any{f.Kind}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.RunID != "" {
+		where += ` AND run_id = ` + param(f.RunID)
+	}
+	if f.PlanSHA256 != "" || f.FileSHA256 != "" {
+		where += ` AND (` + db.eng.jsonField("facts", "plan_sha256") + ` = ` + param(f.PlanSHA256) +
+			` OR ` + db.eng.jsonField("facts", "file_sha256") + ` = ` + param(f.FileSHA256) + `)`
+	}
+	order := ` ORDER BY id`
+	if f.Latest {
+		order = ` ORDER BY id DESC LIMIT 1`
+	}
+	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE `+where+order, scanLedgerEvent, args...)
 	if err != nil {
-		return nil, fmt.Errorf("approvals of run %s: %w", runID, err)
+		return nil, fmt.Errorf("%s: %w", f.what(), err)
 	}
 	return out, nil
 }
 
-// LedgerEventsOf lists the events about the ledger of one kind (EventApproved, say), oldest
-// first.
-func (db *DB) LedgerEventsOf(ctx context.Context, kind string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1 ORDER BY id`,
-		scanLedgerEvent, kind)
-	if err != nil {
-		return nil, fmt.Errorf("%s events: %w", kind, err)
+// what names the events f selects, for an error.
+func (f EventFilter) what() string {
+	about := f.PlanSHA256 != "" || f.FileSHA256 != ""
+	switch {
+	case f.Latest:
+		return "latest " + f.Kind + " event"
+	case about && f.Kind == EventRejected:
+		return "refusals of plan " + f.PlanSHA256
+	case about:
+		return f.Kind + " events of plan " + f.PlanSHA256 + " or file " + f.FileSHA256
+	case f.RunID != "" && f.Kind == EventApproved:
+		return "approvals of run " + f.RunID
+	case f.RunID != "":
+		return f.Kind + " events of run " + f.RunID
 	}
-	return out, nil
-}
-
-// Rejections lists the refusals recorded of a plan (by its digest) or of a file (by its
-// SHA-256), oldest first.
-func (db *DB) Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]LedgerEvent, error) {
-	out, err := scanAll(ctx, db.sql, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
-		AND (`+db.eng.jsonField("facts", "plan_sha256")+` = $2 OR `+db.eng.jsonField("facts", "file_sha256")+` = $3) ORDER BY id`,
-		scanLedgerEvent, EventRejected, planSHA256, fileSHA256)
-	if err != nil {
-		return nil, fmt.Errorf("refusals of plan %s: %w", planSHA256, err)
-	}
-	return out, nil
+	return f.Kind + " events"
 }
 
 // PlanStatement is the stored statement of the plan whose digest is planSHA256 (its text before

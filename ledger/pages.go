@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// WalkPayouts and WalkRunLines read a set of payouts, or a run's lines, a page at a time, in the
-// order List and RunReport give them (by run, then line), so that a caller walks a scope of any
-// size holding one page. Each page is its own short read: the caller may write between pages.
+// WalkPayouts reads a set of payouts a page at a time, in the order List gives them (by run,
+// then line), so that a caller walks a scope of any size holding one page. Each page is its own
+// short read: the caller may write between pages. RunLines reads a run's lines so too.
 
 // where is f's WHERE condition over payouts "p", its parameters numbered from $first; TRUE
 // when f selects every payout.
@@ -71,27 +71,6 @@ func (db *DB) WalkPayouts(ctx context.Context, set Filter, page int, fn func(Pay
 	return nil
 }
 
-// WalkRunLines calls fn with each of a run's lines, as EachRunLine gives them, reading page lines
-// at a time; no read is open while fn runs.
-func (db *DB) WalkRunLines(ctx context.Context, runID string, page int, fn func(ReportLine) error) error {
-	last, err := db.runLastLine(ctx, runID)
-	if err != nil {
-		return err
-	}
-	for from := 0; from <= last; from += page {
-		lines, err := db.runLinesBetween(ctx, runID, from, from+page)
-		if err != nil {
-			return err
-		}
-		for _, l := range lines {
-			if err := fn(l); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // runsHolding returns the runs that recorded a payout of the set, in the order List gives their
 // payouts: by the run's start, then its id.
 func (db *DB) runsHolding(ctx context.Context, set Filter) ([]string, error) {
@@ -139,40 +118,4 @@ func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, lin
 		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
 	}
 	return ps, nil
-}
-
-// runLastLine returns the last line number a report of the run has (see EachRunLine); 0 when it
-// has none.
-func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
-	var last int
-	err := db.sql.QueryRowContext(ctx, `SELECT `+db.eng.greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
-		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+db.eng.indexedBy("runs_by_source")+`
-		`+db.eng.joinInOrder+`payouts p`+db.eng.indexedBy("payouts_by_run")+` ON p.run_id = o.id
-		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0)`), runID).Scan(&last)
-	if err != nil {
-		return 0, fmt.Errorf("last line of run %s: %w", runID, err)
-	}
-	return last, nil
-}
-
-// runLinesBetween returns the run's lines from line from up to, not including, line to, in line
-// order: what EachRunLine gives of them.
-func (db *DB) runLinesBetween(ctx context.Context, runID string, from, to int) ([]ReportLine, error) {
-	rows, err := db.sql.QueryContext(ctx, db.eng.runLinesQuery(payoutColumns, true), runID, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("report of run %s: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []ReportLine
-	for rows.Next() {
-		line, err := scanReportLine(rows, scanPayout)
-		if err != nil {
-			return nil, fmt.Errorf("report of run %s: %w", runID, err)
-		}
-		out = append(out, line)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("report of run %s: %w", runID, err)
-	}
-	return out, nil
 }

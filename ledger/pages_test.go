@@ -11,7 +11,7 @@ import (
 )
 
 // TestPagesGiveWhatOneQueryGives: a run's lines read a range at a time, and a set of payouts read
-// a page at a time run by run, are what RunReport and List give, in the same order, whatever the
+// a page at a time run by run, are what RunLines in one query and List give, in the same order, whatever the
 // page's size.
 func TestPagesGiveWhatOneQueryGives(t *testing.T) {
 	t.Parallel()
@@ -60,18 +60,8 @@ func TestPagesGiveWhatOneQueryGives(t *testing.T) {
 	}
 	for _, page := range []int{1, 3, 50} {
 		for _, id := range []string{"pg-1", "pg-2", "pg-3"} {
-			want, err := db.RunReport(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []ledger.ReportLine
-			err = db.WalkRunLines(ctx, id, page, func(l ledger.ReportLine) error {
-				got = append(got, l)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := linesOf(t, db, id, ledger.LineRead{})
+			got := linesOf(t, db, id, ledger.LineRead{Page: page})
 			if fmt.Sprint(lineKeys(got)) != fmt.Sprint(lineKeys(want)) || len(want) == 0 {
 				t.Errorf("run %s in ranges of %d: %v, want %v", id, page, lineKeys(got), lineKeys(want))
 			}
@@ -111,6 +101,20 @@ func refusedSince(ctx context.Context, db *ledger.DB, since time.Time) ([]ledger
 		}
 	}
 	return out, err
+}
+
+// linesOf is every line RunLines gives of the run, read as how says.
+func linesOf(tb testing.TB, db *ledger.DB, runID string, how ledger.LineRead) []ledger.ReportLine {
+	tb.Helper()
+	var out []ledger.ReportLine
+	err := db.RunLines(context.Background(), runID, how, func(l ledger.ReportLine) error {
+		out = append(out, l)
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 func lineKeys(lines []ledger.ReportLine) []string {

@@ -56,7 +56,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"List latest", latest, latestArgs,
 			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
 		{"Events", `SELECT id FROM events WHERE ref = ? ORDER BY id`, []any{"r"}, []string{"USING COVERING INDEX events_by_ref (ref=?)"}},
-		{"RunReport", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
+		{"RunLines", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
 			WHERE r.run_id = ? ORDER BY r.line`, []any{"run"},
 			[]string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"RejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r

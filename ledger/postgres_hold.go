@@ -13,13 +13,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// PgHold is a paying process's hold on a PostgreSQL ledger: a session of its own (one native
+// pgHold is a paying process's hold on a PostgreSQL ledger: a session of its own (one native
 // connection, no pool), kept for the process's lifetime, in which the process is registered
 // (table processes) and holds a session advisory lock keyed by its random ID. The server ends the
 // session, and so releases every lock of it, when the process exits or dies, or when its host
 // stops answering (keepalives, see holdConfig): whether a process runs is whether its lock is held.
 // Its methods may be called from several goroutines.
-type PgHold struct {
+type pgHold struct {
 	mu       sync.Mutex // one statement at a time on each connection
 	cfg      *pgx.ConnConfig
 	conn     *pgx.Conn // the session whose locks are this process's
@@ -44,7 +44,7 @@ type PgHold struct {
 const heartbeat = 2 * time.Second
 
 // takePostgres connects the hold's session, takes the process's lock and registers it.
-func takePostgres(ctx context.Context, url string) (*PgHold, error) {
+func takePostgres(ctx context.Context, url string) (*pgHold, error) {
 	cfg, err := sessionConfig(url, "hold")
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func takePostgres(ctx context.Context, url string) (*PgHold, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &PgHold{cfg: cfg, conn: conn, self: NewProcess(), files: make(map[string]int), leads: make(map[string]int),
+	h := &pgHold{cfg: cfg, conn: conn, self: NewProcess(), files: make(map[string]int), leads: make(map[string]int),
 		lost: make(chan struct{}), stop: make(chan struct{})}
 	if err := h.register(ctx); err != nil {
 		return nil, errors.Join(err, conn.Close(context.WithoutCancel(ctx)))
@@ -84,7 +84,7 @@ func connectHold(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 
 // register takes the process's lock, sweeps the rows of processes whose session ended and
 // inserts this one's.
-func (h *PgHold) register(ctx context.Context) error {
+func (h *pgHold) register(ctx context.Context) error {
 	key := lockKey(nsProcess, h.self.ID)
 	var ok bool
 	if err := h.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
@@ -109,7 +109,7 @@ func (h *PgHold) register(ctx context.Context) error {
 
 // failed says what a statement of the hold failed to do, and what to do about a ledger whose
 // database has no registry of processes.
-func (h *PgHold) failed(what string, err error) error {
+func (h *pgHold) failed(what string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
 		// What `payout status` and Open say of the same database, with their exit code.
@@ -124,15 +124,15 @@ func (h *PgHold) failed(what string, err error) error {
 }
 
 // Self is the process holding it.
-func (h *PgHold) Self() Process { return h.self }
+func (h *pgHold) Self() Process { return h.self }
 
 // Lost is closed once the hold's session is found gone (the server restarted or stopped
 // answering): every lock of it is gone too, and the process must stop paying, as it would on a
 // crash; a new start resumes from the ledger.
-func (h *PgHold) Lost() <-chan struct{} { return h.lost }
+func (h *pgHold) Lost() <-chan struct{} { return h.lost }
 
 // beat checks the session every heartbeat until Close, and closes lost when it is gone.
-func (h *PgHold) beat() {
+func (h *pgHold) beat() {
 	defer h.done.Done()
 	t := time.NewTicker(heartbeat)
 	defer t.Stop()
@@ -164,7 +164,7 @@ func (h *PgHold) beat() {
 // session, the lock is refused while that process's session lasts; taken, it is released at once
 // and the process is gone. A claimant that does not name a process as Process.Claimant does is
 // reported alive: its rows are left alone, never sent twice.
-func (h *PgHold) Alive(ctx context.Context, claimant string) (bool, error) {
+func (h *pgHold) Alive(ctx context.Context, claimant string) (bool, error) {
 	id, ok := claimantID(claimant)
 	if !ok {
 		return true, nil
@@ -183,7 +183,7 @@ func (h *PgHold) Alive(ctx context.Context, claimant string) (bool, error) {
 
 // OthersPay reports whether another process is paying the file whose SHA-256 is given now: it
 // holds the file's lock (PayFile). Never while this one holds it.
-func (h *PgHold) OthersPay(ctx context.Context, fileSHA256 string) (bool, error) {
+func (h *pgHold) OthersPay(ctx context.Context, fileSHA256 string) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.files[fileSHA256] > 0 {
@@ -198,7 +198,7 @@ func (h *PgHold) OthersPay(ctx context.Context, fileSHA256 string) (bool, error)
 
 // heldElsewhere reports whether a session holds the lock key, tried on the probe session: a lock
 // taken there is released at once. h.mu is held.
-func (h *PgHold) heldElsewhere(ctx context.Context, key int64) (bool, error) {
+func (h *pgHold) heldElsewhere(ctx context.Context, key int64) (bool, error) {
 	if h.shut {
 		return false, errors.New("the ledger's hold is closed")
 	}
@@ -246,7 +246,7 @@ func claimantID(claimant string) (string, bool) {
 }
 
 // Close ends the session, which releases every lock of it, after deleting the process's row.
-func (h *PgHold) Close() error {
+func (h *pgHold) Close() error {
 	h.mu.Lock()
 	if h.shut {
 		h.mu.Unlock()

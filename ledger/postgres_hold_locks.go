@@ -30,7 +30,7 @@ func lockKey(namespace, name string) int64 {
 // until DonePaying (as often as PayFile: runs of one process may overlap) or the hold's end; the
 // registry row records it. While another process holds it, PayFile returns a *LockedError naming
 // that process's host and pid.
-func (h *PgHold) PayFile(ctx context.Context, fileSHA256 string) error {
+func (h *pgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 	ok, holder, err := h.hold(ctx, nsFile, "paying", fileSHA256, h.files)
 	if err != nil {
 		return fmt.Errorf("keep other processes off the file: %w", err)
@@ -43,7 +43,7 @@ func (h *PgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 
 // DonePaying ends what PayFile took: released by the last run of this process that holds the
 // file, it may be paid by another process again (a rerun, which resumes from the ledger).
-func (h *PgHold) DonePaying(ctx context.Context, fileSHA256 string) error {
+func (h *pgHold) DonePaying(ctx context.Context, fileSHA256 string) error {
 	ctx, cancel := sessionContext(ctx)
 	defer cancel()
 	h.mu.Lock()
@@ -82,7 +82,7 @@ type Leader interface {
 }
 
 // LeadInbox makes the process the inbox's leader while no other process is.
-func (h *PgHold) LeadInbox(ctx context.Context, inbox string) (bool, Process, error) {
+func (h *pgHold) LeadInbox(ctx context.Context, inbox string) (bool, Process, error) {
 	ok, holder, err := h.hold(ctx, nsInbox, "leads", inbox, h.leads)
 	if err != nil {
 		return false, Process{}, fmt.Errorf("lead the inbox %s: %w", inbox, err)
@@ -100,7 +100,7 @@ func sessionContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // hold takes the lock of name in namespace on the session, once, and records name in the
 // registry's column; held counts the takes. The lock held elsewhere, it returns false and the
 // process that holds it. A holder that ends between the try and the look-up is tried again.
-func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held map[string]int) (bool, Process, error) {
+func (h *pgHold) hold(ctx context.Context, namespace, column, name string, held map[string]int) (bool, Process, error) {
 	ctx, cancel := sessionContext(ctx)
 	defer cancel()
 	h.mu.Lock()
@@ -152,7 +152,7 @@ func (h *PgHold) hold(ctx context.Context, namespace, column, name string, held 
 
 // holder is the registered process whose session holds the lock key and has name in column, or
 // nil when none does (any more).
-func (h *PgHold) holder(ctx context.Context, key int64, column, name string) (*Process, error) {
+func (h *pgHold) holder(ctx context.Context, key int64, column, name string) (*Process, error) {
 	u := uint64(key)
 	var p Process
 	var pid int32

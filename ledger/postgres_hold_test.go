@@ -301,7 +301,7 @@ func TestPgHoldThatLostItsSessionSaysSoAndHoldsNothing(t *testing.T) {
 		t.Fatal("no session terminated")
 	}
 	select {
-	case <-h.(*ledger.PgHold).Lost():
+	case <-h.(interface{ Lost() <-chan struct{} }).Lost():
 	case <-time.After(60 * time.Second):
 		t.Fatal("the hold did not notice its session ended within 60 s")
 	}

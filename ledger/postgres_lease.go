@@ -37,7 +37,7 @@ type renewal struct {
 // machine) before that check makes it fail, as does a session the server ended. Callers that
 // arrive together share one round trip, so that every worker's proof costs at most one round
 // trip of waiting and the session carries one ping at a time, whatever the rate.
-func (h *PgHold) Confirm(ctx context.Context) error {
+func (h *pgHold) Confirm(ctx context.Context) error {
 	h.leaseMu.Lock()
 	if h.nextRenewal == nil {
 		h.nextRenewal = &renewal{done: make(chan struct{})}
@@ -67,7 +67,7 @@ func (h *PgHold) Confirm(ctx context.Context) error {
 }
 
 // renew sends the round trips callers wait for, one at a time, until none is asked for.
-func (h *PgHold) renew() {
+func (h *pgHold) renew() {
 	for {
 		h.leaseMu.Lock()
 		r := h.nextRenewal
@@ -86,7 +86,7 @@ func (h *PgHold) renew() {
 // roundTrip pings the hold's session within leaseTTL. A session that does not answer in time is
 // given up (pgx closes a connection whose query it abandons), which releases its locks: the
 // process is gone for everyone else, and stops.
-func (h *PgHold) roundTrip(r *renewal) error {
+func (h *pgHold) roundTrip(r *renewal) error {
 	select {
 	case <-h.lost:
 		return fmt.Errorf("%w: its session is gone", ErrClaimLost)
@@ -109,7 +109,7 @@ func (h *PgHold) roundTrip(r *renewal) error {
 }
 
 // renewed records that a round trip sent at sent (bootNow) was answered: the lease Held checks.
-func (h *PgHold) renewed(sent time.Duration) {
+func (h *pgHold) renewed(sent time.Duration) {
 	h.leaseMu.Lock()
 	h.lastAnswered = max(h.lastAnswered, sent)
 	h.leaseMu.Unlock()
@@ -118,7 +118,7 @@ func (h *PgHold) renewed(sent time.Duration) {
 // Held reports whether a round trip on the hold's session sent less than leaseTTL ago (on the
 // boot clock) was answered, and the session has not been found gone since: the heartbeat's
 // round trips renew it, Confirm's too.
-func (h *PgHold) Held() bool {
+func (h *pgHold) Held() bool {
 	select {
 	case <-h.lost:
 		return false
@@ -131,6 +131,6 @@ func (h *PgHold) Held() bool {
 }
 
 // markLost closes Lost, once.
-func (h *PgHold) markLost() {
+func (h *pgHold) markLost() {
 	h.lostOnce.Do(func() { close(h.lost) })
 }

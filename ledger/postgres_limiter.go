@@ -112,7 +112,7 @@ func (l *SharedLimiter) Limit() rate.Limit { return l.limit }
 // Wait blocks until the merchant's next request may go, or returns ctx's error at once when
 // ctx ends, or the database's error.
 func (l *SharedLimiter) Wait(ctx context.Context) error {
-	_, err := l.WaitGrant(ctx)
+	_, _, err := l.wait(ctx)
 	return err
 }
 
@@ -132,13 +132,6 @@ ON CONFLICT (merchant) DO UPDATE SET
 	granted = greatest(clock_timestamp(), r.tat - $3::float8 * interval '1 microsecond', r.pause_until),
 	tat = greatest(r.tat, clock_timestamp(), r.pause_until) + $2::float8 * interval '1 microsecond'
 RETURNING granted, clock_timestamp()`
-
-// WaitGrant is Wait, telling also when the server granted the request: the time, on the
-// database server's clock, before which it would not have gone.
-func (l *SharedLimiter) WaitGrant(ctx context.Context) (time.Time, error) {
-	granted, _, err := l.wait(ctx)
-	return granted, err
-}
 
 // WaitDue is Wait, telling also when the turn was due on this host's clock, as early as it may
 // have been: the grant's wait counted from when the statement was sent (the server computed it

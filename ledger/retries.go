@@ -64,16 +64,16 @@ func (db *DB) RetryFor(ctx context.Context, old string) (Retry, bool, error) {
 	return r, true, nil
 }
 
-// maxRetryChain bounds how far RetryRoot follows retries back: far beyond any real chain, it
+// maxRetryChain bounds how far retryRoot follows retries back: far beyond any real chain, it
 // only stops a damaged table from looping.
 const maxRetryChain = 1000
 
-// RetryRoot is the reference that ref is, through any number of retries, a retry of: ref itself
+// retryRoot is the reference that ref is, through any number of retries, a retry of: ref itself
 // when it is no retry.
-func (db *DB) RetryRoot(ctx context.Context, ref string) (string, error) {
+func retryRoot(ctx context.Context, q querier, ref string) (string, error) {
 	for range maxRetryChain {
 		var old string
-		err := db.sql.QueryRowContext(ctx, `SELECT old_ref FROM retries WHERE new_ref = $1`, ref).Scan(&old)
+		err := q.QueryRowContext(ctx, `SELECT old_ref FROM retries WHERE new_ref = $1`, ref).Scan(&old)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ref, nil
 		}
@@ -86,9 +86,11 @@ func (db *DB) RetryRoot(ctx context.Context, ref string) (string, error) {
 }
 
 // ClaimRetry returns the retry of old, recording one when there is none: the first of
-// candidate(1), candidate(2), ... that no payout and no other retry holds. A payout has at most
-// one retry, so every caller asking for the same payout gets the same reference.
-func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(n int) string) (Retry, error) {
+// candidate(root, 1), candidate(root, 2), ... that no payout and no other retry holds, where
+// root is the reference old is, through any number of retries, a retry of (old itself when it
+// is no retry). A payout has at most one retry, so every caller asking for the same payout gets
+// the same reference.
+func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error) {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
@@ -102,8 +104,12 @@ func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, 
 	if !errors.Is(err, sql.ErrNoRows) {
 		return Retry{}, fmt.Errorf("retry of %s: %w", old, err)
 	}
+	root, err := retryRoot(ctx, tx, old)
+	if err != nil {
+		return Retry{}, err
+	}
 	for n := 1; n <= maxRetryChain; n++ {
-		ref := candidate(n)
+		ref := candidate(root, n)
 		var taken bool
 		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM payouts WHERE ref = $1)
 			OR EXISTS (SELECT 1 FROM retries WHERE new_ref = $2)`, ref, ref).Scan(&taken); err != nil {

@@ -18,35 +18,63 @@ type ReportLine struct {
 	Payout *Payout
 }
 
-// RunReport returns a run's input lines in line order, each with its payout (see EachRunLine).
-func (db *DB) RunReport(ctx context.Context, runID string) ([]ReportLine, error) {
-	var out []ReportLine
-	err := db.EachRunLine(ctx, runID, func(l ReportLine) error {
-		out = append(out, l)
-		return nil
-	})
-	return out, err
+// LineRead says how RunLines reads a run's lines. The zero value reads them in one query, each
+// with its whole payout.
+type LineRead struct {
+	// Page, when above 0, reads Page lines at a time, each page a short read of its own: no read
+	// is open while fn runs, so fn may write to the ledger, and a run of any size is walked
+	// holding one page. When 0, the lines are one query, so one consistent read even while
+	// callbacks change payouts.
+	Page int
+	// ReportOnly reads, of each payout, only what a report shows of it: its Ref, RunID, State,
+	// Amount, InvoiceNo, TransactionStatus, Attempts, LastError and RefusalConfirmed; its other
+	// fields are zero. A report reads every line of a run back, and most of that read is the
+	// payout's columns.
+	ReportOnly bool
 }
 
-// EachRunLine calls fn with each of a run's input lines in line order, each with its payout as
-// it stands now: what a report of the run shows. A line is the run's own row in run_rows when it
+// RunLines calls fn with each of a run's input lines in line order, each with its payout as it
+// stands now: what a report of the run shows. A line is the run's own row in run_rows when it
 // stored one, and otherwise the payout that a run of the same source, up to this one, recorded
 // at that line (skipped when another run recorded it: the run stored every line it sent or looked
-// up itself). It is one query, so one consistent read even while callbacks change payouts; only
-// one line is held at a time. An unknown run has no lines.
-func (db *DB) EachRunLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
-	return db.eachLine(ctx, db.eng.runLinesQuery(payoutColumns, false), scanPayout, runID, fn)
+// up itself). how says whether the lines are read in one query or a page at a time, and how much
+// of each payout is read; only one line, or one page, is held at a time. An unknown run has no
+// lines.
+func (db *DB) RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error {
+	cols, scan := payoutColumns, scanPayout
+	if how.ReportOnly {
+		cols, scan = reportPayoutColumns, scanReportPayout
+	}
+	if how.Page <= 0 {
+		return db.eachLine(ctx, db.eng.runLinesQuery(cols, false), scan, fn, runID)
+	}
+	last, err := db.runLastLine(ctx, runID)
+	if err != nil {
+		return err
+	}
+	query := db.eng.runLinesQuery(cols, true)
+	for from := 0; from <= last; from += how.Page {
+		var page []ReportLine
+		err := db.eachLine(ctx, query, scan, func(l ReportLine) error {
+			page = append(page, l)
+			return nil
+		}, runID, from, from+how.Page)
+		if err != nil {
+			return err
+		}
+		for _, l := range page {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// EachReportLine is EachRunLine with, of each payout, only what a report shows of it: its Ref,
-// RunID, State, Amount, InvoiceNo, TransactionStatus, Attempts and LastError; its other fields are
-// zero. A report reads every line of a run back, and most of that read is the payout's columns.
-func (db *DB) EachReportLine(ctx context.Context, runID string, fn func(ReportLine) error) error {
-	return db.eachLine(ctx, db.eng.runLinesQuery(reportPayoutColumns, false), scanReportPayout, runID, fn)
-}
-
-func (db *DB) eachLine(ctx context.Context, query string, scan func(scanner) (Payout, error), runID string, fn func(ReportLine) error) error {
-	rows, err := db.sql.QueryContext(ctx, query, runID)
+// eachLine calls fn with each line query reads, its payout's columns scanned with scan; args
+// are the query's parameters, the run's id first.
+func (db *DB) eachLine(ctx context.Context, query string, scan func(scanner) (Payout, error), fn func(ReportLine) error, runID string, args ...any) error {
+	rows, err := db.sql.QueryContext(ctx, query, append([]any{runID}, args...)...)
 	if err != nil {
 		return fmt.Errorf("report of run %s: %w", runID, err)
 	}
@@ -66,6 +94,19 @@ func (db *DB) eachLine(ctx context.Context, query string, scan func(scanner) (Pa
 	return nil
 }
 
+// runLastLine returns the last line number the run has (see RunLines); 0 when it has none.
+func (db *DB) runLastLine(ctx context.Context, runID string) (int, error) {
+	var last int
+	err := db.sql.QueryRowContext(ctx, `SELECT `+db.eng.greatest(`COALESCE((SELECT max(line) FROM run_rows WHERE run_id = $1), 0)`,
+		`COALESCE((SELECT max(p.line) FROM runs s CROSS JOIN runs o`+db.eng.indexedBy("runs_by_source")+`
+		`+db.eng.joinInOrder+`payouts p`+db.eng.indexedBy("payouts_by_run")+` ON p.run_id = o.id
+		WHERE s.id = $1 AND o.source = s.source AND o.source <> '' AND o.started_at <= s.started_at), 0)`), runID).Scan(&last)
+	if err != nil {
+		return 0, fmt.Errorf("last line of run %s: %w", runID, err)
+	}
+	return last, nil
+}
+
 // scanReportLine scans a row of runLinesQuery, its payout's columns with scan.
 func scanReportLine(rows *sql.Rows, scan func(scanner) (Payout, error)) (ReportLine, error) {
 	var line ReportLine
@@ -83,7 +124,7 @@ func scanReportLine(rows *sql.Rows, scan func(scanner) (Payout, error)) (ReportL
 	return line, nil
 }
 
-// reportPayoutColumns are the columns of a payout that a report shows (EachReportLine).
+// reportPayoutColumns are the columns of a payout that a report shows (LineRead.ReportOnly).
 const reportPayoutColumns = `ref, run_id, state, amount, invoice_no, transaction_status, attempts, last_error, refusal_confirmed`
 
 // scanReportPayout scans reportPayoutColumns.

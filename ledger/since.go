@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,19 +13,6 @@ import (
 // (VerifySince): whoever can write the database cannot make that signature, so history before
 // it cannot be rewritten unseen, and what was appended since is checked before it is trusted.
 const EventHeadSigned = "HEAD_SIGNED"
-
-// LatestLedgerEvent is the latest event about the ledger of kind; ok is false when there is none.
-func (db *DB) LatestLedgerEvent(ctx context.Context, kind string) (e LedgerEvent, ok bool, err error) {
-	e, err = scanLedgerEvent(db.sql.QueryRowContext(ctx, `SELECT `+ledgerEventColumns+` FROM events WHERE ref = '' AND to_state = $1
-		ORDER BY id DESC LIMIT 1`, kind))
-	if errors.Is(err, sql.ErrNoRows) {
-		return LedgerEvent{}, false, nil
-	}
-	if err != nil {
-		return LedgerEvent{}, false, fmt.Errorf("latest %s event: %w", kind, err)
-	}
-	return e, true, nil
-}
 
 // VerifySince checks the chain from head on, as VerifyChain checks each event: head must still
 // be in the chain with its hash, and every event after it must link to the one before, match its

@@ -37,24 +37,24 @@ func (e *LockedError) Error() string {
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
-// FileLock is the exclusive lock one process holds on a ledger. It is that process's Liveness:
+// fileLock is the exclusive lock one process holds on a ledger. It is that process's Liveness:
 // every process that pays from the ledger holds the lock while it does, so the holder knows that
 // the process claiming any payout but its own is gone.
-type FileLock struct {
+type fileLock struct {
 	fl *flock.Flock
 	// Process is the holder: the claimant its payouts record (Change.ClaimedBy).
 	Process Process
 }
 
 // Alive reports whether claimant is the lock's holder.
-func (l *FileLock) Alive(ctx context.Context, claimant string) (bool, error) {
+func (l *fileLock) Alive(ctx context.Context, claimant string) (bool, error) {
 	return OnlySelf(l.Process.Claimant()).Alive(ctx, claimant)
 }
 
-// Lock takes, without waiting, the lock on ledgerPath+".lock" and writes who holds it into that
+// lockFile takes, without waiting, the lock on ledgerPath+".lock" and writes who holds it into that
 // file. It is an flock(2) lock: the kernel releases it when the process dies, so a killed run
-// never blocks the next one. When another process holds it, Lock returns a *LockedError.
-func Lock(ledgerPath string) (*FileLock, error) {
+// never blocks the next one. When another process holds it, lockFile returns a *LockedError.
+func lockFile(ledgerPath string) (*fileLock, error) {
 	path := ledgerPath + ".lock"
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
 	ok, err := fl.TryLock()
@@ -70,12 +70,12 @@ func Lock(ledgerPath string) (*FileLock, error) {
 	if err := os.WriteFile(path, []byte(note), 0o600); err != nil {
 		return nil, errors.Join(fmt.Errorf("lock ledger: %w", err), fl.Unlock())
 	}
-	return &FileLock{fl: fl, Process: self}, nil
+	return &fileLock{fl: fl, Process: self}, nil
 }
 
-// Unlock releases the lock. The lock file stays: removing it would let a third process lock a
+// unlock releases the lock. The lock file stays: removing it would let a third process lock a
 // new file while a second still waits on the old one.
-func (l *FileLock) Unlock() error {
+func (l *fileLock) unlock() error {
 	if err := l.fl.Unlock(); err != nil {
 		return fmt.Errorf("unlock ledger: %w", err)
 	}

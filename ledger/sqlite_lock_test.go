@@ -48,14 +48,14 @@ func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
 	if want := fmt.Sprintf("pid=%d ", os.Getpid()); !strings.HasPrefix(le.Holder, want) || !strings.Contains(err.Error(), want) {
 		t.Errorf("holder %q, message %q: want them to name %q", le.Holder, err, want)
 	}
-	if err := l.Unlock(); err != nil {
+	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
 	l, err = ledger.Lock(path)
 	if err != nil {
 		t.Fatalf("after unlock: %v", err)
 	}
-	l.Unlock()
+	l.Close()
 	if fi, err := os.Stat(path + ".lock"); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("lock file: %v %v", fi, err)
 	}
@@ -90,7 +90,7 @@ func TestLockOfAKilledProcessDoesNotBlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
-	l.Unlock()
+	l.Close()
 }
 
 // TestTakeWithinWaitsForTheHolder: a ledger whose lock another holder keeps is taken once the
@@ -119,7 +119,7 @@ func TestTakeWithinWaitsForTheHolder(t *testing.T) {
 	if holder := <-waiting; !strings.Contains(holder, "pid=") {
 		t.Errorf("waiting was told the holder %q, want its note", holder)
 	}
-	if err := held.Unlock(); err != nil {
+	if err := held.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-got; err != nil {

@@ -6,14 +6,16 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// EvidenceLedger is what the ledger stores of a run's
+// EvidenceLedger is what the ledger stores of a run's approval: the signed heads and the chain
+// since, the policy, the plans' statements, the approvals and refusals, and the stray payouts.
 type EvidenceLedger interface {
 	SignedHeads
 	PolicyReader
 	PlanStatements
 	StrayPayouts(ctx context.Context) (map[string]string, error)
-	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
-	Rejections(ctx context.Context, planSHA256, fileSHA256 string) ([]ledger.LedgerEvent, error)
+	// LedgerEvents reads the run's approvals and the refusals of their plans (and, through
+	// SignedHeads, the latest signed head).
+	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
 }
 
 // Gather collects what the ledger stores of the approval of run runID, for Prove: whether the
@@ -36,7 +38,7 @@ func Gather(ctx context.Context, db EvidenceLedger, runID, allowedSigners string
 	if err != nil || pol.Approvals == 0 {
 		return Evidence{Stray: stray}, err
 	}
-	events, err := db.RunApprovals(ctx, runID)
+	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: runID})
 	if err != nil {
 		return Evidence{}, err
 	}
@@ -71,7 +73,7 @@ func storedPlan(ctx context.Context, db EvidenceLedger, digest, fileSHA256 strin
 	if ok {
 		plan.Statement = []byte(statement)
 	}
-	refusals, err := db.Rejections(ctx, digest, fileSHA256)
+	refusals, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: digest, FileSHA256: fileSHA256})
 	if err != nil {
 		return plan, err
 	}

@@ -70,7 +70,7 @@ func SignHead(ctx context.Context, db HeadAppender, sign func(ctx context.Contex
 
 // SignedHeads reads the head the latest run signed, and checks the chain from it on.
 type SignedHeads interface {
-	LatestLedgerEvent(ctx context.Context, kind string) (ledger.LedgerEvent, bool, error)
+	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
 	VerifySince(ctx context.Context, head ledger.ChainHead) ([]ledger.Finding, error)
 }
 
@@ -78,10 +78,11 @@ type SignedHeads interface {
 // its signature against the allowed signers (the file at allowedSigners, namespace payout-pack)
 // when they are given: what is wrong, or "" when it holds or no head was ever signed.
 func SinceSignedHead(ctx context.Context, db SignedHeads, allowedSigners string) (string, error) {
-	e, ok, err := db.LatestLedgerEvent(ctx, ledger.EventHeadSigned)
-	if err != nil || !ok {
+	latest, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventHeadSigned, Latest: true})
+	if err != nil || len(latest) == 0 {
 		return "", err
 	}
+	e := latest[0]
 	runID, head, err := ParseHeadStatement([]byte(e.Facts["statement"]))
 	if err != nil || head.String() != e.Facts["head"] || runID != e.RunID {
 		return fmt.Sprintf("the chain head signed at event %d does not say what it signed (written by hand); run payout audit verify", e.ID), nil

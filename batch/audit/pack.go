@@ -306,7 +306,7 @@ type PackedSignature struct {
 // statement it signed, a line of approvals.jsonl for each, and the allowed_signers lines that
 // name their keys, so that an auditor checks each with ssh-keygen -Y verify and the pack alone.
 func addSignatures(ctx context.Context, db PackStore, runID, allowedSigners string, members map[string][]byte) error {
-	events, err := db.RunApprovals(ctx, runID)
+	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: runID})
 	if err != nil || len(events) == 0 {
 		return err
 	}

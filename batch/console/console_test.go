@@ -110,7 +110,7 @@ func (t *trail) VerifyChain(context.Context) (ledger.ChainReport, error) {
 	return ledger.ChainReport{}, nil
 }
 
-func (t *trail) EachRunLine(context.Context, string, func(ledger.ReportLine) error) error {
+func (t *trail) RunLines(context.Context, string, ledger.LineRead, func(ledger.ReportLine) error) error {
 	return nil
 }
 

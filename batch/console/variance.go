@@ -19,7 +19,7 @@ var DefaultAmountShare = decimal.NewFromFloat(0.2)
 // History reads the runs and their lines that a file is compared with (ledger.DB).
 type History interface {
 	FindRuns(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error)
-	EachRunLine(ctx context.Context, runID string, fn func(ledger.ReportLine) error) error
+	RunLines(ctx context.Context, runID string, how ledger.LineRead, fn func(ledger.ReportLine) error) error
 }
 
 // paidPayee is what the last paid file paid one payee.
@@ -68,7 +68,7 @@ func lastPaid(ctx context.Context, h History, name, fileSHA256 string) (ledger.R
 			continue
 		}
 		paid := map[string]paidPayee{}
-		err := h.EachRunLine(ctx, r.ID, func(l ledger.ReportLine) error {
+		err := h.RunLines(ctx, r.ID, ledger.LineRead{}, func(l ledger.ReportLine) error {
 			if p := l.Payout; p != nil && p.State.Accepted() {
 				paid[payeeKey(p.Recipient)] = paidPayee{Payee: p.Recipient, ProviderID: p.ProviderID, Account: p.Account, Amount: p.Amount}
 			}

@@ -120,7 +120,7 @@ func (rc *Recorder) chunk(ctx context.Context, rows []fileRow, existing map[stri
 
 // line is a row as the run keeps it, and whether it must be stored: a line whose payout this
 // run recorded, or a run of the same input recorded at this line and accepted before, is told by
-// that payout (ledger.DB.EachRunLine).
+// that payout (ledger.DB.RunLines).
 func (rc *Recorder) line(ctx context.Context, row *fileRow, existing map[string]ledger.Payout) (ledger.RunRow, bool, error) {
 	raw := row.raw
 	rr := ledger.RunRow{Line: raw.Line, Ref: raw.Ref, Recipient: raw.Recipient, Bank: raw.Bank,

@@ -138,7 +138,7 @@ func days(d time.Duration) string {
 // runLines walks a run's input rows, a range of lines at a time. A payout seen already (a rerun
 // of the same file) is left out when seen is not nil, so that no payout counts twice.
 func runLines(ctx context.Context, db ledger.ReconcileStore, runID string, page int, seen map[string]struct{}, emit func(reconEntry) error) error {
-	return db.WalkRunLines(ctx, runID, page, func(l ledger.ReportLine) error {
+	return db.RunLines(ctx, runID, ledger.LineRead{Page: page}, func(l ledger.ReportLine) error {
 		e, ok := lineEntry(runID, l, seen)
 		if !ok {
 			return nil

@@ -86,7 +86,7 @@ func (f File) List() []string {
 type Ledger interface {
 	ledger.RetryFiles
 	GetRun(ctx context.Context, id string) (ledger.Run, error)
-	EachRunLine(ctx context.Context, runID string, fn func(ledger.ReportLine) error) error
+	RunLines(ctx context.Context, runID string, how ledger.LineRead, fn func(ledger.ReportLine) error) error
 	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
 	Get(ctx context.Context, ref string) (ledger.Payout, error)
 }
@@ -146,7 +146,7 @@ type retryRow struct {
 func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected bool, now time.Time) ([]retryRow, error) {
 	// Only the lines not yet paid are kept: a paid run of any size holds next to nothing here.
 	var lines []ledger.ReportLine
-	err := db.EachRunLine(ctx, run.ID, func(l ledger.ReportLine) error {
+	err := db.RunLines(ctx, run.ID, ledger.LineRead{}, func(l ledger.ReportLine) error {
 		if l.Row.Rejected || l.Payout == nil || !outcome.AcceptedEarlier(l.Payout.State) {
 			lines = append(lines, l)
 		}
@@ -273,11 +273,7 @@ func failedRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 			"it keeps its reference, which is never sent again, and the retry file reconcile writes offers it under a new one once confirmed"
 		return retryRow{values: payoutValues(p, p.Ref), why: why}, true, nil
 	}
-	root, err := db.RetryRoot(ctx, p.Ref)
-	if err != nil {
-		return retryRow{}, false, err
-	}
-	retry, err := db.ClaimRetry(ctx, p.Ref, runID, now, func(n int) string { return Ref(root, n) })
+	retry, err := db.ClaimRetry(ctx, p.Ref, runID, now, Ref)
 	if err != nil {
 		return retryRow{}, false, err
 	}

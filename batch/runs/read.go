@@ -58,7 +58,7 @@ func ReportRows(ctx context.Context, db ledger.ReportReads, runID string, fileRe
 // read a run this way. fileRejected says why a valid row may have no payout: the file was
 // rejected as a whole, or else the run stopped before it sent that row.
 func EachReportRow(ctx context.Context, db ledger.ReportReads, runID string, fileRejected bool, fn func(report.Row) error) error {
-	return db.EachReportLine(ctx, runID, func(l ledger.ReportLine) error {
+	return db.RunLines(ctx, runID, ledger.LineRead{ReportOnly: true}, func(l ledger.ReportLine) error {
 		return fn(reportRow(l, fileRejected))
 	})
 }
@@ -139,7 +139,7 @@ func PaidElsewhere(row report.Row) bool {
 // ApprovalReads is what naming a run's approvers reads: the approvals it was paid on, and the
 // plan statements they sign.
 type ApprovalReads interface {
-	RunApprovals(ctx context.Context, runID string) ([]ledger.LedgerEvent, error)
+	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
 	approval.PlanStatements
 }
 
@@ -206,7 +206,7 @@ func ChainHeadText(ctx context.Context, db ChainHeads) string {
 // Approver names the signers a recorded run went ahead on, for its reports: those whose
 // signatures, stored in the chain, the allowed signers at allowedSigners prove.
 func Approver(ctx context.Context, db ApprovalReads, runID, allowedSigners string) (string, time.Time, error) {
-	events, err := db.RunApprovals(ctx, runID)
+	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: runID})
 	if err != nil || len(events) == 0 {
 		return "", time.Time{}, err
 	}

@@ -266,14 +266,16 @@ func (w *Watcher) paidEarlier(ctx context.Context, sum string) (*ledger.Run, err
 	}
 	sort.SliceStable(same, func(i, j int) bool { return same[i].StartedAt.Before(same[j].StartedAt) })
 	for i := range same {
-		lines, err := w.db.RunReport(ctx, same[i].ID)
+		sent := false
+		err := w.db.RunLines(ctx, same[i].ID, ledger.LineRead{}, func(l ledger.ReportLine) error {
+			sent = sent || (!l.Row.Rejected && !l.Row.Skipped)
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", same[i].ID, err)
 		}
-		for _, l := range lines {
-			if !l.Row.Rejected && !l.Row.Skipped {
-				return &same[i], nil
-			}
+		if sent {
+			return &same[i], nil
 		}
 	}
 	return &same[0], nil

@@ -385,7 +385,7 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 // unprovenApprovals adds to rep every approval event whose stored signature does not prove it
 // (approval.CheckStoredApprovals).
 func unprovenApprovals(ctx context.Context, db *ledger.DB, allowedSigners string, rep *ledger.ChainReport) error {
-	events, err := db.LedgerEventsOf(ctx, ledger.EventApproved)
+	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved})
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func generateLedger(tb testing.TB, path string, payouts int) {
 			StartedAt: clock, Status: "running", Source: hex.EncodeToString(sum[:]), Rows: n}); err != nil {
 			tb.Fatal(err)
 		}
-		// A run keeps no line its payouts tell (see ledger.DB.EachRunLine).
+		// A run keeps no line its payouts tell (see ledger.DB.RunLines).
 		_, fresh := generatedRows(runID, start, n, providers)
 		if err := db.Record(ctx, runID, nil, fresh); err != nil {
 			tb.Fatal(err)

@@ -262,7 +262,7 @@ func TestWatchHeldRepeatsAreAcceptedBySignersOtherThanTheMaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	accepted, err := db.LedgerEventsOf(t.Context(), ledger.EventRepeatsAccepted)
+	accepted, err := db.LedgerEvents(t.Context(), ledger.EventFilter{Kind: ledger.EventRepeatsAccepted})
 	db.Close()
 	if err != nil || len(accepted) != 1 || accepted[0].Facts["principal"] != "bob@example.com" ||
 		!strings.Contains(accepted[0].Facts["signature"], "BEGIN SSH SIGNATURE") || accepted[0].Facts["file"] != "december.csv" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"testing"
 
 	"github.com/payout/payout/ledger"
@@ -32,7 +33,12 @@ func TestGuardStopsTheCommandWhenItsHoldLosesItsSession(t *testing.T) {
 		t.Errorf("once it is lost: %v, want exit %d for a lost session", err, exitAborted)
 	}
 
-	sqlite := &session{lock: &ledger.FileLock{}, log: slog.New(slog.DiscardHandler)}
+	fileLock, err := ledger.Take(context.Background(), filepath.Join(t.TempDir(), "payout-ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fileLock.Close()
+	sqlite := &session{lock: fileLock, log: slog.New(slog.DiscardHandler)}
 	ctx, stop = sqlite.guard(context.Background())
 	stop()
 	if err := holdLost(ctx); err != nil {

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
@@ -244,11 +245,11 @@ func TestCommandErrors(t *testing.T) {
 		}
 	})
 	t.Run("a second process on the same ledger waits, then exits 1 naming the holder", func(t *testing.T) {
-		lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
+		lock, err := ledger.Take(context.Background(), filepath.Join(u.dir, "payout-ledger.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer lock.Unlock()
+		defer lock.Close()
 		_, errOut, code := u.run("run", "--ledger-wait", "300ms", sample)
 		if code != 1 || !strings.Contains(errOut, "pid=") || !strings.Contains(errOut, "after waiting 300ms") {
 			t.Errorf("exit %d, stderr %q", code, errOut)

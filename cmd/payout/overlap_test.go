@@ -46,7 +46,7 @@ func TestCrontabOverlapsAreQuiet(t *testing.T) {
 	reconcile := []string{"reconcile", "-v", "--report-dir", "reports/reconcile"}
 
 	// Another process holds the ledger: the run and reconcile say they wait, watch --once ends.
-	lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
+	lock, err := ledger.Take(context.Background(), filepath.Join(u.dir, "payout-ledger.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCrontabOverlapsAreQuiet(t *testing.T) {
 	}
 	run.waitFor(t, "waiting for it")
 	recon.waitFor(t, "waiting for it")
-	if err := lock.Unlock(); err != nil {
+	if err := lock.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if code, errOut := run.wait(t); code != 0 {
@@ -163,7 +163,7 @@ func (s *started) wait(t *testing.T) (int, string) {
 func TestBusyLedgerIsSaidOnATerminal(t *testing.T) {
 	t.Parallel()
 	u := newUser(t, newSandbox(t))
-	lock, err := ledger.Lock(filepath.Join(u.dir, "payout-ledger.db"))
+	lock, err := ledger.Take(context.Background(), filepath.Join(u.dir, "payout-ledger.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestBusyLedgerIsSaidOnATerminal(t *testing.T) {
 		case <-tick.C:
 		}
 	}
-	if err := lock.Unlock(); err != nil {
+	if err := lock.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := term.wait(); err != nil {

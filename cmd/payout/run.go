@@ -327,7 +327,7 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 		// The payouts this process sends name it; holding the lock, it knows every other
 		// process that named itself in a payout is gone.
 		rcfg.Process, rcfg.Liveness, rcfg.Files, rcfg.Fence = s.lock.Self().Claimant(), s.lock, s.lock, s.lock
-		if _, shared := s.lock.(*ledger.PgHold); shared {
+		if ledger.IsURL(cfg.Ledger) { // PostgreSQL: a ledger several hosts share
 			rcfg.InFlightHold = o.inFlightHold
 		}
 		name := ledger.Redact(cfg.Ledger)

@@ -41,6 +41,7 @@ func testCallbacks(t *testing.T, e Engine) {
 
 // testApprovalPolicy: the policy is the latest policy event; one decided on a policy that has
 // changed since is refused; approvals are ledger events of their run; all are in the chain.
+// Events about the ledger are found by kind, run, plan or file, and the latest alone.
 func testApprovalPolicy(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -61,15 +62,63 @@ func testApprovalPolicy(t *testing.T, e Engine) {
 		ledger.LedgerEvent{RunID: "RUN-1", Kind: ledger.EventApproved, Detail: "approved by alice", Facts: map[string]string{"principal": "alice"}},
 		ledger.LedgerEvent{RunID: "RUN-1", Kind: ledger.EventApproved, Detail: "approved by bob", Facts: map[string]string{"principal": "bob"}})
 	must(t, err)
-	list, err := l.RunApprovals(ctx, "RUN-1")
+	list, err := l.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: "RUN-1"})
 	if err != nil || len(list) != 2 || list[0].Facts["principal"] != "alice" || list[1].Facts["principal"] != "bob" || list[1].Hash != head.Hash {
 		t.Fatalf("approvals of RUN-1: %+v %v", list, err)
 	}
-	if other, err := l.RunApprovals(ctx, "RUN-2"); err != nil || len(other) != 0 {
+	if other, err := l.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: "RUN-2"}); err != nil || len(other) != 0 {
 		t.Errorf("approvals of another run: %+v %v", other, err)
 	}
 	if rep := intact(t, l); rep.Events != 4 || rep.Head != head {
 		t.Errorf("verify %+v, want 3 events up to %v", rep, head)
+	}
+	testLedgerEvents(t, l)
+}
+
+// testLedgerEvents: each field of an EventFilter selects what it says, oldest first.
+func testLedgerEvents(t *testing.T, l ledger.Ledger) {
+	ctx := context.Background()
+	refusal := func(run, plan, file string) ledger.LedgerEvent {
+		return ledger.LedgerEvent{RunID: run, Kind: ledger.EventRejected, Detail: "plan REJECTED by carol",
+			Facts: map[string]string{"rejected": "carol: " + run, "plan_sha256": plan, "file_sha256": file}}
+	}
+	_, err := l.AppendLedgerEvents(ctx, refusal("RUN-3", "plan-a", "file-a"), refusal("RUN-4", "plan-b", "file-a"),
+		refusal("RUN-5", "plan-c", "file-c"), ledger.LedgerEvent{RunID: "RUN-5", Kind: ledger.EventApproved, Detail: "approved by dave",
+			Facts: map[string]string{"principal": "dave", "plan_sha256": "plan-a", "file_sha256": "file-a"}})
+	must(t, err)
+	runs := func(es []ledger.LedgerEvent) string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Kind+":"+e.RunID)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		f    ledger.EventFilter
+		want string
+	}{
+		{ledger.EventFilter{Kind: ledger.EventApproved}, "APPROVED:RUN-1,APPROVED:RUN-1,APPROVED:RUN-5"},
+		{ledger.EventFilter{Kind: ledger.EventRejected}, "REJECTED:RUN-3,REJECTED:RUN-4,REJECTED:RUN-5"},
+		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-a", FileSHA256: "file-a"}, "REJECTED:RUN-3,REJECTED:RUN-4"},
+		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-c", FileSHA256: "file-x"}, "REJECTED:RUN-5"},
+		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-x", FileSHA256: "file-x"}, ""},
+		{ledger.EventFilter{Kind: ledger.EventRejected, RunID: "RUN-4", PlanSHA256: "plan-a", FileSHA256: "file-a"}, "REJECTED:RUN-4"},
+		{ledger.EventFilter{Kind: ledger.EventRejected, Latest: true}, "REJECTED:RUN-5"},
+		{ledger.EventFilter{Kind: ledger.EventApproved, RunID: "RUN-1", Latest: true}, "APPROVED:RUN-1"},
+		{ledger.EventFilter{Kind: ledger.EventHeadSigned}, ""},
+		{ledger.EventFilter{Kind: ledger.EventHeadSigned, Latest: true}, ""},
+	} {
+		got, err := l.LedgerEvents(ctx, c.f)
+		if err != nil || runs(got) != c.want {
+			t.Errorf("%+v: %s %v, want %s", c.f, runs(got), err, c.want)
+		}
+	}
+	latest, err := l.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventApproved, RunID: "RUN-1", Latest: true})
+	if err != nil || len(latest) != 1 || latest[0].Facts["principal"] != "bob" {
+		t.Errorf("the latest approval of RUN-1: %+v %v, want bob's", latest, err)
+	}
+	if _, err := l.LedgerEvents(ctx, ledger.EventFilter{RunID: "RUN-1"}); err == nil {
+		t.Errorf("events of no kind: no error")
 	}
 }
 

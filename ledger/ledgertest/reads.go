@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 // testRepeatsAndRejects: a payee paid since a time is found under another reference whatever its
@@ -45,7 +46,7 @@ func testRepeatsAndRejects(t *testing.T, e Engine) {
 }
 
 // testEvidence: a run's events up to a head are its payouts' events, whoever recorded them, in
-// the chain's order, and a report's read of its lines is RunReport's; the schema has a version.
+// the chain's order, and a report's read of its lines is the whole read's; the schema has a version.
 func testEvidence(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -64,19 +65,11 @@ func testEvidence(t *testing.T, e Engine) {
 			t.Errorf("evidence event %+v", ev)
 		}
 	}
-	lines, err := l.RunReport(ctx, "r1")
-	must(t, err)
-	i := 0
-	must(t, l.EachReportLine(ctx, "r1", func(line ledger.ReportLine) error {
-		if line.Row != lines[i].Row || line.Payout.State != lines[i].Payout.State {
-			t.Errorf("report line %d: %+v, RunReport has %+v", i, line, lines[i])
-		}
-		i++
-		return nil
-	}))
-	if i != len(ps) {
-		t.Errorf("%d report lines, want %d", i, len(ps))
+	lines := runLines(t, l, "r1", ledger.LineRead{})
+	if len(lines) != len(ps) {
+		t.Errorf("%d lines, want %d", len(lines), len(ps))
 	}
+	sameReportLines(t, l, "r1", ledger.LineRead{ReportOnly: true}, lines)
 	// A later run of the same source that stored no line of its own (it resumed r1, and sent
 	// nothing) shows r1's payouts in its report: its evidence holds their events.
 	must(t, l.AddRun(ctx, ledger.Run{ID: "r1-again", Kind: "run", File: "r1.csv", FileSHA256: "sha-r1",
@@ -89,7 +82,7 @@ func testEvidence(t *testing.T, e Engine) {
 	for _, ev := range evs {
 		withEvents[ev.Ref] = true
 	}
-	must(t, l.EachReportLine(ctx, "r1-again", func(line ledger.ReportLine) error {
+	must(t, l.RunLines(ctx, "r1-again", ledger.LineRead{ReportOnly: true}, func(line ledger.ReportLine) error {
 		reported++
 		if !withEvents[line.Payout.Ref] {
 			t.Errorf("r1-again's report shows %s, its evidence holds no event of it", line.Payout.Ref)

@@ -12,30 +12,38 @@ import (
 )
 
 // testRetries: a refused payout has one retry reference whoever asks, the first candidate no
-// payout or retry holds; a retry of a retry leads back to the first payout; a retry recorded
+// payout or retry holds, derived from the first payout however many retries back it is; a retry recorded
 // and linked names the payout it replaces; a run keeps its input's columns.
 func testRetries(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
 	ps := seed(t, l, "r1", 2)
 	old, taken := ps[0].Ref, ps[1].Ref
-	candidate := func(n int) string { return []string{"", taken, "NEW-2", "NEW-3"}[n] }
+	var roots []string
+	candidate := func(root string, n int) string {
+		roots = append(roots, root)
+		return []string{"", taken, "NEW-2", "NEW-3", "NEW-4"}[n]
+	}
 	first, err := l.ClaimRetry(ctx, old, "r1", t0, candidate)
 	if err != nil || first.New != "NEW-2" || first.Old != old || first.RunID != "r1" {
 		t.Fatalf("claim: %+v, %v; want NEW-2 (candidate 1 is a payout's reference)", first, err)
 	}
-	if again, err := l.ClaimRetry(ctx, old, "r2", t0, func(int) string { return "OTHER" }); err != nil || again != first {
+	if again, err := l.ClaimRetry(ctx, old, "r2", t0, func(string, int) string { return "OTHER" }); err != nil || again != first {
 		t.Fatalf("claimed again: %+v, %v; want %+v", again, err, first)
 	}
 	second, err := l.ClaimRetry(ctx, "NEW-2", "r1", t0, candidate)
 	if err != nil || second.New != "NEW-3" {
 		t.Fatalf("retry of the retry: %+v, %v; want NEW-3", second, err)
 	}
-	if root, err := l.RetryRoot(ctx, "NEW-3"); err != nil || root != old {
-		t.Errorf("root of NEW-3: %q, %v; want %s", root, err, old)
+	third, err := l.ClaimRetry(ctx, "NEW-3", "r1", t0, candidate)
+	if err != nil || third.New != "NEW-4" {
+		t.Fatalf("retry of the retry's retry: %+v, %v; want NEW-4", third, err)
 	}
-	if root, err := l.RetryRoot(ctx, taken); err != nil || root != taken {
-		t.Errorf("root of a payout that is no retry: %q, %v", root, err)
+	for _, root := range roots {
+		if root != old {
+			t.Errorf("candidates derived from %q (all of %q), want %s: a payout that is no retry is its own root, a retry's is the first payout's", root, roots, old)
+			break
+		}
 	}
 	if got, ok, err := l.RetryFor(ctx, old); err != nil || !ok || got != first {
 		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 // testFindRuns: a run is kept as added and as finished, and each field of the filter selects
@@ -60,7 +61,7 @@ func testFindRuns(t *testing.T, e Engine) {
 	} {
 		runs, err := l.FindRuns(ctx, c.f)
 		if got := ids(runs); err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("FindRuns%s: %v %v, want %v", c.f, got, err, c.want)
+			t.Errorf("FindRuns %+v: %v %v, want %v", c.f, got, err, c.want)
 		}
 	}
 	testListing(t, l)
@@ -92,7 +93,7 @@ func ids(runs []ledger.Run) []string {
 }
 
 // testRunLines: a run's lines come back in line order, valid or not, each valid one with its
-// payout as it stands, alike from RunReport, EachRunLine and a page at a time.
+// payout as it stands, alike in one query and a page at a time, whole or as a report reads them.
 func testRunLines(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -114,8 +115,7 @@ func testRunLines(t *testing.T, e Engine) {
 	}
 	must(t, l.Record(ctx, "big", rows, fresh))
 	must(t, l.Apply(ctx, ledger.Change{Ref: "rl-049", RunID: "big", From: ledger.Ready, To: ledger.Submitting, CountAttempt: true}))
-	got, err := l.RunReport(ctx, "big")
-	must(t, err)
+	got := runLines(t, l, "big", ledger.LineRead{})
 	if len(got) != n {
 		t.Fatalf("%d lines, want %d", len(got), n)
 	}
@@ -137,36 +137,62 @@ func testRunLines(t *testing.T, e Engine) {
 	if p := got[n-1].Payout; p.State != ledger.Submitting || p.Attempts != 1 || !p.Amount.Equal(decimal.RequireFromString("3.1")) {
 		t.Errorf("the last line's payout as it stands: %+v", p)
 	}
-	sameReportLines(t, l, "big", got)
-	for name, each := range map[string]func(func(ledger.ReportLine) error) error{
-		"EachRunLine":  func(fn func(ledger.ReportLine) error) error { return l.EachRunLine(ctx, "big", fn) },
-		"WalkRunLines": func(fn func(ledger.ReportLine) error) error { return l.WalkRunLines(ctx, "big", 7, fn) },
-	} {
-		i := 0
-		err := each(func(line ledger.ReportLine) error {
-			if line.Row != got[i].Row || (line.Payout == nil) != (got[i].Payout == nil) {
-				return fmt.Errorf("line %d: %+v, want %+v", got[i].Row.Line, line.Row, got[i].Row)
+	for _, page := range []int{1, 7, n, 2 * n} {
+		paged := runLines(t, l, "big", ledger.LineRead{Page: page})
+		if len(paged) != n {
+			t.Errorf("in pages of %d: %d lines, want %d", page, len(paged), n)
+			continue
+		}
+		for i, line := range paged {
+			if line.Row != got[i].Row || (line.Payout == nil) != (got[i].Payout == nil) ||
+				(line.Payout != nil && fmt.Sprintf("%+v", *line.Payout) != fmt.Sprintf("%+v", *got[i].Payout)) {
+				t.Errorf("in pages of %d, line %d: %+v payout %+v, want %+v payout %+v", page, got[i].Row.Line,
+					line.Row, line.Payout, got[i].Row, got[i].Payout)
 			}
-			i++
-			return nil
-		})
-		if err != nil || i != n {
-			t.Errorf("%s: %d of %d lines, %v", name, i, n, err)
 		}
 	}
-	if none, err := l.RunReport(ctx, "no-such-run"); err != nil || len(none) != 0 {
-		t.Errorf("an unknown run's lines: %d, %v", len(none), err)
+	sameReportLines(t, l, "big", ledger.LineRead{ReportOnly: true}, got)
+	sameReportLines(t, l, "big", ledger.LineRead{ReportOnly: true, Page: 7}, got)
+	for _, how := range []ledger.LineRead{{}, {Page: 7}, {ReportOnly: true}, {ReportOnly: true, Page: 7}} {
+		if none := runLines(t, l, "no-such-run", how); len(none) != 0 {
+			t.Errorf("an unknown run's lines (%+v): %d", how, len(none))
+		}
+	}
+	stop := errors.New("stop")
+	for _, how := range []ledger.LineRead{{}, {Page: 7}} {
+		read := 0
+		err := l.RunLines(ctx, "big", how, func(ledger.ReportLine) error {
+			read++
+			if read == 10 {
+				return stop
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) || read != 10 {
+			t.Errorf("%+v: fn's error ended the read after %d lines with %v, want after 10 with %v", how, read, err, stop)
+		}
 	}
 }
 
-// sameReportLines: a report's read of the run gives the lines got, with the payout's fields a
-// report shows.
-func sameReportLines(t *testing.T, l ledger.Ledger, runID string, got []ledger.ReportLine) {
+// runLines is every line RunLines gives of the run, read as how says.
+func runLines(t *testing.T, l ledger.Ledger, runID string, how ledger.LineRead) []ledger.ReportLine {
+	t.Helper()
+	var out []ledger.ReportLine
+	must(t, l.RunLines(context.Background(), runID, how, func(line ledger.ReportLine) error {
+		out = append(out, line)
+		return nil
+	}))
+	return out
+}
+
+// sameReportLines: a report's read of the run, as how says, gives the lines got, with the
+// payout's fields a report shows.
+func sameReportLines(t *testing.T, l ledger.Ledger, runID string, how ledger.LineRead, got []ledger.ReportLine) {
 	t.Helper()
 	i := 0
-	err := l.EachReportLine(context.Background(), runID, func(line ledger.ReportLine) error {
+	err := l.RunLines(context.Background(), runID, how, func(line ledger.ReportLine) error {
 		if i == len(got) {
-			return fmt.Errorf("more lines than RunReport's %d", len(got))
+			return fmt.Errorf("more lines than the %d read whole", len(got))
 		}
 		want := got[i]
 		i++
@@ -174,12 +200,13 @@ func sameReportLines(t *testing.T, l ledger.Ledger, runID string, got []ledger.R
 			return fmt.Errorf("line %d: %+v, want %+v", want.Row.Line, line, want)
 		}
 		if p, w := line.Payout, want.Payout; p != nil && (p.Ref != w.Ref || p.RunID != w.RunID || p.State != w.State || !p.Amount.Equal(w.Amount) ||
-			p.InvoiceNo != w.InvoiceNo || p.TransactionStatus != w.TransactionStatus || p.Attempts != w.Attempts || p.LastError != w.LastError) {
+			p.InvoiceNo != w.InvoiceNo || p.TransactionStatus != w.TransactionStatus || p.Attempts != w.Attempts || p.LastError != w.LastError ||
+			p.RefusalConfirmed != w.RefusalConfirmed) {
 			return fmt.Errorf("line %d: payout %+v, want %+v", want.Row.Line, *p, *w)
 		}
 		return nil
 	})
 	if err != nil || i != len(got) {
-		t.Errorf("EachReportLine: %d of %d lines, %v", i, len(got), err)
+		t.Errorf("RunLines %+v: %d of %d lines, %v", how, i, len(got), err)
 	}
 }
