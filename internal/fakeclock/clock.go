@@ -7,16 +7,33 @@ import (
 
 // Clock tells the time it was set to, moves only when Advance says so, and fires the timers
 // whose time has come then. Clock.Now serves as any Now func.
+//
+// A jumping Clock (NewJumping) moves itself instead: see there.
 type Clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*Timer
-	armed  chan struct{} // closed and replaced whenever a timer is set
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*Timer
+	armed   chan struct{} // closed and replaced whenever a timer is set
+	jumping bool
 }
 
 // New is a Clock at t.
 func New(t time.Time) *Clock {
 	return &Clock{now: t, armed: make(chan struct{})}
+}
+
+// NewJumping is a Clock at t whose every timer fires as soon as it is set, moving the clock on
+// to the timer's time if it is not there yet (never back): each wait ends as early as it could,
+// so that a test whose waits are many, and concurrent, waits for none of them in real time.
+// Concurrent waits overlap: a goroutine that sleeps 20 ms while another sleeps 10 ms leaves the
+// clock 20 ms on, not 30, as in real time, so the time a run's waits add up to is about the
+// time they would take. Advance and Ticking still move it.
+//
+// It suits code whose every timer is a sleep: a wait that ends only when its time comes. A
+// timeout that races another event (an answer against a deadline) would expire at once. It
+// keeps no timer, so WaitForTimer and Drive, which wait for one, are for a clock moved by hand.
+func NewJumping(t time.Time) *Clock {
+	return &Clock{now: t, armed: make(chan struct{}), jumping: true}
 }
 
 // Now is the clock's time.
@@ -72,14 +89,27 @@ func (c *Clock) WaitForTimer() time.Time {
 	}
 }
 
-// NewTimer is a timer that fires once the clock has been advanced by d.
+// NewTimer is a timer that fires once the clock has been advanced by d; on a jumping clock, at
+// once.
 func (c *Clock) NewTimer(d time.Duration) *Timer {
 	t := &Timer{c: c, ch: make(chan time.Time, 1)}
-	c.mu.Lock()
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
+	if !c.jumping { // a jumping clock's timers are never fired by a move: it keeps none
+		c.mu.Lock()
+		c.timers = append(c.timers, t)
+		c.mu.Unlock()
+	}
 	t.Reset(d)
 	return t
+}
+
+// jumpTo moves the clock on to at, unless it is there already, and returns its time then.
+func (c *Clock) jumpTo(at time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.After(c.now) {
+		c.now = at
+	}
+	return c.now
 }
 
 // Timer is a timer of a Clock, with the methods of a time.Timer.
@@ -94,7 +124,7 @@ type Timer struct {
 // C is the channel the timer's tick is sent on.
 func (t *Timer) C() <-chan time.Time { return t.ch }
 
-// Reset makes the timer fire once the clock is d past its time now.
+// Reset makes the timer fire once the clock is d past its time now; on a jumping clock, at once.
 func (t *Timer) Reset(d time.Duration) {
 	now := t.c.Now()
 	select {
@@ -103,7 +133,12 @@ func (t *Timer) Reset(d time.Duration) {
 	}
 	t.mu.Lock()
 	t.at, t.active = now.Add(d), true
+	at := t.at
 	t.mu.Unlock()
+	if t.c.jumping {
+		t.fireIfDue(t.c.jumpTo(at))
+		return
+	}
 	t.c.mu.Lock()
 	close(t.c.armed)
 	t.c.armed = make(chan struct{})
