@@ -40,11 +40,11 @@ type reconBench struct {
 	// clock is the time of the sandbox and of the runs, a jumping one (batchtest.NewJumpingClock):
 	// no wait is real. Payouts stay PENDING until a test moves it past SettleAfter, which no
 	// run's waits add up to.
-	clock *batchtest.Clock
-	client  *api.Client
-	db      *ledger.DB
-	dir     string
-	cfg     batch.Config
+	clock  *batchtest.Clock
+	client *api.Client
+	db     *ledger.DB
+	dir    string
+	cfg    batch.Config
 }
 
 // newReconBench pays and reconciles at the run tests' production-like settings (see batchtest.Rate), with
