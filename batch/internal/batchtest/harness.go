@@ -268,6 +268,21 @@ func (h *Harness) AssertExactlyOnce(rows []PayrollRow, res batch.Result) {
 	h.AssertReport(res, len(rows), FileTotal(rows))
 }
 
+// AssertRate checks, from the sandbox's count of the requests that arrived within any second of
+// the Harness's clock, that the runs of a NewHarness, at their Workers workers or fewer, kept to
+// Rate: a second holds the turns the limiter grants in it (Rate, and its burst of 1), and at most
+// one request of each worker whose turn came before it.
+func (h *Harness) AssertRate() {
+	h.TB.Helper()
+	if h.Clock == nil {
+		h.TB.Fatal("AssertRate checks the rate of a NewHarness, in its clock's time")
+	}
+	if most, got := Rate+1+Workers, h.Sandbox.Stats().MaxInAnySecond; got > most {
+		h.TB.Errorf("the service counted %d requests within one second of the clock at a rate of %d with %d workers: want at most %d",
+			got, Rate, Workers, most)
+	}
+}
+
 // ResultCSV is the path of the run's result CSV among its reports.
 func ResultCSV(tb testing.TB, res batch.Result) string {
 	tb.Helper()
