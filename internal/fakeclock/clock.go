@@ -24,10 +24,12 @@ func New(t time.Time) *Clock {
 
 // NewJumping is a Clock at t whose every timer fires as soon as it is set, moving the clock on
 // to the timer's time if it is not there yet (never back): each wait ends as early as it could,
-// so that a test whose waits are many, and concurrent, waits for none of them in real time.
-// Concurrent waits overlap: a goroutine that sleeps 20 ms while another sleeps 10 ms leaves the
-// clock 20 ms on, not 30, as in real time, so the time a run's waits add up to is about the
-// time they would take. Advance and Ticking still move it.
+// so that a test whose waits are many, and concurrent, waits for none of them in real time, and
+// whatever reads the clock (a rate limiter, a service counting requests a second) sees the
+// time those waits took. Waits set at one time overlap, as in real time: 20 ms and 10 ms leave
+// the clock 20 ms on. A wait set once another has moved the clock starts from there, so waits
+// that real time would overlap add up when they are set one after the other. Advance and
+// Ticking still move it.
 //
 // It suits code whose every timer is a sleep: a wait that ends only when its time comes. A
 // timeout that races another event (an answer against a deadline) would expire at once. It

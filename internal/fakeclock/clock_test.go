@@ -38,9 +38,9 @@ func TestJumpingClockNeverMovesBack(t *testing.T) {
 	}
 }
 
-// TestJumpingSleepsOverlap: sleepers set at one time end at the latest of their times, not at
-// their sum, as they would in real time.
-func TestJumpingSleepsOverlap(t *testing.T) {
+// TestJumpingConcurrentSleeps: concurrent sleepers leave the clock at least the longest sleep
+// on, and at most their sum: each sleep starts where the clock is when it is set.
+func TestJumpingConcurrentSleeps(t *testing.T) {
 	c := fakeclock.NewJumping(t0)
 	var wg sync.WaitGroup
 	for i := range 8 {

@@ -52,8 +52,11 @@ type Harness struct {
 // The end-to-end run tests pay at settings users run with, in the time of a jumping clock
 // (Harness.Clock): a limiter of Rate a second with a burst of 1, Workers workers, and a sandbox
 // that answers in 5-20 ms. No wait is real, but the rate and the latency hold in the clock's time,
-// where the sandbox counts its requests. NewUnthrottledHarness is for the short runs without
-// either, and for the benchmarks, which time real runs.
+// where the sandbox counts its requests (AssertRate). The latencies of requests in flight
+// together mostly add up on that clock rather than overlap (fakeclock.NewJumping), so a run
+// there is paced by them more than by the rate; a sandbox that answers at once leaves the pace
+// to the limiter. NewUnthrottledHarness is for the short runs without either, and for the
+// benchmarks, which time real runs.
 const (
 	Rate          = 100
 	Workers       = 8
