@@ -94,13 +94,27 @@ func (c *Clock) WaitForTimer() time.Time {
 // NewTimer is a timer that fires once the clock has been advanced by d; on a jumping clock, at
 // once.
 func (c *Clock) NewTimer(d time.Duration) *Timer {
+	t := c.newTimer()
+	t.Reset(d)
+	return t
+}
+
+// NewTimerAt is a timer that fires once the clock is at at; on a jumping clock, at once. A wait
+// for a time decided before (a rate limiter's turn) ends then, however far other waits have
+// moved the clock since: a timer of the duration left, set after they did, would end later.
+func (c *Clock) NewTimerAt(at time.Time) *Timer {
+	t := c.newTimer()
+	t.resetAt(at)
+	return t
+}
+
+func (c *Clock) newTimer() *Timer {
 	t := &Timer{c: c, ch: make(chan time.Time, 1)}
 	if !c.jumping { // a jumping clock's timers are never fired by a move: it keeps none
 		c.mu.Lock()
 		c.timers = append(c.timers, t)
 		c.mu.Unlock()
 	}
-	t.Reset(d)
 	return t
 }
 
@@ -128,14 +142,16 @@ func (t *Timer) C() <-chan time.Time { return t.ch }
 
 // Reset makes the timer fire once the clock is d past its time now; on a jumping clock, at once.
 func (t *Timer) Reset(d time.Duration) {
-	now := t.c.Now()
+	t.resetAt(t.c.Now().Add(d))
+}
+
+func (t *Timer) resetAt(at time.Time) {
 	select {
 	case <-t.ch: // as a time.Timer's Reset: no tick of before it is read after it
 	default:
 	}
 	t.mu.Lock()
-	t.at, t.active = now.Add(d), true
-	at := t.at
+	t.at, t.active = at, true
 	t.mu.Unlock()
 	if t.c.jumping {
 		t.fireIfDue(t.c.jumpTo(at))
@@ -145,7 +161,7 @@ func (t *Timer) Reset(d time.Duration) {
 	close(t.c.armed)
 	t.c.armed = make(chan struct{})
 	t.c.mu.Unlock()
-	t.fireIfDue(now)
+	t.fireIfDue(t.c.Now())
 }
 
 // Stop keeps the timer from firing until it is Reset.

@@ -64,6 +64,34 @@ func TestJumpingTimerStoppedBeforeRead(t *testing.T) {
 	}
 }
 
+// TestJumpingTimerAtATimePassedMovesNothing: a timer at a time the clock has passed fires at
+// the clock's time; one at a later time moves the clock there, not past it.
+func TestJumpingTimerAtATimePassedMovesNothing(t *testing.T) {
+	c := fakeclock.NewJumping(t0)
+	<-c.NewTimer(20 * time.Millisecond).C()
+	if at := <-c.NewTimerAt(t0.Add(10 * time.Millisecond)).C(); !at.Equal(t0.Add(20 * time.Millisecond)) {
+		t.Errorf("a timer at a time passed fired at %v, want the clock's time, t0+20ms", at)
+	}
+	if at := <-c.NewTimerAt(t0.Add(30 * time.Millisecond)).C(); !at.Equal(t0.Add(30*time.Millisecond)) || !c.Now().Equal(at) {
+		t.Errorf("a timer at t0+30ms fired at %v with the clock at %v, want both at t0+30ms", at, c.Now())
+	}
+}
+
+func TestManualTimerAtFiresOnceThere(t *testing.T) {
+	c := fakeclock.New(t0)
+	timer := c.NewTimerAt(t0.Add(10 * time.Millisecond))
+	c.Advance(9 * time.Millisecond)
+	select {
+	case <-timer.C():
+		t.Fatal("fired before its time")
+	default:
+	}
+	c.Advance(time.Millisecond)
+	if at := <-timer.C(); !at.Equal(t0.Add(10 * time.Millisecond)) {
+		t.Errorf("fired at %v, want t0+10ms", at)
+	}
+}
+
 func TestManualTimerFiresOnlyOnceAdvanced(t *testing.T) {
 	c := fakeclock.New(t0)
 	timer := c.NewTimer(10 * time.Millisecond)

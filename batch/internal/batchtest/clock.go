@@ -55,6 +55,11 @@ func (l *Limiter) Limit() rate.Limit { return l.lim.Limit() }
 
 // Wait waits on the clock for the next turn, or until ctx ends.
 func (l *Limiter) Wait(ctx context.Context) error {
+	// As a rate.Limiter's: an ended ctx takes no turn. Its wait, ending at once, might win the
+	// race with ctx's end.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	now := l.clock.Now()
 	r := l.lim.ReserveN(now, 1)
@@ -62,11 +67,16 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	if !r.OK() {
 		return fmt.Errorf("no turn of %v a second with a burst of %d", l.lim.Limit(), l.lim.Burst())
 	}
-	if err := pool.Sleep(ctx, l.clock, r.DelayFrom(now)); err != nil {
+	// The turn is at a time, not a wait from now: others' waits may have moved the clock since.
+	turn := l.clock.NewTimerAt(now.Add(r.DelayFrom(now)))
+	defer turn.Stop()
+	select {
+	case <-turn.C():
+		return nil
+	case <-ctx.Done():
 		l.mu.Lock()
 		r.CancelAt(l.clock.Now())
 		l.mu.Unlock()
-		return err
+		return ctx.Err()
 	}
-	return nil
 }
