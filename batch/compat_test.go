@@ -254,6 +254,7 @@ func runAgainst(t *testing.T, f *compatService) {
 	rows := batchtest.Payroll(6, "COMPAT")
 	res := h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "compat.csv", rows), func(c *batch.Config) {
 		c.Service, c.MaxLookupErrors = client, 3
+		c.Clock = batchtest.NewJumpingClock(time.Now()) // the graces and the retries' waits are all sleeps: none is real
 	})
 	f.mu.Lock()
 	defer f.mu.Unlock()

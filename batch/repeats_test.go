@@ -89,14 +89,14 @@ func TestRepeatOutsideTheWindowIsPaid(t *testing.T) {
 	again := exportedAgain(first, "NEXT")
 	path := batchtest.WritePayroll(t, h.Dir, "next.csv", again)
 	week := time.Now().Add(7 * 24 * time.Hour)
-	res := h.Run(ctx, path, func(c *batch.Config) { c.Now = func() time.Time { return week } })
+	res := h.Run(ctx, path, func(c *batch.Config) { c.Clock = batchtest.NewJumpingClock(week) })
 	if res.ExitCode != exitcode.OK || res.Submitted != len(again) {
 		t.Fatalf("the same payees a week later: %+v, want them paid (outside the 6-day window)", res)
 	}
 	// Within a window stretched to eight days, the same payees would have been held.
 	again2 := exportedAgain(first, "LATE")
 	res = h.Run(ctx, batchtest.WritePayroll(t, h.Dir, "late.csv", again2), func(c *batch.Config) {
-		c.Now = func() time.Time { return week }
+		c.Clock = batchtest.NewJumpingClock(week)
 		c.Repeats = repeats.Policy{Window: 8 * 24 * time.Hour}
 	})
 	if res.ExitCode != exitcode.Rejected {

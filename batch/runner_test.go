@@ -90,6 +90,7 @@ func TestRunFaults(t *testing.T) {
 				t.Fatalf("result %+v, want exit 0", res)
 			}
 			h.AssertExactlyOnce(rows, res)
+			h.AssertRate() // the retries and lookups too
 		})
 	}
 }

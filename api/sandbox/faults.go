@@ -125,10 +125,16 @@ func (s *Server) throttledLocked(f Faults, endpoint string) bool {
 }
 
 func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+	var over <-chan time.Time
+	if s.opts.After != nil {
+		over = s.opts.After(d)
+	} else {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		over = t.C
+	}
 	select {
-	case <-t.C:
+	case <-over:
 		return true
 	case <-ctx.Done():
 		return false

@@ -78,6 +78,11 @@ type Options struct {
 	Providers []api.Provider // nil: DefaultProviders()
 	Seed      int64
 	Now       func() time.Time // nil: time.Now
+	// After is what the sandbox's waits (the injected latency, the pause between a callback's
+	// tries) wait on, as time.After does (nil: the system's timers): a test that gives Now a fake
+	// clock gives it that clock's timers too, so that the latency passes in the test's time,
+	// where its rate is measured.
+	After func(d time.Duration) <-chan time.Time
 	// SettleAfter is how long a payout stays PENDING. 0: it is final on the next read or settle.
 	SettleAfter time.Duration
 	// FailAccounts decides which payouts end FAILED; if nil, FailSuffixes does (an account ending

@@ -747,6 +747,20 @@ func TestLatency(t *testing.T) {
 	}
 }
 
+// TestLatencyWaitsOnTheGivenTimers: with Options.After, the latency passes on the clock that
+// gives the timers, here one whose timers end at once, moving it on by the latency.
+func TestLatencyWaitsOnTheGivenTimers(t *testing.T) {
+	t.Parallel()
+	clk := fakeclock.NewJumping(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC))
+	start := clk.Now()
+	r := newRig(t, sandbox.Options{Now: clk.Now, After: func(d time.Duration) <-chan time.Time { return clk.NewTimer(d).C() },
+		Faults: sandbox.Faults{Latency: 20 * time.Millisecond}})
+	r.mustDo(http.MethodPost, sandbox.PathProviders, token, "", "")
+	if d := clk.Now().Sub(start); d != 20*time.Millisecond {
+		t.Errorf("the clock moved %v while the request was answered, want the latency, 20ms", d)
+	}
+}
+
 // TestMaxInFlight: requests served one after the other count one at a time; requests sent
 // together while each is held by the latency count together.
 func TestMaxInFlight(t *testing.T) {

@@ -177,9 +177,15 @@ func (p *Pool[T]) Run(ctx context.Context, tasks []T, done, total int, feed <-ch
 	results := make(chan Result[T])
 	workers := p.startWorkers(ctx, work, results, st.size.workers)
 	defer workers.stop()
-	timer := p.cfg.Clock.NewTimer(time.Hour)
-	timer.Stop() // set only while the pool waits for a due task, so a fake clock moves to no other time
-	defer timer.Stop()
+	// The timer is made at the first wait for a due task and set only while the pool waits for
+	// one, so that a fake clock moves to no other time (one whose timers end as they are set
+	// would move to a timer's time as it is made).
+	var timer Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	ctxDone := ctx.Done()
 	// graceSaid is the end of the grace last announced while nothing else was going on;
 	// waitShown, that Config.Waiting was told and not yet told the wait is over.
@@ -208,7 +214,11 @@ func (p *Pool[T]) Run(ctx context.Context, tasks []T, done, total int, feed <-ch
 		case ready:
 			out = work
 		case wait > 0:
-			timer.Reset(wait)
+			if timer == nil {
+				timer = p.cfg.Clock.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
 			wake = timer.C()
 			if head := st.queue[0]; st.inflight == 0 && !head.GraceEnd().IsZero() {
 				if said := p.announceGrace(st.queue, now, graceSaid); said != graceSaid {

@@ -37,23 +37,26 @@ const reconToken = "recon-token-0123456789"
 type reconBench struct {
 	tb      testing.TB
 	sandbox *sandbox.Server
-	clock   *batchtest.Clock // the sandbox's time: payouts stay PENDING until a test moves it past SettleAfter
-	client  *api.Client
-	db      *ledger.DB
-	dir     string
-	cfg     batch.Config
+	// clock is the time of the sandbox and of the runs, a jumping one (batchtest.NewJumpingClock):
+	// no wait is real. Payouts stay PENDING until a test moves it past SettleAfter, which no
+	// run's waits add up to.
+	clock  *batchtest.Clock
+	client *api.Client
+	db     *ledger.DB
+	dir    string
+	cfg    batch.Config
 }
 
 // newReconBench pays and reconciles at the run tests' production-like settings (see batchtest.Rate), with
-// 4 workers; the sandbox's latency is added to faults unless they set their own.
+// 4 workers, in the time of its clock; the sandbox's latency is added to faults unless they set their own.
 func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	tb.Helper()
 	if faults.Latency == 0 && faults.LatencyJitter == 0 {
 		faults.Latency, faults.LatencyJitter = batchtest.Latency, batchtest.LatencyJitter
 	}
-	clock := batchtest.NewClock(time.Now())
+	clock := batchtest.NewJumpingClock(time.Now())
 	sb := sandbox.New(sandbox.Options{AuthToken: reconToken, HashKey: []byte("recon-hash-key-0123456789"), Seed: 11,
-		Now: clock.Now, SettleAfter: time.Hour, SettleInterval: -1, FailSuffixes: sandbox.DefaultFailSuffixes, Faults: faults})
+		Now: clock.Now, After: clock.After, SettleAfter: time.Hour, SettleInterval: -1, FailSuffixes: sandbox.DefaultFailSuffixes, Faults: faults})
 	ts := httptest.NewServer(sb)
 	tb.Cleanup(func() {
 		ts.Close()
@@ -70,7 +73,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 	}
 	tb.Cleanup(func() { db.Close() })
 	return &reconBench{tb: tb, sandbox: sb, clock: clock, client: client, db: db, dir: dir, cfg: batch.Config{
-		Ledger: db, Service: client, Limiter: rate.NewLimiter(batchtest.Rate, 1), Workers: 4,
+		Ledger: db, Service: client, Clock: clock, Limiter: batchtest.NewLimiter(clock, batchtest.Rate, 1), Workers: 4,
 		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
 		ReportDir:    filepath.Join(dir, "reports"),
 		UnknownGrace: 20 * time.Millisecond, NotFoundLookups: 3,
@@ -609,7 +612,7 @@ func TestReconcileRowMovedByACallback(t *testing.T) {
 // row, no rate limit, 4 workers, every row already final (no ledger writes but the run's own).
 func BenchmarkReconcile(b *testing.B) {
 	bench := newReconBench(b, sandbox.Faults{})
-	bench.cfg.Limiter = rate.NewLimiter(rate.Inf, 1)
+	bench.cfg.Clock, bench.cfg.Limiter = nil, rate.NewLimiter(rate.Inf, 1) // timed: the system's timers
 	bench.sandbox.SetFaults(sandbox.Faults{})
 	rows := make([][3]string, 500)
 	for i := range rows {
@@ -660,7 +663,7 @@ func TestReconcileRechecksRecentRefusals(t *testing.T) {
 	if _, err := b.create("REF-MADE", "6660001", "10.00"); err != nil {
 		t.Fatal(err)
 	}
-	eightDaysOn := func(c *batch.Config) { c.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) } }
+	eightDaysOn := func(c *batch.Config) { c.Clock = batchtest.NewJumpingClock(time.Now().Add(8 * 24 * time.Hour)) }
 	old, err := reconcile.Run(context.Background(), b.runner(eightDaysOn).Config(), reconcile.Options{FailedWithin: 7 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)

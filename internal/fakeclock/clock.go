@@ -7,16 +7,35 @@ import (
 
 // Clock tells the time it was set to, moves only when Advance says so, and fires the timers
 // whose time has come then. Clock.Now serves as any Now func.
+//
+// A jumping Clock (NewJumping) moves itself instead: see there.
 type Clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*Timer
-	armed  chan struct{} // closed and replaced whenever a timer is set
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*Timer
+	armed   chan struct{} // closed and replaced whenever a timer is set
+	jumping bool
 }
 
 // New is a Clock at t.
 func New(t time.Time) *Clock {
 	return &Clock{now: t, armed: make(chan struct{})}
+}
+
+// NewJumping is a Clock at t whose every timer fires as soon as it is set, moving the clock on
+// to the timer's time if it is not there yet (never back): each wait ends as early as it could,
+// so that a test whose waits are many, and concurrent, waits for none of them in real time, and
+// whatever reads the clock (a rate limiter, a service counting requests a second) sees the
+// time those waits took. Waits set at one time overlap, as in real time: 20 ms and 10 ms leave
+// the clock 20 ms on. A wait set once another has moved the clock starts from there, so waits
+// that real time would overlap add up when they are set one after the other. Advance and
+// Ticking still move it.
+//
+// It suits code whose every timer is a sleep: a wait that ends only when its time comes. A
+// timeout that races another event (an answer against a deadline) would expire at once. It
+// keeps no timer, so WaitForTimer and Drive, which wait for one, are for a clock moved by hand.
+func NewJumping(t time.Time) *Clock {
+	return &Clock{now: t, armed: make(chan struct{}), jumping: true}
 }
 
 // Now is the clock's time.
@@ -72,14 +91,41 @@ func (c *Clock) WaitForTimer() time.Time {
 	}
 }
 
-// NewTimer is a timer that fires once the clock has been advanced by d.
+// NewTimer is a timer that fires once the clock has been advanced by d; on a jumping clock, at
+// once.
 func (c *Clock) NewTimer(d time.Duration) *Timer {
-	t := &Timer{c: c, ch: make(chan time.Time, 1)}
-	c.mu.Lock()
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
+	t := c.newTimer()
 	t.Reset(d)
 	return t
+}
+
+// NewTimerAt is a timer that fires once the clock is at at; on a jumping clock, at once. A wait
+// for a time decided before (a rate limiter's turn) ends then, however far other waits have
+// moved the clock since: a timer of the duration left, set after they did, would end later.
+func (c *Clock) NewTimerAt(at time.Time) *Timer {
+	t := c.newTimer()
+	t.resetAt(at)
+	return t
+}
+
+func (c *Clock) newTimer() *Timer {
+	t := &Timer{c: c, ch: make(chan time.Time, 1)}
+	if !c.jumping { // a jumping clock's timers are never fired by a move: it keeps none
+		c.mu.Lock()
+		c.timers = append(c.timers, t)
+		c.mu.Unlock()
+	}
+	return t
+}
+
+// jumpTo moves the clock on to at, unless it is there already, and returns its time then.
+func (c *Clock) jumpTo(at time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.After(c.now) {
+		c.now = at
+	}
+	return c.now
 }
 
 // Timer is a timer of a Clock, with the methods of a time.Timer.
@@ -94,21 +140,28 @@ type Timer struct {
 // C is the channel the timer's tick is sent on.
 func (t *Timer) C() <-chan time.Time { return t.ch }
 
-// Reset makes the timer fire once the clock is d past its time now.
+// Reset makes the timer fire once the clock is d past its time now; on a jumping clock, at once.
 func (t *Timer) Reset(d time.Duration) {
-	now := t.c.Now()
+	t.resetAt(t.c.Now().Add(d))
+}
+
+func (t *Timer) resetAt(at time.Time) {
 	select {
 	case <-t.ch: // as a time.Timer's Reset: no tick of before it is read after it
 	default:
 	}
 	t.mu.Lock()
-	t.at, t.active = now.Add(d), true
+	t.at, t.active = at, true
 	t.mu.Unlock()
+	if t.c.jumping {
+		t.fireIfDue(t.c.jumpTo(at))
+		return
+	}
 	t.c.mu.Lock()
 	close(t.c.armed)
 	t.c.armed = make(chan struct{})
 	t.c.mu.Unlock()
-	t.fireIfDue(now)
+	t.fireIfDue(t.c.Now())
 }
 
 // Stop keeps the timer from firing until it is Reset.

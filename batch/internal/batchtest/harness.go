@@ -21,6 +21,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch"
+	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/batch/runs"
 	"github.com/payout/payout/ledger"
 )
@@ -40,13 +41,22 @@ type Harness struct {
 	DB      *ledger.DB
 	Dir     string
 	Cfg     batch.Config
+	// Clock is the time of the sandbox and of the runs (Cfg.Clock) of a NewHarness: a jumping
+	// clock, on which every wait of a run, the sandbox's latency and the limiter's turns end at
+	// once. Nil for the other Harnesses, which run in real time.
+	Clock *Clock
 	// latency and jitter are the sandbox's when the Harness was made.
 	latency, jitter time.Duration
 }
 
-// The end-to-end run tests pay at settings users run with: a limiter of Rate a second with a
-// burst of 1, Workers workers, and a sandbox that answers in 5-20 ms. A test of many rows keeps
-// rows/Rate to a second or so. NewUnthrottledHarness is for the short runs without either.
+// The end-to-end run tests pay at settings users run with, in the time of a jumping clock
+// (Harness.Clock): a limiter of Rate a second with a burst of 1, Workers workers, and a sandbox
+// that answers in 5-20 ms. No wait is real, but the rate and the latency hold in the clock's time,
+// where the sandbox counts its requests (AssertRate). The latencies of requests in flight
+// together mostly add up on that clock rather than overlap (fakeclock.NewJumping), so a run
+// there is paced by them more than by the rate; a sandbox that answers at once leaves the pace
+// to the limiter. NewUnthrottledHarness is for the short runs without either, and for the
+// benchmarks, which time real runs.
 const (
 	Rate          = 100
 	Workers       = 8
@@ -54,18 +64,22 @@ const (
 	LatencyJitter = 15 * time.Millisecond
 )
 
-// NewHarness is a Harness at the production-like settings; the sandbox's latency is added to
-// opts.Faults unless they set their own.
+// NewHarness is a Harness at the production-like settings, in the time of a jumping clock that
+// starts now; the sandbox's latency is added to opts.Faults unless they set their own.
 func NewHarness(tb testing.TB, opts sandbox.Options) *Harness {
 	tb.Helper()
 	if opts.Faults.Latency == 0 && opts.Faults.LatencyJitter == 0 {
 		opts.Faults.Latency, opts.Faults.LatencyJitter = Latency, LatencyJitter
 	}
-	return BuildHarness(tb, opts, rate.NewLimiter(Rate, 1), Workers)
+	clock := NewJumpingClock(time.Now())
+	opts.Now, opts.After = clock.Now, clock.After
+	h := BuildHarness(tb, opts, NewLimiter(clock, Rate, 1), Workers)
+	h.Clock, h.Cfg.Clock = clock, clock
+	return h
 }
 
-// NewUnthrottledHarness is a Harness with no rate limit and a sandbox that answers at once, for
-// the short unthrottled test and the throughput benchmark.
+// NewUnthrottledHarness is a Harness with no rate limit and a sandbox that answers at once, in
+// real time, for the short unthrottled test and the throughput benchmark.
 func NewUnthrottledHarness(tb testing.TB, opts sandbox.Options, workers int) *Harness {
 	tb.Helper()
 	opts.Faults.Latency, opts.Faults.LatencyJitter = 0, 0
@@ -73,8 +87,8 @@ func NewUnthrottledHarness(tb testing.TB, opts sandbox.Options, workers int) *Ha
 }
 
 // BuildHarness is a Harness whose runs go through limiter with workers workers, at the sandbox's
-// settings in opts.
-func BuildHarness(tb testing.TB, opts sandbox.Options, limiter *rate.Limiter, workers int) *Harness {
+// settings in opts, in real time unless opts and limiter say otherwise.
+func BuildHarness(tb testing.TB, opts sandbox.Options, limiter pool.Limiter, workers int) *Harness {
 	tb.Helper()
 	opts.AuthToken, opts.HashKey = Token, []byte(HashKey)
 	if opts.Seed == 0 {
@@ -255,6 +269,21 @@ func (h *Harness) AssertExactlyOnce(rows []PayrollRow, res batch.Result) {
 		}
 	}
 	h.AssertReport(res, len(rows), FileTotal(rows))
+}
+
+// AssertRate checks, from the sandbox's count of the requests that arrived within any second of
+// the Harness's clock, that the runs of a NewHarness, at their Workers workers or fewer, kept to
+// Rate: a second holds the turns the limiter grants in it (Rate, and its burst of 1), and at most
+// one request of each worker whose turn came before it.
+func (h *Harness) AssertRate() {
+	h.TB.Helper()
+	if h.Clock == nil {
+		h.TB.Fatal("AssertRate checks the rate of a NewHarness, in its clock's time")
+	}
+	if most, got := Rate+1+Workers, h.Sandbox.Stats().MaxInAnySecond; got > most {
+		h.TB.Errorf("the service counted %d requests within one second of the clock at a rate of %d with %d workers: want at most %d",
+			got, Rate, Workers, most)
+	}
 }
 
 // ResultCSV is the path of the run's result CSV among its reports.
