@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
@@ -76,6 +77,34 @@ func (p *progressBar) waiting(n int, until time.Time) {
 	if p.startAt >= 0 {
 		p.draw(time.Now())
 	}
+}
+
+// writeAbove writes a log record on a line of its own above the bar, and draws the bar again
+// below it: a record written into the bar's line would be drawn over, or run into it.
+func (p *progressBar) writeAbove(record []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.open {
+		return p.w.Write(record)
+	}
+	fmt.Fprint(p.w, "\r\x1b[K")
+	n, err := p.w.Write(record)
+	p.draw(time.Now())
+	return n, err
+}
+
+// logOutput is where a session's log records go: stderr, or above the progress bar once one is
+// drawn there (the logger is made before the bar).
+type logOutput struct {
+	w   io.Writer
+	bar atomic.Pointer[progressBar]
+}
+
+func (o *logOutput) Write(record []byte) (int, error) {
+	if bar := o.bar.Load(); bar != nil {
+		return bar.writeAbove(record)
+	}
+	return o.w.Write(record)
 }
 
 // end ends the line the bar is on, if any, so that what is written next (a summary, an error)

@@ -201,6 +201,7 @@ type session struct {
 	runner  *batch.Runner
 	metrics *metricsWriter
 	bar     *progressBar   // nil unless stderr is a terminal
+	logOut  *logOutput     // the logger's stderr, above the bar once there is one
 	key     *signature.Key // $PAYOUT_SIGNING_KEY: signs the chain head each run's reports print
 	limiter pool.Limiter   // newLimiter's: on a PostgreSQL ledger, the merchant's, shared
 	// limiterDB is the shared limiter's handle on the ledger's database, if it has one.
@@ -217,7 +218,10 @@ const (
 )
 
 func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*session, error) {
-	log, err := o.logger(e)
+	logOut := &logOutput{w: e.stderr}
+	logEnv := *e
+	logEnv.stderr = logOut
+	log, err := o.logger(&logEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +260,7 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
-	s := &session{e: e, o: o, cfg: cfg, log: log, client: client}
+	s := &session{e: e, o: o, cfg: cfg, log: log, logOut: logOut, client: client}
 	switch mode {
 	case modeDryRun:
 		// A dry run writes nothing and needs no ledger; it checks references against one if there is
@@ -343,9 +347,10 @@ func (s *session) runnerConfig(mode sessionMode, vopts read.ValidateOptions) bat
 	if testHooks != nil {
 		testHooks(&rcfg)
 	}
-	// With -v the log lines go to stderr too, and would be written into the bar's line.
+	// With -v the log lines are many, and the bar would be drawn again under each of them.
 	if o.progress && !o.verbose && isTerminal(s.e.stderr) && mode != modeDryRun {
 		s.bar = newProgressBar(s.e.stderr, s.o.zone)
+		s.logOut.bar.Store(s.bar)
 		rcfg.Progress, rcfg.Waiting = s.bar.update, s.bar.waiting
 	}
 	return rcfg

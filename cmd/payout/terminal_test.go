@@ -9,8 +9,11 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/payout/payout/api/sandbox"
 )
 
 // terminalCols is a narrow terminal: a laptop's split pane.
@@ -36,6 +39,35 @@ func TestProgressBarFitsANarrowTerminal(t *testing.T) {
 	}
 	if got := countMatching(lines, barText); got != 1 {
 		t.Errorf("the bar fills %d lines of the screen, want 1:\n%s", got, strings.Join(lines, "\n"))
+	}
+}
+
+// TestProgressBarKeepsWarningsOnLinesOfTheirOwn: a warning logged while the bar is drawn (here,
+// that one worker cannot keep --rate against a service answering in 100 ms) is written on a line
+// of its own above the bar, which is drawn again below it, never run into the bar's line.
+func TestProgressBarKeepsWarningsOnLinesOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	sb := sandbox.New(sandbox.Options{AuthToken: "e2e-token", HashKey: []byte("e2e-hash-key"),
+		Faults: sandbox.Faults{Latency: 100 * time.Millisecond}})
+	t.Cleanup(sb.Close)
+	u := newUser(t, sb)
+	term := u.startInTerminal(t, "run", "--rate", "20", "--workers", "1", samplePath(t))
+	if err := term.wait(); err != nil {
+		t.Fatalf("run in a terminal: %v\n%s", err, term.output())
+	}
+	checkBarDrawings(t, term.output())
+	lines := screen(term.output(), terminalCols)
+	shown := strings.Join(lines, "\n")
+	if !strings.Contains(string(term.output()), "workers can send at most") {
+		t.Fatalf("no warning about the workers was logged:\n%s", shown)
+	}
+	for _, line := range lines {
+		if barText.MatchString(line) && strings.Contains(line, "level=") {
+			t.Errorf("a log record is written on the bar's line: %q\n%s", line, shown)
+		}
+	}
+	if got := countMatching(lines, barText); got != 1 {
+		t.Errorf("the bar fills %d lines of the screen, want 1:\n%s", got, shown)
 	}
 }
 
