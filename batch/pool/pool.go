@@ -177,15 +177,8 @@ func (p *Pool[T]) Run(ctx context.Context, tasks []T, done, total int, feed <-ch
 	results := make(chan Result[T])
 	workers := p.startWorkers(ctx, work, results, st.size.workers)
 	defer workers.stop()
-	// The timer is made at the first wait for a due task and set only while the pool waits for
-	// one, so that a fake clock moves to no other time (one whose timers end as they are set
-	// would move to a timer's time as it is made).
-	var timer Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	timer := dueTimer{clock: p.cfg.Clock}
+	defer timer.stop()
 	ctxDone := ctx.Done()
 	// graceSaid is the end of the grace last announced while nothing else was going on;
 	// waitShown, that Config.Waiting was told and not yet told the wait is over.
@@ -214,12 +207,7 @@ func (p *Pool[T]) Run(ctx context.Context, tasks []T, done, total int, feed <-ch
 		case ready:
 			out = work
 		case wait > 0:
-			if timer == nil {
-				timer = p.cfg.Clock.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			wake = timer.C()
+			wake = timer.after(wait)
 			if head := st.queue[0]; st.inflight == 0 && !head.GraceEnd().IsZero() {
 				if said := p.announceGrace(st.queue, now, graceSaid); said != graceSaid {
 					graceSaid, waitShown = said, p.cfg.Waiting != nil
@@ -253,6 +241,30 @@ func (p *Pool[T]) Run(ctx context.Context, tasks []T, done, total int, feed <-ch
 		return fmt.Errorf("%w: %w", ErrAborted, st.stopReason)
 	}
 	return nil
+}
+
+// dueTimer wakes the pool when its next task is due. It is made at the first wait and set only
+// while the pool waits, so that a fake clock moves to no other time (one whose timers end as
+// they are set would move to a timer's time as it is made).
+type dueTimer struct {
+	clock Clock
+	t     Timer
+}
+
+// after sets the timer to fire wait from now and returns its channel.
+func (d *dueTimer) after(wait time.Duration) <-chan time.Time {
+	if d.t == nil {
+		d.t = d.clock.NewTimer(wait)
+	} else {
+		d.t.Reset(wait)
+	}
+	return d.t.C()
+}
+
+func (d *dueTimer) stop() {
+	if d.t != nil {
+		d.t.Stop()
+	}
 }
 
 // announceGrace says, once per grace end, what an idle pool waits for: tasks reported not
