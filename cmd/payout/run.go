@@ -261,24 +261,13 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 		return nil, usageError("%v", err)
 	}
 	s := &session{e: e, o: o, cfg: cfg, log: log, logOut: logOut, client: client}
-	switch mode {
-	case modeDryRun:
-		// A dry run writes nothing and needs no ledger; it checks references against one if there is
-		// one. A ledger named (--ledger, $PAYOUT_LEDGER) must be there: a mistyped name would
-		// otherwise check against nothing and pass rows that the ledger holds as paid.
-		err := ledger.Probe(cfg.Ledger)
-		if errors.Is(err, ledger.ErrNoLedger) && (o.ledger != "" || e.getenv(envLedger) != "") {
-			return nil, ledgerError(err)
-		}
-		if !errors.Is(err, ledger.ErrNoLedger) {
-			if s.db, err = ledger.Open(ctx, cfg.Ledger, stamped(ledger.Options{Logger: log})); err != nil {
-				return nil, ledgerError(err)
-			}
-		}
-	default:
-		if err := s.openLedger(ctx); err != nil {
-			return nil, err
-		}
+	if mode == modeDryRun {
+		err = s.openLedgerToCheck(ctx)
+	} else {
+		err = s.openLedger(ctx)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if s.metrics = o.metrics; s.metrics == nil && o.metricsFile != "" {
 		s.metrics = newMetricsWriter(o.metricsFile, time.Now)
@@ -299,6 +288,24 @@ func newSession(ctx context.Context, e *env, o *runOptions, mode sessionMode) (*
 	}
 	s.runner = batch.NewRunner(rcfg)
 	return s, nil
+}
+
+// openLedgerToCheck opens the ledger a dry run checks references against, if there is one: a dry
+// run writes nothing and needs no ledger. A ledger named (--ledger, $PAYOUT_LEDGER) must be
+// there: a mistyped name would otherwise check against nothing and pass rows that the ledger
+// holds as paid.
+func (s *session) openLedgerToCheck(ctx context.Context) error {
+	err := ledger.Probe(s.cfg.Ledger)
+	if errors.Is(err, ledger.ErrNoLedger) {
+		if s.o.ledger != "" || s.e.getenv(envLedger) != "" {
+			return ledgerError(err)
+		}
+		return nil
+	}
+	if s.db, err = ledger.Open(ctx, s.cfg.Ledger, stamped(ledger.Options{Logger: s.log})); err != nil {
+		return ledgerError(err)
+	}
+	return nil
 }
 
 // signHeads loads $PAYOUT_SIGNING_KEY, if set, for the runner to sign the chain head each run's
