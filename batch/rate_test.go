@@ -10,10 +10,10 @@ import (
 	"github.com/payout/payout/batch/internal/batchtest"
 )
 
-// TestRunKeepsTheRate: a run of a second and a half of rows at the rate reaches the service no faster
-// than it, in the time of the harness's clock, where the limiter takes its turns and the sandbox
-// counts arrivals. The sandbox answers within a microsecond, so that the turns alone set the
-// pace: a request that went without its turn would arrive with others at one time.
+// TestRunKeepsTheRate: a run of a second and a half of rows at the rate reaches the service no
+// faster than it, in the time of the harness's clock, where the limiter takes its turns and the
+// sandbox counts arrivals. The sandbox answers within a microsecond, so that the turns alone set
+// the pace: a request that went without its turn would arrive with others at one time.
 func TestRunKeepsTheRate(t *testing.T) {
 	t.Parallel()
 	h := batchtest.NewHarness(t, sandbox.Options{Faults: sandbox.Faults{Latency: time.Microsecond}})
