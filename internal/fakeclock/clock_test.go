@@ -77,32 +77,26 @@ func TestJumpingTimerAtATimePassedMovesNothing(t *testing.T) {
 	}
 }
 
-func TestManualTimerAtFiresOnceThere(t *testing.T) {
-	c := fakeclock.New(t0)
-	timer := c.NewTimerAt(t0.Add(10 * time.Millisecond))
-	c.Advance(9 * time.Millisecond)
-	select {
-	case <-timer.C():
-		t.Fatal("fired before its time")
-	default:
-	}
-	c.Advance(time.Millisecond)
-	if at := <-timer.C(); !at.Equal(t0.Add(10 * time.Millisecond)) {
-		t.Errorf("fired at %v, want t0+10ms", at)
-	}
-}
-
+// TestManualTimerFiresOnlyOnceAdvanced: a timer set for a while from now, or at a time, fires
+// once the clock is moved there, and not a moment before.
 func TestManualTimerFiresOnlyOnceAdvanced(t *testing.T) {
-	c := fakeclock.New(t0)
-	timer := c.NewTimer(10 * time.Millisecond)
-	c.Advance(9 * time.Millisecond)
-	select {
-	case <-timer.C():
-		t.Fatal("fired before its time")
-	default:
-	}
-	c.Advance(time.Millisecond)
-	if at := <-timer.C(); !at.Equal(t0.Add(10 * time.Millisecond)) {
-		t.Errorf("fired at %v, want t0+10ms", at)
+	for name, set := range map[string]func(c *fakeclock.Clock) *fakeclock.Timer{
+		"after 10ms": func(c *fakeclock.Clock) *fakeclock.Timer { return c.NewTimer(10 * time.Millisecond) },
+		"at t0+10ms": func(c *fakeclock.Clock) *fakeclock.Timer { return c.NewTimerAt(t0.Add(10 * time.Millisecond)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fakeclock.New(t0)
+			timer := set(c)
+			c.Advance(9 * time.Millisecond)
+			select {
+			case <-timer.C():
+				t.Fatal("fired before its time")
+			default:
+			}
+			c.Advance(time.Millisecond)
+			if at := <-timer.C(); !at.Equal(t0.Add(10 * time.Millisecond)) {
+				t.Errorf("fired at %v, want t0+10ms", at)
+			}
+		})
 	}
 }
