@@ -31,7 +31,7 @@ func onSQLite(*testing.B, *batchtest.Harness, rate.Limit) {}
 // and the limiter shared through it, at limit with a burst of 1.
 func onPostgres(b *testing.B, h *batchtest.Harness, limit rate.Limit) {
 	url := pgtest.Durable(b)
-	db := batchtest.CreateLedger(b, url)
+	db := batchtest.CreateLedger(b, url, ledger.Options{})
 	hold, err := ledger.Take(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)

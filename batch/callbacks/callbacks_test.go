@@ -23,6 +23,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/batch/callbacks"
+	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/ledger"
 )
 
@@ -58,11 +59,7 @@ type cbRig struct {
 func newCBRig(tb testing.TB) *cbRig {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "ledger.db")
-	db, err := ledger.Create(context.Background(), path, ledger.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := batchtest.CreateLedger(tb, path, ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	logs := &cbLogs{}
 	h, err := callbacks.NewHandler(callbacks.Config{
 		Ledger: db, HashKey: []byte(cbHashKey),

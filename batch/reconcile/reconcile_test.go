@@ -67,11 +67,7 @@ func newReconBench(tb testing.TB, faults sandbox.Faults) *reconBench {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
-	db, err := ledger.Create(context.Background(), filepath.Join(dir, "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := batchtest.CreateLedger(tb, filepath.Join(dir, "ledger.db"), ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	return &reconBench{tb: tb, sandbox: sb, clock: clock, client: client, db: db, dir: dir, cfg: batch.Config{
 		Ledger: db, Service: client, Clock: clock, Limiter: batchtest.NewLimiter(clock, batchtest.Rate, 1), Workers: 4,
 		VirtualPoolRef: "POOL-1", CallbackURL: "http://127.0.0.1:1/callback", RedirectURL: "http://127.0.0.1:1/return",
