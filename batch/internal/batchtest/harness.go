@@ -130,8 +130,7 @@ func (h *Harness) SetFaults(f sandbox.Faults) {
 // ledger.Create made once for the test process. Under the race detector, making one (every
 // migration, in a pure-Go SQLite) takes about 0.3 s of CPU, and the tests make hundreds; the
 // copy is the file Create leaves, byte for byte. A PostgreSQL ledger (path a URL), and options
-// that Create writes into the ledger (Now, Approvals, Actor, Version), are made by Create. The
-// ledger's own tests use Create.
+// that Create writes into the ledger (Now, Approvals, Actor, Version), are made by Create.
 func CreateLedger(tb testing.TB, path string, opts ledger.Options) *ledger.DB {
 	tb.Helper()
 	if ledger.IsURL(path) || opts.Now != nil || opts.Approvals != 0 || opts.Actor != "" || opts.Version != "" {
