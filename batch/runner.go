@@ -315,12 +315,8 @@ func (r *Runner) pay(ctx context.Context, log *slog.Logger, res Result, sv *inta
 		return res, err
 	}
 	run := ledger.Run{ID: res.RunID, Kind: ledger.KindRun, File: res.File, FileSHA256: res.SHA256, StartedAt: res.StartedAt,
-		Status: ledger.RunRunning, Source: intake.Source(res.SHA256, sv.Sheet()), Rows: sv.Rows()}
+		Status: ledger.RunRunning, Source: intake.Source(res.SHA256, sv.Sheet()), Rows: sv.Rows(), Columns: sv.Header()}
 	if err := runs.Open(ctx, db, run); err != nil {
-		return res, err
-	}
-	// The input's columns, for the run's retry file.
-	if err := db.SetRunColumns(ctx, run.ID, sv.Header()); err != nil {
 		return res, err
 	}
 	sameRuns, err := db.FindRuns(ctx, ledger.RunFilter{Source: run.Source})

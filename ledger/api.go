@@ -113,6 +113,9 @@ type Run struct {
 	Source string
 	// Rows is how many input rows the run read before it recorded any; 0 when not known.
 	Rows int
+	// Columns is the header of the run's input file, names in file order: its retry file is
+	// written in the same columns. Nil for other kinds.
+	Columns []string
 }
 
 // RunRow is one input line of one run, valid or not, as the report shows it.

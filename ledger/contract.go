@@ -15,7 +15,6 @@ import (
 // lines and payouts, the lookups that decide what is new, and every payout's moves.
 type RunWrites interface {
 	AddRun(ctx context.Context, r Run) error
-	SetRunColumns(ctx context.Context, runID string, columns []string) error
 	FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
@@ -39,9 +38,8 @@ type Claims interface {
 }
 
 // RetryFiles is what writing and paying a retry file reads and records: a refused payout's one
-// retry reference, and the input's columns the file is written in.
+// retry reference. The file is written in its run's columns (Run.Columns).
 type RetryFiles interface {
-	RunColumns(ctx context.Context, runID string) ([]string, error)
 	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error)
 	LinkRetry(ctx context.Context, runID string, r Retry) error
 	Retries(ctx context.Context, refs []string) (map[string]Retry, error)

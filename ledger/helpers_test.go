@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/payout/payout/internal/fakeclock"
 	"github.com/payout/payout/ledger"
-	"github.com/shopspring/decimal"
 )
 
 // ticking is a fake clock that moves one millisecond per reading, from a fixed morning.

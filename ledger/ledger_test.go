@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {

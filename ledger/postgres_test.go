@@ -198,9 +198,8 @@ func TestRowEventsAreTheSameOnBothEngines(t *testing.T) {
 	defer pg.Close()
 	for _, db := range []*ledger.DB{sq, pg} {
 		r := ledger.Run{ID: "r'1", Kind: "run", File: "O'Brien's \"Nov\".csv", FileSHA256: "sha", Source: "sha",
-			StartedAt: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), Status: "running"}
+			StartedAt: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), Status: "running", Columns: []string{"Name", "it's"}}
 		must(t, db.AddRun(ctx, r))
-		must(t, db.SetRunColumns(ctx, r.ID, []string{"Name", "it's"}))
 		must(t, db.FinishRun(ctx, r.ID, "finished", -3, r.StartedAt.Add(time.Minute)))
 		must(t, db.StoreCallback(ctx, ledger.StoredCallback{ReceivedAt: r.StartedAt, InvoiceNo: "INV-'9", Verdict: "unknown-invoice", Payload: "{}"}))
 		wantIntact(t, verify(t, db))

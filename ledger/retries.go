@@ -3,46 +3,10 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 )
-
-// SetRunColumns records the header of a run's input file, names in file order: its retry file
-// is written in the same columns.
-func (db *DB) SetRunColumns(ctx context.Context, runID string, columns []string) error {
-	data, err := json.Marshal(columns)
-	if err != nil {
-		return fmt.Errorf("columns of run %s: %w", runID, err)
-	}
-	err = db.writeSealed(ctx, "runs", runID, "the input's columns", func(tx *sql.Tx) (string, []any, error) {
-		return `WHERE id = $1`, []any{runID}, updateOne(ctx, tx, `UPDATE runs SET columns = $1 WHERE id = $2`, string(data), runID)
-	})
-	if err != nil {
-		return fmt.Errorf("columns of run %s: %w", runID, err)
-	}
-	return nil
-}
-
-// RunColumns is the header SetRunColumns recorded for a run; nil when none was.
-func (db *DB) RunColumns(ctx context.Context, runID string) ([]string, error) {
-	var text string
-	err := db.sql.QueryRowContext(ctx, `SELECT columns FROM runs WHERE id = $1`, runID).Scan(&text)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("columns of run %s: %w", runID, ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("columns of run %s: %w", runID, err)
-	case text == "":
-		return nil, nil
-	}
-	var columns []string
-	if err := json.Unmarshal([]byte(text), &columns); err != nil {
-		return nil, fmt.Errorf("columns of run %s: %w", runID, err)
-	}
-	return columns, nil
-}
 
 // Retry is a reference derived to pay again a payout the service refused: New pays what Old
 // would have paid.

@@ -42,13 +42,4 @@ func TestClaimRetryIsOnePerPayoutAndSkipsTakenReferences(t *testing.T) {
 	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
 		t.Errorf("retries: %+v, %v", found, err)
 	}
-	if err := db.SetRunColumns(ctx, "r1", []string{"Amount", "ref", "retry_reason"}); err != nil {
-		t.Fatal(err)
-	}
-	if cols, err := db.RunColumns(ctx, "r1"); err != nil || !slices.Equal(cols, []string{"Amount", "ref", "retry_reason"}) {
-		t.Errorf("columns %q, %v", cols, err)
-	}
-	if _, err := db.RunColumns(ctx, "nope"); err == nil {
-		t.Error("columns of an unknown run: no error")
-	}
 }

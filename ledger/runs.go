@@ -3,17 +3,26 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 )
 
-const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, exit_code, source, rows`
+const runColumns = `id, kind, file, file_sha256, started_at, ended_at, status, exit_code, source, rows, columns`
 
 // AddRun records the start of a run.
 func (db *DB) AddRun(ctx context.Context, r Run) error {
+	columns := ""
+	if r.Columns != nil {
+		data, err := json.Marshal(r.Columns)
+		if err != nil {
+			return fmt.Errorf("add run %s: columns: %w", r.ID, err)
+		}
+		columns = string(data)
+	}
 	err := db.writeSealed(ctx, "runs", r.ID, "run started", func(tx *sql.Tx) (string, []any, error) {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode, r.Source, r.Rows)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			r.ID, r.Kind, r.File, r.FileSHA256, fmtTime(r.StartedAt), fmtTime(r.EndedAt), r.Status, r.ExitCode, r.Source, r.Rows, columns)
 		return `WHERE id = $1`, []any{r.ID}, err
 	})
 	if err != nil {
@@ -69,9 +78,14 @@ func (db *DB) queryRuns(ctx context.Context, where string, args ...any) ([]Run, 
 	var runs []Run
 	for rows.Next() {
 		var r Run
-		var started, ended string
-		if err := rows.Scan(&r.ID, &r.Kind, &r.File, &r.FileSHA256, &started, &ended, &r.Status, &r.ExitCode, &r.Source, &r.Rows); err != nil {
+		var started, ended, columns string
+		if err := rows.Scan(&r.ID, &r.Kind, &r.File, &r.FileSHA256, &started, &ended, &r.Status, &r.ExitCode, &r.Source, &r.Rows, &columns); err != nil {
 			return nil, err
+		}
+		if columns != "" {
+			if err := json.Unmarshal([]byte(columns), &r.Columns); err != nil {
+				return nil, fmt.Errorf("run %s: columns: %w", r.ID, err)
+			}
 		}
 		if r.StartedAt, err = parseTime(started); err != nil {
 			return nil, err

@@ -106,10 +106,7 @@ func Write(ctx context.Context, db Ledger, runID, dir, name string, fileRejected
 	if err != nil || len(rows) == 0 {
 		return File{}, err
 	}
-	columns, err := db.RunColumns(ctx, runID)
-	if err != nil {
-		return File{}, err
-	}
+	columns := run.Columns
 	if name == "" {
 		name = filepath.Base(run.File)
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 // testChain: every write extends the chain by its events, the head a write returns is the head

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 // states is every state a payout can be in.

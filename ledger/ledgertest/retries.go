@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 
 // testRetries: a refused payout has one retry reference whoever asks, the first candidate no
 // payout or retry holds, derived from the first payout however many retries back it is; a retry recorded
-// and linked names the payout it replaces; a run keeps its input's columns.
+// and linked names the payout it replaces.
 func testRetries(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -56,13 +55,6 @@ func testRetries(t *testing.T, e Engine) {
 		t.Errorf("retries: %+v, %v", found, err)
 	}
 	testLinkRetry(t, l, first)
-	must(t, l.SetRunColumns(ctx, "r1", []string{"Amount", "ref", "retry_reason"}))
-	if cols, err := l.RunColumns(ctx, "r1"); err != nil || !slices.Equal(cols, []string{"Amount", "ref", "retry_reason"}) {
-		t.Errorf("columns %q, %v", cols, err)
-	}
-	if _, err := l.RunColumns(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
-		t.Errorf("columns of an unknown run: %v, want ErrNotFound", err)
-	}
 	intact(t, l)
 }
 

@@ -13,8 +13,8 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// testFindRuns: a run is kept as added and as finished, and each field of the filter selects
-// what it says, oldest first.
+// testFindRuns: a run is kept as added (its input's columns in file order) and as finished, and
+// each field of the filter selects what it says, oldest first.
 func testFindRuns(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -25,7 +25,7 @@ func testFindRuns(t *testing.T, e Engine) {
 			status, sha = "running", "sha-b"
 		}
 		must(t, l.AddRun(ctx, ledger.Run{ID: fmt.Sprintf("run-%d", i), Kind: "run", File: sha + ".csv", FileSHA256: sha,
-			StartedAt: t0.Add(time.Duration(i) * time.Hour), Status: status, Source: sha, Rows: i}))
+			StartedAt: t0.Add(time.Duration(i) * time.Hour), Status: status, Source: sha, Rows: i, Columns: []string{"Amount", "ref", "it's"}[:i%4]}))
 	}
 	must(t, l.AddRun(ctx, ledger.Run{ID: "rec", Kind: "reconcile", StartedAt: t0.Add(6 * time.Hour), Status: "running"}))
 	ended := t0.Add(7 * time.Hour)
@@ -35,6 +35,12 @@ func testFindRuns(t *testing.T, e Engine) {
 	}
 	if r, err := l.GetRun(ctx, "run-4"); err != nil || r.File != "sha-a.csv" || r.Rows != 4 || !r.StartedAt.Equal(t0.Add(4*time.Hour)) || !r.EndedAt.IsZero() {
 		t.Errorf("run as added: %+v %v", r, err)
+	}
+	if r, err := l.GetRun(ctx, "run-3"); err != nil || !slices.Equal(r.Columns, []string{"Amount", "ref", "it's"}) {
+		t.Errorf("columns of a run: %q, %v", r.Columns, err)
+	}
+	if r, err := l.GetRun(ctx, "rec"); err != nil || r.Columns != nil {
+		t.Errorf("columns of a run added without: %q, %v; want none", r.Columns, err)
 	}
 	if _, err := l.GetRun(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("an unknown run: %v, want ErrNotFound", err)

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payout/payout/ledger"
 	"github.com/shopspring/decimal"
+
+	"github.com/payout/payout/ledger"
 )
 
 // Engine is what the suite needs of an engine.
