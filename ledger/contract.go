@@ -78,9 +78,10 @@ type ReconcileStore interface {
 }
 
 // CallbackStore is what the callback receiver does: find the payout an invoice names, move it,
-// keep the bank's name for the account, and store every callback once.
+// keep the bank's name for the account, and store every callback once; its health check reads
+// the chain's head.
 type CallbackStore interface {
-	SchemaVersion(ctx context.Context) (int, error)
+	ChainHead(ctx context.Context) (ChainHead, error)
 	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	SetNameCheck(ctx context.Context, ref, displayName, check string) error

@@ -18,6 +18,9 @@ func SQLOf(db *DB) *sql.DB { return db.sql }
 // RetryOf is the reference the payout ref was recorded as a retry of (its retry_of column).
 func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) { return db.retryOf(ctx, ref) }
 
+// SchemaVersion is the number of the last migration the open ledger's tables are.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) { return db.schemaVersion(ctx) }
+
 // RunRows is the rows of RunLines without their payouts, for the tests of Record.
 func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
 	var rows []RunRow

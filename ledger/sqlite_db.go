@@ -185,9 +185,9 @@ func LatestMigration() int {
 	return migrationNumber(names[len(names)-1])
 }
 
-// SchemaVersion reports the schema version of the open ledger: the number of SQLite's last
+// schemaVersion reports the schema version of the open ledger: the number of SQLite's last
 // migration its tables are, on either engine.
-func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+func (db *DB) schemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := db.sql.QueryRowContext(ctx, db.eng.schemaVersionSQL).Scan(&v)
 	return v, err

@@ -126,7 +126,7 @@ func answer(w http.ResponseWriter, status int, msg string) {
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := h.cfg.Ledger.SchemaVersion(ctx); err != nil {
+	if _, err := h.cfg.Ledger.ChainHead(ctx); err != nil {
 		h.log.Error("health: ledger unreachable", "err", err)
 		answer(w, http.StatusServiceUnavailable, "ledger unreachable")
 		return

@@ -92,7 +92,4 @@ func testEvidence(t *testing.T, e Engine) {
 	if reported != len(ps) {
 		t.Errorf("r1-again's report shows %d lines, want r1's %d", reported, len(ps))
 	}
-	if v, err := l.SchemaVersion(ctx); err != nil || v < 1 {
-		t.Errorf("schema version %d %v", v, err)
-	}
 }
