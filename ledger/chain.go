@@ -229,9 +229,9 @@ func (db *DB) ChainHead(ctx context.Context) (ChainHead, error) {
 	return readChainHead(ctx, db.sql)
 }
 
-// ChainHashAt is the hash of the chain's entry id (an event or a row event): what a head that
+// chainHashAt is the hash of the chain's entry id (an event or a row event): what a head that
 // was signed at id must still read. ErrNotFound when the chain has no such entry.
-func (db *DB) ChainHashAt(ctx context.Context, id int64) (string, error) {
+func (db *DB) chainHashAt(ctx context.Context, id int64) (string, error) {
 	var hash string
 	err := db.sql.QueryRowContext(ctx, `SELECT hash FROM events WHERE id = $1 UNION ALL SELECT hash FROM row_events WHERE id = $2`,
 		id, id).Scan(&hash)

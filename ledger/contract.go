@@ -107,9 +107,9 @@ type ApprovalStore interface {
 type AuditStore interface {
 	VerifyChain(ctx context.Context) (ChainReport, error)
 	ChainHead(ctx context.Context) (ChainHead, error)
-	// ChainHashAt is the hash of the chain's entry id: a head signed at a run's end must still
-	// read so (ErrNotFound when the chain has no such entry).
-	ChainHashAt(ctx context.Context, id int64) (string, error)
+	// VerifySince checks that a head signed at a run's end is still in the chain, as a run checks
+	// the last one before it pays.
+	VerifySince(ctx context.Context, head ChainHead) ([]Finding, error)
 	RunEvents(ctx context.Context, runID string, upTo ChainHead) ([]EvidenceEvent, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)

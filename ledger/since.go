@@ -19,7 +19,7 @@ const EventHeadSigned = "HEAD_SIGNED"
 // hash, move its payout as the state machine allows, and not be dated back. It returns what it
 // finds wrong; none when the chain from head on holds.
 func (db *DB) VerifySince(ctx context.Context, head ChainHead) ([]Finding, error) {
-	hash, err := db.ChainHashAt(ctx, head.ID)
+	hash, err := db.chainHashAt(ctx, head.ID)
 	if errors.Is(err, ErrNotFound) {
 		return []Finding{{EventID: head.ID, Problem: "the signed head is no longer in the chain (deleted)"}}, nil
 	}

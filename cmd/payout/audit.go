@@ -243,14 +243,16 @@ func signedHead(ctx context.Context, e *env, db *ledger.DB, path, signedBy strin
 	if err := isSigner(id, signedBy, path); err != nil {
 		return "", "", err
 	}
-	hash, err := db.ChainHashAt(ctx, head.ID)
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return "", fmt.Sprintf("head %s that run %s reported, signed by %s: the chain has no entry %d (the ledger was cut back or replaced)", head, runID, id.Principal(), head.ID), nil
-	case err != nil:
+	// The check a run makes of the chain since the last signed head, from this one; what it finds
+	// past the head VerifyChain has already reported.
+	findings, err := db.VerifySince(ctx, head)
+	if err != nil {
 		return "", "", &exitError{code: exitAborted, err: err}
-	case hash != head.Hash:
-		return "", fmt.Sprintf("head %s that run %s reported, signed by %s: the chain's entry %d now reads %s (the history before it was rewritten)", head, runID, id.Principal(), head.ID, hash), nil
+	}
+	for _, f := range findings {
+		if f.EventID == head.ID {
+			return "", fmt.Sprintf("head %s that run %s reported, signed by %s: %s (the ledger was cut back, replaced or rewritten)", head, runID, id.Principal(), f.Problem), nil
+		}
 	}
 	return fmt.Sprintf("the head %s that run %s reported, signed by %s (%s), is in the chain", head, runID, id.Principal(), id.Fingerprint), "", nil
 }
