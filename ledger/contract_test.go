@@ -12,7 +12,7 @@ import (
 // method added to DB alone would be a way around the seam that a second engine lacks.
 func TestContractNamesEveryOperation(t *testing.T) {
 	t.Parallel()
-	fileOnly := map[string]bool{"ForgetFreed": true}                                  // VACUUM and the WAL's truncation
+	fileOnly := map[string]bool{"ForgetFreed": true}                                                         // VACUUM and the WAL's truncation
 	testOnly := map[string]bool{"QuickCheck": true, "RetryOf": true, "RunRows": true, "SchemaVersion": true} // export_test.go
 	contract := reflect.TypeOf((*ledger.Ledger)(nil)).Elem()
 	db := reflect.TypeOf((*ledger.DB)(nil))
