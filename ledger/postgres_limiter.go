@@ -78,7 +78,7 @@ func normalBaseURL(baseURL string) string {
 // its last moments of grants (and a pause): the first requests after the restart may go that
 // much early, and a 429 still holds them back. Nothing of the money is in this table.
 func OpenLimiterDB(url string, conns int) (*sql.DB, error) {
-	cfg, err := sessionConfig(url, "rate limit")
+	cfg, err := SessionConfig(url, "rate limit")
 	if err != nil {
 		return nil, fmt.Errorf("shared rate limit: %w", err)
 	}
