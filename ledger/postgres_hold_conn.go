@@ -38,7 +38,7 @@ const connectTimeout = 10 * time.Second
 const idleInTransaction = 15 * time.Second
 
 // SessionConfig is the connection configuration of every session a process opens on a
-// PostgreSQL ledger (its hold's, the ledger's pool, the shared limiter's): the URL's, with the
+// PostgreSQL ledger (its hold's, the ledger's pool, package sharedrate's): the URL's, with the
 // ledger's schema pinned, a connect timeout, short TCP keepalives on the client's socket
 // (libpq's keepalives_idle, keepalives_interval and keepalives_count in the URL are honoured:
 // pgx itself does not take them) and on the server's (tcp_keepalives_*, sent as the session's
