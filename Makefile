@@ -28,7 +28,7 @@ demo:
 # The engines' side-by-side benchmarks are bench-postgres's.
 bench:
 	$(GO) test -run '^$$' -bench . -skip Engines -benchtime 1x -timeout 60m ./batch/ ./batch/read/ ./batch/reconcile/
-	$(GO) test -run '^$$' -bench . -skip Engines -benchmem -benchtime 2s -timeout 30m ./ledger/ ./api/ ./api/sandbox/ ./batch/report/
+	$(GO) test -run '^$$' -bench . -skip Engines -benchmem -benchtime 2s -timeout 30m ./ledger/ ./ledger/sharedrate/ ./api/ ./api/sandbox/ ./batch/report/
 
 # SQLite and PostgreSQL side by side, 3 times in turn so that a busy machine weighs on both alike
 # (about 25 minutes): --rate 50 at 40 ms (PAYOUT_BENCH_ROWS, 2000), four writers on the chain, and

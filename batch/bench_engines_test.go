@@ -10,6 +10,7 @@ import (
 	"github.com/payout/payout/batch/internal/batchtest"
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/sharedrate"
 )
 
 // BenchmarkEnginesRate50 is BenchmarkRunRate50 against a sandbox answering in 40 ms, on a SQLite
@@ -37,12 +38,12 @@ func onPostgres(b *testing.B, h *batchtest.Harness, limit rate.Limit) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = hold.Close() })
-	limiterDB, err := ledger.OpenLimiterDB(url, h.Cfg.Workers)
+	limiterDB, err := sharedrate.OpenDB(url, h.Cfg.Workers)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = limiterDB.Close() })
-	limiter, err := ledger.NewSharedLimiter(limiterDB, ledger.RateLimitKey(h.Server.URL, batchtest.Token), limit, 1)
+	limiter, err := sharedrate.New(limiterDB, sharedrate.Key(h.Server.URL, batchtest.Token), limit, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,16 +10,16 @@ import (
 // ErrClosed is returned by Apply after Close.
 var ErrClosed = errors.New("ledger is closed")
 
-// ConflictError says that a payout was not in the state a Change or a Record expected, or that
+// conflictError says that a payout was not in the state a Change or a Record expected, or that
 // a reference is already recorded with other details. It unwraps to ErrStateConflict.
-type ConflictError struct {
+type conflictError struct {
 	Ref    string
 	Want   State  // the Change's From
 	Have   State  // the row's state; empty when the row does not exist
 	Reason string // set instead of Want/Have for a Record conflict
 }
 
-func (e *ConflictError) Error() string {
+func (e *conflictError) Error() string {
 	switch {
 	case e.Reason != "":
 		return fmt.Sprintf("payout %s: %s: %v", e.Ref, e.Reason, ErrStateConflict)
@@ -29,7 +29,7 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("payout %s: is %s, expected %s: %v", e.Ref, e.Have, e.Want, ErrStateConflict)
 }
 
-func (e *ConflictError) Unwrap() error { return ErrStateConflict }
+func (e *conflictError) Unwrap() error { return ErrStateConflict }
 
 // maxBatchChanges bounds one group commit so that a flood of callers cannot make one
 // transaction (and the wait of its first caller) arbitrarily long.
@@ -211,7 +211,7 @@ func (w *writer) applyBatch(ctx context.Context, batch []*applyReq) ([]error, er
 	now := fmtTime(w.db.now())
 	for i, r := range batch {
 		err := w.applyCall(ctx, now, r.changes)
-		var ce *ConflictError
+		var ce *conflictError
 		if err != nil && !errors.As(err, &ce) {
 			w.conn.ExecContext(ctx, "ROLLBACK") // the error that matters is err; the tx is gone either way
 			return nil, err
@@ -252,7 +252,7 @@ func (w *writer) applyCall(ctx context.Context, now string, changes []Change) er
 	return err
 }
 
-// applyChange moves one payout and appends its event, or returns a *ConflictError when the
+// applyChange moves one payout and appends its event, or returns a *conflictError when the
 // payout is not in c.From.
 func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 	keep, attempt, mode := 1, 0, notFoundMode(c)
@@ -275,7 +275,7 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("apply %s: %w", c.Ref, err)
 		}
-		return &ConflictError{Ref: c.Ref, Want: c.From, Have: State(have)}
+		return &conflictError{Ref: c.Ref, Want: c.From, Have: State(have)}
 	}
 	e, err := w.chain.changeEvent(ctx, w.conn, now, c)
 	if err != nil {
@@ -288,10 +288,11 @@ func (w *writer) applyChange(ctx context.Context, now string, c Change) error {
 }
 
 // Apply makes the changes, each with its event, atomically: if any change is not a move of the
-// state machine (Allowed), Apply returns a *MoveError (errors.Is ErrIllegalMove); if any
-// change's From is not the row's current state, a *ConflictError (errors.Is ErrStateConflict);
-// either way none of the changes of this call is made. Concurrent calls are merged into one transaction by the
-// ledger's writer; Apply returns only after that transaction is durably committed.
+// state machine (Allowed), Apply returns an error that is ErrIllegalMove (errors.Is) and names the
+// payout and the move; if any change's From is not the row's current state, one that is
+// ErrStateConflict and names the payout, the state expected and the state it is in; either way
+// none of the changes of this call is made. Concurrent calls are merged into one transaction by
+// the ledger's writer; Apply returns only after that transaction is durably committed.
 //
 // ctx is honoured only until the writer takes the call: cancelled before, Apply returns
 // ctx.Err() and nothing was recorded. Once taken, Apply waits for the commit and returns its

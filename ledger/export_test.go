@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
-	"time"
 )
 
 // SQLOf exposes the connection pool to the tests, which check pragmas on pooled connections
@@ -34,14 +33,6 @@ func (db *DB) RunRows(ctx context.Context, runID string) ([]RunRow, error) {
 // Lock takes the file lock on ledgerPath, as Take does for a SQLite ledger, for the tests of
 // the lock itself.
 func Lock(ledgerPath string) (*fileLock, error) { return lockFile(ledgerPath) }
-
-// WaitGrant is Wait, telling also when the server granted the request: the time, on the
-// database server's clock, before which it would not have gone. The tests measure the limiter's
-// spacing by it.
-func (l *SharedLimiter) WaitGrant(ctx context.Context) (time.Time, error) {
-	granted, _, err := l.wait(ctx)
-	return granted, err
-}
 
 // Migrations is how many migrations this build knows: the schema version of a ledger it made.
 func Migrations() int { return LatestMigration() }

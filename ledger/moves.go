@@ -6,9 +6,10 @@ import (
 	"fmt"
 )
 
-// ErrIllegalMove is returned, inside a *MoveError, by Apply for a change that the payout state
-// machine does not allow. Whatever decides a move above the ledger, a bug there cannot move a
-// payout's state backwards: the ledger refuses the whole call and records nothing of it.
+// ErrIllegalMove is returned, wrapped in an error naming the payout and the move, by Apply for a
+// change that the payout state machine does not allow. Whatever decides a move above the
+// ledger, a bug there cannot move a payout's state backwards: the ledger refuses the whole call
+// and records nothing of it.
 var ErrIllegalMove = errors.New("not a move of the payout state machine")
 
 // moves is every move of a payout's state that the ledger records, by the state it leaves. A
@@ -44,24 +45,24 @@ func Allowed(from, to State) bool {
 	return false
 }
 
-// MoveError is a change refused because its move is not in the state machine. It unwraps to
+// moveError is a change refused because its move is not in the state machine. It unwraps to
 // ErrIllegalMove.
-type MoveError struct {
+type moveError struct {
 	Ref      string
 	From, To State
 }
 
-func (e *MoveError) Error() string {
+func (e *moveError) Error() string {
 	return fmt.Sprintf("payout %s: %s -> %s: %v", e.Ref, e.From, e.To, ErrIllegalMove)
 }
 
-func (e *MoveError) Unwrap() error { return ErrIllegalMove }
+func (e *moveError) Unwrap() error { return ErrIllegalMove }
 
 // checkMoves refuses a call any of whose changes is not a move of the state machine.
 func checkMoves(changes []Change) error {
 	for _, c := range changes {
 		if !Allowed(c.From, c.To) {
-			return &MoveError{Ref: c.Ref, From: c.From, To: c.To}
+			return &moveError{Ref: c.Ref, From: c.From, To: c.To}
 		}
 	}
 	return nil

@@ -79,7 +79,7 @@ func connectPostgres(ctx context.Context, url string, opts Options) (*DB, error)
 	if warning != "" {
 		opts.Logger.Warn(warning, "ledger", Redact(url))
 	}
-	cfg, err := sessionConfig(url, "ledger")
+	cfg, err := SessionConfig(url, "ledger")
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ const heartbeat = 2 * time.Second
 
 // takePostgres connects the hold's session, takes the process's lock and registers it.
 func takePostgres(ctx context.Context, url string) (*pgHold, error) {
-	cfg, err := sessionConfig(url, "hold")
+	cfg, err := SessionConfig(url, "hold")
 	if err != nil {
 		return nil, err
 	}

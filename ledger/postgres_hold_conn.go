@@ -37,8 +37,8 @@ const connectTimeout = 10 * time.Second
 // ledger's own transactions send their statements back to back.
 const idleInTransaction = 15 * time.Second
 
-// sessionConfig is the connection configuration of every session a process opens on a
-// PostgreSQL ledger (its hold's, the ledger's pool, the shared limiter's): the URL's, with the
+// SessionConfig is the connection configuration of every session a process opens on a
+// PostgreSQL ledger (its hold's, the ledger's pool, package sharedrate's): the URL's, with the
 // ledger's schema pinned, a connect timeout, short TCP keepalives on the client's socket
 // (libpq's keepalives_idle, keepalives_interval and keepalives_count in the URL are honoured:
 // pgx itself does not take them) and on the server's (tcp_keepalives_*, sent as the session's
@@ -46,8 +46,10 @@ const idleInTransaction = 15 * time.Second
 // long data sent may stay unacknowledged, on both ends) and idleInTransaction. A dead host is so
 // noticed by the server within about 20 seconds, and a dead server by the host. purpose names
 // the sessions in pg_stat_activity, with the host and pid, so that an operator (and the log of a
-// writer that waits for the chain's lock) can tell whose session holds what.
-func sessionConfig(ledgerURL, purpose string) (*pgx.ConnConfig, error) {
+// writer that waits for the chain's lock) can tell whose session holds what. A package that
+// opens sessions of its own on the ledger's database starts from it, so that they have the
+// same guards as the ledger's.
+func SessionConfig(ledgerURL, purpose string) (*pgx.ConnConfig, error) {
 	if _, err := checkTransport(ledgerURL); err != nil {
 		return nil, err // the ledger's Open warns of a plaintext connection it makes
 	}

@@ -199,8 +199,8 @@ func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 // Record stores, in one transaction, every input row of a run and the payouts seen for the
 // first time (in state READY unless they carry another, each with a "recorded" event). A fresh
 // payout whose reference is already recorded with the same details is left as it is; with
-// other details Record returns a *ConflictError (errors.Is ErrStateConflict) and stores nothing.
-// The run must have been added first.
+// other details Record returns an error that is ErrStateConflict (errors.Is), naming the payout,
+// and stores nothing. The run must have been added first.
 func (db *DB) Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
@@ -421,7 +421,7 @@ func sameAsStored(ctx context.Context, tx *sql.Tx, p Payout) error {
 		return fmt.Errorf("payout %s: %w", p.Ref, err)
 	}
 	if !old.SameDetails(p) {
-		return &ConflictError{Ref: p.Ref, Reason: fmt.Sprintf("already recorded by run %s line %d with other details", old.RunID, old.Line)}
+		return &conflictError{Ref: p.Ref, Reason: fmt.Sprintf("already recorded by run %s line %d with other details", old.RunID, old.Line)}
 	}
 	return nil
 }

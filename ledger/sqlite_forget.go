@@ -11,27 +11,28 @@ import (
 // from it the whole time, and it may still hold what was there before a purge.
 var ErrWALKept = errors.New("the ledger's write-ahead log (-wal) could not be emptied")
 
-// WALKeptError says how far ForgetFreed got. It unwraps to ErrWALKept.
-type WALKeptError struct {
+// walKeptError says how far ForgetFreed got. It unwraps to ErrWALKept.
+type walKeptError struct {
 	Path   string
 	Frames int // frames left in the -wal
 	Waited time.Duration
 }
 
-func (e *WALKeptError) Error() string {
+func (e *walKeptError) Error() string {
 	return fmt.Sprintf("%v: %s-wal holds %d page(s) after waiting %s for the processes that read the ledger (payout callbacks, watch, status)",
 		ErrWALKept, e.Path, e.Frames, e.Waited)
 }
 
-func (e *WALKeptError) Unwrap() error { return ErrWALKept }
+func (e *walKeptError) Unwrap() error { return ErrWALKept }
 
 // ForgetFreed makes what was deleted or overwritten unreadable from the ledger's files, as a
 // purge promises: VACUUM rewrites the database from its live rows only (freed pages and the
 // free space inside pages keep the old bytes of masked rows otherwise), with secure_delete on,
 // and a TRUNCATE checkpoint copies the log into the database and empties the -wal, which holds
 // old versions of pages. The checkpoint waits up to wait for other connections to stop reading
-// from the log; when they do not, it returns a *WALKeptError and the data is still in the -wal
-// until a later ForgetFreed (or the last connection's close) empties it.
+// from the log; when they do not, it returns an error that is ErrWALKept (errors.Is), saying how
+// many pages the -wal holds, and the data is still in the -wal until a later ForgetFreed (or the
+// last connection's close) empties it.
 //
 // On PostgreSQL it is VACUUM FULL of the tables a purge masks in, which rewrites them from their
 // live rows (wait is not used): the server's write-ahead log, its archive and its backups keep the
@@ -60,7 +61,7 @@ func (db *DB) forgetFreedSQLite(ctx context.Context, wait time.Duration) error {
 		return fmt.Errorf("forget: checkpoint: %w", err)
 	}
 	if busy != 0 || frames > 0 {
-		return &WALKeptError{Path: db.path, Frames: max(frames, 0), Waited: wait}
+		return &walKeptError{Path: db.path, Frames: max(frames, 0), Waited: wait}
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ const module = "github.com/payout/payout"
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, batch/untrusted, batch/runid and batch/words, which import nothing of the
 // module, serve cmd and every package of batch.
-// ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone.
+// ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone; so does
+// ledger/sharedrate, the merchant's rate limit kept in a PostgreSQL ledger's database, for the
+// settings of the sessions it opens there.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger and api, and every
 // package of batch may ask it; batch/pool, which schedules tasks it knows only by their times,
 // imports nothing of payouts; batch/repeats only the ledger and read; batch/lookup, the run's
@@ -59,6 +61,8 @@ func mayImport(from, to string) bool {
 		return to == "api"
 	case from == "ledger/ledgertest":
 		return to == "ledger" // the conformance suite tests the ledger's contract, and nothing else
+	case from == "ledger/sharedrate":
+		return to == "ledger" // its sessions on the ledger's database are the ledger's sessions
 	}
 	// ledger, api, templates and the module's root (the embedded sample) stand alone.
 	return false
@@ -118,6 +122,9 @@ func TestMayImport(t *testing.T) {
 		{"ledger/ledgertest", "ledger", true},
 		{"ledger/ledgertest", "batch", false},
 		{"ledger", "ledger/ledgertest", false},
+		{"ledger/sharedrate", "ledger", true},
+		{"ledger/sharedrate", "batch/pool", false},
+		{"ledger", "ledger/sharedrate", false},
 		{"templates", "batch", false},
 		{"batch", "cmd/payout", false},
 		{"batch/outcome", "ledger", true},

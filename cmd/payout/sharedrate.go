@@ -7,6 +7,7 @@ import (
 
 	"github.com/payout/payout/batch/pool"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/sharedrate"
 )
 
 // newLimiter is what each request of a session waits on, at cfg.Rate with burst: on a
@@ -19,11 +20,11 @@ func newLimiter(cfg config, burst int) (pool.Limiter, io.Closer, error) {
 	}
 	// A handle of its own on the ledger's database: it connects when the first request waits.
 	// Every worker may wait at once: each keeps its connection between requests.
-	db, err := ledger.OpenLimiterDB(cfg.Ledger, maxConns(cfg.Workers))
+	db, err := sharedrate.OpenDB(cfg.Ledger, maxConns(cfg.Workers))
 	if err != nil {
 		return nil, nil, configError(err)
 	}
-	l, err := ledger.NewSharedLimiter(db, ledger.RateLimitKey(cfg.BaseURL, cfg.AuthToken), rate.Limit(cfg.Rate), burst)
+	l, err := sharedrate.New(db, sharedrate.Key(cfg.BaseURL, cfg.AuthToken), rate.Limit(cfg.Rate), burst)
 	if err != nil {
 		_ = db.Close()
 		return nil, nil, configError(err)

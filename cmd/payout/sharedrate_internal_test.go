@@ -11,7 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/internal/pgtest"
-	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/sharedrate"
 )
 
 // TestLimiterIsTheMerchantsOnAPostgreSQLLedger: on a ledger named by a URL every request waits on
@@ -38,7 +38,7 @@ func TestLimiterIsTheMerchantsOnAPostgreSQLLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := lim.(*ledger.SharedLimiter); !ok || closer == nil || lim.Limit() != 25 {
+	if _, ok := lim.(*sharedrate.Limiter); !ok || closer == nil || lim.Limit() != 25 {
 		t.Fatalf("limiter %T at %v (closer %v), want the shared one at 25/s with its handle", lim, lim.Limit(), closer)
 	}
 	if err := lim.Wait(context.Background()); err != nil {
@@ -58,7 +58,7 @@ func TestLimiterIsTheMerchantsOnAPostgreSQLLedger(t *testing.T) {
 		if err := r.Scan(&key, &row); err != nil {
 			t.Fatal(err)
 		}
-		if key != ledger.RateLimitKey(cfg.BaseURL, token) || strings.Contains(row, token) {
+		if key != sharedrate.Key(cfg.BaseURL, token) || strings.Contains(row, token) {
 			t.Errorf("row %s: want the merchant's key, and no token", row)
 		}
 		rows = append(rows, row)

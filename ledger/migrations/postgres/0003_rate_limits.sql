@@ -3,7 +3,7 @@
 -- on the server's clock, so that the hosts' clocks do not matter), and a 429's Retry-After
 -- written here holds back every process.
 --   merchant:    SHA-256 of a fixed prefix, the service's base URL and the merchant token
---                (ledger.RateLimitKey): the same merchant on two hosts is one row, and the token
+--                (ledger/sharedrate.Key): the same merchant on two hosts is one row, and the token
 --                is neither stored nor recoverable.
 --   tat:         the theoretical arrival time: when the next request would be due at the rate;
 --                a request may go up to the burst's tolerance before it.

@@ -1,4 +1,4 @@
-package ledger_test
+package sharedrate_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/sharedrate"
 )
 
-// BenchmarkSharedLimiterStatement is the cost of one Wait's statement: no rate limit, so
+// BenchmarkLimiterStatement is the cost of one Wait's statement: no rate limit, so
 // nothing is slept, on one merchant's row.
-func BenchmarkSharedLimiterStatement(b *testing.B) {
+func BenchmarkLimiterStatement(b *testing.B) {
 	url := limiterDatabase(b)
-	l := sharedLimiter(b, openPG(b, url), ledger.RateLimitKey("https://payouts.example", "bench"), rate.Inf, 1)
+	l := sharedLimiter(b, openPG(b, url), sharedrate.Key("https://payouts.example", "bench"), rate.Inf, 1)
 	ctx := context.Background()
 	for b.Loop() {
 		if err := l.Wait(ctx); err != nil {
@@ -25,13 +25,13 @@ func BenchmarkSharedLimiterStatement(b *testing.B) {
 	}
 }
 
-// BenchmarkSharedLimiterThreeAt50 is three limiters (three processes' handles) of one merchant at
+// BenchmarkLimiterThreeAt50 is three limiters (three processes' handles) of one merchant at
 // 50 a second, burst 1, four workers each, Waiting b.N times in all: grants/s is the rate the
 // server's grants held, wall_req/s the rate the Waits returned at.
-func BenchmarkSharedLimiterThreeAt50(b *testing.B) {
+func BenchmarkLimiterThreeAt50(b *testing.B) {
 	url := limiterDatabase(b)
-	merchant := ledger.RateLimitKey("https://payouts.example", "bench-50")
-	var limiters []*ledger.SharedLimiter
+	merchant := sharedrate.Key("https://payouts.example", "bench-50")
+	var limiters []*sharedrate.Limiter
 	for range 3 {
 		limiters = append(limiters, sharedLimiter(b, openPG(b, url), merchant, 50, 1))
 	}

@@ -1,4 +1,4 @@
-package ledger_test
+package sharedrate_test
 
 import (
 	"bufio"
@@ -20,14 +20,14 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/payout/payout/internal/pgtest"
-	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/sharedrate"
 )
 
 // limiterDatabase is the URL of a database of tb's own with the rate_limits table.
 func limiterDatabase(tb testing.TB) string {
 	tb.Helper()
 	url := pgtest.New(tb)
-	schema, err := os.ReadFile("migrations/postgres/0003_rate_limits.sql")
+	schema, err := os.ReadFile("../migrations/postgres/0003_rate_limits.sql")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func openPG(tb testing.TB, url string) *sql.DB {
 	return db
 }
 
-func sharedLimiter(tb testing.TB, db *sql.DB, merchant string, limit rate.Limit, burst int) *ledger.SharedLimiter {
+func sharedLimiter(tb testing.TB, db *sql.DB, merchant string, limit rate.Limit, burst int) *sharedrate.Limiter {
 	tb.Helper()
-	l, err := ledger.NewSharedLimiter(db, merchant, limit, burst)
+	l, err := sharedrate.New(db, merchant, limit, burst)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -77,14 +77,14 @@ func checkPaced(t *testing.T, grants []time.Time, interval time.Duration, burst 
 	}
 }
 
-// TestSharedLimiterPacesEveryConnection: limiters on three handles, two workers each, all of one
+// TestLimiterPacesEveryConnection: limiters on three handles, two workers each, all of one
 // merchant, get grants from the server that hold the merchant's rate after the burst, whatever
 // the connection.
-func TestSharedLimiterPacesEveryConnection(t *testing.T) {
+func TestLimiterPacesEveryConnection(t *testing.T) {
 	t.Parallel()
 	url := limiterDatabase(t)
 	const limit, burst, each = 100, 3, 6
-	merchant := ledger.RateLimitKey("https://payouts.example/", "token-1")
+	merchant := sharedrate.Key("https://payouts.example/", "token-1")
 	var (
 		mu     sync.Mutex
 		grants []time.Time
@@ -114,16 +114,16 @@ func TestSharedLimiterPacesEveryConnection(t *testing.T) {
 	checkPaced(t, grants, 10*time.Millisecond, burst)
 }
 
-// childEnv makes TestSharedLimiterPacesEveryProcess's test binary one of the processes it
+// childEnv makes TestLimiterPacesEveryProcess's test binary one of the processes it
 // starts: the database's URL.
-const childEnv = "LEDGER_TEST_LIMITER_URL"
+const childEnv = "SHAREDRATE_TEST_LIMITER_URL"
 
-// TestSharedLimiterPacesEveryProcess: three processes (this test binary again) pacing one
+// TestLimiterPacesEveryProcess: three processes (this test binary again) pacing one
 // merchant at once, each with a limiter of its own, get grants that together hold the rate.
-func TestSharedLimiterPacesEveryProcess(t *testing.T) {
+func TestLimiterPacesEveryProcess(t *testing.T) {
 	t.Parallel()
 	const limit, burst, each = 50, 2, 10
-	merchant := ledger.RateLimitKey("https://payouts.example", "token-2")
+	merchant := sharedrate.Key("https://payouts.example", "token-2")
 	if url := os.Getenv(childEnv); url != "" {
 		limiterChild(t, url, merchant, limit, burst, each)
 		return
@@ -172,7 +172,7 @@ type limiterProcess struct {
 
 func startLimiterChild(t *testing.T, url string) *limiterProcess {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedLimiterPacesEveryProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLimiterPacesEveryProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"="+url)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -220,13 +220,13 @@ func (c *limiterProcess) grants(t *testing.T) []time.Time {
 	return grants
 }
 
-// TestSharedLimiterPauseHoldsEveryProcess: a 429's pause written by one process's limiter holds
+// TestLimiterPauseHoldsEveryProcess: a 429's pause written by one process's limiter holds
 // another's next grant until the pause's end, on the server's clock; a shorter pause after it
 // does not shorten it.
-func TestSharedLimiterPauseHoldsEveryProcess(t *testing.T) {
+func TestLimiterPauseHoldsEveryProcess(t *testing.T) {
 	t.Parallel()
 	url := limiterDatabase(t)
-	merchant := ledger.RateLimitKey("https://payouts.example", "token-3")
+	merchant := sharedrate.Key("https://payouts.example", "token-3")
 	dbA, dbB := openPG(t, url), openPG(t, url)
 	a, b := sharedLimiter(t, dbA, merchant, 100, 5), sharedLimiter(t, dbB, merchant, 100, 5)
 	ctx := context.Background()
@@ -260,12 +260,12 @@ func TestSharedLimiterPauseHoldsEveryProcess(t *testing.T) {
 	}
 }
 
-// TestSharedLimiterStopsWaitingWhenCancelled: a Wait whose turn is an hour away returns the
+// TestLimiterStopsWaitingWhenCancelled: a Wait whose turn is an hour away returns the
 // context's error as soon as the context ends, and one whose deadline comes first says so at once.
-func TestSharedLimiterStopsWaitingWhenCancelled(t *testing.T) {
+func TestLimiterStopsWaitingWhenCancelled(t *testing.T) {
 	t.Parallel()
 	url := limiterDatabase(t)
-	l := sharedLimiter(t, openPG(t, url), ledger.RateLimitKey("https://payouts.example", "token-4"), rate.Every(time.Hour), 1)
+	l := sharedLimiter(t, openPG(t, url), sharedrate.Key("https://payouts.example", "token-4"), rate.Every(time.Hour), 1)
 	if err := l.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -283,9 +283,9 @@ func TestSharedLimiterStopsWaitingWhenCancelled(t *testing.T) {
 	}
 }
 
-// TestSharedLimiterStopsWhenTheDatabaseIsUnreachable: no answer from the database is an error,
+// TestLimiterStopsWhenTheDatabaseIsUnreachable: no answer from the database is an error,
 // never a request let go unpaced, and says what to do.
-func TestSharedLimiterStopsWhenTheDatabaseIsUnreachable(t *testing.T) {
+func TestLimiterStopsWhenTheDatabaseIsUnreachable(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -294,7 +294,7 @@ func TestSharedLimiterStopsWhenTheDatabaseIsUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there any more
 	db := openPG(t, "postgres://payout@"+addr+"/ledger?sslmode=disable")
-	l := sharedLimiter(t, db, ledger.RateLimitKey("https://payouts.example", "token-5"), 10, 1)
+	l := sharedLimiter(t, db, sharedrate.Key("https://payouts.example", "token-5"), 10, 1)
 	err = l.Wait(context.Background())
 	if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "run again") {
 		t.Errorf("Wait on an unreachable database: %v, want its error saying to run again", err)
@@ -310,12 +310,12 @@ func TestSharedLimiterStopsWhenTheDatabaseIsUnreachable(t *testing.T) {
 func TestRateLimitKeyIsTheMerchants(t *testing.T) {
 	t.Parallel()
 	const token = "s3cr3t-merchant-token"
-	k := ledger.RateLimitKey("https://Payouts.Example/api/", token)
-	if same := ledger.RateLimitKey("https://payouts.example/api", token); same != k {
+	k := sharedrate.Key("https://Payouts.Example/api/", token)
+	if same := sharedrate.Key("https://payouts.example/api", token); same != k {
 		t.Errorf("one merchant written two ways: keys %s and %s", k, same)
 	}
-	for _, other := range []string{ledger.RateLimitKey("https://payouts.example/api", "another-token"),
-		ledger.RateLimitKey("https://sandbox.payouts.example/api", token)} {
+	for _, other := range []string{sharedrate.Key("https://payouts.example/api", "another-token"),
+		sharedrate.Key("https://sandbox.payouts.example/api", token)} {
 		if other == k {
 			t.Errorf("another merchant or service has the key %s", k)
 		}
@@ -325,13 +325,13 @@ func TestRateLimitKeyIsTheMerchants(t *testing.T) {
 	}
 }
 
-// TestSharedLimiterCancelledWhileTheRowIsLocked: a Wait whose statement waits for the merchant's
+// TestLimiterCancelledWhileTheRowIsLocked: a Wait whose statement waits for the merchant's
 // row (held here by another transaction, as a stuck process might) returns the context's error
 // once the context ends, without waiting for the row.
-func TestSharedLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
+func TestLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
 	t.Parallel()
 	url := limiterDatabase(t)
-	merchant := ledger.RateLimitKey("https://payouts.example", "token-6")
+	merchant := sharedrate.Key("https://payouts.example", "token-6")
 	db := openPG(t, url)
 	l := sharedLimiter(t, db, merchant, rate.Inf, 1)
 	if err := l.Wait(context.Background()); err != nil {
@@ -379,7 +379,7 @@ func TestSharedLimiterCancelledWhileTheRowIsLocked(t *testing.T) {
 func TestLimiterDBDoesNotWaitForTheDisk(t *testing.T) {
 	t.Parallel()
 	url := pgtest.Durable(t)
-	db, err := ledger.OpenLimiterDB(url, 2)
+	db, err := sharedrate.OpenDB(url, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
