@@ -66,9 +66,8 @@ func TestTwoProcessesPayingOneFileOnAPostgresLedger(t *testing.T) {
 	as(b)(&cfg)
 	_, err = batch.NewRunner(cfg).Run(ctx, path)
 	want := fmt.Sprintf("pid=%d host=%s ", a.Self().PID, a.Self().Host)
-	var le *ledger.LockedError
-	if !errors.As(err, &le) || !strings.Contains(err.Error(), want) || exitcode.OfError(err) != exitcode.Aborted {
-		t.Fatalf("b's run of a's file: %v; want a LockedError naming %q, exit %d", err, want, exitcode.Aborted)
+	if !errors.Is(err, ledger.ErrLocked) || !strings.Contains(err.Error(), want) || exitcode.OfError(err) != exitcode.Aborted {
+		t.Fatalf("b's run of a's file: %v; want ErrLocked naming %q, exit %d", err, want, exitcode.Aborted)
 	}
 	if runs, err := h.DB.FindRuns(ctx, ledger.RunFilter{}); err != nil || len(runs) != 0 || h.Sandbox.Stats().Creates != 0 {
 		t.Errorf("b's refused run left runs %+v (%v) and %d creates; want nothing", runs, err, h.Sandbox.Stats().Creates)

@@ -73,7 +73,7 @@ type Config struct {
 	Liveness ledger.Liveness
 	// Files, when set, keeps every other process off the file a run pays (ledger.Hold): a run
 	// takes its file before it records or sends anything of it, and stops with the error of a
-	// file another process pays (a *ledger.LockedError naming that process).
+	// file another process pays (ledger.ErrLocked, naming that process).
 	Files FileKeeper
 	// Fence, when set, is proved right before every POST (ledger.Hold is one): a process that
 	// cannot prove it still holds its claims sends nothing. When nil, claims are never taken

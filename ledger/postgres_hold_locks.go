@@ -28,7 +28,7 @@ func lockKey(namespace, name string) int64 {
 
 // PayFile takes, without waiting, the lock of the input whose SHA-256 is given, and keeps it
 // until DonePaying (as often as PayFile: runs of one process may overlap) or the hold's end; the
-// registry row records it. While another process holds it, PayFile returns a *LockedError naming
+// registry row records it. While another process holds it, PayFile returns a *lockedError naming
 // that process's host and pid.
 func (h *pgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 	ok, holder, err := h.hold(ctx, nsFile, "paying", fileSHA256, h.files)
@@ -36,7 +36,7 @@ func (h *pgHold) PayFile(ctx context.Context, fileSHA256 string) error {
 		return fmt.Errorf("keep other processes off the file: %w", err)
 	}
 	if !ok {
-		return &LockedError{File: fileSHA256, Holder: holder.note()}
+		return &lockedError{File: fileSHA256, Holder: holder.note()}
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (h *pgHold) holder(ctx context.Context, key int64, column, name string) (*P
 	return &p, nil
 }
 
-// note is how a LockedError names a holder, as the SQLite lock file does; empty when unknown.
+// note is how a lockedError names a holder, as the SQLite lock file does; empty when unknown.
 func (p Process) note() string {
 	if p.PID == 0 && p.Host == "" {
 		return ""

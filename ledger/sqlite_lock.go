@@ -11,9 +11,9 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// LockedError says that another process holds the ledger, or (File set) the input being paid.
+// lockedError says that another process holds the ledger, or (File set) the input being paid.
 // It unwraps to ErrLocked.
-type LockedError struct {
+type lockedError struct {
 	Path   string // the lock file, on SQLite
 	Holder string // what the holder wrote: "pid=N host=H since=T id=X", or empty
 	File   string // the SHA-256 of the input another process is paying, on PostgreSQL
@@ -21,7 +21,7 @@ type LockedError struct {
 	Waited time.Duration
 }
 
-func (e *LockedError) Error() string {
+func (e *lockedError) Error() string {
 	holder := e.Holder
 	if holder == "" {
 		holder = "unknown holder"
@@ -35,7 +35,7 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("%v (%s, lock file %s)", ErrLocked, holder, e.Path)
 }
 
-func (e *LockedError) Unwrap() error { return ErrLocked }
+func (e *lockedError) Unwrap() error { return ErrLocked }
 
 // fileLock is the exclusive lock one process holds on a ledger. It is that process's Liveness:
 // every process that pays from the ledger holds the lock while it does, so the holder knows that
@@ -53,7 +53,7 @@ func (l *fileLock) Alive(ctx context.Context, claimant string) (bool, error) {
 
 // lockFile takes, without waiting, the lock on ledgerPath+".lock" and writes who holds it into that
 // file. It is an flock(2) lock: the kernel releases it when the process dies, so a killed run
-// never blocks the next one. When another process holds it, lockFile returns a *LockedError.
+// never blocks the next one. When another process holds it, lockFile returns a *lockedError.
 func lockFile(ledgerPath string) (*fileLock, error) {
 	path := ledgerPath + ".lock"
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
@@ -63,7 +63,7 @@ func lockFile(ledgerPath string) (*fileLock, error) {
 	}
 	if !ok {
 		b, _ := os.ReadFile(path) // the holder's note is a courtesy: absent, the error still says locked
-		return nil, &LockedError{Path: path, Holder: strings.TrimSpace(string(b))}
+		return nil, &lockedError{Path: path, Holder: strings.TrimSpace(string(b))}
 	}
 	self := NewProcess()
 	note := fmt.Sprintf("pid=%d host=%s since=%s id=%s\n", self.PID, self.Host, self.Started.Format(time.RFC3339), self.ID)

@@ -41,12 +41,11 @@ func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ledger.Lock(path)
-	var le *ledger.LockedError
-	if !errors.Is(err, ledger.ErrLocked) || !errors.As(err, &le) {
-		t.Fatalf("second lock: %v, want a LockedError", err)
+	if !errors.Is(err, ledger.ErrLocked) {
+		t.Fatalf("second lock: %v, want ErrLocked", err)
 	}
-	if want := fmt.Sprintf("pid=%d ", os.Getpid()); !strings.HasPrefix(le.Holder, want) || !strings.Contains(err.Error(), want) {
-		t.Errorf("holder %q, message %q: want them to name %q", le.Holder, err, want)
+	if want := fmt.Sprintf("(pid=%d ", os.Getpid()); !strings.Contains(err.Error(), want) {
+		t.Errorf("message %q: want it to name the holder, %q", err, want)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -103,9 +102,8 @@ func TestTakeWithinWaitsForTheHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ledger.TakeWithin(context.Background(), path, 50*time.Millisecond, nil)
-	var locked *ledger.LockedError
-	if !errors.As(err, &locked) || locked.Waited != 50*time.Millisecond || !strings.Contains(err.Error(), "after waiting 50ms") {
-		t.Fatalf("TakeWithin of a held lock: %v, want a LockedError that waited 50ms", err)
+	if !errors.Is(err, ledger.ErrLocked) || !strings.Contains(err.Error(), "after waiting 50ms") {
+		t.Fatalf("TakeWithin of a held lock: %v, want ErrLocked after waiting 50ms", err)
 	}
 	waiting := make(chan string, 1)
 	got := make(chan error, 1)
