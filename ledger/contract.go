@@ -8,7 +8,7 @@ import (
 // The ledger's contract with its callers: one small set of operations per use, each named by
 // what calls it, and Ledger, all of them together, which is what an engine implements and what
 // the conformance suite (ledger/ledgertest) tests. *DB, on SQLite or PostgreSQL, implements every
-// one; what differs by engine (ForgetFreed's VACUUM, the file lock, Open's checks) stays outside
+// one; what differs by engine (the file lock, Open's checks) stays outside
 // them, and a test holds every other exported method of DB to being in one of them.
 
 // RunWrites is what a run of a file does to the ledger while it pays: its record, its input

@@ -24,7 +24,7 @@ type engine struct {
 	checkStorage func(ctx context.Context, conn *sql.Conn, rep *ChainReport) error
 	// verifySchema adds to a verification where the schema differs from the one the ledger made.
 	verifySchema func(db *DB, ctx context.Context, conn *sql.Conn, rep *ChainReport) error
-	// forgetFreed makes what a purge freed unreadable in the engine's files (DB.ForgetFreed).
+	// forgetFreed makes what a purge freed unreadable in the engine's files (sqlite_forget.go).
 	forgetFreed func(db *DB, ctx context.Context, wait time.Duration) error
 	// beginWrite starts a write transaction on the writer's connection; with lockChain after it
 	// (holdChain), the transaction holds the chain, so that the chain's head it reads is still

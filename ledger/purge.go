@@ -21,6 +21,8 @@ type PurgeRequest struct {
 	MaskName    func(string) string // the masked form of a recipient_reference
 	MaskAccount func(string) string // the masked form of an account number
 	Detail      string              // the text of each purge event
+	// WALWait is how long emptying SQLite's -wal waits for other processes to stop reading it.
+	WALWait time.Duration
 }
 
 // PurgeResult says what Purge did.
@@ -30,6 +32,10 @@ type PurgeResult struct {
 	RejectedRows int      // rejected input rows (never payouts) masked
 	Callbacks    int      // stored callbacks whose payload was replaced
 	Plans        int      // plan statements recorded before the cut-off, masked
+	// NotForgotten is why the ledger's files may still hold older copies of what was masked
+	// (errors.Is ErrWALKept: other processes kept reading the -wal); nil when they hold none.
+	// The masking is committed either way, and a later purge forgets again.
+	NotForgotten error
 }
 
 // execCount runs an update through tx and says how many rows it changed.
@@ -49,7 +55,9 @@ func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int,
 // purge event, in the chain, that records the masked forms. References, amounts, states,
 // invoice numbers, times and events are kept, and the chain still verifies. Rejected input rows
 // of runs started before the cut-off, and callbacks received before it that belong to no kept
-// payout, are masked too. Payouts that are not final are left and listed.
+// payout, are masked too. Payouts that are not final are left and listed. Once the masking is
+// committed, Purge makes what it overwrote unreadable from the ledger's files (forgetFreed), and
+// says in the result when it could not.
 func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) {
 	var res PurgeResult
 	tx, err := db.beginWrite(ctx)
@@ -109,6 +117,7 @@ func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) 
 	if err := tx.Commit(); err != nil {
 		return PurgeResult{}, fmt.Errorf("purge: %w", err)
 	}
+	res.NotForgotten = db.eng.forgetFreed(db, ctx, req.WALWait)
 	return res, nil
 }
 

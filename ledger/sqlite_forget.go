@@ -11,7 +11,7 @@ import (
 // from it the whole time, and it may still hold what was there before a purge.
 var ErrWALKept = errors.New("the ledger's write-ahead log (-wal) could not be emptied")
 
-// walKeptError says how far ForgetFreed got. It unwraps to ErrWALKept.
+// walKeptError says how far forgetFreed got. It unwraps to ErrWALKept.
 type walKeptError struct {
 	Path   string
 	Frames int // frames left in the -wal
@@ -25,23 +25,14 @@ func (e *walKeptError) Error() string {
 
 func (e *walKeptError) Unwrap() error { return ErrWALKept }
 
-// ForgetFreed makes what was deleted or overwritten unreadable from the ledger's files, as a
+// forgetFreedSQLite makes what was deleted or overwritten unreadable from the ledger's files, as a
 // purge promises: VACUUM rewrites the database from its live rows only (freed pages and the
 // free space inside pages keep the old bytes of masked rows otherwise), with secure_delete on,
 // and a TRUNCATE checkpoint copies the log into the database and empties the -wal, which holds
 // old versions of pages. The checkpoint waits up to wait for other connections to stop reading
 // from the log; when they do not, it returns an error that is ErrWALKept (errors.Is), saying how
-// many pages the -wal holds, and the data is still in the -wal until a later ForgetFreed (or the
+// many pages the -wal holds, and the data is still in the -wal until a later purge (or the
 // last connection's close) empties it.
-//
-// On PostgreSQL it is VACUUM FULL of the tables a purge masks in, which rewrites them from their
-// live rows (wait is not used): the server's write-ahead log, its archive and its backups keep the
-// old rows until they rotate out.
-func (db *DB) ForgetFreed(ctx context.Context, wait time.Duration) error {
-	return db.eng.forgetFreed(db, ctx, wait)
-}
-
-// forgetFreedSQLite is ForgetFreed on SQLite.
 func (db *DB) forgetFreedSQLite(ctx context.Context, wait time.Duration) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {

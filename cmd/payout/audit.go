@@ -332,7 +332,7 @@ const defaultWALWait = 30 * time.Second
 // purgeCmd masks the names and account numbers of old final payouts. Exit 0: done; 4: done, but
 // payouts last changed before DATE that are not final were left (named on stderr); 2: usage;
 // 1: the ledger failed, nothing changed. After masking, it rewrites the ledger's file and empties
-// its -wal so that the old bytes are gone too (ledger.DB.ForgetFreed); exit 4 when the -wal
+// its -wal so that the old bytes are gone too (ledger.DB.Purge); exit 4 when the -wal
 // could not be emptied.
 func purgeCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "purge", "purge --before YYYY-MM-DD [--wal-wait DURATION] [--ledger FILE]")
@@ -359,7 +359,7 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	res, err := audit.Purge(ctx, db, before)
+	res, err := audit.Purge(ctx, db, before, *walWait)
 	if err != nil {
 		return &exitError{code: exitAborted, err: fmt.Errorf("%w: nothing changed", err)}
 	}
@@ -368,7 +368,7 @@ func purgeCmd(ctx context.Context, e *env, args []string) error {
 	for _, p := range res.Left {
 		fmt.Fprintf(e.stderr, "left %s: %s is not final; `payout reconcile` settles it, a later purge masks it\n", p.Ref, p.State)
 	}
-	if err := db.ForgetFreed(ctx, *walWait); errors.Is(err, ledger.ErrWALKept) {
+	if err := res.NotForgotten; errors.Is(err, ledger.ErrWALKept) {
 		return &exitError{code: exitAttention, err: fmt.Errorf("purge: the names and account numbers are masked in the ledger, but %w: it still holds older copies of them. "+
 			"Stop the processes that hold the ledger open (payout callbacks, watch) or wait until they are idle, then run `payout purge --before %s` again: it empties the -wal",
 			err, before.Format(time.DateOnly))}
