@@ -53,8 +53,7 @@ type ReportReads interface {
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	List(ctx context.Context, f Filter) ([]Payout, error)
-	Counts(ctx context.Context) (map[State]CountAmount, error)
-	RejectedRows(ctx context.Context) (CountAmount, error)
+	Counts(ctx context.Context) (Totals, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
 	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
 	NameMismatches(ctx context.Context) ([]NameCheck, error)
@@ -71,7 +70,7 @@ type ReconcileStore interface {
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
-	Counts(ctx context.Context) (map[State]CountAmount, error)
+	Counts(ctx context.Context) (Totals, error)
 	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
 	Claims
 	RetryFor(ctx context.Context, old string) (Retry, bool, error)
