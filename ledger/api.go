@@ -181,6 +181,9 @@ type Filter struct {
 	// RefusedSince selects the payouts whose create the service refused (FAILED without an
 	// invoice number) that last changed at or after it.
 	RefusedSince time.Time
+	// InvoiceNo selects the payout the service created under this payout_invoice_no, read by its
+	// index: the payout a callback names.
+	InvoiceNo string
 	// Latest keeps only the latest n payouts, from the latest run's last line back (List alone;
 	// it reads the runs from the latest, and stops at the nth payout, at any size).
 	Latest int

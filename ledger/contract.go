@@ -76,12 +76,12 @@ type ReconcileStore interface {
 	RetryFor(ctx context.Context, old string) (Retry, bool, error)
 }
 
-// CallbackStore is what the callback receiver does: find the payout an invoice names, move it,
-// keep the bank's name for the account, and store every callback once; its health check reads
-// the chain's head.
+// CallbackStore is what the callback receiver does: find the payout an invoice names (List by
+// Filter.InvoiceNo), move it, keep the bank's name for the account, and store every callback
+// once; its health check reads the chain's head.
 type CallbackStore interface {
 	ChainHead(ctx context.Context) (ChainHead, error)
-	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
+	List(ctx context.Context, f Filter) ([]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	SetNameCheck(ctx context.Context, ref, displayName, check string) error
 	StoreCallback(ctx context.Context, c StoredCallback) error

@@ -24,6 +24,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 	notFinalHolding, notFinalArgs := sqliteEngine.runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
 	pending, pendingArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
 	latest, latestArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
+	byInvoice, byInvoiceArgs := sqliteEngine.listSQL(Filter{InvoiceNo: "INV"})
 	findRuns := func(f RunFilter) string {
 		where, _ := sqliteEngine.findRunsWhere(f)
 		return sqliteEngine.runsSQL(where)
@@ -48,8 +49,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", sqliteEngine.lookupSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"LookupDetails", sqliteEngine.lookupDetailsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
-			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
+		{"List by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"pending list", pending, pendingArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
 		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},

@@ -72,21 +72,6 @@ func (db *DB) Get(ctx context.Context, ref string) (Payout, error) {
 	return p, nil
 }
 
-// GetByInvoice returns the payout with this payout_invoice_no, or ErrNotFound.
-func (db *DB) GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error) {
-	if invoiceNo == "" {
-		return Payout{}, fmt.Errorf("get payout by invoice %q: %w", invoiceNo, ErrNotFound)
-	}
-	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE invoice_no = $1 AND invoice_no <> ''`, invoiceNo))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, ErrNotFound)
-	}
-	if err != nil {
-		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, err)
-	}
-	return p, nil
-}
-
 // Lookup returns the payouts among refs that are in the ledger, keyed by reference.
 func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, error) {
 	out := make(map[string]Payout, len(refs))
