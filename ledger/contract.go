@@ -19,8 +19,7 @@ type RunWrites interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
-	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
-	LookupDetails(ctx context.Context, refs []string) (map[string]Payout, error)
+	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Get(ctx context.Context, ref string) (Payout, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error)
@@ -68,7 +67,7 @@ type ReconcileStore interface {
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
-	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
+	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	Counts(ctx context.Context) (Totals, error)
 	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)

@@ -251,7 +251,7 @@ func TestRecordLargeFile(t *testing.T) {
 	}
 	// A reference the ledger lacks, and one the list names twice, as a file's duplicates do.
 	refs = append(refs, "absent", ps[0].Ref)
-	got, err := db.Lookup(context.Background(), refs)
+	got, err := db.Lookup(context.Background(), refs, ledger.WholePayouts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestRecordLargeFile(t *testing.T) {
 	if p, ok := got[ps[n-1].Ref]; !ok || p.Line != n+1 {
 		t.Errorf("last payout %+v", p)
 	}
-	details, err := db.LookupDetails(context.Background(), refs)
+	details, err := db.Lookup(context.Background(), refs, ledger.CheckFields)
 	if err != nil {
 		t.Fatal(err)
 	}

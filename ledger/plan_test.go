@@ -48,7 +48,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", sqliteEngine.lookupSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"LookupDetails", sqliteEngine.lookupDetailsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"Lookup CheckFields", sqliteEngine.lookupCheckFieldsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"List by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"pending list", pending, pendingArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},

@@ -64,7 +64,7 @@ func testFindPayouts(t *testing.T, e Engine) {
 	if _, err := l.Get(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("an unknown payout: %v, want ErrNotFound", err)
 	}
-	details, err := l.LookupDetails(ctx, []string{old[1].Ref, "nope", fresh[3].Ref})
+	details, err := l.Lookup(ctx, []string{old[1].Ref, "nope", fresh[3].Ref}, ledger.CheckFields)
 	if err != nil || len(details) != 2 || details[old[1].Ref].State != ledger.Submitted || !details[fresh[3].Ref].Amount.Equal(fresh[3].Amount) {
 		t.Errorf("details of two recorded payouts and an unknown one: %+v %v", details, err)
 	}
