@@ -25,15 +25,6 @@ type RunWrites interface {
 	RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error)
 	RecentPayouts(ctx context.Context, payees []Payee, since time.Time) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
-	Claims
-}
-
-// Claims is what lets several processes pay from one ledger: each names itself in the payouts it
-// moves to SUBMITTING (Change.ClaimedBy), and a start recovers only the SUBMITTING payouts whose
-// process a Liveness says is gone. An engine's Liveness is a lock each paying process holds for
-// its lifetime (on SQLite, the file lock Take takes).
-type Claims interface {
-	Orphaned(ctx context.Context, alive Liveness) ([]Payout, error)
 }
 
 // RetryFiles is what writing and paying a retry file reads and records: a refused payout's one
@@ -71,7 +62,6 @@ type ReconcileStore interface {
 	Apply(ctx context.Context, changes ...Change) error
 	Counts(ctx context.Context) (Totals, error)
 	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
-	Claims
 	RetryFor(ctx context.Context, old string) (Retry, bool, error)
 }
 

@@ -139,6 +139,6 @@
 // of that machine is in one table (moves.go), and Apply refuses any other (ErrIllegalMove), so a
 // bug above the ledger cannot move a payout backwards. SUBMITTING is made durable before the
 // request is sent, so that a payout whose answer was lost is looked up, never sent blindly again.
-// It names the process that sent it (payouts.claimed_by): Orphaned finds only the SUBMITTING
-// payouts whose process a Liveness says is gone, so a start never takes a live process's.
+// It names the process that sent it (payouts.claimed_by): a start recovers only the SUBMITTING
+// payouts whose process a Liveness says is gone (batch/send), so it never takes a live process's.
 package ledger
