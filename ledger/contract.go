@@ -22,7 +22,7 @@ type RunWrites interface {
 	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Get(ctx context.Context, ref string) (Payout, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
-	RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error)
+	RecentPayees(ctx context.Context, since time.Time, limit int) (RecentPayees, error)
 	RecentPayouts(ctx context.Context, payees []Payee, since time.Time) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 }

@@ -28,7 +28,7 @@ func testRepeatsAndRejects(t *testing.T, e Engine) {
 		t.Errorf("recent payouts: %+v %v, want one (not the FAILED one) for NEW-1 alone", found, err)
 	}
 	payees, err := l.RecentPayees(ctx, t0.AddDate(-1, 0, 0), 100)
-	if err != nil || payees == nil || !payees.Holds(ledger.Payee{Account: "00123456789", ProviderID: 7}) || payees.Holds(ledger.Payee{Account: "0123456789", ProviderID: 8}) {
+	if err != nil || payees == nil || !payees[ledger.PaidAccount{Digits: "123456789", ProviderID: 7}] || payees[ledger.PaidAccount{Digits: "123456789", ProviderID: 8}] {
 		t.Errorf("recent payees: %+v %v", payees, err)
 	}
 	if many, err := l.RecentPayees(ctx, t0.AddDate(-1, 0, 0), 2); err != nil || many != nil {
