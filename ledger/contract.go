@@ -45,8 +45,7 @@ type ReportReads interface {
 	List(ctx context.Context, f Filter) ([]Payout, error)
 	Counts(ctx context.Context) (Totals, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
-	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
-	NameMismatches(ctx context.Context) ([]NameCheck, error)
+	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
 }
 
 // ReconcileStore is what reconciling reads and records: its own run, the payouts of its scope a
@@ -61,7 +60,7 @@ type ReconcileStore interface {
 	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	Counts(ctx context.Context) (Totals, error)
-	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
+	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
 	RetryFor(ctx context.Context, old string) (Retry, bool, error)
 }
 

@@ -116,9 +116,13 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	names, err := db.NameChecks(ctx, []string{ref})
+	names, err := db.NameChecks(ctx, ledger.NameFilter{Refs: []string{ref}})
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
+	}
+	var name ledger.NameCheck // none until a callback names the account's holder
+	if len(names) > 0 {
+		name = names[0]
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, f := range withNameCheck([][2]string{
@@ -128,7 +132,7 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 		{"transaction_status", p.TransactionStatus}, {"bank_reference_no", p.BankReferenceNo},
 		{"attempts", fmt.Sprint(p.Attempts)}, {"first run", fmt.Sprintf("%s line %d", p.RunID, p.Line)},
 		{"last error", p.LastError},
-	}, names[ref]) {
+	}, name) {
 		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 	}
 	if err := tw.Flush(); err != nil {

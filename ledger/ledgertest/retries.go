@@ -99,11 +99,11 @@ func testNameChecks(t *testing.T, e Engine) {
 	if after := mustGet(t, l, ps[1].Ref); fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) || len(mustEvents(t, l, ps[1].Ref)) != events+1 {
 		t.Errorf("the name check changed the payout, or was recorded twice: %+v, was %+v", after, before)
 	}
-	checks, err := l.NameChecks(ctx, []string{ps[0].Ref, ps[1].Ref, ps[2].Ref})
-	if err != nil || len(checks) != 2 || checks[ps[1].Ref].DisplayName != "LIM WEI JIE" || checks[ps[2].Ref].Check != ledger.NameMatch {
-		t.Errorf("name checks %+v %v", checks, err)
+	checks, err := l.NameChecks(ctx, ledger.NameFilter{Refs: []string{ps[2].Ref, ps[0].Ref, ps[1].Ref}})
+	if err != nil || len(checks) != 2 || checks[0].Ref != ps[1].Ref || checks[0].DisplayName != "LIM WEI JIE" || checks[1].Check != ledger.NameMatch {
+		t.Errorf("name checks %+v %v, want those of %s and %s, by reference", checks, err, ps[1].Ref, ps[2].Ref)
 	}
-	mismatches, err := l.NameMismatches(ctx)
+	mismatches, err := l.NameChecks(ctx, ledger.NameFilter{Mismatches: true})
 	if err != nil || len(mismatches) != 1 || mismatches[0].Ref != ps[1].Ref {
 		t.Errorf("mismatches %+v %v, want %s alone", mismatches, err, ps[1].Ref)
 	}
