@@ -55,6 +55,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"List latest", latest, latestArgs,
 			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
+		{"NameChecks mismatches", nameChecksSQL + `WHERE ` + nameMismatchWhere + ` ORDER BY ref`, nil,
+			[]string{"USING INDEX payouts_name_mismatch"}},
 		{"Events", `SELECT id FROM events WHERE ref = ? ORDER BY id`, []any{"r"}, []string{"USING COVERING INDEX events_by_ref (ref=?)"}},
 		{"RunLines", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
 			WHERE r.run_id = ? ORDER BY r.line`, []any{"run"},
