@@ -32,8 +32,7 @@ type RunWrites interface {
 type RetryFiles interface {
 	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error)
 	LinkRetry(ctx context.Context, runID string, r Retry) error
-	Retries(ctx context.Context, refs []string) (map[string]Retry, error)
-	RetryFor(ctx context.Context, old string) (Retry, bool, error)
+	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }
 
 // ReportReads is what reports read: a run's lines with their payouts, the totals, the trail of
@@ -61,7 +60,7 @@ type ReconcileStore interface {
 	Apply(ctx context.Context, changes ...Change) error
 	Counts(ctx context.Context) (Totals, error)
 	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
-	RetryFor(ctx context.Context, old string) (Retry, bool, error)
+	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }
 
 // CallbackStore is what the callback receiver does: find the payout an invoice names (List by

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/payout/payout/ledger"
 )
 
 // A payout has one retry whoever asks, under the first candidate no payout or retry holds; a
@@ -35,10 +37,13 @@ func TestClaimRetryIsOnePerPayoutAndSkipsTakenReferences(t *testing.T) {
 	if slices.ContainsFunc(roots, func(r string) bool { return r != old }) {
 		t.Errorf("candidates derived from %q, want each from %s", roots, old)
 	}
-	if got, ok, err := db.RetryFor(ctx, old); err != nil || !ok || got != first {
-		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)
+	if got, err := db.Retries(ctx, ledger.RetryFilter{Old: []string{old}}); err != nil || got[old] != first {
+		t.Errorf("retry for %s: %+v %v", old, got, err)
 	}
-	found, err := db.Retries(ctx, []string{"NEW-2", "NEW-3", taken})
+	if _, err := db.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2"}, Old: []string{old}}); err == nil {
+		t.Error("retries named by both references: no error")
+	}
+	found, err := db.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2", "NEW-3", taken}})
 	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
 		t.Errorf("retries: %+v, %v", found, err)
 	}

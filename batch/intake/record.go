@@ -219,7 +219,7 @@ func (rc *Recorder) store(ctx context.Context, lines []ledger.RunRow, fresh []le
 	for i, p := range fresh {
 		refs[i] = p.Ref
 	}
-	retries, err := db.Retries(ctx, refs)
+	retries, err := db.Retries(ctx, ledger.RetryFilter{New: refs})
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func (r *fileRow) valid() bool { return len(r.errs) == 0 }
 type Ledger interface {
 	Lookup(ctx context.Context, refs []string, how ledger.LookupFields) (map[string]ledger.Payout, error)
 	Get(ctx context.Context, ref string) (ledger.Payout, error)
-	Retries(ctx context.Context, refs []string) (map[string]ledger.Retry, error)
+	Retries(ctx context.Context, f ledger.RetryFilter) (map[string]ledger.Retry, error)
 	repeats.Ledger
 }
 

@@ -219,7 +219,8 @@ func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 		if p.State != ledger.Failed {
 			break
 		}
-		retry, ok, err := db.RetryFor(ctx, p.Ref)
+		retries, err := db.Retries(ctx, ledger.RetryFilter{Old: []string{p.Ref}})
+		retry, ok := retries[p.Ref]
 		if err != nil || !ok {
 			return failedRetryRow(ctx, db, runID, p, now, err)
 		}

@@ -168,7 +168,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 	if len(counts) != 5 {
 		t.Errorf("created %v, want 5 payouts", counts)
 	}
-	if retries, err := h.DB.Retries(ctx, []string{"RT-3-R1"}); err != nil || retries["RT-3-R1"].Old != "RT-3" {
+	if retries, err := h.DB.Retries(ctx, ledger.RetryFilter{New: []string{"RT-3-R1"}}); err != nil || retries["RT-3-R1"].Old != "RT-3" {
 		t.Errorf("RT-3-R1 is recorded as a retry of %+v (%v), want RT-3", retries["RT-3-R1"], err)
 	}
 	events, err := h.DB.Events(ctx, "RT-3-R1")

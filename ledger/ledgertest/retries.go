@@ -44,15 +44,21 @@ func testRetries(t *testing.T, e Engine) {
 			break
 		}
 	}
-	if got, ok, err := l.RetryFor(ctx, old); err != nil || !ok || got != first {
-		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)
+	if got, err := l.Retries(ctx, ledger.RetryFilter{Old: []string{old}}); err != nil || len(got) != 1 || got[old] != first {
+		t.Errorf("retry of %s: %+v %v", old, got, err)
 	}
-	if _, ok, err := l.RetryFor(ctx, taken); err != nil || ok {
-		t.Errorf("retry for a payout with none: %v %v", ok, err)
+	if got, err := l.Retries(ctx, ledger.RetryFilter{Old: []string{taken}}); err != nil || len(got) != 0 {
+		t.Errorf("retry of a payout with none: %+v %v", got, err)
 	}
-	found, err := l.Retries(ctx, []string{"NEW-2", "NEW-3", taken})
+	if got, err := l.Retries(ctx, ledger.RetryFilter{Old: []string{old, "NEW-2", taken}}); err != nil || len(got) != 2 || got["NEW-2"] != second {
+		t.Errorf("retries of %s, NEW-2 and %s: %+v %v", old, taken, got, err)
+	}
+	found, err := l.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2", "NEW-3", taken}})
 	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
 		t.Errorf("retries: %+v, %v", found, err)
+	}
+	if found, err := l.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2"}}); err != nil || found["NEW-2"] != first {
+		t.Errorf("retry paid under NEW-2: %+v, %v", found, err)
 	}
 	testLinkRetry(t, l, first)
 	intact(t, l)
