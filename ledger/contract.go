@@ -31,7 +31,6 @@ type RunWrites interface {
 // retry reference. The file is written in its run's columns (Run.Columns).
 type RetryFiles interface {
 	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error)
-	LinkRetry(ctx context.Context, runID string, r Retry) error
 	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }
 

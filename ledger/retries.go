@@ -132,31 +132,3 @@ func (db *DB) Retries(ctx context.Context, f RetryFilter) (map[string]Retry, err
 	}
 	return out, nil
 }
-
-// LinkRetry records the payout r.New, just recorded by run runID, as a retry of r.Old: its
-// retry_of column, and an event in its trail naming the payout it replaces.
-func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
-	// The link and its event are one change, so that the trail never lacks the event of a link.
-	linked, err := db.retryOf(ctx, r.New)
-	if err != nil {
-		return fmt.Errorf("link retry %s: %w", r.New, err)
-	}
-	if linked != "" {
-		return nil // linked already, by an earlier run of the same row
-	}
-	return db.Apply(ctx, Change{Ref: r.New, From: Ready, To: Ready, RunID: runID, RetryOf: r.Old,
-		Detail: fmt.Sprintf("a retry of %s, which the service refused with nothing created (offered by the retry file of run %s)", r.Old, r.RunID)})
-}
-
-// retryOf is the reference the payout ref was recorded as a retry of; empty when it is none.
-func (db *DB) retryOf(ctx context.Context, ref string) (string, error) {
-	var old string
-	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = $1`, ref).Scan(&old)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("payout %s: %w", ref, ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("payout %s: %w", ref, err)
-	}
-	return old, nil
-}

@@ -43,6 +43,20 @@ func TestClaimRetryIsOnePerPayoutAndSkipsTakenReferences(t *testing.T) {
 	if _, err := db.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2"}, Old: []string{old}}); err == nil {
 		t.Error("retries named by both references: no error")
 	}
+	// NEW-2 recorded and linked: its retry_of names the payout it pays again.
+	if err := db.AddRun(ctx, ledger.Run{ID: "r2", Kind: ledger.KindRun, StartedAt: time.Now(), Status: ledger.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	retry := payout("NEW-2", "10.00", 2)
+	if err := db.Record(ctx, "r2", []ledger.RunRow{rowOf(retry)}, []ledger.Payout{retry}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Apply(ctx, ledger.Change{Ref: "NEW-2", From: ledger.Ready, To: ledger.Ready, RunID: "r2", RetryOf: old, Detail: "linked"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.RetryOf(ctx, "NEW-2"); err != nil || got != old {
+		t.Errorf("NEW-2 is a retry of %q (%v), want %s", got, err, old)
+	}
 	found, err := db.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2", "NEW-3", taken}})
 	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
 		t.Errorf("retries: %+v, %v", found, err)

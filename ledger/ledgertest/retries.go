@@ -64,27 +64,27 @@ func testRetries(t *testing.T, e Engine) {
 	intact(t, l)
 }
 
-// testLinkRetry records the retry r.New in a run of its own and links it, twice: one event in its
-// trail names the payout it replaces.
+// testLinkRetry records the retry r.New in a run of its own and links it to r.Old, as a run that
+// pays a retry file does (batch/outcome.RetryLinked): the payout stays READY, one event in its
+// trail names the payout it replaces, and the chain holds its retry_of (intact, by the caller).
 func testLinkRetry(t *testing.T, l ledger.Ledger, r ledger.Retry) {
 	ctx := context.Background()
 	addRun(t, l, "r-retry", 1)
 	p := payout(r.New, "10.00", 2)
 	must(t, l.Record(ctx, "r-retry", []ledger.RunRow{rowOf(p)}, []ledger.Payout{p}))
-	for range 2 {
-		must(t, l.LinkRetry(ctx, "r-retry", r))
-	}
-	linked := 0
+	must(t, l.Apply(ctx, ledger.Change{Ref: r.New, From: ledger.Ready, To: ledger.Ready, RunID: "r-retry", RetryOf: r.Old,
+		Detail: "a retry of " + r.Old}))
+	var linked []string
 	for _, ev := range mustEvents(t, l, r.New) {
 		if ev.From == ledger.Ready && ev.To == ledger.Ready && ev.RunID == "r-retry" {
-			linked++
-			if !strings.HasPrefix(ev.Detail, "a retry of "+r.Old) {
-				t.Errorf("the link's event says %q, want it to name %s", ev.Detail, r.Old)
-			}
+			linked = append(linked, ev.Detail)
 		}
 	}
-	if linked != 1 {
-		t.Errorf("linked twice: %d events, want 1", linked)
+	if len(linked) != 1 || !strings.HasPrefix(linked[0], "a retry of "+r.Old) {
+		t.Errorf("the link's events say %q, want one naming %s", linked, r.Old)
+	}
+	if got := mustGet(t, l, r.New); got.State != ledger.Ready {
+		t.Errorf("%s is %s once linked, want READY", r.New, got.State)
 	}
 }
 
