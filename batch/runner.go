@@ -184,7 +184,7 @@ func (c Config) WithDefaults() Config {
 		cfg.Process = ledger.NewProcess().Claimant()
 	}
 	if cfg.Liveness == nil {
-		cfg.Liveness = ledger.OnlySelf(cfg.Process)
+		cfg.Liveness = onlySelf(cfg.Process)
 	}
 	if cfg.sendState == nil {
 		cfg.sendState = send.NewState()
@@ -214,6 +214,14 @@ func (c Config) WithDefaults() Config {
 		cfg.ChunkRows = intake.DefaultChunkRows
 	}
 	return cfg
+}
+
+// onlySelf is the liveness a process knows when it is the ledger's only payer (it holds the file
+// lock, or it is a test's one runner): the claimant it names runs, every other one is gone.
+type onlySelf string
+
+func (s onlySelf) Alive(_ context.Context, claimant string) (bool, error) {
+	return claimant != "" && claimant == string(s), nil
 }
 
 // Config is the runner's configuration, with its defaults filled in.

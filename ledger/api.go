@@ -152,7 +152,7 @@ type Change struct {
 	ResetNotFound     bool   // a lookup found it, or a resend was decided
 	ResetAttempts     bool   // a person released it: its count of sends starts again (the event records it)
 	ConfirmRefusal    bool   // a lookup confirmed the service's refusal: RefusalConfirmed is set, for good
-	RetryOf           string // the payout this one was linked to as its retry (see LinkRetry)
+	RetryOf           string // the payout this one pays again, refused with nothing created (see Retry)
 	ClaimedBy         string // the process sending it (Process.Claimant), set with the move to SUBMITTING
 	DisplayName       string // the bank's name for the account, from a callback; kept with NameCheck when set
 	NameCheck         string // NameNotCompared, NameMatch or NameMismatch: DisplayName against the recipient
@@ -181,6 +181,9 @@ type Filter struct {
 	// RefusedSince selects the payouts whose create the service refused (FAILED without an
 	// invoice number) that last changed at or after it.
 	RefusedSince time.Time
+	// InvoiceNo selects the payout the service created under this payout_invoice_no, read by its
+	// index: the payout a callback names.
+	InvoiceNo string
 	// Latest keeps only the latest n payouts, from the latest run's last line back (List alone;
 	// it reads the runs from the latest, and stops at the nth payout, at any size).
 	Latest int

@@ -19,31 +19,19 @@ type RunWrites interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
-	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
-	LookupDetails(ctx context.Context, refs []string) (map[string]Payout, error)
+	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Get(ctx context.Context, ref string) (Payout, error)
 	List(ctx context.Context, f Filter) ([]Payout, error)
-	RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error)
+	RecentPayees(ctx context.Context, since time.Time, limit int) (RecentPayees, error)
 	RecentPayouts(ctx context.Context, payees []Payee, since time.Time) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
-	Claims
-}
-
-// Claims is what lets several processes pay from one ledger: each names itself in the payouts it
-// moves to SUBMITTING (Change.ClaimedBy), and a start recovers only the SUBMITTING payouts whose
-// process a Liveness says is gone. An engine's Liveness is a lock each paying process holds for
-// its lifetime (on SQLite, the file lock Take takes).
-type Claims interface {
-	Orphaned(ctx context.Context, alive Liveness) ([]Payout, error)
 }
 
 // RetryFiles is what writing and paying a retry file reads and records: a refused payout's one
 // retry reference. The file is written in its run's columns (Run.Columns).
 type RetryFiles interface {
 	ClaimRetry(ctx context.Context, old, runID string, now time.Time, candidate func(root string, n int) string) (Retry, error)
-	LinkRetry(ctx context.Context, runID string, r Retry) error
-	Retries(ctx context.Context, refs []string) (map[string]Retry, error)
-	RetryFor(ctx context.Context, old string) (Retry, bool, error)
+	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }
 
 // ReportReads is what reports read: a run's lines with their payouts, the totals, the trail of
@@ -53,11 +41,9 @@ type ReportReads interface {
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	List(ctx context.Context, f Filter) ([]Payout, error)
-	Counts(ctx context.Context) (map[State]CountAmount, error)
-	RejectedRows(ctx context.Context) (CountAmount, error)
+	Counts(ctx context.Context) (Totals, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
-	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
-	NameMismatches(ctx context.Context) ([]NameCheck, error)
+	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
 }
 
 // ReconcileStore is what reconciling reads and records: its own run, the payouts of its scope a
@@ -69,20 +55,19 @@ type ReconcileStore interface {
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
-	Lookup(ctx context.Context, refs []string) (map[string]Payout, error)
+	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
-	Counts(ctx context.Context) (map[State]CountAmount, error)
-	NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error)
-	Claims
-	RetryFor(ctx context.Context, old string) (Retry, bool, error)
+	Counts(ctx context.Context) (Totals, error)
+	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
+	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }
 
-// CallbackStore is what the callback receiver does: find the payout an invoice names, move it,
-// keep the bank's name for the account, and store every callback once; its health check reads
-// the chain's head.
+// CallbackStore is what the callback receiver does: find the payout an invoice names (List by
+// Filter.InvoiceNo), move it, keep the bank's name for the account, and store every callback
+// once; its health check reads the chain's head.
 type CallbackStore interface {
 	ChainHead(ctx context.Context) (ChainHead, error)
-	GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error)
+	List(ctx context.Context, f Filter) ([]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
 	SetNameCheck(ctx context.Context, ref, displayName, check string) error
 	StoreCallback(ctx context.Context, c StoredCallback) error

@@ -45,7 +45,7 @@
 // as evidence in its event), the payout row (260 B), indexes (about 360 B), and nothing per input
 // line unless the line is an exception (rejected, held, paid by another file, resumed, warned
 // about). A rerun adds its run record, as does a reconcile that changes nothing. Counts and sums
-// per state are kept by triggers (state_totals), so Counts reads a few rows at any size. An older
+// per state are kept by triggers (state_totals), so Counts reads them in a few rows at any size. An older
 // schema is upgraded the first time the file is opened, in one transaction: adding the index on
 // when payouts were recorded took 4.9 s, once, for 2 million payouts.
 //
@@ -139,6 +139,6 @@
 // of that machine is in one table (moves.go), and Apply refuses any other (ErrIllegalMove), so a
 // bug above the ledger cannot move a payout backwards. SUBMITTING is made durable before the
 // request is sent, so that a payout whose answer was lost is looked up, never sent blindly again.
-// It names the process that sent it (payouts.claimed_by): Orphaned finds only the SUBMITTING
-// payouts whose process a Liveness says is gone, so a start never takes a live process's.
+// It names the process that sent it (payouts.claimed_by): a start recovers only the SUBMITTING
+// payouts whose process a Liveness says is gone (batch/send), so it never takes a live process's.
 package ledger

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 )
@@ -14,8 +15,16 @@ import (
 // and that the database itself refuses to rewrite the audit trail.
 func SQLOf(db *DB) *sql.DB { return db.sql }
 
-// RetryOf is the reference the payout ref was recorded as a retry of (its retry_of column).
-func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) { return db.retryOf(ctx, ref) }
+// RetryOf is the reference the payout ref was recorded as a retry of (its retry_of column);
+// empty when it is none.
+func (db *DB) RetryOf(ctx context.Context, ref string) (string, error) {
+	var old string
+	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = $1`, ref).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("payout %s: %w", ref, ErrNotFound)
+	}
+	return old, err
+}
 
 // SchemaVersion is the number of the last migration the open ledger's tables are.
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) { return db.schemaVersion(ctx) }

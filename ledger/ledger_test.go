@@ -251,7 +251,7 @@ func TestRecordLargeFile(t *testing.T) {
 	}
 	// A reference the ledger lacks, and one the list names twice, as a file's duplicates do.
 	refs = append(refs, "absent", ps[0].Ref)
-	got, err := db.Lookup(context.Background(), refs)
+	got, err := db.Lookup(context.Background(), refs, ledger.WholePayouts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestRecordLargeFile(t *testing.T) {
 	if p, ok := got[ps[n-1].Ref]; !ok || p.Line != n+1 {
 		t.Errorf("last payout %+v", p)
 	}
-	details, err := db.LookupDetails(context.Background(), refs)
+	details, err := db.Lookup(context.Background(), refs, ledger.CheckFields)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,9 +439,9 @@ func TestApplyConcurrentCallers(t *testing.T) {
 	db.Close()
 	db = openAt(t, path)
 	for _, p := range ps {
-		got, err := db.GetByInvoice(ctx, "INV-"+p.Ref)
-		if err != nil || got.Ref != p.Ref || got.State != ledger.Submitted || got.Attempts != 1 {
-			t.Errorf("%s: %+v %v", p.Ref, got, err)
+		found, err := db.List(ctx, ledger.Filter{InvoiceNo: "INV-" + p.Ref})
+		if err != nil || len(found) != 1 || found[0].Ref != p.Ref || found[0].State != ledger.Submitted || found[0].Attempts != 1 {
+			t.Errorf("%s: %+v %v", p.Ref, found, err)
 			continue
 		}
 		evs := mustEvents(t, db, p.Ref)
@@ -570,9 +570,6 @@ func TestQueries(t *testing.T) {
 		if _, err := db.Get(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("Get: %v", err)
 		}
-		if _, err := db.GetByInvoice(ctx, ""); !errors.Is(err, ledger.ErrNotFound) {
-			t.Errorf("GetByInvoice empty: %v", err)
-		}
 		if _, err := db.GetRun(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("GetRun: %v", err)
 		}
@@ -629,10 +626,11 @@ func TestCountsAreExact(t *testing.T) {
 	if err := db.Apply(ctx, changes...); err != nil {
 		t.Fatal(err)
 	}
-	counts, err := db.Counts(ctx)
+	totals, err := db.Counts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	counts := totals.ByState
 	for _, c := range []struct {
 		state ledger.State
 		n     int

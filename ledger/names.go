@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Values of NameCheck.Check: how the name the bank holds for the account compares with the
@@ -94,35 +95,46 @@ func nameCheckDetail(check string) string {
 	return "the bank's name for the account recorded, not compared"
 }
 
-// NameChecks returns the name checks of the payouts among refs that have a bank's name, keyed
-// by reference.
-func (db *DB) NameChecks(ctx context.Context, refs []string) (map[string]NameCheck, error) {
-	out := make(map[string]NameCheck)
-	if len(refs) == 0 {
-		return out, nil
-	}
-	found, err := db.queryNameChecks(ctx, `WHERE display_name <> '' AND ref IN `+db.eng.inJSONList(), jsonList(refs))
-	if err != nil {
-		return nil, fmt.Errorf("name checks: %w", err)
-	}
-	for _, c := range found {
-		out[c.Ref] = c
-	}
-	return out, nil
+// NameFilter selects name checks: Refs, those of the payouts among these references that have a
+// bank's name; Mismatches, those whose bank's name differs from the recipient, of every payout
+// or of those among Refs. A filter that sets neither selects nothing.
+type NameFilter struct {
+	Refs       []string
+	Mismatches bool
 }
 
-// NameMismatches returns every payout whose bank's name does not match its recipient, by
-// reference.
-func (db *DB) NameMismatches(ctx context.Context) ([]NameCheck, error) {
-	found, err := db.queryNameChecks(ctx, `WHERE name_check = $1 ORDER BY ref`, NameMismatch)
+// NameChecks returns the name checks the filter selects, by reference.
+func (db *DB) NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error) {
+	var where []string
+	var args []any
+	if f.Mismatches {
+		// The index's own WHERE, written out: with a parameter in its place SQLite passes the
+		// partial index over and reads every payout.
+		where = append(where, nameMismatchWhere)
+	}
+	if len(f.Refs) > 0 {
+		args = append(args, jsonList(f.Refs))
+		where = append(where, `display_name <> '' AND ref IN `+db.eng.inJSONList())
+	}
+	if len(where) == 0 {
+		return nil, nil
+	}
+	found, err := db.queryNameChecks(ctx, `WHERE `+strings.Join(where, ` AND `)+` ORDER BY ref`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("name mismatches: %w", err)
+		return nil, fmt.Errorf("name checks: %w", err)
 	}
 	return found, nil
 }
 
+// nameChecksSQL reads the name checks of the payouts its WHERE selects; nameMismatchWhere
+// selects those of the index payouts_name_mismatch.
+const (
+	nameChecksSQL     = `SELECT ref, recipient, display_name, name_check FROM payouts `
+	nameMismatchWhere = `name_check = '` + NameMismatch + `'`
+)
+
 func (db *DB) queryNameChecks(ctx context.Context, where string, args ...any) ([]NameCheck, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT ref, recipient, display_name, name_check FROM payouts `+where, args...)
+	rows, err := db.sql.QueryContext(ctx, nameChecksSQL+where, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/payout/payout/ledger"
@@ -45,23 +46,23 @@ func TestNameCheckKeptWithoutTouchingThePayout(t *testing.T) {
 	for i, p := range ps {
 		refs[i] = p.Ref
 	}
-	checks, err := db.NameChecks(ctx, refs)
+	checks, err := db.NameChecks(ctx, ledger.NameFilter{Refs: refs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]ledger.NameCheck{
-		ps[1].Ref:   {Ref: ps[1].Ref, Recipient: ps[1].Recipient, DisplayName: "LIM WEI JIE", Check: ledger.NameMismatch},
-		ps[599].Ref: {Ref: ps[599].Ref, Recipient: ps[599].Recipient, DisplayName: "ALI", Check: ledger.NameMatch},
-	}
-	if fmt.Sprint(checks) != fmt.Sprint(want) {
+	mismatch := ledger.NameCheck{Ref: ps[1].Ref, Recipient: ps[1].Recipient, DisplayName: "LIM WEI JIE", Check: ledger.NameMismatch}
+	want := []ledger.NameCheck{mismatch,
+		{Ref: ps[599].Ref, Recipient: ps[599].Recipient, DisplayName: "ALI", Check: ledger.NameMatch}}
+	if !slices.Equal(checks, want) {
 		t.Fatalf("name checks %+v, want %+v", checks, want)
 	}
-	mismatches, err := db.NameMismatches(ctx)
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range []ledger.NameFilter{{Mismatches: true}, {Refs: refs, Mismatches: true}} {
+		if mismatches, err := db.NameChecks(ctx, f); err != nil || !slices.Equal(mismatches, []ledger.NameCheck{mismatch}) {
+			t.Fatalf("name mismatches (Refs %t): %+v %v", f.Refs != nil, mismatches, err)
+		}
 	}
-	if len(mismatches) != 1 || mismatches[0] != want[ps[1].Ref] {
-		t.Fatalf("name mismatches %+v", mismatches)
+	if none, err := db.NameChecks(ctx, ledger.NameFilter{}); err != nil || len(none) != 0 {
+		t.Fatalf("name checks of an empty filter: %+v %v, want none", none, err)
 	}
 }
 
@@ -89,13 +90,13 @@ func TestNameCheckColumnsAddedToAnOlderLedger(t *testing.T) {
 	}
 	db := openAt(t, path)
 	ctx := context.Background()
-	if got, err := db.NameMismatches(ctx); err != nil || len(got) != 0 {
+	if got, err := db.NameChecks(ctx, ledger.NameFilter{Mismatches: true}); err != nil || len(got) != 0 {
 		t.Fatalf("name mismatches of an older ledger: %+v, %v", got, err)
 	}
 	if err := db.SetNameCheck(ctx, "OLD-1", "LIM WEI JIE", ledger.NameMismatch); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.NameMismatches(ctx); err != nil || len(got) != 1 || got[0].Recipient != "Tan Mei Ling" {
+	if got, err := db.NameChecks(ctx, ledger.NameFilter{Mismatches: true}); err != nil || len(got) != 1 || got[0].Recipient != "Tan Mei Ling" {
 		t.Fatalf("name mismatches after a check: %+v, %v", got, err)
 	}
 }

@@ -34,6 +34,10 @@ func (s Filter) where(first int) (string, []any) {
 		// The index's own WHERE, which SQLite needs to use it.
 		where = append(where, `p.state = 'FAILED' AND p.invoice_no = '' AND p.updated_at >= `+param(fmtTime(s.RefusedSince)))
 	}
+	if s.InvoiceNo != "" {
+		// The index's own WHERE, which SQLite needs to use it.
+		where = append(where, `p.invoice_no = `+param(s.InvoiceNo)+` AND p.invoice_no <> ''`)
+	}
 	if len(where) == 0 {
 		return "TRUE", nil
 	}

@@ -24,6 +24,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 	notFinalHolding, notFinalArgs := sqliteEngine.runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
 	pending, pendingArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
 	latest, latestArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
+	byInvoice, byInvoiceArgs := sqliteEngine.listSQL(Filter{InvoiceNo: "INV"})
 	findRuns := func(f RunFilter) string {
 		where, _ := sqliteEngine.findRunsWhere(f)
 		return sqliteEngine.runsSQL(where)
@@ -47,19 +48,20 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"Counts", `SELECT state, count, sen FROM state_totals WHERE count <> 0`, nil, []string{"state_totals"}},
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", sqliteEngine.lookupSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"LookupDetails", sqliteEngine.lookupDetailsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"GetByInvoice", `SELECT ` + payoutColumns + ` FROM payouts WHERE invoice_no = ? AND invoice_no <> ''`, []any{"INV"},
-			[]string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
+		{"Lookup CheckFields", sqliteEngine.lookupCheckFieldsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
+		{"List by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"pending list", pending, pendingArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
 		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"List latest", latest, latestArgs,
 			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
+		{"NameChecks mismatches", nameChecksSQL + `WHERE ` + nameMismatchWhere + ` ORDER BY ref`, nil,
+			[]string{"USING INDEX payouts_name_mismatch"}},
 		{"Events", `SELECT id FROM events WHERE ref = ? ORDER BY id`, []any{"r"}, []string{"USING COVERING INDEX events_by_ref (ref=?)"}},
 		{"RunLines", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
 			WHERE r.run_id = ? ORDER BY r.line`, []any{"run"},
 			[]string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"RejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
+		{"rejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
 			WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
 			ORDER BY r.run_id, r.line`, nil, []string{"USING INDEX run_rows_rejected", "SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetRun", sqliteEngine.runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},

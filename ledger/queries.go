@@ -72,75 +72,79 @@ func (db *DB) Get(ctx context.Context, ref string) (Payout, error) {
 	return p, nil
 }
 
-// GetByInvoice returns the payout with this payout_invoice_no, or ErrNotFound.
-func (db *DB) GetByInvoice(ctx context.Context, invoiceNo string) (Payout, error) {
-	if invoiceNo == "" {
-		return Payout{}, fmt.Errorf("get payout by invoice %q: %w", invoiceNo, ErrNotFound)
-	}
-	p, err := scanPayout(db.sql.QueryRowContext(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE invoice_no = $1 AND invoice_no <> ''`, invoiceNo))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, ErrNotFound)
-	}
-	if err != nil {
-		return Payout{}, fmt.Errorf("get payout by invoice %s: %w", invoiceNo, err)
-	}
-	return p, nil
-}
+// LookupFields says which fields of each payout Lookup reads.
+type LookupFields int
 
-// Lookup returns the payouts among refs that are in the ledger, keyed by reference.
-func (db *DB) Lookup(ctx context.Context, refs []string) (map[string]Payout, error) {
+const (
+	// WholePayouts reads every field: what a payout to be sent or looked up needs.
+	WholePayouts LookupFields = iota
+	// CheckFields reads what checking an input row against its payout needs: Ref, RunID, Line,
+	// ProviderID, Account, Amount, State and InvoiceNo; the other fields are zero. Reading eight
+	// columns instead of every one is most of what a chunk's check costs.
+	CheckFields
+)
+
+// Lookup returns the payouts among refs that are in the ledger, keyed by reference, with the
+// fields how says.
+func (db *DB) Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error) {
 	out := make(map[string]Payout, len(refs))
 	if len(refs) == 0 {
 		return out, nil
 	}
-	ps, err := db.queryPayouts(ctx, db.eng.lookupSQL(), jsonList(refs))
+	var err error
+	switch how {
+	case WholePayouts:
+		err = db.lookupWhole(ctx, refs, out)
+	case CheckFields:
+		err = db.lookupCheckFields(ctx, refs, out)
+	default:
+		err = fmt.Errorf("no such LookupFields: %d", how)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("look up payouts: %w", err)
-	}
-	for _, p := range ps {
-		out[p.Ref] = p
 	}
 	return out, nil
 }
 
-// LookupDetails returns, for the payouts among refs that are in the ledger, keyed by reference,
-// what checking an input row against its payout needs: reference, run, line, provider, account,
-// amount, state and invoice number. The payouts' other fields are zero: a payout to be sent or
-// looked up is read whole, with Lookup. Reading eight columns instead of every one is most of
-// what a chunk's check costs.
-func (db *DB) LookupDetails(ctx context.Context, refs []string) (map[string]Payout, error) {
-	out := make(map[string]Payout, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	rows, err := db.sql.QueryContext(ctx, db.eng.lookupDetailsSQL(), jsonList(refs))
+// lookupWhole adds to out the payouts among refs, read whole.
+func (db *DB) lookupWhole(ctx context.Context, refs []string, out map[string]Payout) error {
+	ps, err := db.queryPayouts(ctx, db.eng.lookupSQL(), jsonList(refs))
 	if err != nil {
-		return nil, fmt.Errorf("look up payouts: %w", err)
+		return err
+	}
+	for _, p := range ps {
+		out[p.Ref] = p
+	}
+	return nil
+}
+
+// lookupCheckFields adds to out the payouts among refs, their CheckFields alone.
+func (db *DB) lookupCheckFields(ctx context.Context, refs []string, out map[string]Payout) error {
+	rows, err := db.sql.QueryContext(ctx, db.eng.lookupCheckFieldsSQL(), jsonList(refs))
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p Payout
 		var amount, state string
 		if err := rows.Scan(&p.Ref, &p.RunID, &p.Line, &p.ProviderID, &p.Account, &amount, &state, &p.InvoiceNo); err != nil {
-			return nil, fmt.Errorf("look up payouts: %w", err)
+			return err
 		}
 		if p.Amount, err = decimal.NewFromString(amount); err != nil {
-			return nil, fmt.Errorf("look up payouts: payout %s: amount %q: %w", p.Ref, amount, err)
+			return fmt.Errorf("payout %s: amount %q: %w", p.Ref, amount, err)
 		}
 		p.State = State(state)
 		out[p.Ref] = p
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("look up payouts: %w", err)
-	}
-	return out, nil
+	return rows.Err()
 }
 
 func (e *engine) lookupSQL() string {
 	return `SELECT ` + plainPayoutColumns + ` FROM ` + e.payoutsOfJSONList()
 }
 
-func (e *engine) lookupDetailsSQL() string {
+func (e *engine) lookupCheckFieldsSQL() string {
 	return `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state, p.invoice_no FROM ` + e.payoutsOfJSONList()
 }
 

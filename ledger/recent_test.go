@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/payout/payout/ledger"
 )
 
@@ -21,22 +19,22 @@ func TestRecentPayeesHoldsWhatMayRepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	payee := func(account string, provider int64) ledger.Payee {
-		return ledger.Payee{Ref: "new", Account: account, ProviderID: provider, Amount: decimal.RequireFromString("5.00")}
+	payee := func(account string, provider int64) ledger.PaidAccount {
+		return ledger.PaidAccount{Digits: ledger.AccountDigits(account), ProviderID: provider}
 	}
 	recent, err := db.RecentPayees(ctx, since, 3)
 	if err != nil || recent == nil {
 		t.Fatalf("three payouts, limit 3: %v, %v", recent, err)
 	}
 	paid, otherBank, otherAccount := payee("0123456789", 7), payee("0123456789", 8), payee("999", 7)
-	if !recent.Holds(paid) || recent.Holds(otherBank) || recent.Holds(otherAccount) {
-		t.Errorf("holds the account and bank paid: %v, another bank: %v, another account: %v; want true, false, false",
-			recent.Holds(paid), recent.Holds(otherBank), recent.Holds(otherAccount))
+	if !recent[paid] || recent[otherBank] || recent[otherAccount] || len(recent) != 1 {
+		t.Errorf("holds the account and bank paid: %v, another bank: %v, another account: %v, of %d; want true, false, false, of 1",
+			recent[paid], recent[otherBank], recent[otherAccount], len(recent))
 	}
 	if recent, err := db.RecentPayees(ctx, since, 2); err != nil || recent != nil {
 		t.Errorf("three payouts, limit 2: %v, %v; want nil: too many to hold", recent, err)
 	}
-	if recent, err := db.RecentPayees(ctx, since.Add(48*time.Hour), 3); err != nil || recent == nil || recent.Holds(paid) {
+	if recent, err := db.RecentPayees(ctx, since.Add(48*time.Hour), 3); err != nil || recent == nil || recent[paid] {
 		t.Errorf("nothing recorded since: %v, %v; want an empty set", recent, err)
 	}
 
@@ -46,7 +44,7 @@ func TestRecentPayeesHoldsWhatMayRepeat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if recent, err := db.RecentPayees(ctx, since, 3); err != nil || recent == nil || recent.Holds(paid) {
+	if recent, err := db.RecentPayees(ctx, since, 3); err != nil || recent == nil || recent[paid] {
 		t.Errorf("every payout failed: %v, %v; want no payee kept", recent, err)
 	}
 }

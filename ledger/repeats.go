@@ -64,37 +64,38 @@ func (e *engine) recentPayoutsSQL() string {
 
 // RecentPayees is the accounts, each with its bank, of the payouts recorded since a time that may
 // pay (not FAILED or REJECTED), held by a caller that checks many payees for repeats: a payee
-// whose account it lacks has no recent payout, and needs no lookup.
-type RecentPayees struct {
-	accounts map[recentAccount]struct{}
-}
+// whose account it lacks (r[PaidAccount{AccountDigits(account), provider}] is false) has no
+// recent payout, and needs no lookup (RecentPayouts says whether the others repeat one).
+type RecentPayees map[PaidAccount]bool
 
-type recentAccount struct {
-	account  string
-	provider int64
+// PaidAccount is an account at a bank as RecentPayees holds it: its number without its leading
+// zeros (AccountDigits), and the bank's provider.
+type PaidAccount struct {
+	Digits     string
+	ProviderID int64
 }
 
 // RecentPayees reads the accounts paid since then, or returns nil when more than limit payouts
 // were recorded since: reading them would cost more than looking the caller's payees up.
-func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (*RecentPayees, error) {
+func (db *DB) RecentPayees(ctx context.Context, since time.Time, limit int) (RecentPayees, error) {
 	rows, err := db.sql.QueryContext(ctx, db.eng.recentPayeesSQL(), fmtTime(since), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("read recent payees: %w", err)
 	}
 	defer rows.Close()
-	r := &RecentPayees{accounts: make(map[recentAccount]struct{})}
+	r := make(RecentPayees)
 	for n := 0; rows.Next(); n++ {
 		if n == limit {
 			return nil, nil
 		}
-		var a recentAccount
+		var a PaidAccount
 		var state State
-		if err := rows.Scan(&a.account, &a.provider, &state); err != nil {
+		if err := rows.Scan(&a.Digits, &a.ProviderID, &state); err != nil {
 			return nil, fmt.Errorf("read recent payees: %w", err)
 		}
 		if state != Failed && state != Rejected {
-			a.account = AccountDigits(a.account)
-			r.accounts[a] = struct{}{}
+			a.Digits = AccountDigits(a.Digits)
+			r[a] = true
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -112,11 +113,4 @@ func AccountDigits(account string) string { return strings.TrimLeft(account, "0"
 func (e *engine) recentPayeesSQL() string {
 	return `SELECT account, provider_id, state FROM payouts` + e.indexedBy("payouts_by_created") + `
 	WHERE created_at >= $1 LIMIT $2`
-}
-
-// Holds reports whether r holds p's account and bank: only then may p repeat a recent payout
-// (RecentPayouts says whether it does).
-func (r *RecentPayees) Holds(p Payee) bool {
-	_, ok := r.accounts[recentAccount{AccountDigits(p.Account), p.ProviderID}]
-	return ok
 }

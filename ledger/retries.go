@@ -15,19 +15,6 @@ type Retry struct {
 	RunID    string // the run whose retry file first offered New
 }
 
-// RetryFor returns the retry recorded for the payout old, if there is one.
-func (db *DB) RetryFor(ctx context.Context, old string) (Retry, bool, error) {
-	r := Retry{Old: old}
-	err := db.sql.QueryRowContext(ctx, `SELECT new_ref, run_id FROM retries WHERE old_ref = $1`, old).Scan(&r.New, &r.RunID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return Retry{}, false, nil
-	case err != nil:
-		return Retry{}, false, fmt.Errorf("retry of %s: %w", old, err)
-	}
-	return r, true, nil
-}
-
 // maxRetryChain bounds how far retryRoot follows retries back: far beyond any real chain, it
 // only stops a damaged table from looping.
 const maxRetryChain = 1000
@@ -102,13 +89,33 @@ func (db *DB) ClaimRetry(ctx context.Context, old, runID string, now time.Time, 
 	return Retry{}, fmt.Errorf("retry of %s: no free reference among %d candidates", old, maxRetryChain)
 }
 
-// Retries returns the retries among refs (by their new reference), keyed by new reference.
-func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, error) {
+// RetryFilter names retries by one of their references: New, the references they pay under, or
+// Old, the payouts they retry. Retries keys what it returns by the references the filter names.
+type RetryFilter struct {
+	New []string
+	Old []string
+}
+
+// Retries returns the retries the filter names, keyed by the references it names them by.
+func (db *DB) Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error) {
+	column, refs, key := "new_ref", f.New, func(r Retry) string { return r.New }
+	if len(f.Old) > 0 {
+		if len(f.New) > 0 {
+			return nil, errors.New("retries: a filter names them by New or by Old, not both")
+		}
+		column, refs, key = "old_ref", f.Old, func(r Retry) string { return r.Old }
+	}
 	out := make(map[string]Retry)
 	if len(refs) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE new_ref IN `+db.eng.inJSONList(), jsonList(refs))
+	where, list := column+` IN `+db.eng.inJSONList(), any(jsonList(refs))
+	if len(refs) == 1 {
+		// One probe of the column's index: a JSON list of one would double its cost, and retry
+		// files and reconcile ask of one payout at a time.
+		where, list = column+` = $1`, refs[0]
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE `+where, list)
 	if err != nil {
 		return nil, fmt.Errorf("retries: %w", err)
 	}
@@ -118,38 +125,10 @@ func (db *DB) Retries(ctx context.Context, refs []string) (map[string]Retry, err
 		if err := rows.Scan(&r.New, &r.Old, &r.RunID); err != nil {
 			return nil, fmt.Errorf("retries: %w", err)
 		}
-		out[r.New] = r
+		out[key(r)] = r
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("retries: %w", err)
 	}
 	return out, nil
-}
-
-// LinkRetry records the payout r.New, just recorded by run runID, as a retry of r.Old: its
-// retry_of column, and an event in its trail naming the payout it replaces.
-func (db *DB) LinkRetry(ctx context.Context, runID string, r Retry) error {
-	// The link and its event are one change, so that the trail never lacks the event of a link.
-	linked, err := db.retryOf(ctx, r.New)
-	if err != nil {
-		return fmt.Errorf("link retry %s: %w", r.New, err)
-	}
-	if linked != "" {
-		return nil // linked already, by an earlier run of the same row
-	}
-	return db.Apply(ctx, Change{Ref: r.New, From: Ready, To: Ready, RunID: runID, RetryOf: r.Old,
-		Detail: fmt.Sprintf("a retry of %s, which the service refused with nothing created (offered by the retry file of run %s)", r.Old, r.RunID)})
-}
-
-// retryOf is the reference the payout ref was recorded as a retry of; empty when it is none.
-func (db *DB) retryOf(ctx context.Context, ref string) (string, error) {
-	var old string
-	err := db.sql.QueryRowContext(ctx, `SELECT retry_of FROM payouts WHERE ref = $1`, ref).Scan(&old)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("payout %s: %w", ref, ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("payout %s: %w", ref, err)
-	}
-	return old, nil
 }

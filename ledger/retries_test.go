@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/payout/payout/ledger"
 )
 
 // A payout has one retry whoever asks, under the first candidate no payout or retry holds; a
@@ -35,10 +37,27 @@ func TestClaimRetryIsOnePerPayoutAndSkipsTakenReferences(t *testing.T) {
 	if slices.ContainsFunc(roots, func(r string) bool { return r != old }) {
 		t.Errorf("candidates derived from %q, want each from %s", roots, old)
 	}
-	if got, ok, err := db.RetryFor(ctx, old); err != nil || !ok || got != first {
-		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)
+	if got, err := db.Retries(ctx, ledger.RetryFilter{Old: []string{old}}); err != nil || got[old] != first {
+		t.Errorf("retry for %s: %+v %v", old, got, err)
 	}
-	found, err := db.Retries(ctx, []string{"NEW-2", "NEW-3", taken})
+	if _, err := db.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2"}, Old: []string{old}}); err == nil {
+		t.Error("retries named by both references: no error")
+	}
+	// NEW-2 recorded and linked: its retry_of names the payout it pays again.
+	if err := db.AddRun(ctx, ledger.Run{ID: "r2", Kind: ledger.KindRun, StartedAt: time.Now(), Status: ledger.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	retry := payout("NEW-2", "10.00", 2)
+	if err := db.Record(ctx, "r2", []ledger.RunRow{rowOf(retry)}, []ledger.Payout{retry}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Apply(ctx, ledger.Change{Ref: "NEW-2", From: ledger.Ready, To: ledger.Ready, RunID: "r2", RetryOf: old, Detail: "linked"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.RetryOf(ctx, "NEW-2"); err != nil || got != old {
+		t.Errorf("NEW-2 is a retry of %q (%v), want %s", got, err, old)
+	}
+	found, err := db.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2", "NEW-3", taken}})
 	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
 		t.Errorf("retries: %+v, %v", found, err)
 	}

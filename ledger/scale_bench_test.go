@@ -333,7 +333,7 @@ func timedRun(b *testing.B, db *ledger.DB, runID string, first int) (lookup, rec
 		refs[i], rows[i] = ps[i].Ref, rowOf(ps[i])
 	}
 	start := time.Now()
-	if _, err := db.Lookup(ctx, refs); err != nil {
+	if _, err := db.Lookup(ctx, refs, ledger.WholePayouts); err != nil {
 		b.Fatal(err)
 	}
 	lookup = time.Since(start)

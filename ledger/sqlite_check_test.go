@@ -90,7 +90,7 @@ func TestDamageOnAPageReadIsRefused(t *testing.T) {
 	for i, p := range ps {
 		refs[i] = p.Ref
 	}
-	found, err := db.Lookup(ctx, refs)
+	found, err := db.Lookup(ctx, refs, ledger.WholePayouts)
 	if !ledger.Damaged(err) {
 		t.Errorf("Lookup of every payout: %d found, err %v; want damage reported", len(found), err)
 	}

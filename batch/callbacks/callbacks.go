@@ -236,18 +236,31 @@ func refusal(err error) (int, string) {
 	return http.StatusInternalServerError, "cannot verify callback"
 }
 
+// byInvoice is the payout the service created under invoiceNo; found is false when the ledger
+// holds none. An empty number names no payout (an empty Filter would select every one).
+func (h *Handler) byInvoice(ctx context.Context, invoiceNo string) (p ledger.Payout, found bool, err error) {
+	if invoiceNo == "" {
+		return ledger.Payout{}, false, nil
+	}
+	ps, err := h.cfg.Ledger.List(ctx, ledger.Filter{InvoiceNo: invoiceNo})
+	if err != nil || len(ps) == 0 {
+		return ledger.Payout{}, false, err
+	}
+	return ps[0], true, nil
+}
+
 // settle applies what package outcome decides a verified callback does to the ledger. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout
 // again and decides once more. Its bool reports that an event of the payout now holds the
 // callback's payload: every change decide makes carries it, or follows one that does.
 func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, bool, error) {
 	for attempt := 0; ; attempt++ {
-		p, err := h.cfg.Ledger.GetByInvoice(ctx, cb.Payload.InvoiceNo)
-		if errors.Is(err, ledger.ErrNotFound) {
-			return VerdictUnknownInvoice, ledger.Payout{}, false, nil
-		}
+		p, found, err := h.byInvoice(ctx, cb.Payload.InvoiceNo)
 		if err != nil {
 			return "", ledger.Payout{}, false, fmt.Errorf("find invoice: %w", err)
+		}
+		if !found {
+			return VerdictUnknownInvoice, ledger.Payout{}, false, nil
 		}
 		verdict, changes := outcome.AfterCallback(cb, p)
 		if matches(verdict) {

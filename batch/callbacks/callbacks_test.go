@@ -119,11 +119,14 @@ func (r *cbRig) get(ref string) ledger.Payout {
 // nameCheck is the bank's name the ledger holds for ref's account, and its verdict.
 func (r *cbRig) nameCheck(ref string) ledger.NameCheck {
 	r.tb.Helper()
-	checks, err := r.db.NameChecks(context.Background(), []string{ref})
+	checks, err := r.db.NameChecks(context.Background(), ledger.NameFilter{Refs: []string{ref}})
 	if err != nil {
 		r.tb.Fatal(err)
 	}
-	return checks[ref]
+	if len(checks) == 0 {
+		return ledger.NameCheck{}
+	}
+	return checks[0]
 }
 
 func (r *cbRig) events(ref string) []ledger.Event {

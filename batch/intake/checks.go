@@ -26,7 +26,7 @@ func checkRetries(ctx context.Context, db Ledger, rows []fileRow, existing map[s
 			refs = append(refs, rows[i].payment.Ref)
 		}
 	}
-	retries, err := db.Retries(ctx, refs)
+	retries, err := db.Retries(ctx, ledger.RetryFilter{New: refs})
 	if err != nil || len(retries) == 0 {
 		return err
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/payout/payout/batch/outcome"
@@ -17,11 +19,11 @@ import (
 const paidElsewherePrefix = "already paid by "
 
 // RecordLedger is what the recording pass reads and records: the file's lines and new payouts,
-// the retries they pay, and the runs and events that tell who paid a skipped row.
+// the links of those that pay a retry, and the runs and events that tell who paid a skipped row.
 type RecordLedger interface {
 	Ledger
 	Record(ctx context.Context, runID string, lines []ledger.RunRow, fresh []ledger.Payout) error
-	LinkRetry(ctx context.Context, runID string, r ledger.Retry) error
+	Apply(ctx context.Context, changes ...ledger.Change) error
 	GetRun(ctx context.Context, id string) (ledger.Run, error)
 	Events(ctx context.Context, ref string) ([]ledger.Event, error)
 }
@@ -219,7 +221,13 @@ func (rc *Recorder) store(ctx context.Context, lines []ledger.RunRow, fresh []le
 	for i, p := range fresh {
 		refs[i] = p.Ref
 	}
-	retries, err := db.Retries(ctx, refs)
+	retries, err := db.Retries(ctx, ledger.RetryFilter{New: refs})
+	if err != nil || len(retries) == 0 {
+		return err
+	}
+	// A payout is linked by the run that recorded it: one that another process's run recorded
+	// first, between this pass's look-up and its Record, is that run's to link.
+	recorded, err := db.Lookup(ctx, slices.Collect(maps.Keys(retries)), ledger.CheckFields)
 	if err != nil {
 		return err
 	}
@@ -228,8 +236,10 @@ func (rc *Recorder) store(ctx context.Context, lines []ledger.RunRow, fresh []le
 		if !ok {
 			continue
 		}
-		if err := db.LinkRetry(ctx, runID, retry); err != nil {
-			return err
+		if recorded[p.Ref].RunID == runID {
+			if err := db.Apply(ctx, outcome.RetryLinked(retry, runID)); err != nil {
+				return err
+			}
 		}
 		log.Info("paying a retry of a refused payout", "ref", retry.New, "retry_of", retry.Old)
 	}

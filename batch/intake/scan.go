@@ -37,10 +37,9 @@ func (r *fileRow) valid() bool { return len(r.errs) == 0 }
 // Ledger is what a pass over a file reads of the ledger: the payouts its rows name, the
 // retries they may be, and the payouts they may repeat.
 type Ledger interface {
-	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
-	LookupDetails(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	Lookup(ctx context.Context, refs []string, how ledger.LookupFields) (map[string]ledger.Payout, error)
 	Get(ctx context.Context, ref string) (ledger.Payout, error)
-	Retries(ctx context.Context, refs []string) (map[string]ledger.Retry, error)
+	Retries(ctx context.Context, f ledger.RetryFilter) (map[string]ledger.Retry, error)
 	repeats.Ledger
 }
 
@@ -57,7 +56,7 @@ type fileScan struct {
 	// hash says that the pass also sums the bytes it reads its rows from (scanned.sum).
 	hash bool
 	// sends says that the pass hands the chunk's payouts on to be sent or looked up, so it reads
-	// them whole; the other passes read only what checking a row needs (ledger.LookupDetails).
+	// them whole; the other passes read only what checking a row needs (ledger.CheckFields).
 	sends bool
 	chunk int
 	// dups rejects, by line, the rows of references the file has more than once: found at the
@@ -228,7 +227,7 @@ func (s *fileScan) checkLedger(ctx context.Context, rows []fileRow) (map[string]
 			refs = append(refs, rows[i].payment.Ref)
 		}
 	}
-	existing, err := s.db.LookupDetails(ctx, refs)
+	existing, err := s.db.Lookup(ctx, refs, ledger.CheckFields)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +268,7 @@ func (s *fileScan) readWhole(ctx context.Context, existing map[string]ledger.Pay
 	if len(refs) == 0 {
 		return nil
 	}
-	whole, err := s.db.Lookup(ctx, refs)
+	whole, err := s.db.Lookup(ctx, refs, ledger.WholePayouts)
 	for ref, p := range whole {
 		existing[ref] = p
 	}

@@ -43,6 +43,7 @@ func TestEveryDecisionIsAMoveOfTheLedger(t *testing.T) {
 	add(outcome.ConfirmRefusal(unknown, true))
 	add(outcome.ConfirmRefusal(unknown, false))
 	add(outcome.Released(unknown, "ops@host", "checked"))
+	add(outcome.RetryLinked(ledger.Retry{New: "R1-R1", Old: "R1", RunID: "run-1"}, "run-2"))
 	for _, s := range []ledger.State{ledger.Unknown, ledger.Submitted, ledger.Succeeded, ledger.Failed} {
 		p := ledger.Payout{Ref: "R1", State: s}
 		add(outcome.NotYetVisible(p))

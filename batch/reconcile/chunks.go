@@ -68,7 +68,7 @@ func (c *chunks) walk(ctx context.Context, rows walk, add func(report.ReconRow))
 func (c *chunks) settle(ctx context.Context, entries []reconEntry) ([]report.ReconRow, error) {
 	bg := context.WithoutCancel(ctx)
 	db := c.rc.cfg.Ledger
-	before, err := db.Lookup(bg, entryRefs(entries))
+	before, err := db.Lookup(bg, entryRefs(entries), ledger.WholePayouts)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (c *chunks) settle(ctx context.Context, entries []reconEntry) ([]report.Rec
 		checked = c.checker.check(ctx, lookups)
 		c.stopped, c.throttled = checked.stopped, c.throttled+checked.throttled
 	}
-	after, err := db.Lookup(bg, entryRefs(entries))
+	after, err := db.Lookup(bg, entryRefs(entries), ledger.WholePayouts)
 	if err != nil {
 		return nil, err
 	}

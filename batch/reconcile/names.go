@@ -16,9 +16,13 @@ func addNameChecks(ctx context.Context, db ledger.ReconcileStore, rows []report.
 	for i, r := range rows {
 		refs[i] = r.Ref
 	}
-	names, err := db.NameChecks(ctx, refs)
+	found, err := db.NameChecks(ctx, ledger.NameFilter{Refs: refs})
 	if err != nil {
 		return 0, err
+	}
+	names := make(map[string]ledger.NameCheck, len(found))
+	for _, c := range found {
+		names[c.Ref] = c
 	}
 	mismatches := 0
 	for i := range rows {

@@ -71,7 +71,7 @@ func refusedNotOffered(ctx context.Context, db ledger.ReconcileStore, page int, 
 		if !outcome.FailureConfirmed(p) {
 			return nil
 		}
-		if _, ok, err := db.RetryFor(ctx, p.Ref); err != nil || ok {
+		if retries, err := db.Retries(ctx, ledger.RetryFilter{Old: []string{p.Ref}}); err != nil || len(retries) > 0 {
 			return err
 		}
 		refs = append(refs, p.Ref)

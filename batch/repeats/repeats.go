@@ -76,13 +76,13 @@ type Guard struct {
 	zone   *time.Location        // the operator's: the day a hold names is theirs
 	runs   map[string]ledger.Run // runs named by the holds, read once
 	// recent, when not nil, holds every account paid within the window (ReadRecent).
-	recent *ledger.RecentPayees
+	recent ledger.RecentPayees
 }
 
 // Ledger is what a Guard reads: the payouts to an account, bank and amount within the window,
 // and the runs that paid them.
 type Ledger interface {
-	RecentPayees(ctx context.Context, since time.Time, limit int) (*ledger.RecentPayees, error)
+	RecentPayees(ctx context.Context, since time.Time, limit int) (ledger.RecentPayees, error)
 	RecentPayouts(ctx context.Context, payees []ledger.Payee, since time.Time) (map[string]ledger.Payout, error)
 	GetRun(ctx context.Context, id string) (ledger.Run, error)
 }
@@ -118,9 +118,9 @@ func (g *Guard) Hold(ctx context.Context, rows []Row) (map[int]*read.RowError, e
 		if g.policy.Allows(r.Ref) {
 			continue
 		}
-		p := ledger.Payee{Ref: r.Ref, Account: r.Account, ProviderID: r.ProviderID, Amount: r.Amount}
-		if g.recent == nil || g.recent.Holds(p) {
-			payees = append(payees, p)
+		// Only a payee whose account and bank were paid may repeat a recent payout.
+		if g.recent == nil || g.recent[ledger.PaidAccount{Digits: ledger.AccountDigits(r.Account), ProviderID: r.ProviderID}] {
+			payees = append(payees, ledger.Payee{Ref: r.Ref, Account: r.Account, ProviderID: r.ProviderID, Amount: r.Amount})
 		}
 	}
 	if len(payees) == 0 {

@@ -87,7 +87,7 @@ type Ledger interface {
 	ledger.RetryFiles
 	GetRun(ctx context.Context, id string) (ledger.Run, error)
 	RunLines(ctx context.Context, runID string, how ledger.LineRead, fn func(ledger.ReportLine) error) error
-	Lookup(ctx context.Context, refs []string) (map[string]ledger.Payout, error)
+	Lookup(ctx context.Context, refs []string, how ledger.LookupFields) (map[string]ledger.Payout, error)
 	Get(ctx context.Context, ref string) (ledger.Payout, error)
 }
 
@@ -158,7 +158,7 @@ func unpaidRows(ctx context.Context, db Ledger, run ledger.Run, fileRejected boo
 			rejectedRefs = append(rejectedRefs, l.Row.Ref)
 		}
 	}
-	later, err := db.Lookup(ctx, rejectedRefs)
+	later, err := db.Lookup(ctx, rejectedRefs, ledger.WholePayouts)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,8 @@ func payoutRetryRow(ctx context.Context, db Ledger, runID string, p ledger.Payou
 		if p.State != ledger.Failed {
 			break
 		}
-		retry, ok, err := db.RetryFor(ctx, p.Ref)
+		retries, err := db.Retries(ctx, ledger.RetryFilter{Old: []string{p.Ref}})
+		retry, ok := retries[p.Ref]
 		if err != nil || !ok {
 			return failedRetryRow(ctx, db, runID, p, now, err)
 		}

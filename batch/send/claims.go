@@ -3,6 +3,7 @@ package send
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/payout/payout/batch/outcome"
@@ -58,7 +59,7 @@ func start(ctx context.Context, cfg Config, runID string) (func(), error) {
 // recoverOrphans makes the orphaned SUBMITTING rows UNKNOWN; cfg.State.sending.mu is held.
 func recoverOrphans(ctx context.Context, cfg Config, runID string) error {
 	alive := ownRuns{Liveness: cfg.Liveness, self: cfg.Process, busy: cfg.State.sending.n > 0}
-	orphans, err := cfg.Ledger.Orphaned(ctx, alive)
+	orphans, err := orphaned(ctx, cfg.Ledger, alive)
 	if err != nil {
 		return err
 	}
@@ -79,6 +80,42 @@ func recoverOrphans(ctx context.Context, cfg Config, runID string) error {
 		}
 	}
 	return nil
+}
+
+// orphaned lists the SUBMITTING payouts whose claimant alive says is gone, or that name none (they
+// were claimed before claims named their process, and no process finishes them): their POST may
+// or may not have reached the service, and they are to be looked up before anything is sent
+// again. A payout claimed by a live process is not listed. alive is asked once per claimant.
+func orphaned(ctx context.Context, db Ledger, alive ledger.Liveness) ([]ledger.Payout, error) {
+	submitting, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}})
+	if err != nil {
+		return nil, err
+	}
+	gone := make(map[string]bool)
+	var out []ledger.Payout
+	for _, p := range submitting {
+		dead, asked := gone[p.ClaimedBy]
+		if !asked {
+			live, err := alive.Alive(ctx, p.ClaimedBy)
+			if err != nil {
+				return nil, fmt.Errorf("is %s alive: %w", orUnclaimed(p.ClaimedBy), err)
+			}
+			dead = !live || p.ClaimedBy == ""
+			gone[p.ClaimedBy] = dead
+		}
+		if dead {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// orUnclaimed names a claimant for people, or says there is none.
+func orUnclaimed(claimant string) string {
+	if claimant == "" {
+		return "no recorded process"
+	}
+	return "process " + claimant
 }
 
 // ownRuns is a Liveness as a start of this process sees it: its own claims live while one of its

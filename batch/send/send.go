@@ -20,12 +20,11 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// Ledger is what sending reads and records: the payouts and their moves, the orphans a process
-// that is gone left, and the evidence of the run's approval.
+// Ledger is what sending reads and records: the payouts and their moves (the orphans a process
+// that is gone left among them), and the evidence of the run's approval.
 type Ledger interface {
 	lookup.Ledger
 	approval.EvidenceLedger
-	Orphaned(ctx context.Context, alive ledger.Liveness) ([]ledger.Payout, error)
 }
 
 // Service is what sending asks of the payout service.

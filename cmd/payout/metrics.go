@@ -128,7 +128,7 @@ func ledgerMetrics(ctx context.Context, reg *prometheus.Registry, db *ledger.DB)
 	if err != nil {
 		return err
 	}
-	mismatches, err := db.NameMismatches(ctx)
+	mismatches, err := db.NameChecks(ctx, ledger.NameFilter{Mismatches: true})
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func nameCheckText(c ledger.NameCheck) string {
 // showNameMismatches tells, under `payout status`, how many payouts went to an account whose
 // bank holds another name than the recipient, and which (at most ten).
 func showNameMismatches(ctx context.Context, w io.Writer, db *ledger.DB) error {
-	mismatches, err := db.NameMismatches(ctx)
+	mismatches, err := db.NameChecks(ctx, ledger.NameFilter{Mismatches: true})
 	if err != nil || len(mismatches) == 0 {
 		return err
 	}
@@ -99,7 +99,7 @@ var demoDisplayNames = map[string]string{
 // printDemoNames ends the demo's summary with the payouts whose bank holds another name than
 // the recipient.
 func printDemoNames(ctx context.Context, w io.Writer, db *ledger.DB) error {
-	mismatches, err := db.NameMismatches(ctx)
+	mismatches, err := db.NameChecks(ctx, ledger.NameFilter{Mismatches: true})
 	if err != nil {
 		return err
 	}

@@ -48,12 +48,11 @@ var statusOrder = []ledger.State{ledger.Succeeded, ledger.Submitted, ledger.Subm
 // rows rejected by validation are never payouts, and are counted as REJECTED from the runs' rows
 // (rejectedRows: those alone).
 func ledgerCounts(ctx context.Context, db *ledger.DB) (counts map[ledger.State]ledger.CountAmount, rejectedRows ledger.CountAmount, err error) {
-	if counts, err = db.Counts(ctx); err != nil {
+	totals, err := db.Counts(ctx)
+	if err != nil {
 		return nil, rejectedRows, err
 	}
-	if rejectedRows, err = db.RejectedRows(ctx); err != nil {
-		return nil, rejectedRows, err
-	}
+	counts, rejectedRows = totals.ByState, totals.Rejected
 	c := counts[ledger.Rejected]
 	counts[ledger.Rejected] = ledger.CountAmount{Count: c.Count + rejectedRows.Count, Amount: c.Amount.Add(rejectedRows.Amount)}
 	return counts, rejectedRows, nil
@@ -117,9 +116,13 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
 	}
-	names, err := db.NameChecks(ctx, []string{ref})
+	names, err := db.NameChecks(ctx, ledger.NameFilter{Refs: []string{ref}})
 	if err != nil {
 		return &exitError{code: exitAborted, err: err}
+	}
+	var name ledger.NameCheck // none until a callback names the account's holder
+	if len(names) > 0 {
+		name = names[0]
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, f := range withNameCheck([][2]string{
@@ -129,7 +132,7 @@ func showPayout(ctx context.Context, e *env, db *ledger.DB, ref string, zone *ti
 		{"transaction_status", p.TransactionStatus}, {"bank_reference_no", p.BankReferenceNo},
 		{"attempts", fmt.Sprint(p.Attempts)}, {"first run", fmt.Sprintf("%s line %d", p.RunID, p.Line)},
 		{"last error", p.LastError},
-	}, names[ref]) {
+	}, name) {
 		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 	}
 	if err := tw.Flush(); err != nil {

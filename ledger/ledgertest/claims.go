@@ -2,7 +2,7 @@ package ledgertest
 
 import (
 	"context"
-	"slices"
+	"maps"
 	"testing"
 
 	"github.com/payout/payout/ledger"
@@ -18,10 +18,11 @@ type Holder struct {
 	Release func()
 }
 
-// testClaims: each process names itself in the payouts it moves to SUBMITTING; while it holds
-// the ledger, no other process finds them orphaned (and so never makes them UNKNOWN or sends
-// them), and once it is gone the next process finds exactly them, with the rows of processes
-// gone earlier and those that name no process.
+// testClaims: each process names itself in the payouts it moves to SUBMITTING, which every handle
+// lists with that name; while a process holds the ledger, every other process's hold tells it
+// runs, and once it is gone the next process's hold tells it is gone, as it does of processes
+// gone earlier. A start recovers the SUBMITTING payouts of gone processes (and those that name
+// none) by these two answers, so a live process's are never made UNKNOWN or sent again.
 func testClaims(t *testing.T, e Engine) {
 	if e.Hold == nil || e.Again == nil {
 		t.Skip("the engine holds no ledger for a process, or opens no second handle")
@@ -41,21 +42,24 @@ func testClaims(t *testing.T, e Engine) {
 	if got.ClaimedBy != a.Claimant {
 		t.Errorf("%s: ClaimedBy %q, want %q", ps[0].Ref, got.ClaimedBy, a.Claimant)
 	}
-	orphans(t, l, a.Alive, ps[3], ps[4])
+	claimed := map[string]string{ps[0].Ref: a.Claimant, ps[1].Ref: a.Claimant, ps[3].Ref: "", ps[4].Ref: dead.Claimant}
+	submitting(t, l, claimed)
+	submitting(t, other, claimed)
+	running(t, a, map[string]bool{a.Claimant: true, dead.Claimant: false})
 	if b, ok := e.Hold(t, other); ok { // engines that let two processes pay at once
-		orphans(t, other, b.Alive, ps[3], ps[4])
+		running(t, b, map[string]bool{a.Claimant: true, dead.Claimant: false, b.Claimant: true})
 		b.Release()
 	}
 	a.Release()
 	c := start(t, e, other)
-	found := orphans(t, other, c.Alive, ps[0], ps[1], ps[3], ps[4])
-	for _, p := range found {
-		must(t, other.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Submitting, To: ledger.Unknown, Detail: "its process is gone"}))
+	running(t, c, map[string]bool{a.Claimant: false, dead.Claimant: false, c.Claimant: true})
+	for ref := range claimed {
+		must(t, other.Apply(ctx, ledger.Change{Ref: ref, From: ledger.Submitting, To: ledger.Unknown, Detail: "its process is gone"}))
 	}
 	// Looked up and sent again by c, the payout names c.
 	must(t, other.Apply(ctx, ledger.Change{Ref: ps[0].Ref, From: ledger.Unknown, To: ledger.Ready, Detail: "never created"}))
 	claim(t, other, c.Claimant, ps[0])
-	orphans(t, other, c.Alive)
+	submitting(t, l, map[string]string{ps[0].Ref: c.Claimant})
 	intact(t, l)
 }
 
@@ -78,24 +82,29 @@ func claim(tb testing.TB, l ledger.Ledger, claimant string, ps ...ledger.Payout)
 	}
 }
 
-// orphans checks that the orphaned payouts alive finds are exactly want, and returns them.
-func orphans(tb testing.TB, l ledger.Ledger, alive ledger.Liveness, want ...ledger.Payout) []ledger.Payout {
+// submitting checks that the SUBMITTING payouts l lists are exactly want's, each naming the
+// claimant want gives it.
+func submitting(tb testing.TB, l ledger.Ledger, want map[string]string) {
 	tb.Helper()
-	found, err := l.Orphaned(context.Background(), alive)
+	found, err := l.List(context.Background(), ledger.Filter{States: []ledger.State{ledger.Submitting}})
 	must(tb, err)
-	var got, refs []string
+	got := make(map[string]string, len(found))
 	for _, p := range found {
-		got = append(got, p.Ref)
-		if p.State != ledger.Submitting {
-			tb.Errorf("orphan %s is %s, want SUBMITTING", p.Ref, p.State)
+		got[p.Ref] = p.ClaimedBy
+	}
+	if !maps.Equal(got, want) {
+		tb.Errorf("SUBMITTING payouts by claimant %q, want %q", got, want)
+	}
+}
+
+// running checks what h's process is told of each claimant of want: whether it still runs.
+func running(tb testing.TB, h Holder, want map[string]bool) {
+	tb.Helper()
+	for claimant, runs := range want {
+		alive, err := h.Alive.Alive(context.Background(), claimant)
+		must(tb, err)
+		if alive != runs {
+			tb.Errorf("%s is told that %s runs: %v, want %v", h.Claimant, claimant, alive, runs)
 		}
 	}
-	for _, p := range want {
-		refs = append(refs, p.Ref)
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, refs) {
-		tb.Errorf("orphaned payouts %v, want %v", got, refs)
-	}
-	return found
 }

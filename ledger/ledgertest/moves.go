@@ -40,7 +40,7 @@ func testRecord(t *testing.T, e Engine) {
 	if evs := mustEvents(t, l, ps[1].Ref); len(evs) != 1 || evs[0].To != ledger.Ready || evs[0].RunID != "r1" {
 		t.Errorf("events of a recorded payout %+v, want one, to READY", evs)
 	}
-	found, err := l.Lookup(ctx, []string{ps[0].Ref, "nope", ps[2].Ref})
+	found, err := l.Lookup(ctx, []string{ps[0].Ref, "nope", ps[2].Ref}, ledger.WholePayouts)
 	if err != nil || len(found) != 2 || found[ps[2].Ref].Ref != ps[2].Ref {
 		t.Errorf("lookup: %v %v, want the two recorded", found, err)
 	}

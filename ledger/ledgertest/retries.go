@@ -44,41 +44,47 @@ func testRetries(t *testing.T, e Engine) {
 			break
 		}
 	}
-	if got, ok, err := l.RetryFor(ctx, old); err != nil || !ok || got != first {
-		t.Errorf("retry for %s: %+v %v %v", old, got, ok, err)
+	if got, err := l.Retries(ctx, ledger.RetryFilter{Old: []string{old}}); err != nil || len(got) != 1 || got[old] != first {
+		t.Errorf("retry of %s: %+v %v", old, got, err)
 	}
-	if _, ok, err := l.RetryFor(ctx, taken); err != nil || ok {
-		t.Errorf("retry for a payout with none: %v %v", ok, err)
+	if got, err := l.Retries(ctx, ledger.RetryFilter{Old: []string{taken}}); err != nil || len(got) != 0 {
+		t.Errorf("retry of a payout with none: %+v %v", got, err)
 	}
-	found, err := l.Retries(ctx, []string{"NEW-2", "NEW-3", taken})
+	if got, err := l.Retries(ctx, ledger.RetryFilter{Old: []string{old, "NEW-2", taken}}); err != nil || len(got) != 2 || got["NEW-2"] != second {
+		t.Errorf("retries of %s, NEW-2 and %s: %+v %v", old, taken, got, err)
+	}
+	found, err := l.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2", "NEW-3", taken}})
 	if err != nil || len(found) != 2 || found["NEW-3"].Old != "NEW-2" {
 		t.Errorf("retries: %+v, %v", found, err)
+	}
+	if found, err := l.Retries(ctx, ledger.RetryFilter{New: []string{"NEW-2"}}); err != nil || found["NEW-2"] != first {
+		t.Errorf("retry paid under NEW-2: %+v, %v", found, err)
 	}
 	testLinkRetry(t, l, first)
 	intact(t, l)
 }
 
-// testLinkRetry records the retry r.New in a run of its own and links it, twice: one event in its
-// trail names the payout it replaces.
+// testLinkRetry records the retry r.New in a run of its own and links it to r.Old, as a run that
+// pays a retry file does (batch/outcome.RetryLinked): the payout stays READY, one event in its
+// trail names the payout it replaces, and the chain holds its retry_of (intact, by the caller).
 func testLinkRetry(t *testing.T, l ledger.Ledger, r ledger.Retry) {
 	ctx := context.Background()
 	addRun(t, l, "r-retry", 1)
 	p := payout(r.New, "10.00", 2)
 	must(t, l.Record(ctx, "r-retry", []ledger.RunRow{rowOf(p)}, []ledger.Payout{p}))
-	for range 2 {
-		must(t, l.LinkRetry(ctx, "r-retry", r))
-	}
-	linked := 0
+	must(t, l.Apply(ctx, ledger.Change{Ref: r.New, From: ledger.Ready, To: ledger.Ready, RunID: "r-retry", RetryOf: r.Old,
+		Detail: "a retry of " + r.Old}))
+	var linked []string
 	for _, ev := range mustEvents(t, l, r.New) {
 		if ev.From == ledger.Ready && ev.To == ledger.Ready && ev.RunID == "r-retry" {
-			linked++
-			if !strings.HasPrefix(ev.Detail, "a retry of "+r.Old) {
-				t.Errorf("the link's event says %q, want it to name %s", ev.Detail, r.Old)
-			}
+			linked = append(linked, ev.Detail)
 		}
 	}
-	if linked != 1 {
-		t.Errorf("linked twice: %d events, want 1", linked)
+	if len(linked) != 1 || !strings.HasPrefix(linked[0], "a retry of "+r.Old) {
+		t.Errorf("the link's events say %q, want one naming %s", linked, r.Old)
+	}
+	if got := mustGet(t, l, r.New); got.State != ledger.Ready {
+		t.Errorf("%s is %s once linked, want READY", r.New, got.State)
 	}
 }
 
@@ -99,11 +105,11 @@ func testNameChecks(t *testing.T, e Engine) {
 	if after := mustGet(t, l, ps[1].Ref); fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) || len(mustEvents(t, l, ps[1].Ref)) != events+1 {
 		t.Errorf("the name check changed the payout, or was recorded twice: %+v, was %+v", after, before)
 	}
-	checks, err := l.NameChecks(ctx, []string{ps[0].Ref, ps[1].Ref, ps[2].Ref})
-	if err != nil || len(checks) != 2 || checks[ps[1].Ref].DisplayName != "LIM WEI JIE" || checks[ps[2].Ref].Check != ledger.NameMatch {
-		t.Errorf("name checks %+v %v", checks, err)
+	checks, err := l.NameChecks(ctx, ledger.NameFilter{Refs: []string{ps[2].Ref, ps[0].Ref, ps[1].Ref}})
+	if err != nil || len(checks) != 2 || checks[0].Ref != ps[1].Ref || checks[0].DisplayName != "LIM WEI JIE" || checks[1].Check != ledger.NameMatch {
+		t.Errorf("name checks %+v %v, want those of %s and %s, by reference", checks, err, ps[1].Ref, ps[2].Ref)
 	}
-	mismatches, err := l.NameMismatches(ctx)
+	mismatches, err := l.NameChecks(ctx, ledger.NameFilter{Mismatches: true})
 	if err != nil || len(mismatches) != 1 || mismatches[0].Ref != ps[1].Ref {
 		t.Errorf("mismatches %+v %v, want %s alone", mismatches, err, ps[1].Ref)
 	}

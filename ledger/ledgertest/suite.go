@@ -42,7 +42,7 @@ func Run(t *testing.T, e Engine) {
 		{"ConcurrentWritersKeepOneChain", testConcurrentWriters},
 		{"TwoHandlesKeepOneChain", testTwoHandles},
 		{"EveryKindOfWriteAtOnceKeepsOneChain", testMixedWriters},
-		{"OnlyTheClaimsOfAGoneProcessAreOrphaned", testClaims},
+		{"ClaimsNameTheirProcessAndHoldsTellWhoIsGone", testClaims},
 		{"ChainVerifiesAndHeadAdvances", testChain},
 		{"TotalsEqualAScan", testTotals},
 		{"RunsAreFoundByFilter", testFindRuns},
