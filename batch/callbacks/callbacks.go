@@ -162,6 +162,12 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackLedgerTimeout)
 	defer cancel()
 	verdict, p, inEvent, err := h.settle(ctx, cb)
+	if errors.Is(err, ErrInvoiceTwice) {
+		// Nothing was decided: the service sends it again, and it applies once the ledger is put right.
+		log.Error("callback not applied", "err", err)
+		answer(w, http.StatusServiceUnavailable, "invoice on two payouts: not applied")
+		return
+	}
 	if err != nil {
 		// Nothing was decided: a non-2xx answer asks the service to send it again.
 		log.Error("callback: ledger", "err", err)
@@ -237,17 +243,26 @@ func refusal(err error) (int, string) {
 }
 
 // byInvoice is the payout the service created under invoiceNo; found is false when the ledger
-// holds none. An empty number names no payout (an empty Filter would select every one).
+// holds none. An empty number names no payout (an empty Filter would select every one). A number
+// the ledger holds on two payouts is refused: the service gives each payout its own, so one of
+// them was written by hand, and applying the callback to either could pay or fail the wrong one.
 func (h *Handler) byInvoice(ctx context.Context, invoiceNo string) (p ledger.Payout, found bool, err error) {
 	if invoiceNo == "" {
 		return ledger.Payout{}, false, nil
 	}
 	ps, err := h.cfg.Ledger.List(ctx, ledger.Filter{InvoiceNo: invoiceNo})
-	if err != nil || len(ps) == 0 {
+	switch {
+	case err != nil || len(ps) == 0:
 		return ledger.Payout{}, false, err
+	case len(ps) > 1:
+		return ledger.Payout{}, false, fmt.Errorf("%w: invoice %s is on payouts %s and %s: nothing is applied until the ledger is checked (payout audit verify)",
+			ErrInvoiceTwice, invoiceNo, ps[0].Ref, ps[1].Ref)
 	}
 	return ps[0], true, nil
 }
+
+// ErrInvoiceTwice refuses a callback whose invoice number the ledger holds on more than one payout.
+var ErrInvoiceTwice = errors.New("one invoice number on two payouts")
 
 // settle applies what package outcome decides a verified callback does to the ledger. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout

@@ -517,6 +517,28 @@ func TestCallbackForUnknownInvoiceIsStored(t *testing.T) {
 	}
 }
 
+// A callback whose invoice number the ledger holds on two payouts (one written by hand) moves
+// neither: the answer asks for it again, and the log names both references.
+func TestCallbackForAnInvoiceOnTwoPayoutsMovesNeither(t *testing.T) {
+	t.Parallel()
+	r := newCBRig(t)
+	r.payout("TWICE-1", "POI-TWICE", "10.00", ledger.Submitting, ledger.Submitted)
+	r.payout("TWICE-2", "POI-TWICE", "10.00", ledger.Submitting, ledger.Submitted)
+
+	status, answer := r.post(cbSign(t, cbPayload("POI-TWICE", "10.00", "BR1"), cbHashKey))
+	if status != http.StatusServiceUnavailable || answer["message"] != "invoice on two payouts: not applied" {
+		t.Fatalf("answer %d %v, want 503 refusing the invoice", status, answer)
+	}
+	for _, ref := range []string{"TWICE-1", "TWICE-2"} {
+		if p := r.get(ref); p.State != ledger.Submitted {
+			t.Errorf("%s moved to %s, want SUBMITTED", ref, p.State)
+		}
+	}
+	if logs := r.logs.String(); !strings.Contains(logs, "TWICE-1") || !strings.Contains(logs, "TWICE-2") {
+		t.Errorf("the log does not name both payouts:\n%s", logs)
+	}
+}
+
 // Callbacks that are signed but do not prove this payout succeeded are kept, flagged on the
 // payout with an event, answered 200 (so the service stops sending them) and not applied.
 func TestCallbackFlagsWhatItCannotApply(t *testing.T) {
