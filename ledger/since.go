@@ -21,13 +21,13 @@ const EventHeadSigned = "HEAD_SIGNED"
 func (db *DB) VerifySince(ctx context.Context, head ChainHead) ([]Finding, error) {
 	hash, err := db.chainHashAt(ctx, head.ID)
 	if errors.Is(err, ErrNotFound) {
-		return []Finding{{EventID: head.ID, Problem: "the signed head is no longer in the chain (deleted)"}}, nil
+		return []Finding{{EventID: head.ID, Problem: "the signed head is no longer in the chain: the ledger was cut back or replaced"}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if hash != head.Hash {
-		return []Finding{{EventID: head.ID, Problem: "its hash is not the one signed at the head: the chain up to it was rewritten"}}, nil
+		return []Finding{{EventID: head.ID, Problem: fmt.Sprintf("it reads %s, not the %s signed at the head: the chain up to it was rewritten", hash, head.Hash)}}, nil
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT 'events', `+chainEventColumns+` FROM events WHERE id >= $1
 		UNION ALL SELECT 'row_events', `+chainEventColumns+` FROM row_events WHERE id >= $2 ORDER BY 2`, head.ID, head.ID)

@@ -251,7 +251,7 @@ func signedHead(ctx context.Context, e *env, db *ledger.DB, path, signedBy strin
 	}
 	for _, f := range findings {
 		if f.EventID == head.ID {
-			return "", fmt.Sprintf("head %s that run %s reported, signed by %s: event %d: %s", head, runID, id.Principal(), head.ID, f.Problem), nil
+			return "", fmt.Sprintf("head %s that run %s reported, signed by %s: %s", head, runID, id.Principal(), f), nil
 		}
 	}
 	return fmt.Sprintf("the head %s that run %s reported, signed by %s (%s), is in the chain", head, runID, id.Principal(), id.Fingerprint), "", nil
