@@ -109,26 +109,26 @@ func (db *DB) Retries(ctx context.Context, f RetryFilter) (map[string]Retry, err
 	if len(refs) == 0 {
 		return out, nil
 	}
-	where, list := column+` IN `+db.eng.inJSONList(), any(jsonList(refs))
+	where, list, what := column+` IN `+db.eng.inJSONList(), any(jsonList(refs)), "retries"
 	if len(refs) == 1 {
 		// One probe of the column's index: a JSON list of one would double its cost, and retry
 		// files and reconcile ask of one payout at a time.
-		where, list = column+` = $1`, refs[0]
+		where, list, what = column+` = $1`, refs[0], "retries naming "+refs[0]
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT new_ref, old_ref, run_id FROM retries WHERE `+where, list)
 	if err != nil {
-		return nil, fmt.Errorf("retries: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r Retry
 		if err := rows.Scan(&r.New, &r.Old, &r.RunID); err != nil {
-			return nil, fmt.Errorf("retries: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		out[key(r)] = r
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("retries: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
