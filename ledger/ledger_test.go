@@ -657,3 +657,25 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 		t.Errorf("err %v, want a refusal of schema 99", err)
 	}
 }
+
+// TestARunsHeaderEditedByHandLeavesTheRunsReadable: a header that is not a JSON list leaves the
+// run without one, and the other runs and the run itself still read; verify names the edit.
+func TestARunsHeaderEditedByHandLeavesTheRunsReadable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := mustOpen(t)
+	for _, id := range []string{"r1", "r2"} {
+		must(t, db.AddRun(ctx, ledger.Run{ID: id, Kind: ledger.KindRun, StartedAt: time.Now(), Status: ledger.RunRunning, Columns: []string{"ref", "amount"}}))
+	}
+	if _, err := ledger.SQLOf(db).Exec(`UPDATE runs SET columns = '["ref",' WHERE id = 'r1'`); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := db.FindRuns(ctx, ledger.RunFilter{})
+	if err != nil || len(runs) != 2 || runs[0].Columns != nil || len(runs[1].Columns) != 2 {
+		t.Fatalf("runs %+v, %v; want both, r1 without a header", runs, err)
+	}
+	rep, err := db.VerifyChain(ctx)
+	if err != nil || len(rep.Findings) == 0 {
+		t.Fatalf("verify: %v %v, want the edit named", rep.Findings, err)
+	}
+}
