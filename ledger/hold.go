@@ -17,7 +17,8 @@ type Hold interface {
 	// Self is the process holding it: the claimant its payouts record (Change.ClaimedBy).
 	Self() Process
 	// PayFile keeps every other process off the input whose SHA-256 is given, until DonePaying or
-	// the hold's end: another process paying it gets a *lockedError naming the holder, which unwraps to ErrLocked.
+	// the hold's end: another process paying it gets an error that is ErrLocked (errors.Is),
+	// naming the holder.
 	PayFile(ctx context.Context, fileSHA256 string) error
 	// DonePaying lets other processes pay the file again, once the run that called PayFile has
 	// ended: a later run of it resumes from the ledger. A long-lived process (folder mode) so
@@ -49,7 +50,7 @@ func IsURL(ledger string) bool {
 }
 
 // Take takes the hold a paying process keeps on ledger, without waiting: on SQLite the file lock
-// (another holder: *lockedError); on PostgreSQL a session of the process's own, which
+// (another holder: ErrLocked, naming it); on PostgreSQL a session of the process's own, which
 // other processes share the ledger with.
 func Take(ctx context.Context, ledger string) (Hold, error) {
 	if IsURL(ledger) {
@@ -60,7 +61,7 @@ func Take(ctx context.Context, ledger string) (Hold, error) {
 
 // TakeWithin is Take, waiting up to wait for another process to release a SQLite ledger's lock:
 // it tries again every lockRetry, and calls waiting, if given, once with the holder's note before
-// it first waits. When the wait runs out the *lockedError says how long it waited; when ctx ends
+// it first waits. When the wait runs out its ErrLocked says how long it waited; when ctx ends
 // first, ctx's error. A PostgreSQL ledger is shared and never waited for here.
 func TakeWithin(ctx context.Context, ledger string, wait time.Duration, waiting func(holder string)) (Hold, error) {
 	h, err := Take(ctx, ledger)

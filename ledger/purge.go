@@ -57,7 +57,9 @@ func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int,
 // of runs started before the cut-off, and callbacks received before it that belong to no kept
 // payout, are masked too. Payouts that are not final are left and listed. Once the masking is
 // committed, Purge makes what it overwrote unreadable from the ledger's files (forgetFreed), and
-// says in the result when it could not.
+// says in the result when it could not. On PostgreSQL that is VACUUM FULL of the tables it masked
+// in: the server's write-ahead log, its archive and its backups keep the old rows until they
+// rotate out.
 func (db *DB) Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error) {
 	var res PurgeResult
 	tx, err := db.beginWrite(ctx)

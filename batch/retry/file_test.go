@@ -175,7 +175,7 @@ func TestRetryFilePaysExactlyTheUnpaidRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The second run of the file finds RT-3-R1 recorded, and links it no more.
+	// The second run of the file finds RT-3-R1 in the ledger already: only a payout it records is linked.
 	if n := len(slices.DeleteFunc(events, func(e ledger.Event) bool { return !strings.Contains(e.Detail, "a retry of RT-3") })); n != 1 {
 		t.Errorf("RT-3-R1's trail names RT-3 in %d events, want 1", n)
 	}
