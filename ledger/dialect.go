@@ -26,6 +26,9 @@ type engine struct {
 	verifySchema func(db *DB, ctx context.Context, conn *sql.Conn, rep *ChainReport) error
 	// forgetFreed makes what a purge freed unreadable in the engine's files (sqlite_forget.go).
 	forgetFreed func(db *DB, ctx context.Context, wait time.Duration) error
+	// secondReader is a second connection reading what conn reads in its read transaction, for
+	// VerifyChain's two tables side by side; nil where conn itself can (SQLite).
+	secondReader func(db *DB, ctx context.Context, conn *sql.Conn) (*sql.Conn, error)
 	// beginWrite starts a write transaction on the writer's connection; with lockChain after it
 	// (holdChain), the transaction holds the chain, so that the chain's head it reads is still
 	// the head when it appends.
@@ -123,6 +126,7 @@ func init() {
 	}
 	sqliteEngine.forgetFreed = (*DB).forgetFreedSQLite
 	postgresEngine.verifySchema = (*DB).verifyPostgresSchema
+	postgresEngine.secondReader = (*DB).snapshotReader
 	postgresEngine.forgetFreed = func(db *DB, ctx context.Context, _ time.Duration) error { return db.vacuumPurged(ctx) }
 }
 

@@ -173,13 +173,10 @@ func inTempSchema(body string) string {
 	return strings.NewReplacer("CREATE FUNCTION ", "CREATE FUNCTION pg_temp.", "EXECUTE FUNCTION ", "EXECUTE FUNCTION pg_temp.").Replace(body)
 }
 
-// secondReader is a connection that reads what conn, in its read transaction, reads: VerifyChain
-// reads two tables side by side, which a PostgreSQL connection cannot (one query at a time), so
-// there it is a second connection in conn's snapshot. On SQLite it is conn.
-func (db *DB) secondReader(ctx context.Context, conn *sql.Conn) (*sql.Conn, error) {
-	if db.eng != postgresEngine {
-		return conn, nil
-	}
+// snapshotReader is a second connection in conn's snapshot, reading what conn, in its read
+// transaction, reads: VerifyChain reads two tables side by side, which a PostgreSQL connection
+// cannot (one query at a time).
+func (db *DB) snapshotReader(ctx context.Context, conn *sql.Conn) (*sql.Conn, error) {
 	var snapshot string
 	if err := conn.QueryRowContext(ctx, `SELECT pg_export_snapshot()`).Scan(&snapshot); err != nil {
 		return nil, err

@@ -74,11 +74,11 @@ func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
 		return ChainReport{}, fmt.Errorf("verify: %w", err)
 	}
 	defer conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
-	other, err := db.secondReader(ctx, conn)
-	if err != nil {
-		return ChainReport{}, fmt.Errorf("verify: %w", err)
-	}
-	if other != conn {
+	other := conn
+	if db.eng.secondReader != nil {
+		if other, err = db.eng.secondReader(db, ctx, conn); err != nil {
+			return ChainReport{}, fmt.Errorf("verify: %w", err)
+		}
 		defer other.Close()
 		defer other.ExecContext(context.Background(), "ROLLBACK")
 	}
