@@ -162,16 +162,8 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackLedgerTimeout)
 	defer cancel()
 	verdict, p, inEvent, err := h.settle(ctx, cb)
-	if errors.Is(err, ErrInvoiceTwice) {
-		// Nothing was decided: the service sends it again, and it applies once the ledger is put right.
-		log.Error("callback not applied", "err", err)
-		answer(w, http.StatusServiceUnavailable, "invoice on two payouts: not applied")
-		return
-	}
 	if err != nil {
-		// Nothing was decided: a non-2xx answer asks the service to send it again.
-		log.Error("callback: ledger", "err", err)
-		answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")
+		unsettled(w, log, err)
 		return
 	}
 	if p.Ref != "" {
@@ -240,6 +232,18 @@ func refusal(err error) (int, string) {
 		return http.StatusBadRequest, "malformed callback"
 	}
 	return http.StatusInternalServerError, "cannot verify callback"
+}
+
+// unsettled answers a callback on which nothing was decided: a non-2xx answer asks the service to
+// send it again, and it applies once the ledger answers, or is put right.
+func unsettled(w http.ResponseWriter, log *slog.Logger, err error) {
+	if errors.Is(err, ErrInvoiceTwice) {
+		log.Error("callback not applied", "err", err)
+		answer(w, http.StatusServiceUnavailable, "invoice on two payouts: not applied")
+		return
+	}
+	log.Error("callback: ledger", "err", err)
+	answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")
 }
 
 // byInvoice is the payout the service created under invoiceNo; found is false when the ledger
