@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -64,8 +65,31 @@ func readSchema(ctx context.Context, q txQuerier) (map[string]schemaObject, erro
 	return out, err
 }
 
-// referenceSchema is the schema this build's migrations make, in a database in memory.
+// reference holds the schema this build's migrations make, once made: every verification
+// compares with it, and making it runs every migration (a tenth of a second, and most of what
+// checking a small ledger costs). Only a schema made whole is kept.
+var reference struct {
+	sync.Mutex
+	schema map[string]schemaObject // read only
+}
+
+// referenceSchema is the schema this build's migrations make, in a database in memory. The map
+// is shared: callers only read it.
 func referenceSchema(ctx context.Context) (map[string]schemaObject, error) {
+	reference.Lock()
+	defer reference.Unlock()
+	if reference.schema != nil {
+		return reference.schema, nil
+	}
+	schema, err := makeReferenceSchema(ctx)
+	if err == nil {
+		reference.schema = schema
+	}
+	return schema, err
+}
+
+// makeReferenceSchema runs this build's migrations in a database in memory, and reads its schema.
+func makeReferenceSchema(ctx context.Context) (map[string]schemaObject, error) {
 	mem, err := sql.Open("sqlite", "file:reference?mode=memory")
 	if err != nil {
 		return nil, err
