@@ -61,7 +61,7 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"RunLines", `SELECT r.line, p.state FROM run_rows r LEFT JOIN payouts p ON p.ref = r.ref AND NOT r.rejected
 			WHERE r.run_id = ? ORDER BY r.line`, []any{"run"},
 			[]string{"SEARCH r USING PRIMARY KEY (run_id=?)", "SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"rejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
+		{"RejectedRows", `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
 			WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
 			ORDER BY r.run_id, r.line`, nil, []string{"USING INDEX run_rows_rejected", "SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"GetRun", sqliteEngine.runsSQL(`WHERE id = ?`), []any{"run"}, []string{"USING INDEX sqlite_autoindex_runs_1 (id=?)"}},

@@ -46,11 +46,11 @@ func sameCounts(tb testing.TB, got, want map[ledger.State]ledger.CountAmount) {
 
 func mustCounts(tb testing.TB, db *ledger.DB) map[ledger.State]ledger.CountAmount {
 	tb.Helper()
-	totals, err := db.Counts(context.Background())
+	counts, err := db.Counts(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return totals.ByState
+	return counts
 }
 
 // TestCountsFollowEveryMove: the running totals agree with the payouts after records, moves,

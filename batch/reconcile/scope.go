@@ -74,11 +74,10 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 			return sinceRows(ctx, db, page, runs, opts.Since, emit)
 		}, expected, nil
 	}
-	totals, err := db.Counts(ctx)
+	counts, err := db.Counts(ctx)
 	if err != nil {
 		return "", nil, 0, err
 	}
-	counts := totals.ByState
 	expected := counts[ledger.Submitted].Count + counts[ledger.Unknown].Count + counts[ledger.Submitting].Count
 	scope := "every payout not yet final"
 	var refusedSince time.Time

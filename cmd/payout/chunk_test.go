@@ -86,12 +86,12 @@ func countPayouts(t *testing.T, u *user) int {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	totals, err := db.Counts(context.Background())
+	counts, err := db.Counts(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, c := range totals.ByState {
+	for _, c := range counts {
 		n += c.Count
 	}
 	return n

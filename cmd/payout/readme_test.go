@@ -73,11 +73,10 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("the walkthrough's ledger: %v\n%s", err, output)
 	}
 	defer db.Close()
-	totals, err := db.Counts(t.Context())
+	counts, err := db.Counts(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := totals.ByState
 	if paid := counts[ledger.Succeeded].Count; paid == 0 || paid != totalCount(counts) {
 		t.Errorf("after the walkthrough the ledger holds %v; want every payout SUCCEEDED\n%s", counts, output)
 	}

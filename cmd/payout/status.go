@@ -48,11 +48,12 @@ var statusOrder = []ledger.State{ledger.Succeeded, ledger.Submitted, ledger.Subm
 // rows rejected by validation are never payouts, and are counted as REJECTED from the runs' rows
 // (rejectedRows: those alone).
 func ledgerCounts(ctx context.Context, db *ledger.DB) (counts map[ledger.State]ledger.CountAmount, rejectedRows ledger.CountAmount, err error) {
-	totals, err := db.Counts(ctx)
-	if err != nil {
+	if counts, err = db.Counts(ctx); err != nil {
 		return nil, rejectedRows, err
 	}
-	counts, rejectedRows = totals.ByState, totals.Rejected
+	if rejectedRows, err = db.RejectedRows(ctx); err != nil {
+		return nil, rejectedRows, err
+	}
 	c := counts[ledger.Rejected]
 	counts[ledger.Rejected] = ledger.CountAmount{Count: c.Count + rejectedRows.Count, Amount: c.Amount.Add(rejectedRows.Amount)}
 	return counts, rejectedRows, nil

@@ -69,9 +69,8 @@ func testTotals(t *testing.T, e Engine) {
 	moveTo(t, l, ps[4].Ref, ledger.Submitting, ledger.Unknown, ledger.Failed)
 	moveTo(t, l, ps[5].Ref, ledger.Submitting, ledger.Unknown, ledger.Failed, ledger.Submitted)
 	moveTo(t, l, ps[6].Ref, ledger.Submitting, ledger.Ready)
-	totals, err := l.Counts(ctx)
+	counts, err := l.Counts(ctx)
 	must(t, err)
-	counts := totals.ByState
 	all, err := l.List(ctx, ledger.Filter{})
 	must(t, err)
 	scan := make(map[ledger.State]ledger.CountAmount)
