@@ -108,7 +108,7 @@ func (r *Runner) checkApproval(ctx context.Context, res *Result, plan intake.Pla
 		return false, nil
 	}
 	var events []ledger.LedgerEvent
-	if _, stored, err := db.PlanStatement(ctx, plan.Digest); err != nil {
+	if _, stored, err := approval.StoredStatement(ctx, db, plan.Digest); err != nil {
 		return true, err
 	} else if !stored {
 		// The statement itself, once: what every send of the plan is proved against, and what

@@ -82,7 +82,6 @@ type ApprovalStore interface {
 	AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
 	LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error)
-	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
 	StrayPayouts(ctx context.Context) (map[string]string, error)
 	VerifySince(ctx context.Context, head ChainHead) ([]Finding, error)
 	ChainHead(ctx context.Context) (ChainHead, error)

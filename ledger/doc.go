@@ -102,7 +102,7 @@
 // earlier than the event before it (ClockAllowance) is refused too, since its signatures are
 // checked as of its date. The same holds for approvals: each EventApproved stores its SSHSIG
 // signature whole, and the plan statement it signed is stored once (EventPlan, its text as the
-// payload, its SHA-256 in the facts the hash covers: PlanStatement returns only a text with that
+// payload, its SHA-256 in the facts the hash covers; a reader trusts only a text with that
 // digest), so a run proves each send against them and audit verify checks them again. From the
 // genesis on, VerifyChain also names a payout event whose move moves.go does not allow and an
 // event dated back beyond ClockAllowance; the payload of any event about the ledger is checked

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -115,12 +116,12 @@ type PolicyChange struct {
 	Replaces       string
 }
 
-const ledgerEventColumns = `id, run_id, to_state, detail, facts, at, actor, hash`
+const ledgerEventColumns = `id, run_id, to_state, detail, facts, payload, at, actor, hash`
 
 func scanLedgerEvent(s scanner) (LedgerEvent, error) {
 	var e LedgerEvent
 	var facts, at string
-	if err := s.Scan(&e.ID, &e.RunID, &e.Kind, &e.Detail, &facts, &at, &e.Actor, &e.Hash); err != nil {
+	if err := s.Scan(&e.ID, &e.RunID, &e.Kind, &e.Detail, &facts, &e.Payload, &at, &e.Actor, &e.Hash); err != nil {
 		return e, err
 	}
 	e.Facts = decodeFacts(facts)
@@ -278,9 +279,15 @@ func (db *DB) LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, e
 	if f.RunID != "" {
 		where += ` AND run_id = ` + param(f.RunID)
 	}
-	if f.PlanSHA256 != "" || f.FileSHA256 != "" {
-		where += ` AND (` + db.eng.jsonField("facts", "plan_sha256") + ` = ` + param(f.PlanSHA256) +
-			` OR ` + db.eng.jsonField("facts", "file_sha256") + ` = ` + param(f.FileSHA256) + `)`
+	var about []string
+	if f.PlanSHA256 != "" {
+		about = append(about, db.eng.jsonField("facts", "plan_sha256")+` = `+param(f.PlanSHA256))
+	}
+	if f.FileSHA256 != "" {
+		about = append(about, db.eng.jsonField("facts", "file_sha256")+` = `+param(f.FileSHA256))
+	}
+	if len(about) > 0 {
+		where += ` AND (` + strings.Join(about, ` OR `) + `)`
 	}
 	order := ` ORDER BY id`
 	if f.Latest {
@@ -309,33 +316,6 @@ func (f EventFilter) what() string {
 		return f.Kind + " events of run " + f.RunID
 	}
 	return f.Kind + " events"
-}
-
-// PlanStatement is the stored statement of the plan whose digest is planSHA256 (its text before
-// the valid-until line), from its EventPlan; ok is false when the ledger holds none whose text
-// has that digest. A statement edited in the database has another digest, and is not returned;
-// one that purge forgot is returned as PurgedPayload, with ok false.
-func (db *DB) PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT payload FROM events WHERE ref = '' AND to_state = $1 AND `+
-		db.eng.jsonField("facts", "plan_sha256")+` = $2 ORDER BY id`, EventPlan, planSHA256)
-	if err != nil {
-		return "", false, fmt.Errorf("plan statement %s: %w", planSHA256, err)
-	}
-	defer rows.Close()
-	gone := ""
-	for rows.Next() {
-		var text string
-		if err := rows.Scan(&text); err != nil {
-			return "", false, fmt.Errorf("plan statement %s: %w", planSHA256, err)
-		}
-		if sha256Hex(text) == planSHA256 {
-			return text, true, rows.Err()
-		}
-		if text == PurgedPayload {
-			gone = PurgedPayload
-		}
-	}
-	return gone, false, rows.Err()
 }
 
 // sha256Hex is the hex SHA-256 of s.

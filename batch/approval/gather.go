@@ -66,7 +66,7 @@ func Gather(ctx context.Context, db EvidenceLedger, runID, allowedSigners string
 // of its file's bytes.
 func storedPlan(ctx context.Context, db EvidenceLedger, digest, fileSHA256 string) (StoredPlan, error) {
 	plan := StoredPlan{Digest: digest}
-	statement, ok, err := db.PlanStatement(ctx, digest)
+	statement, ok, err := StoredStatement(ctx, db, digest)
 	if err != nil {
 		return plan, err
 	}

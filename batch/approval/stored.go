@@ -2,6 +2,8 @@ package approval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -29,9 +31,35 @@ type StoredApproval struct {
 	Purged bool
 }
 
-// PlanStatements reads stored plan statements by digest.
+// PlanStatements reads the events that store plan statements (ledger.EventPlan).
 type PlanStatements interface {
-	PlanStatement(ctx context.Context, planSHA256 string) (statement string, ok bool, err error)
+	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
+}
+
+// StoredStatement is the stored statement of the plan whose digest is planSHA256 (its text
+// before the valid-until line), from its EventPlan; ok is false when the ledger holds none whose
+// text has that digest. The digest is taken here, not trusted from the event's facts: a
+// statement edited in the database has another digest, and is not returned. One that purge
+// forgot is returned as ledger.PurgedPayload, with ok false.
+func StoredStatement(ctx context.Context, db PlanStatements, planSHA256 string) (statement string, ok bool, err error) {
+	if planSHA256 == "" {
+		return "", false, nil
+	}
+	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventPlan, PlanSHA256: planSHA256})
+	if err != nil {
+		return "", false, err
+	}
+	gone := ""
+	for _, e := range events {
+		sum := sha256.Sum256([]byte(e.Payload))
+		if hex.EncodeToString(sum[:]) == planSHA256 {
+			return e.Payload, true, nil
+		}
+		if e.Payload == ledger.PurgedPayload {
+			gone = ledger.PurgedPayload
+		}
+	}
+	return gone, false, nil
 }
 
 // CheckStoredApprovals checks each approval event against what it stores: its signature must
@@ -55,7 +83,7 @@ func CheckStoredApprovals(ctx context.Context, db PlanStatements, events []ledge
 		a := StoredApproval{Event: e, Signature: []byte(e.Facts["signature"])}
 		if digest := e.Facts["plan_sha256"]; i == 0 || digest != lastDigest {
 			var err error
-			if statement, ok, err = db.PlanStatement(ctx, digest); err != nil {
+			if statement, ok, err = StoredStatement(ctx, db, digest); err != nil {
 				return nil, err
 			}
 			lastDigest = digest
