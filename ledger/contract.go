@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"time"
+
+	"github.com/payout/payout/ledger/consolestore"
 )
 
 // The ledger's contract with its callers: one small set of operations per use, each named by
@@ -115,16 +117,12 @@ type Ledger interface {
 	CallbackStore
 	ApprovalStore
 	AuditStore
-	ConsoleSessions
+	ConsoleStore
 	Close() error
 }
 
-// ConsoleSessions are the web console's sessions, which every console host on the ledger
+// ConsoleStore gives the web console its sessions, which every console host on the ledger
 // shares: found by the SHA-256 of a cookie's token, each with the passkey ceremony it has open.
-type ConsoleSessions interface {
-	ConsoleSession(ctx context.Context, tokenSHA256 string, now time.Time) (ConsoleSession, bool, error)
-	BeginConsoleCeremony(ctx context.Context, s ConsoleSession, now time.Time, maxVisitors int) error
-	TakeConsoleCeremony(ctx context.Context, tokenSHA256 string, now time.Time) (string, error)
-	SignInConsoleSession(ctx context.Context, oldSHA256 string, s ConsoleSession) error
-	EndConsoleSession(ctx context.Context, tokenSHA256 string) error
+type ConsoleStore interface {
+	ConsoleSessions() *consolestore.Store
 }

@@ -25,7 +25,7 @@ func TestContractNamesEveryOperation(t *testing.T) {
 	for _, use := range []reflect.Type{
 		reflect.TypeFor[ledger.RunWrites](), reflect.TypeFor[ledger.RetryFiles](), reflect.TypeFor[ledger.ReportReads](),
 		reflect.TypeFor[ledger.ReconcileStore](), reflect.TypeFor[ledger.CallbackStore](), reflect.TypeFor[ledger.ApprovalStore](),
-		reflect.TypeFor[ledger.AuditStore](), reflect.TypeFor[ledger.ConsoleSessions](),
+		reflect.TypeFor[ledger.AuditStore](), reflect.TypeFor[ledger.ConsoleStore](),
 	} {
 		if !contract.Implements(use) {
 			t.Errorf("Ledger lacks operations of %s: is it missing that use?", use.Name())

@@ -23,6 +23,7 @@ import (
 	"github.com/payout/payout/batch/signature"
 	"github.com/payout/payout/batch/words"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/consolestore"
 )
 
 // Defaults of the console.
@@ -43,13 +44,21 @@ type Planner interface {
 }
 
 // Ledger is what the console needs of the ledger (ledger.DB): it appends events to the hash
-// chain, reads the runs a file is compared with, and keeps the sessions every console host on
-// it shares.
+// chain and reads the runs a file is compared with.
 type Ledger interface {
 	AppendLedgerEvents(ctx context.Context, events ...ledger.LedgerEvent) (ledger.ChainHead, error)
-	ledger.ConsoleSessions
 	History
 	Auditor
+}
+
+// Sessions keeps the sessions every console host on the ledger shares
+// (ledger.DB.ConsoleSessions).
+type Sessions interface {
+	Session(ctx context.Context, tokenSHA256 string, now time.Time) (consolestore.Session, bool, error)
+	BeginCeremony(ctx context.Context, s consolestore.Session, now time.Time, maxVisitors int) error
+	TakeCeremony(ctx context.Context, tokenSHA256 string, now time.Time) (string, error)
+	SignIn(ctx context.Context, oldSHA256 string, s consolestore.Session) error
+	End(ctx context.Context, tokenSHA256 string) error
 }
 
 // Config is what the console needs.
@@ -70,6 +79,9 @@ type Config struct {
 	// Ledger is where every sign-in and every signature made in the console becomes an event of
 	// the chain before it takes effect, and whose runs say what a file changes.
 	Ledger Ledger
+	// Sessions keeps who is signed in and the passkey ceremonies under way, for every console
+	// host on the ledger.
+	Sessions Sessions
 	// AmountShare is how far an amount may move from what the last paid file of the same name
 	// paid the payee before the review page points it out (DefaultAmountShare when 0).
 	AmountShare decimal.Decimal
@@ -109,8 +121,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AllowedSigners == "" {
 		return nil, errors.New("console: no allowed_signers file: set PAYOUT_ALLOWED_SIGNERS to the file that lists who may sign")
 	}
-	if cfg.Folder == "" || cfg.Planner == nil || cfg.Ledger == nil {
-		return nil, errors.New("console: a folder-mode directory, a planner and a ledger are required")
+	if cfg.Folder == "" || cfg.Planner == nil || cfg.Ledger == nil || cfg.Sessions == nil {
+		return nil, errors.New("console: a folder-mode directory, a planner, a ledger and its sessions are required")
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload

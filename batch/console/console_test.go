@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/batch/intake"
 	"github.com/payout/payout/batch/signature/signaturetest"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/consolestore"
 )
 
 // planner is a Planner of function fields.
@@ -30,28 +31,29 @@ func (p planner) Plan(ctx context.Context, path string) (intake.Plan, map[int64]
 
 var _ console.Planner = planner{}
 
-// trail is a Ledger that keeps the events and the sessions in memory and has no runs.
+// trail is a Ledger and its Sessions that keeps the events and the sessions in memory and has
+// no runs.
 type trail struct {
 	events   []ledger.LedgerEvent
 	mu       sync.Mutex
-	sessions map[string]ledger.ConsoleSession
+	sessions map[string]consolestore.Session
 }
 
-func (t *trail) ConsoleSession(_ context.Context, digest string, now time.Time) (ledger.ConsoleSession, bool, error) {
+func (t *trail) Session(_ context.Context, digest string, now time.Time) (consolestore.Session, bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.sessions[digest]
 	if !ok || !now.Before(s.Expires) {
-		return ledger.ConsoleSession{}, false, nil
+		return consolestore.Session{}, false, nil
 	}
 	return s, true, nil
 }
 
-func (t *trail) BeginConsoleCeremony(_ context.Context, s ledger.ConsoleSession, now time.Time, _ int) error {
+func (t *trail) BeginCeremony(_ context.Context, s consolestore.Session, now time.Time, _ int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.sessions == nil {
-		t.sessions = map[string]ledger.ConsoleSession{}
+		t.sessions = map[string]consolestore.Session{}
 	}
 	old, ok := t.sessions[s.TokenSHA256]
 	if ok && now.Before(old.Expires) {
@@ -62,7 +64,7 @@ func (t *trail) BeginConsoleCeremony(_ context.Context, s ledger.ConsoleSession,
 	return nil
 }
 
-func (t *trail) TakeConsoleCeremony(_ context.Context, digest string, now time.Time) (string, error) {
+func (t *trail) TakeCeremony(_ context.Context, digest string, now time.Time) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.sessions[digest]
@@ -75,18 +77,18 @@ func (t *trail) TakeConsoleCeremony(_ context.Context, digest string, now time.T
 	return c, nil
 }
 
-func (t *trail) SignInConsoleSession(_ context.Context, old string, s ledger.ConsoleSession) error {
+func (t *trail) SignIn(_ context.Context, old string, s consolestore.Session) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.sessions == nil {
-		t.sessions = map[string]ledger.ConsoleSession{}
+		t.sessions = map[string]consolestore.Session{}
 	}
 	delete(t.sessions, old)
 	t.sessions[s.TokenSHA256] = s
 	return nil
 }
 
-func (t *trail) EndConsoleSession(_ context.Context, digest string) error {
+func (t *trail) End(_ context.Context, digest string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.sessions, digest)
@@ -118,7 +120,8 @@ func newConsole(t *testing.T, origin string) *httptest.Server {
 	t.Helper()
 	dir := t.TempDir()
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(dir, "allowed_signers"), "# nobody yet")
-	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: &trail{}, Planner: planner{
+	tr := &trail{}
+	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: tr, Sessions: tr, Planner: planner{
 		plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return intake.Plan{}, nil, nil },
 	}})
 	if err != nil {
@@ -241,7 +244,7 @@ func TestConsoleChecksItsRelyingParty(t *testing.T) {
 		{"example.com", "ftp://console.example.com", false},
 		{"example.com", "https://console.example.com/path", false},
 	} {
-		_, err := console.New(console.Config{RPID: c.rpID, Origin: c.origin, AllowedSigners: allowed, Folder: dir, Ledger: &trail{}, Planner: p})
+		_, err := console.New(console.Config{RPID: c.rpID, Origin: c.origin, AllowedSigners: allowed, Folder: dir, Ledger: &trail{}, Sessions: &trail{}, Planner: p})
 		if (err == nil) != c.ok {
 			t.Errorf("rp id %q, origin %q: %v, want ok=%v", c.rpID, c.origin, err, c.ok)
 		}

@@ -122,7 +122,7 @@ func signedInTo(t *testing.T, plan func() intake.Plan) (*browser, string, string
 	allowed := signaturetest.WriteAllowedSigners(t, filepath.Join(t.TempDir(), "allowed_signers"),
 		bob.AllowedLine("bob", "payout-plan,payout-reject")+" passkey:"+base64.RawURLEncoding.EncodeToString(id))
 	events := &trail{}
-	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: events,
+	h, err := console.New(console.Config{Origin: origin, AllowedSigners: allowed, Folder: dir, Ledger: events, Sessions: events,
 		Planner: planner{plan: func(context.Context, string) (intake.Plan, map[int64]string, error) { return plan(), nil, nil }}})
 	if err != nil {
 		t.Fatal(err)

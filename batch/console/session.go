@@ -13,10 +13,10 @@ import (
 
 	"github.com/go-webauthn/webauthn/webauthn"
 
-	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/consolestore"
 )
 
-// Sessions live in the ledger (ledger.ConsoleSessions), so that every console host on one
+// Sessions live in the ledger (Config.Sessions, ledger/consolestore), so that every console host on one
 // ledger knows them: a browser signed in on one host is signed in on all, a passkey ceremony
 // begun on one finishes on another, and signing out on one signs out everywhere. The cookie
 // holds a random token; the ledger holds only its SHA-256, and the CSRF token is derived from
@@ -106,7 +106,7 @@ func (s *Server) session(ctx context.Context, token string) (*session, error) {
 		return nil, nil
 	}
 	sess := visitor(token)
-	row, ok, err := s.cfg.Ledger.ConsoleSession(ctx, sess.tokenSHA256, s.cfg.Now())
+	row, ok, err := s.cfg.Sessions.Session(ctx, sess.tokenSHA256, s.cfg.Now())
 	if err != nil {
 		s.cfg.Logger.Error("console: read session", "err", err)
 		return nil, errSessions
@@ -129,8 +129,8 @@ func (s *Server) begin(ctx context.Context, sess *session, c ceremony) error {
 		return err
 	}
 	now := s.cfg.Now()
-	if err := s.cfg.Ledger.BeginConsoleCeremony(ctx, ledger.ConsoleSession{TokenSHA256: sess.tokenSHA256, Expires: now.Add(ceremonyTTL),
-		Ceremony: string(b), CeremonyExpires: now.Add(ceremonyTTL)}, now, maxVisitors); errors.Is(err, ledger.ErrConsoleBusy) {
+	if err := s.cfg.Sessions.BeginCeremony(ctx, consolestore.Session{TokenSHA256: sess.tokenSHA256, Expires: now.Add(ceremonyTTL),
+		Ceremony: string(b), CeremonyExpires: now.Add(ceremonyTTL)}, now, maxVisitors); errors.Is(err, consolestore.ErrBusy) {
 		s.cfg.Logger.Warn("console: a sign-in refused: too many under way", "max", maxVisitors)
 		return &pageError{Status: http.StatusServiceUnavailable, What: "Too many sign-ins are under way at once.", Do: "Try again in a few minutes."}
 	} else if err != nil {
@@ -143,7 +143,7 @@ func (s *Server) begin(ctx context.Context, sess *session, c ceremony) error {
 // take closes the ceremony open on sess and returns it, if it is one for kind: a ceremony is
 // answered once, whichever host the answer reaches.
 func (s *Server) take(ctx context.Context, sess *session, kind string) (*ceremony, error) {
-	raw, err := s.cfg.Ledger.TakeConsoleCeremony(ctx, sess.tokenSHA256, s.cfg.Now())
+	raw, err := s.cfg.Sessions.TakeCeremony(ctx, sess.tokenSHA256, s.cfg.Now())
 	if err != nil {
 		s.cfg.Logger.Error("console: take ceremony", "err", err)
 		return nil, errSessions
@@ -160,7 +160,7 @@ func (s *Server) take(ctx context.Context, sess *session, kind string) (*ceremon
 func (s *Server) signIn(ctx context.Context, old *session, principal string, credential, userHandle []byte) (*session, error) {
 	sess := visitor(randomToken())
 	sess.principal, sess.credential, sess.userHandle = principal, credential, userHandle
-	if err := s.cfg.Ledger.SignInConsoleSession(ctx, old.tokenSHA256, ledger.ConsoleSession{TokenSHA256: sess.tokenSHA256, Principal: principal,
+	if err := s.cfg.Sessions.SignIn(ctx, old.tokenSHA256, consolestore.Session{TokenSHA256: sess.tokenSHA256, Principal: principal,
 		Credential: credential, UserHandle: userHandle, Expires: s.cfg.Now().Add(s.cfg.SessionTTL)}); err != nil {
 		s.cfg.Logger.Error("console: sign in", "err", err)
 		return nil, errSessions
@@ -170,7 +170,7 @@ func (s *Server) signIn(ctx context.Context, old *session, principal string, cre
 
 // end signs sess out on every host.
 func (s *Server) end(ctx context.Context, sess *session) error {
-	if err := s.cfg.Ledger.EndConsoleSession(ctx, sess.tokenSHA256); err != nil {
+	if err := s.cfg.Sessions.End(ctx, sess.tokenSHA256); err != nil {
 		s.cfg.Logger.Error("console: sign out", "err", err)
 		return errSessions
 	}

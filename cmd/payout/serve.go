@@ -74,7 +74,7 @@ func serveCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	h, err := console.New(console.Config{RPID: *rpID, Origin: *origin, AllowedSigners: allowed, Folder: fs.Arg(0),
-		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, Zone: lo.zone, MaxUpload: *maxUpload, Logger: log,
+		Planner: servePlanner{e: e, providers: *providers}, Ledger: db, Sessions: db.ConsoleSessions(), Zone: lo.zone, MaxUpload: *maxUpload, Logger: log,
 		Packs: func(ctx context.Context, runID, out, actor string) error {
 			_, err := audit.Export(ctx, db, audit.ExportOptions{RunID: runID, Out: out, Actor: actor, Now: time.Now(), Zone: lo.zone, AllowedSigners: allowed})
 			return err
