@@ -13,9 +13,11 @@ const module = "github.com/payout/payout"
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, batch/untrusted, batch/runid and batch/words, which import nothing of the
 // module, serve cmd and every package of batch.
-// ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone; so does
-// ledger/sharedrate, the merchant's rate limit kept in a PostgreSQL ledger's database, for the
-// settings of the sessions it opens there.
+// ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone (and the
+// console's store the ledger hands out); so does ledger/sharedrate, the merchant's rate limit
+// kept in a PostgreSQL ledger's database, for the settings of the sessions it opens there.
+// ledger/consolestore, the web console's sessions in the ledger's database, imports nothing of
+// the module: the ledger hands it its database.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger and api, and every
 // package of batch may ask it; batch/pool, which schedules tasks it knows only by their times,
 // imports nothing of payouts; batch/repeats only the ledger and read; batch/lookup, the run's
@@ -60,7 +62,10 @@ func mayImport(from, to string) bool {
 	case from == "api/sandbox":
 		return to == "api"
 	case from == "ledger/ledgertest":
-		return to == "ledger" // the conformance suite tests the ledger's contract, and nothing else
+		// The conformance suite tests the ledger's contract, and nothing else.
+		return to == "ledger" || to == "ledger/consolestore"
+	case from == "ledger":
+		return to == "ledger/consolestore"
 	case from == "ledger/sharedrate":
 		return to == "ledger" // its sessions on the ledger's database are the ledger's sessions
 	}
@@ -125,6 +130,10 @@ func TestMayImport(t *testing.T) {
 		{"ledger/sharedrate", "ledger", true},
 		{"ledger/sharedrate", "batch/pool", false},
 		{"ledger", "ledger/sharedrate", false},
+		{"ledger", "ledger/consolestore", true},
+		{"ledger/ledgertest", "ledger/consolestore", true},
+		{"ledger/consolestore", "ledger", false},
+		{"ledger/consolestore", "batch", false},
 		{"templates", "batch", false},
 		{"batch", "cmd/payout", false},
 		{"batch/outcome", "ledger", true},
