@@ -11,13 +11,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/payout/payout/ledger/internal/dbtime"
 )
 
 //go:embed migrations/*.sql migrations/postgres/*.sql
 var migrations embed.FS
-
-// timeFormat is fixed-width so that stored times sort as text.
-const timeFormat = "2006-01-02T15:04:05.000000000Z"
 
 // busyTimeoutMS bounds how long a connection waits for another writer (Record against the
 // group-commit writer, or a second reader process) before failing with SQLITE_BUSY.
@@ -147,16 +146,5 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(timeFormat)
-}
-
-func parseTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	return time.Parse(timeFormat, s)
-}
+// fmtTime and parseTime write and read the times the ledger's tables hold.
+var fmtTime, parseTime = dbtime.Format, dbtime.Parse

@@ -16,8 +16,8 @@ const module = "github.com/payout/payout"
 // ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone (and the
 // console's store the ledger hands out); so does ledger/sharedrate, the merchant's rate limit
 // kept in a PostgreSQL ledger's database, for the settings of the sessions it opens there.
-// ledger/consolestore, the web console's sessions in the ledger's database, imports nothing of
-// the module: the ledger hands it its database.
+// ledger/consolestore, the web console's sessions in the ledger's database, imports only how
+// the ledger's tables hold times (ledger/internal/dbtime): the ledger hands it its database.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger and api, and every
 // package of batch may ask it; batch/pool, which schedules tasks it knows only by their times,
 // imports nothing of payouts; batch/repeats only the ledger and read; batch/lookup, the run's
@@ -65,7 +65,9 @@ func mayImport(from, to string) bool {
 		// The conformance suite tests the ledger's contract, and nothing else.
 		return to == "ledger" || to == "ledger/consolestore"
 	case from == "ledger":
-		return to == "ledger/consolestore"
+		return to == "ledger/consolestore" || to == "ledger/internal/dbtime"
+	case from == "ledger/consolestore":
+		return to == "ledger/internal/dbtime"
 	case from == "ledger/sharedrate":
 		return to == "ledger" // its sessions on the ledger's database are the ledger's sessions
 	}
@@ -133,6 +135,8 @@ func TestMayImport(t *testing.T) {
 		{"ledger", "ledger/consolestore", true},
 		{"ledger/ledgertest", "ledger/consolestore", true},
 		{"ledger/consolestore", "ledger", false},
+		{"ledger/consolestore", "ledger/internal/dbtime", true},
+		{"ledger", "ledger/internal/dbtime", true},
 		{"ledger/consolestore", "batch", false},
 		{"templates", "batch", false},
 		{"batch", "cmd/payout", false},

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/payout/payout/ledger/internal/dbtime"
 )
 
 // Session is a web console's session as every console host on the ledger reads it. The store
@@ -38,23 +40,9 @@ type Store struct {
 // New is the store on db, a ledger's database (ledger.DB.ConsoleSessions).
 func New(db *sql.DB) *Store { return &Store{db: db} }
 
-// timeFormat writes times as fixed-width UTC text, so that the table's times compare as text
-// in SQL on either engine.
-const timeFormat = "2006-01-02T15:04:05.000000000Z"
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(timeFormat)
-}
-
-func parseTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	return time.Parse(timeFormat, s)
-}
+// fmtTime and parseTime write and read the table's times as the ledger's other tables hold
+// them: as text that compares as time does, in SQL on either engine.
+var fmtTime, parseTime = dbtime.Format, dbtime.Parse
 
 const columns = `token_sha256, principal, credential, user_handle, expires_at, ceremony, ceremony_expires_at`
 
