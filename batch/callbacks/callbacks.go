@@ -170,7 +170,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		log = log.With("ref", p.Ref)
 	}
 	if p.Ref != "" && matches(verdict) {
-		if err := h.recordName(ctx, log, p, cb.Payload.DisplayName); err != nil {
+		if err := h.recordName(ctx, log, p, cb.Payload.DisplayName, inEvent); err != nil {
 			// The state change is kept; the service's next delivery records the name.
 			log.Error("callback: name check", "err", err)
 			answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")

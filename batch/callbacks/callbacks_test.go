@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,11 +50,23 @@ func (l *cbLogs) String() string {
 
 // cbRig is a ledger in a temporary file and a Handler on a real loopback server.
 type cbRig struct {
-	tb   testing.TB
-	db   *ledger.DB
-	path string // the ledger's file
-	srv  *httptest.Server
-	logs *cbLogs
+	tb    testing.TB
+	db    *ledger.DB
+	store *countingStore // what the Handler is given: db, counting its writes of names alone
+	path  string         // the ledger's file
+	srv   *httptest.Server
+	logs  *cbLogs
+}
+
+// countingStore is the ledger, counting the writes that keep a bank's name without a move.
+type countingStore struct {
+	ledger.CallbackStore
+	nameWrites atomic.Int32
+}
+
+func (c *countingStore) SetNameCheck(ctx context.Context, ref, displayName, check string) error {
+	c.nameWrites.Add(1)
+	return c.CallbackStore.SetNameCheck(ctx, ref, displayName, check)
 }
 
 func newCBRig(tb testing.TB) *cbRig {
@@ -61,8 +74,9 @@ func newCBRig(tb testing.TB) *cbRig {
 	path := filepath.Join(tb.TempDir(), "ledger.db")
 	db := batchtest.CreateLedger(tb, path, ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	logs := &cbLogs{}
+	store := &countingStore{CallbackStore: db}
 	h, err := callbacks.NewHandler(callbacks.Config{
-		Ledger: db, HashKey: []byte(cbHashKey),
+		Ledger: store, HashKey: []byte(cbHashKey),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -70,7 +84,7 @@ func newCBRig(tb testing.TB) *cbRig {
 	}
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
-	return &cbRig{tb: tb, db: db, path: path, srv: srv, logs: logs}
+	return &cbRig{tb: tb, db: db, store: store, path: path, srv: srv, logs: logs}
 }
 
 // payout records ref as a run would have (READY) and moves it through states; the invoice

@@ -31,16 +31,19 @@ func CheckName(recipient, displayName string) (check, reason string) {
 const maxDisplayNameRunes = 200
 
 // recordName keeps the name the bank holds for p's account (a callback's display_name) and its
-// verdict against the recipient, without touching the payout's state. A callback without one
-// changes nothing.
-func (h *Handler) recordName(ctx context.Context, log *slog.Logger, p ledger.Payout, displayName string) error {
+// verdict against the recipient, without touching the payout's state, unless the callback's own
+// changes already carried them (noted, by noteName): a second write would find them there. A
+// callback without one changes nothing.
+func (h *Handler) recordName(ctx context.Context, log *slog.Logger, p ledger.Payout, displayName string, noted bool) error {
 	displayName = cleanDisplayName(displayName)
 	if displayName == "" {
 		return nil
 	}
 	check, reason := CheckName(p.Recipient, displayName)
-	if err := h.cfg.Ledger.SetNameCheck(ctx, p.Ref, displayName, check); err != nil {
-		return err
+	if !noted {
+		if err := h.cfg.Ledger.SetNameCheck(ctx, p.Ref, displayName, check); err != nil {
+			return err
+		}
 	}
 	if check == ledger.NameMismatch {
 		// The names stay out of the log: they are personal data, and `payout status REF` shows them.

@@ -205,6 +205,15 @@ func TestCallbackNameMismatchFromTheSandbox(t *testing.T) {
 	if strings.Contains(r.logs.String(), "LIM WEI JIE") || strings.Contains(r.logs.String(), "Tan Mei Ling") {
 		t.Errorf("a name reached the log:\n%s", r.logs.String())
 	}
+	// The names came with the moves to SUCCEEDED, in their events: no second write, and the
+	// mismatch is still logged.
+	const flagged = "does not match the recipient: flagged"
+	if n := r.store.nameWrites.Load(); n != 0 {
+		t.Errorf("%d writes of a name alone beside the callbacks' moves, want none", n)
+	}
+	if n := strings.Count(r.logs.String(), flagged); n != 1 {
+		t.Errorf("the mismatch logged %d times, want once:\n%s", n, r.logs.String())
+	}
 
 	// The service delivers the same callback again: a replay, still flagged, still SUCCEEDED.
 	var rec sandbox.Record
@@ -222,5 +231,12 @@ func TestCallbackNameMismatchFromTheSandbox(t *testing.T) {
 	}
 	if got, _ := r.db.NameChecks(ctx, ledger.NameFilter{Mismatches: true}); len(got) != 1 {
 		t.Fatalf("after the replay: %+v", got)
+	}
+	// A replay moves nothing, so its name is kept on its own (and found unchanged).
+	if n := r.store.nameWrites.Load(); n != 1 {
+		t.Errorf("%d writes of a name alone after the replay, want 1", n)
+	}
+	if n := strings.Count(r.logs.String(), flagged); n != 2 {
+		t.Errorf("the mismatch logged %d times after the replay, want twice", n)
 	}
 }
