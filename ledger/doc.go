@@ -2,15 +2,16 @@
 // postgres:// URL, that records every payout by its external_invoice_ref, every state change as
 // an event, and every run, so that a rerun resumes and never pays twice.
 //
-// The rest of the project calls it through the operations contract.go names, one small set per
-// use (a run's writes, retry files, reports' reads, reconcile, callbacks, approvals, audit), and
+// The rest of the project calls it through the operations contract.go names, one small set per use
+// (a run's writes, retry files, reports' reads, reconcile, callbacks, approvals, audit), and
 // Ledger, all of them, which DB implements on either engine and the conformance suite in
-// ledger/ledgertest tests on both. The web console's sessions, which are no payout's, are a store
-// of their own on the same database (ledger/consolestore, DB.ConsoleSessions). Its SQL is written once where the engines agree; dialect.go
+// ledger/ledgertest tests on both. Its SQL is written once where the engines agree; dialect.go
 // gives each engine the few fragments where they differ, the sqlite_*.go files hold what only a
 // file has (opening checks, pragmas, the lock, quick_check, VACUUM and the WAL), and the
 // postgres_*.go files what only a server has (its migrations, in migrations/postgres, applied
-// under an advisory lock; the reference schema VerifyChain compares with; VACUUM FULL).
+// under an advisory lock; the reference schema VerifyChain compares with; VACUUM FULL). The web
+// console's sessions, which are no payout's, are a store of their own on the same database
+// (ledger/consolestore, DB.ConsoleSessions).
 //
 // On PostgreSQL every write transaction takes one transaction advisory lock before it reads the
 // chain's head, so that writers on several hosts extend one chain; row events hold each column

@@ -52,7 +52,9 @@ type LedgerEvent struct {
 	Kind   string // EventPolicy, EventApproved or EventRejected
 	Detail string
 	Facts  map[string]string
-	// Payload is the text an EventPlan stores; empty for every other kind.
+	// Payload is the text an EventPlan stores; empty for every other kind. The ledger does not
+	// judge it: a reader trusts it only when its SHA-256 is the event's plan_sha256 fact
+	// (approval.StoredStatement).
 	Payload string
 	At      time.Time
 	Actor   string
@@ -302,14 +304,20 @@ func (db *DB) LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, e
 
 // what names the events f selects, for an error.
 func (f EventFilter) what() string {
-	about := f.PlanSHA256 != "" || f.FileSHA256 != ""
+	var about []string
+	if f.PlanSHA256 != "" {
+		about = append(about, "plan "+f.PlanSHA256)
+	}
+	if f.FileSHA256 != "" {
+		about = append(about, "file "+f.FileSHA256)
+	}
 	switch {
 	case f.Latest:
 		return "latest " + f.Kind + " event"
-	case about && f.Kind == EventRejected:
-		return "refusals of plan " + f.PlanSHA256
-	case about:
-		return f.Kind + " events of plan " + f.PlanSHA256 + " or file " + f.FileSHA256
+	case len(about) > 0 && f.Kind == EventRejected:
+		return "refusals of " + strings.Join(about, " or ")
+	case len(about) > 0:
+		return f.Kind + " events of " + strings.Join(about, " or ")
 	case f.RunID != "" && f.Kind == EventApproved:
 		return "approvals of run " + f.RunID
 	case f.RunID != "":

@@ -14,7 +14,7 @@ type EvidenceLedger interface {
 	PlanStatements
 	StrayPayouts(ctx context.Context) (map[string]string, error)
 	// LedgerEvents reads the run's approvals and the refusals of their plans (and, through
-	// SignedHeads, the latest signed head).
+	// SignedHeads, the latest signed head; through PlanStatements, the plans' statements).
 	LedgerEvents(ctx context.Context, f ledger.EventFilter) ([]ledger.LedgerEvent, error)
 }
 

@@ -47,7 +47,7 @@ func StoredStatement(ctx context.Context, db PlanStatements, planSHA256 string) 
 	}
 	events, err := db.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventPlan, PlanSHA256: planSHA256})
 	if err != nil {
-		return "", false, err
+		return "", false, fmt.Errorf("plan statement %s: %w", planSHA256, err)
 	}
 	gone := ""
 	for _, e := range events {

@@ -271,7 +271,8 @@ var ErrInvoiceTwice = errors.New("one invoice number on two payouts")
 // settle applies what package outcome decides a verified callback does to the ledger. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout
 // again and decides once more. Its bool reports that an event of the payout now holds the
-// callback's payload: every change decide makes carries it, or follows one that does.
+// callback's payload: every change decide makes carries it, or follows one that does; for a
+// verdict that matches, the last change carries the bank's name too (noteName).
 func (h *Handler) settle(ctx context.Context, cb api.Callback) (string, ledger.Payout, bool, error) {
 	for attempt := 0; ; attempt++ {
 		p, found, err := h.byInvoice(ctx, cb.Payload.InvoiceNo)

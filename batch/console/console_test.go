@@ -31,8 +31,7 @@ func (p planner) Plan(ctx context.Context, path string) (intake.Plan, map[int64]
 
 var _ console.Planner = planner{}
 
-// trail is a Ledger and its Sessions that keeps the events and the sessions in memory and has
-// no runs.
+// trail keeps, in memory, a Ledger's events and the console's Sessions; it has no runs.
 type trail struct {
 	events   []ledger.LedgerEvent
 	mu       sync.Mutex

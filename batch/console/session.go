@@ -16,11 +16,11 @@ import (
 	"github.com/payout/payout/ledger/consolestore"
 )
 
-// Sessions live in the ledger (Config.Sessions, ledger/consolestore), so that every console host on one
-// ledger knows them: a browser signed in on one host is signed in on all, a passkey ceremony
-// begun on one finishes on another, and signing out on one signs out everywhere. The cookie
-// holds a random token; the ledger holds only its SHA-256, and the CSRF token is derived from
-// the token, so that neither can be read out of the ledger. A visitor who is not signed in has
+// Sessions live in the ledger's database (Config.Sessions, ledger/consolestore), so that every
+// console host on one ledger knows them: a browser signed in on one host is signed in on all, a
+// passkey ceremony begun on one finishes on another, and signing out on one signs out everywhere.
+// The cookie holds a random token; the ledger holds only its SHA-256, and the CSRF token is derived
+// from the token, so that neither can be read out of the ledger. A visitor who is not signed in has
 // no row at all until they start a passkey ceremony, and then only for ceremonyTTL.
 
 // ceremonyTTL bounds how long a passkey ceremony stays open: long enough to touch the key.

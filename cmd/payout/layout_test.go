@@ -13,11 +13,12 @@ const module = "github.com/payout/payout"
 // other or anything of batch, so each can be read, tested and replaced on its own.
 // batch/atomicfile, batch/untrusted, batch/runid and batch/words, which import nothing of the
 // module, serve cmd and every package of batch.
-// ledger/ledgertest, the suite every ledger engine passes, imports the ledger alone (and the
-// console's store the ledger hands out); so does ledger/sharedrate, the merchant's rate limit
-// kept in a PostgreSQL ledger's database, for the settings of the sessions it opens there.
-// ledger/consolestore, the web console's sessions in the ledger's database, imports only how
-// the ledger's tables hold times (ledger/internal/dbtime): the ledger hands it its database.
+// ledger/ledgertest, the suite every ledger engine passes, imports the ledger and the console's
+// store the ledger hands out; ledger/sharedrate, the merchant's rate limit kept in a PostgreSQL
+// ledger's database, imports the ledger alone, for the settings of the sessions it opens there.
+// ledger/consolestore, the web console's sessions in the ledger's database, imports only how the
+// ledger's tables hold times (ledger/internal/dbtime): the ledger hands it its database, and
+// imports those two alone.
 // batch/outcome, the payout's state machine with no I/O, imports only ledger and api, and every
 // package of batch may ask it; batch/pool, which schedules tasks it knows only by their times,
 // imports nothing of payouts; batch/repeats only the ledger and read; batch/lookup, the run's
@@ -71,7 +72,8 @@ func mayImport(from, to string) bool {
 	case from == "ledger/sharedrate":
 		return to == "ledger" // its sessions on the ledger's database are the ledger's sessions
 	}
-	// ledger, api, templates and the module's root (the embedded sample) stand alone.
+	// api, templates and the module's root (the embedded sample) stand alone; the ledger imports
+	// only its console store and its time layout (above).
 	return false
 }
 

@@ -102,6 +102,8 @@ func testLedgerEvents(t *testing.T, l ledger.Ledger) {
 		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-a", FileSHA256: "file-a"}, "REJECTED:RUN-3,REJECTED:RUN-4"},
 		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-c", FileSHA256: "file-x"}, "REJECTED:RUN-5"},
 		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-x", FileSHA256: "file-x"}, ""},
+		{ledger.EventFilter{Kind: ledger.EventRejected, FileSHA256: "file-a"}, "REJECTED:RUN-3,REJECTED:RUN-4"},
+		{ledger.EventFilter{Kind: ledger.EventRejected, PlanSHA256: "plan-c"}, "REJECTED:RUN-5"},
 		{ledger.EventFilter{Kind: ledger.EventRejected, RunID: "RUN-4", PlanSHA256: "plan-a", FileSHA256: "file-a"}, "REJECTED:RUN-4"},
 		{ledger.EventFilter{Kind: ledger.EventRejected, Latest: true}, "REJECTED:RUN-5"},
 		{ledger.EventFilter{Kind: ledger.EventApproved, RunID: "RUN-1", Latest: true}, "APPROVED:RUN-1"},
@@ -119,6 +121,18 @@ func testLedgerEvents(t *testing.T, l ledger.Ledger) {
 	}
 	if _, err := l.LedgerEvents(ctx, ledger.EventFilter{RunID: "RUN-1"}); err == nil {
 		t.Errorf("events of no kind: no error")
+	}
+	// A plan's statement comes back as it was stored, byte for byte: its readers check its digest.
+	statement := "payout-plan v1\nrow\t2\t\"R-1\"\t7\t0123456789\t10.00\t\"Ali \u00e9\"\n"
+	_, err = l.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPlan, Detail: "plan",
+		Facts: map[string]string{"plan_sha256": "plan-s", "file_sha256": "file-s"}, Payload: statement})
+	must(t, err)
+	plans, err := l.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventPlan, PlanSHA256: "plan-s"})
+	if err != nil || len(plans) != 1 || plans[0].Payload != statement {
+		t.Errorf("the plan's event: %+v %v, want its statement %q", plans, err, statement)
+	}
+	if refusals, err := l.LedgerEvents(ctx, ledger.EventFilter{Kind: ledger.EventRejected}); err != nil || refusals[0].Payload != "" {
+		t.Errorf("a refusal's payload: %+v %v, want none", refusals, err)
 	}
 }
 
