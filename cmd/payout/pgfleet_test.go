@@ -405,8 +405,10 @@ func (f *fleet) grants() []time.Time {
 
 // checkRate checks that the processes kept rate with burst: the shared limiter granted at most
 // rate+burst turns in any second of the server's clock, every request the service saw had a
-// turn, and the service counted requests arriving at a mean rate within arrivalMeanSlack of rate
-// and at most arrivalPeak in any second.
+// turn, and requests reached the service's door at a mean rate within arrivalMeanSlack of rate
+// and at most arrivalPeak in any second. The door is the fleet's front handler, which notes each
+// request as it comes in: the sandbox's own count, taken once its handler runs, adds the
+// test server's scheduling on a busy machine to the senders', and is only reported.
 func (f *fleet) checkRate(rate, burst int) string {
 	f.t.Helper()
 	grants := f.grants()
@@ -423,16 +425,16 @@ func (f *fleet) checkRate(rate, burst int) string {
 	if requests > len(grants) {
 		f.t.Errorf("the service saw %d requests and the shared limit granted %d turns: some went unpaced", requests, len(grants))
 	}
-	if most := arrivalPeak(rate, burst); st.MaxInAnySecond > most {
-		f.t.Errorf("the service counted %d requests arriving within one second at --rate %d --burst %d: want at most %d (%v)",
-			st.MaxInAnySecond, rate, burst, most, what)
+	if most := arrivalPeak(rate, burst); densest > most {
+		f.t.Errorf("%d requests reached the service within one second at --rate %d --burst %d: want at most %d (%v)",
+			densest, rate, burst, most, what)
 	}
 	if mean := f.meanArrivalRate(); mean > float64(rate)*arrivalMeanSlack {
 		f.t.Errorf("requests reached the service at %.2f a second over the run at --rate %d: want at most %.2f",
 			mean, rate, float64(rate)*arrivalMeanSlack)
 	}
-	return fmt.Sprintf("turns granted %d for %d requests, most turns in any second %d; most requests arriving in any second %d (%v), most creates in any second %d",
-		len(grants), requests, inSecond, densest, what, maxCreatesInAnySecond(f.sb))
+	return fmt.Sprintf("turns granted %d for %d requests, most turns in any second %d; most requests arriving in any second %d (%v; %d by the sandbox's count), most creates in any second %d",
+		len(grants), requests, inSecond, densest, what, st.MaxInAnySecond, maxCreatesInAnySecond(f.sb))
 }
 
 // meanArrivalRate is the API requests that reached the service a second, from the first to the
