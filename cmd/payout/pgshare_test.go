@@ -101,7 +101,7 @@ func TestThreeHostsPayOneFileOnPostgresOneKilled(t *testing.T) {
 // TestThreeFilesAtOnceShareTheRateOnPostgres: three processes pay three files at once on one
 // PostgreSQL ledger, each at --rate R: together they stay within R (and the burst) in every
 // second (checkRate: the turns the shared limit granted, on the server's clock; the requests
-// the service counted, held to what late arrivals may bunch), and every row is created once.
+// that reached the service, held to what late arrivals may bunch), and every row is created once.
 //
 // Midway, the test holds the chain's lock for PAYOUT_PG_STALL_SECONDS (3; make crashtest-postgres:
 // 30), as a slow or stuck writer would: every worker waits in its intent's commit, and none may
