@@ -112,8 +112,11 @@ type demoService struct {
 
 func startDemoService(log *slog.Logger) (*demoService, error) {
 	d := &demoService{token: randomSecret(), hashKey: randomSecret()}
+	// The service settles the payouts once the run is over (reconcile's Settle), not while it
+	// pays: a callback that comes before the run has recorded the answer naming its invoice is
+	// stored, not applied, and the demo shows every callback applied with its name check.
 	d.sb = sandbox.New(sandbox.Options{AuthToken: d.token, HashKey: []byte(d.hashKey), SettleAfter: demoSettle,
-		SendCallbacks: true, DisplayNames: demoDisplayNames, Logger: log})
+		SettleInterval: -1, SendCallbacks: true, DisplayNames: demoDisplayNames, Logger: log})
 	mux := http.NewServeMux()
 	mux.Handle("/", d.sb)
 	mux.HandleFunc(callbacks.Path, func(w http.ResponseWriter, r *http.Request) {
