@@ -43,8 +43,7 @@ type ReportReads interface {
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	List(ctx context.Context, f Filter) ([]Payout, error)
-	Counts(ctx context.Context) (map[State]CountAmount, error)
-	RejectedRows(ctx context.Context) (CountAmount, error)
+	Counts(ctx context.Context, how CountRead) (Totals, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
 	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
 }
@@ -60,7 +59,7 @@ type ReconcileStore interface {
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
 	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
-	Counts(ctx context.Context) (map[State]CountAmount, error)
+	Counts(ctx context.Context, how CountRead) (Totals, error)
 	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
 	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }

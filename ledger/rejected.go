@@ -7,14 +7,10 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// RejectedRows counts the input rows that validation rejected and that were never paid: a
-// rejected row is kept only among its run's rows, never as a payout. A reference rejected in
-// several runs (the same file dropped again) counts once, with its latest amount; a reference
-// that was later recorded as a payout (the row was fixed and sent) does not count. Rows without a
-// reference count once per run and line. An amount that is not a number adds nothing. Unlike
-// Counts it reads every rejected row (about 3 µs each): only what shows them asks.
-func (db *DB) RejectedRows(ctx context.Context) (CountAmount, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
+// rejectedRows counts the input rows that validation rejected and that were never paid
+// (Totals.RejectedRows): a rejected row is kept only among its run's rows, never as a payout.
+func rejectedRows(ctx context.Context, q rowsQuerier) (CountAmount, error) {
+	rows, err := q.QueryContext(ctx, `SELECT r.run_id, r.line, r.ref, r.amount FROM run_rows r
 		WHERE r.rejected = 1 AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.ref = r.ref)
 		ORDER BY r.run_id, r.line`)
 	if err != nil {

@@ -35,10 +35,11 @@ func TestRejectedRowsCountOnceAndOnlyWhileUnpaid(t *testing.T) {
 	if err := db.Record(ctx, "r3", []ledger.RunRow{{Line: 2, Ref: "FIXED", Amount: "7.00"}}, []ledger.Payout{fixed}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.RejectedRows(ctx)
+	totals, err := db.Counts(ctx, ledger.CountRead{RejectedRows: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := totals.RejectedRows
 	// A and B once each, the row without a reference once per run; FIXED is paid now.
 	if got.Count != 4 || !got.Amount.Equal(decimal.RequireFromString("2012.345")) {
 		t.Errorf("rejected rows %d, %s; want 4, 2012.345", got.Count, got.Amount)

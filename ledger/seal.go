@@ -215,9 +215,7 @@ func sealChain(ctx context.Context, tx *sql.Tx) error {
 }
 
 // scanAll runs query and scans every row with scan.
-func scanAll[T any](ctx context.Context, q interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {
+func scanAll[T any](ctx context.Context, q rowsQuerier, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

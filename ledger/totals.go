@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -13,11 +14,61 @@ type CountAmount struct {
 	Amount decimal.Decimal
 }
 
-// Counts returns the number of payouts and their exact total per state. It reads the running
-// totals that triggers keep in integer sen on every insert, move and delete of a payout, so it
-// costs the same whatever the ledger's size.
-func (db *DB) Counts(ctx context.Context) (map[State]CountAmount, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT state, count, sen FROM state_totals WHERE count <> 0`)
+// Totals is what the ledger holds, counted: its payouts by state and, when asked for, the input
+// rows that validation rejected and that were never paid.
+type Totals struct {
+	States map[State]CountAmount
+	// RejectedRows are the rejected input rows never recorded as payouts: a reference rejected
+	// in several runs (the same file dropped again) counts once, with its latest amount; a
+	// reference later recorded as a payout (the row was fixed and sent) does not count; rows
+	// without a reference count once per run and line; an amount that is not a number adds
+	// nothing. Zero unless CountRead.RejectedRows.
+	RejectedRows CountAmount
+}
+
+// CountRead says what Counts reads besides the payouts by state.
+type CountRead struct {
+	// RejectedRows reads every rejected row (about 3 µs each), where the payouts by state cost
+	// the same at any size: only what shows them asks.
+	RejectedRows bool
+}
+
+// Counts returns the number of payouts and their exact total per state, from the running totals
+// that triggers keep in integer sen on every insert, move and delete of a payout, so that it costs
+// the same whatever the ledger's size; and with how.RejectedRows, the rejected rows, read in the
+// same snapshot, so that the two never disagree about a row a run recorded in between.
+func (db *DB) Counts(ctx context.Context, how CountRead) (Totals, error) {
+	if !how.RejectedRows {
+		states, err := stateTotals(ctx, db.sql)
+		return Totals{States: states}, err
+	}
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return Totals{}, fmt.Errorf("count payouts: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, db.eng.beginRead); err != nil {
+		return Totals{}, fmt.Errorf("count payouts: %w", err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
+	var t Totals
+	if t.States, err = stateTotals(ctx, conn); err != nil {
+		return Totals{}, err
+	}
+	if t.RejectedRows, err = rejectedRows(ctx, conn); err != nil {
+		return Totals{}, err
+	}
+	return t, nil
+}
+
+// rowsQuerier is what a read of several rows runs on: the database, or one connection in a
+// read transaction.
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func stateTotals(ctx context.Context, q rowsQuerier) (map[State]CountAmount, error) {
+	rows, err := q.QueryContext(ctx, `SELECT state, count, sen FROM state_totals WHERE count <> 0`)
 	if err != nil {
 		return nil, fmt.Errorf("count payouts: %w", err)
 	}

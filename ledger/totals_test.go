@@ -46,11 +46,11 @@ func sameCounts(tb testing.TB, got, want map[ledger.State]ledger.CountAmount) {
 
 func mustCounts(tb testing.TB, db *ledger.DB) map[ledger.State]ledger.CountAmount {
 	tb.Helper()
-	counts, err := db.Counts(context.Background())
+	totals, err := db.Counts(context.Background(), ledger.CountRead{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return counts
+	return totals.States
 }
 
 // TestCountsFollowEveryMove: the running totals agree with the payouts after records, moves,

@@ -88,7 +88,7 @@ func rowTableNamed(name string) *rowTable {
 type txQuerier interface {
 	querier
 	preparer
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	rowsQuerier
 }
 
 // tableColumns are a table's columns, in table order (generated columns are not listed: they

@@ -74,10 +74,11 @@ func (rc *reconciler) scope(ctx context.Context, opts Options, run ledger.Run) (
 			return sinceRows(ctx, db, page, runs, opts.Since, emit)
 		}, expected, nil
 	}
-	counts, err := db.Counts(ctx)
+	totals, err := db.Counts(ctx, ledger.CountRead{})
 	if err != nil {
 		return "", nil, 0, err
 	}
+	counts := totals.States
 	expected := counts[ledger.Submitted].Count + counts[ledger.Unknown].Count + counts[ledger.Submitting].Count
 	scope := "every payout not yet final"
 	var refusedSince time.Time

@@ -86,12 +86,12 @@ func countPayouts(t *testing.T, u *user) int {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	counts, err := db.Counts(context.Background())
+	totals, err := db.Counts(context.Background(), ledger.CountRead{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, c := range counts {
+	for _, c := range totals.States {
 		n += c.Count
 	}
 	return n

@@ -73,10 +73,11 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("the walkthrough's ledger: %v\n%s", err, output)
 	}
 	defer db.Close()
-	counts, err := db.Counts(t.Context())
+	totals, err := db.Counts(t.Context(), ledger.CountRead{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	counts := totals.States
 	if paid := counts[ledger.Succeeded].Count; paid == 0 || paid != totalCount(counts) {
 		t.Errorf("after the walkthrough the ledger holds %v; want every payout SUCCEEDED\n%s", counts, output)
 	}

@@ -48,12 +48,11 @@ var statusOrder = []ledger.State{ledger.Succeeded, ledger.Submitted, ledger.Subm
 // rows rejected by validation are never payouts, and are counted as REJECTED from the runs' rows
 // (rejectedRows: those alone).
 func ledgerCounts(ctx context.Context, db *ledger.DB) (counts map[ledger.State]ledger.CountAmount, rejectedRows ledger.CountAmount, err error) {
-	if counts, err = db.Counts(ctx); err != nil {
+	totals, err := db.Counts(ctx, ledger.CountRead{RejectedRows: true})
+	if err != nil {
 		return nil, rejectedRows, err
 	}
-	if rejectedRows, err = db.RejectedRows(ctx); err != nil {
-		return nil, rejectedRows, err
-	}
+	counts, rejectedRows = totals.States, totals.RejectedRows
 	c := counts[ledger.Rejected]
 	counts[ledger.Rejected] = ledger.CountAmount{Count: c.Count + rejectedRows.Count, Amount: c.Amount.Add(rejectedRows.Amount)}
 	return counts, rejectedRows, nil

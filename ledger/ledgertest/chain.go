@@ -69,8 +69,9 @@ func testTotals(t *testing.T, e Engine) {
 	moveTo(t, l, ps[4].Ref, ledger.Submitting, ledger.Unknown, ledger.Failed)
 	moveTo(t, l, ps[5].Ref, ledger.Submitting, ledger.Unknown, ledger.Failed, ledger.Submitted)
 	moveTo(t, l, ps[6].Ref, ledger.Submitting, ledger.Ready)
-	counts, err := l.Counts(ctx)
+	totals, err := l.Counts(ctx, ledger.CountRead{})
 	must(t, err)
+	counts := totals.States
 	all, err := l.List(ctx, ledger.Filter{})
 	must(t, err)
 	scan := make(map[ledger.State]ledger.CountAmount)
