@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -20,10 +21,11 @@ func TestApprovalPolicyIsInTheChain(t *testing.T) {
 	if err != nil || pol.Approvals != 0 || pol.Event.ID != 1 || pol.Event.Facts["genesis"] != "init" {
 		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals set by its first event, the init's", pol, err)
 	}
-	if _, err := db.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0"}}); err != nil {
+	decidedOn := fmt.Sprintf("%d:%s", pol.Event.ID, pol.Event.Hash)
+	if _, err := db.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0", ledger.FactReplaces: decidedOn}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Facts: map[string]string{"approvals": "0"}}); !errors.Is(err, ledger.ErrPolicyChanged) {
+	if _, err := db.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "0", ledger.FactReplaces: decidedOn}}); !errors.Is(err, ledger.ErrPolicyChanged) {
 		t.Fatalf("a change decided on an old policy: %v, want ErrPolicyChanged", err)
 	}
 	now, err := db.ApprovalPolicy(ctx)

@@ -79,7 +79,6 @@ type CallbackStore interface {
 // refusals runs met, as events of the ledger's own in the chain.
 type ApprovalStore interface {
 	ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error)
-	SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error)
 	AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
 	LedgerEvents(ctx context.Context, f EventFilter) ([]LedgerEvent, error)

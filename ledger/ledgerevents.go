@@ -41,9 +41,13 @@ const (
 	EventRepeatsAccepted = "REPEATS-ACCEPTED"
 )
 
-// ErrPolicyChanged is returned by SetApprovalPolicy when the policy changed since the caller read
-// it: the change was decided on a policy that no longer holds.
+// ErrPolicyChanged is returned by AppendLedgerEvents for a policy event decided on a policy that
+// is no longer in force: the change was decided on a policy that no longer holds.
 var ErrPolicyChanged = errors.New("the approval policy changed meanwhile")
+
+// FactReplaces is the fact by which a policy event names the policy event it was decided on and
+// replaces: "ID:HASH", or "none" when no policy was ever set.
+const FactReplaces = "replaces"
 
 // LedgerEvent is an event about the ledger rather than one payout.
 type LedgerEvent struct {
@@ -80,13 +84,19 @@ func (db *DB) appendLedgerEvents(ctx context.Context, tx *sql.Tx, events []Ledge
 }
 
 // AppendLedgerEvents appends events about the ledger to the chain, in one transaction, and
-// returns the chain's new head.
+// returns the chain's new head. A policy event (EventPolicy) is appended only while the policy it
+// names in its FactReplaces is still in force, ErrPolicyChanged otherwise: two people who change
+// the policy at once cannot both decide on the same one, and no caller appends a policy change
+// without saying what it replaces. A call holds at most one policy event.
 func (db *DB) AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (ChainHead, error) {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return ChainHead{}, fmt.Errorf("append events: %w", err)
 	}
 	defer tx.Rollback()
+	if err := checkPolicyEvent(ctx, tx, events); err != nil {
+		return ChainHead{}, fmt.Errorf("append events: %w", err)
+	}
 	head, err := db.appendLedgerEvents(ctx, tx, events)
 	if err != nil {
 		return head, fmt.Errorf("append events: %w", err)
@@ -95,6 +105,40 @@ func (db *DB) AppendLedgerEvents(ctx context.Context, events ...LedgerEvent) (Ch
 		return head, fmt.Errorf("append events: %w", err)
 	}
 	return head, nil
+}
+
+// checkPolicyEvent refuses, inside the transaction that would append them, events that hold more
+// than one policy event, or one whose FactReplaces is not the policy in force.
+func checkPolicyEvent(ctx context.Context, tx *sql.Tx, events []LedgerEvent) error {
+	var change *LedgerEvent
+	for i := range events {
+		if events[i].Kind != EventPolicy {
+			continue
+		}
+		if change != nil {
+			return errors.New("two policy events in one call: append each on its own, on the policy the one before set")
+		}
+		change = &events[i]
+	}
+	if change == nil {
+		return nil
+	}
+	now, err := readPolicy(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if in := policyRef(now.Event); change.Facts[FactReplaces] != in {
+		return fmt.Errorf("%w: the policy in force is event %s, and this change was decided on %q: read it again", ErrPolicyChanged, in, change.Facts[FactReplaces])
+	}
+	return nil
+}
+
+// policyRef names a policy event as a change that replaces it does (FactReplaces).
+func policyRef(e LedgerEvent) string {
+	if e.ID == 0 {
+		return "none"
+	}
+	return strconv.FormatInt(e.ID, 10) + ":" + e.Hash
 }
 
 // ApprovalPolicy is the ledger's approval policy: how many signatures by distinct principals a
@@ -186,10 +230,7 @@ func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (Appro
 			// signatures: the readers check the lowerings from here on.
 			genesis, pol.Changes = true, nil
 		}
-		replaces := "none"
-		if pol.Event.ID != 0 {
-			replaces = strconv.FormatInt(pol.Event.ID, 10) + ":" + pol.Event.Hash
-		}
+		replaces := policyRef(pol.Event)
 		le, err := ledgerEventOf(e)
 		if err != nil {
 			return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)
@@ -227,32 +268,6 @@ var ErrPolicyForged = errors.New("approval policy")
 // ApprovalPolicy is the policy in force: the latest policy event of the chain.
 func (db *DB) ApprovalPolicy(ctx context.Context) (ApprovalPolicy, error) {
 	return readPolicy(ctx, db.sql)
-}
-
-// SetApprovalPolicy appends the policy event e (its Kind is set here) provided that the policy is
-// still the one the caller decided on, was (ErrPolicyChanged otherwise).
-func (db *DB) SetApprovalPolicy(ctx context.Context, was ApprovalPolicy, e LedgerEvent) (ChainHead, error) {
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return ChainHead{}, fmt.Errorf("set approval policy: %w", err)
-	}
-	defer tx.Rollback()
-	now, err := readPolicy(ctx, tx)
-	if err != nil {
-		return ChainHead{}, err
-	}
-	if now.Event.ID != was.Event.ID {
-		return ChainHead{}, fmt.Errorf("set approval policy: %w (event %d): read it again", ErrPolicyChanged, now.Event.ID)
-	}
-	e.Kind = EventPolicy
-	head, err := db.appendLedgerEvents(ctx, tx, []LedgerEvent{e})
-	if err != nil {
-		return head, fmt.Errorf("set approval policy: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return head, fmt.Errorf("set approval policy: %w", err)
-	}
-	return head, nil
 }
 
 // EventFilter selects events about the ledger of one kind: LedgerEvents returns them. Every

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,7 +95,7 @@ func TestALedgerWithoutItsPolicysGenesisIsRefused(t *testing.T) {
 	db2, _ := mustOpen(t)
 	pol, err := db2.ApprovalPolicy(ctx)
 	must(t, err)
-	if _, err := db2.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Facts: map[string]string{"approvals": "0", "was": "0", "genesis": "upgrade"}}); err != nil {
+	if _, err := db2.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "0", "was": "0", "genesis": "upgrade", ledger.FactReplaces: fmt.Sprintf("%d:%s", pol.Event.ID, pol.Event.Hash)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db2.ApprovalPolicy(ctx); err == nil {

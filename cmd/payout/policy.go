@@ -18,11 +18,16 @@ import (
 
 // policyStatement is the statement that lowers current to approvals (approval.PolicyStatement).
 func policyStatement(approvals int, current ledger.ApprovalPolicy) []byte {
-	replaces := "none"
-	if current.Event.ID != 0 {
-		replaces = strconv.FormatInt(current.Event.ID, 10) + ":" + current.Event.Hash
+	return approval.PolicyStatement(approvals, replacing(current))
+}
+
+// replacing names the policy in force as a change that replaces it does: in its statement, and
+// in its event (ledger.FactReplaces), which the ledger appends only while that policy holds.
+func replacing(current ledger.ApprovalPolicy) string {
+	if current.Event.ID == 0 {
+		return "none"
 	}
-	return approval.PolicyStatement(approvals, replaces)
+	return strconv.FormatInt(current.Event.ID, 10) + ":" + current.Event.Hash
 }
 
 // policyText describes a policy for people.
@@ -104,7 +109,7 @@ func policyCmd(ctx context.Context, e *env, args []string) error {
 // setPolicy records a new policy: freely when it asks as much or more, with the signatures of as
 // many distinct signers as the policy in force asks when it asks less.
 func setPolicy(ctx context.Context, e *env, db *ledger.DB, current ledger.ApprovalPolicy, n int, sigs []string, zone *time.Location) error {
-	facts := map[string]string{"approvals": strconv.Itoa(n), "was": strconv.Itoa(current.Approvals)}
+	facts := map[string]string{"approvals": strconv.Itoa(n), "was": strconv.Itoa(current.Approvals), ledger.FactReplaces: replacing(current)}
 	detail := fmt.Sprintf("approval policy: %d signers (was %d)", n, current.Approvals)
 	if n < current.Approvals {
 		statement := policyStatement(n, current)
@@ -117,7 +122,7 @@ func setPolicy(ctx context.Context, e *env, db *ledger.DB, current ledger.Approv
 		facts["signed_by"], facts["statement"], facts["signatures"] = signers, string(statement), approval.JoinSignatures(signed)
 		detail += ", lowered with the signatures of " + signers
 	}
-	if _, err := db.SetApprovalPolicy(ctx, current, ledger.LedgerEvent{Detail: detail, Facts: facts}); err != nil {
+	if _, err := db.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Detail: detail, Facts: facts}); err != nil {
 		if errors.Is(err, ledger.ErrPolicyChanged) {
 			return usageError("policy: %v: nothing was changed", err)
 		}

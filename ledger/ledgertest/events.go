@@ -49,9 +49,17 @@ func testApprovalPolicy(t *testing.T, e Engine) {
 	if err != nil || pol.Approvals != 0 || pol.Event.ID != 1 || pol.Event.Facts["genesis"] != "init" {
 		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals set by its first event, the init's", pol, err)
 	}
-	set, err := l.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0"}})
+	decidedOn := fmt.Sprintf("%d:%s", pol.Event.ID, pol.Event.Hash)
+	if _, err := l.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "2", "was": "0"}}); !errors.Is(err, ledger.ErrPolicyChanged) {
+		t.Fatalf("a policy change that does not say what it replaces: %v, want ErrPolicyChanged", err)
+	}
+	twice := ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "2", "was": "0", ledger.FactReplaces: decidedOn}}
+	if _, err := l.AppendLedgerEvents(ctx, twice, twice); err == nil {
+		t.Fatal("two policy events in one call were appended")
+	}
+	set, err := l.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0", ledger.FactReplaces: decidedOn}})
 	must(t, err)
-	if _, err := l.SetApprovalPolicy(ctx, pol, ledger.LedgerEvent{Facts: map[string]string{"approvals": "0"}}); !errors.Is(err, ledger.ErrPolicyChanged) {
+	if _, err := l.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "0", ledger.FactReplaces: decidedOn}}); !errors.Is(err, ledger.ErrPolicyChanged) {
 		t.Fatalf("a change decided on an old policy: %v, want ErrPolicyChanged", err)
 	}
 	now, err := l.ApprovalPolicy(ctx)
