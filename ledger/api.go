@@ -173,8 +173,8 @@ type Event struct {
 	Actor   string // who recorded it: "user@host", or "service callback"
 }
 
-// Filter selects payouts: List returns them, WalkPayouts hands them over a page at a time. Every
-// field set narrows it; the zero value selects every payout.
+// Filter selects payouts, which WalkPayouts hands over a page at a time. Every field set narrows
+// it; the zero value selects every payout.
 type Filter struct {
 	States       []State   // in one of these states
 	CreatedSince time.Time // recorded at or after this time
@@ -184,8 +184,9 @@ type Filter struct {
 	// InvoiceNo selects the payout the service created under this payout_invoice_no, read by its
 	// index: the payout a callback names.
 	InvoiceNo string
-	// Latest keeps only the latest n payouts, from the latest run's last line back (List alone;
-	// it reads the runs from the latest, and stops at the nth payout, at any size).
+	// Latest keeps only the latest n payouts, from the latest run's last line back, in that order:
+	// WalkPayouts reads them at once, from the latest run on, and stops at the nth payout, at any
+	// size of the ledger. 0 keeps all; below 0 is refused.
 	Latest int
 }
 

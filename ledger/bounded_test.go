@@ -63,7 +63,9 @@ func TestBoundedRunQueries(t *testing.T) {
 	}
 }
 
-func TestListLatest(t *testing.T) {
+// TestWalkPayoutsLatest: with Latest, WalkPayouts gives at most that many payouts of the set,
+// latest first, whatever its page.
+func TestWalkPayoutsLatest(t *testing.T) {
 	t.Parallel()
 	db, _ := mustOpen(t)
 	ctx := context.Background()
@@ -79,16 +81,20 @@ func TestListLatest(t *testing.T) {
 	if err := db.Apply(ctx, ledger.Change{Ref: "new-ref-2", From: ledger.Submitted, To: ledger.Succeeded}); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}, Latest: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range ps {
-		got = append(got, p.Ref)
-	}
-	if want := []string{"new-ref-2", "new-ref-0", "old-ref-3"}; !slices.Equal(got, want) {
-		t.Errorf("List(Latest 3): %v, want %v (latest run first, then by line from the last)", got, want)
+	done := []ledger.State{ledger.Submitted, ledger.Succeeded}
+	for _, c := range []struct {
+		latest int
+		want   []string
+	}{
+		{3, []string{"new-ref-2", "new-ref-0", "old-ref-3"}},
+		{10, []string{"new-ref-2", "new-ref-0", "old-ref-3", "old-ref-1"}},
+	} {
+		for _, page := range []int{1, 2, 50} {
+			got := pagedPayouts(t, db, ledger.Filter{States: done, Latest: c.latest}, page)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("WalkPayouts(Latest %d) in pages of %d: %v, want %v (latest run first, then by line from the last)", c.latest, page, got, c.want)
+			}
+		}
 	}
 }
 

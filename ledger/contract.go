@@ -14,7 +14,9 @@ import (
 // them, and a test holds every other exported method of DB to being in one of them.
 
 // RunWrites is what a run of a file does to the ledger while it pays: its record, its input
-// lines and payouts, the lookups that decide what is new, and every payout's moves.
+// lines and payouts, the lookups that decide what is new, the payouts it reads by state (the
+// orphans a gone process left, the ones known to exist that prove lookups work), and every
+// payout's moves.
 type RunWrites interface {
 	AddRun(ctx context.Context, r Run) error
 	FinishRun(ctx context.Context, id string, status RunStatus, exitCode int, ended time.Time) error
@@ -23,7 +25,7 @@ type RunWrites interface {
 	Record(ctx context.Context, runID string, rows []RunRow, fresh []Payout) error
 	Lookup(ctx context.Context, refs []string, how LookupFields) (map[string]Payout, error)
 	Get(ctx context.Context, ref string) (Payout, error)
-	List(ctx context.Context, f Filter) ([]Payout, error)
+	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
 	RecentPayees(ctx context.Context, since time.Time, limit int) (RecentPayees, error)
 	RecentPayouts(ctx context.Context, payees []Payee, since time.Time) (map[string]Payout, error)
 	Apply(ctx context.Context, changes ...Change) error
@@ -42,7 +44,6 @@ type ReportReads interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	FindRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	RunLines(ctx context.Context, runID string, how LineRead, fn func(ReportLine) error) error
-	List(ctx context.Context, f Filter) ([]Payout, error)
 	Counts(ctx context.Context, how CountRead) (Totals, error)
 	Events(ctx context.Context, ref string) ([]Event, error)
 	NameChecks(ctx context.Context, f NameFilter) ([]NameCheck, error)
@@ -64,12 +65,12 @@ type ReconcileStore interface {
 	Retries(ctx context.Context, f RetryFilter) (map[string]Retry, error)
 }
 
-// CallbackStore is what the callback receiver does: find the payout an invoice names (List by
-// Filter.InvoiceNo), move it, keep the bank's name for the account, and store every callback
-// once; its health check reads the chain's head.
+// CallbackStore is what the callback receiver does: find the payout an invoice names
+// (WalkPayouts of Filter.InvoiceNo), move it, keep the bank's name for the account, and store
+// every callback once; its health check reads the chain's head.
 type CallbackStore interface {
 	ChainHead(ctx context.Context) (ChainHead, error)
-	List(ctx context.Context, f Filter) ([]Payout, error)
+	WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error
 	Apply(ctx context.Context, changes ...Change) error
 	SetNameCheck(ctx context.Context, ref, displayName, check string) error
 	StoreCallback(ctx context.Context, c StoredCallback) error
@@ -99,7 +100,6 @@ type AuditStore interface {
 	Events(ctx context.Context, ref string) ([]Event, error)
 	Approvals(ctx context.Context, sha256 string) ([]Approval, error)
 	GetRun(ctx context.Context, id string) (Run, error)
-	List(ctx context.Context, f Filter) ([]Payout, error)
 	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
 	// LedgerEvents are the events about the ledger: audit verify checks the signatures the
 	// approval events store.

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 func TestOpenSetsPragmasOnEveryPooledConnection(t *testing.T) {
@@ -439,9 +440,9 @@ func TestApplyConcurrentCallers(t *testing.T) {
 	db.Close()
 	db = openAt(t, path)
 	for _, p := range ps {
-		found, err := db.List(ctx, ledger.Filter{InvoiceNo: "INV-" + p.Ref})
-		if err != nil || len(found) != 1 || found[0].Ref != p.Ref || found[0].State != ledger.Submitted || found[0].Attempts != 1 {
-			t.Errorf("%s: %+v %v", p.Ref, found, err)
+		found := ledgertest.Payouts(t, db, ledger.Filter{InvoiceNo: "INV-" + p.Ref})
+		if len(found) != 1 || found[0].Ref != p.Ref || found[0].State != ledger.Submitted || found[0].Attempts != 1 {
+			t.Errorf("%s: %+v", p.Ref, found)
 			continue
 		}
 		evs := mustEvents(t, db, p.Ref)
@@ -536,10 +537,7 @@ func TestQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("list everything by run then line", func(t *testing.T) {
-		all, err := db.List(ctx, ledger.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := ledgertest.Payouts(t, db, ledger.Filter{})
 		want := []string{r1[0].Ref, r1[1].Ref, r2[0].Ref, r2[1].Ref}
 		if len(all) != len(want) {
 			t.Fatalf("%d payouts", len(all))
@@ -551,19 +549,19 @@ func TestQueries(t *testing.T) {
 		}
 	})
 	t.Run("list by state", func(t *testing.T) {
-		got, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown}})
-		if err != nil || len(got) != 1 || got[0].Ref != r2[1].Ref {
-			t.Errorf("%+v %v", got, err)
+		got := ledgertest.Payouts(t, db, ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown}})
+		if len(got) != 1 || got[0].Ref != r2[1].Ref {
+			t.Errorf("%+v", got)
 		}
-		got, err = db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Ready}})
-		if err != nil || len(got) != 3 || got[2].Ref != r2[0].Ref {
-			t.Errorf("%+v %v", got, err)
+		got = ledgertest.Payouts(t, db, ledger.Filter{States: []ledger.State{ledger.Ready}})
+		if len(got) != 3 || got[2].Ref != r2[0].Ref {
+			t.Errorf("%+v", got)
 		}
 	})
 	t.Run("list since excludes what was recorded before", func(t *testing.T) {
-		got, err := db.List(ctx, ledger.Filter{CreatedSince: mustGet(t, db, r2[0].Ref).CreatedAt})
-		if err != nil || len(got) != 2 || got[0].RunID != "r2" {
-			t.Errorf("%+v %v", got, err)
+		got := ledgertest.Payouts(t, db, ledger.Filter{CreatedSince: mustGet(t, db, r2[0].Ref).CreatedAt})
+		if len(got) != 2 || got[0].RunID != "r2" {
+			t.Errorf("%+v", got)
 		}
 	})
 	t.Run("not found", func(t *testing.T) {

@@ -7,9 +7,10 @@ import (
 	"strings"
 )
 
-// WalkPayouts reads a set of payouts a page at a time, in the order List gives them (by run,
-// then line), so that a caller walks a scope of any size holding one page. Each page is its own
-// short read: the caller may write between pages. RunLines reads a run's lines so too.
+// WalkPayouts is the one way to read a set of payouts. It reads them a page at a time, by run,
+// then line, so that a caller walks a scope of any size holding one page. Each page is its own
+// short read: the caller may write between pages. RunLines reads a run's lines so too. The
+// latest few of a set (Filter.Latest) are one short read, latest first.
 
 // where is f's WHERE condition over payouts "p", its parameters numbered from $first; TRUE
 // when f selects every payout.
@@ -45,10 +46,25 @@ func (s Filter) where(first int) (string, []any) {
 }
 
 // WalkPayouts calls fn with each payout of the set, by run, then line, reading page payouts at a
-// time; no read is open while fn runs.
+// time; no read is open while fn runs. With set.Latest, it calls fn with the latest set.Latest
+// payouts of the set, latest first, read at once (page does not matter then). An error from fn
+// ends the walk and is returned as it is.
 func (db *DB) WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error {
-	if set.Latest != 0 {
-		return fmt.Errorf("walk payouts: Latest is for List, which reads the latest first")
+	switch {
+	case set.Latest < 0:
+		return fmt.Errorf("walk payouts: Latest %d is below zero", set.Latest)
+	case set.Latest > 0:
+		q, args := db.eng.latestSQL(set)
+		ps, err := db.queryPayouts(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("latest payouts: %w", err)
+		}
+		for _, p := range ps {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	runs, err := db.runsHolding(ctx, set)
 	if err != nil {
@@ -75,8 +91,8 @@ func (db *DB) WalkPayouts(ctx context.Context, set Filter, page int, fn func(Pay
 	return nil
 }
 
-// runsHolding returns the runs that recorded a payout of the set, in the order List gives their
-// payouts: by the run's start, then its id.
+// runsHolding returns the runs that recorded a payout of the set, in the order WalkPayouts gives
+// their payouts: by the run's start, then its id.
 func (db *DB) runsHolding(ctx context.Context, set Filter) ([]string, error) {
 	query, args := db.eng.runsHoldingSQL(set)
 	rows, err := db.sql.QueryContext(ctx, query, args...)
@@ -111,8 +127,8 @@ func (e *engine) runsHoldingSQL(set Filter) (string, []any) {
 }
 
 // runPayoutsAfter returns up to n payouts of the set that run recorded, after the position
-// (line, ref) in the order of line then ref: a page of List's order. The first page is after
-// (0, "").
+// (line, ref) in the order of line then ref: a page of WalkPayouts' order. The first page is
+// after (0, "").
 func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, line int, ref string, n int) ([]Payout, error) {
 	where, args := set.where(4)
 	q := `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + db.eng.indexedBy("payouts_by_run") + `
@@ -122,4 +138,13 @@ func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, lin
 		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
 	}
 	return ps, nil
+}
+
+// latestSQL is the query of the latest set.Latest payouts of the set, from the latest run's last
+// line back, and its parameters. It walks the runs from the latest, and each run's payouts by
+// line, so that it stops after the first n matches instead of sorting the ledger.
+func (e *engine) latestSQL(set Filter) (string, []any) {
+	where, args := set.where(1)
+	return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r` + e.joinInOrder + `payouts p ON p.run_id = r.id
+		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + e.insertionOrder + ` DESC, p.line DESC LIMIT $` + strconv.Itoa(len(args)+1), append(args, set.Latest)
 }

@@ -22,16 +22,15 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 	defer db.Close()
 	refusedHolding, refusedArgs := sqliteEngine.runsHoldingSQL(Filter{RefusedSince: time.Now()})
 	notFinalHolding, notFinalArgs := sqliteEngine.runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
-	pending, pendingArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
-	latest, latestArgs := sqliteEngine.listSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
-	byInvoice, byInvoiceArgs := sqliteEngine.listSQL(Filter{InvoiceNo: "INV"})
+	latest, latestArgs := sqliteEngine.latestSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
+	byInvoice, byInvoiceArgs := sqliteEngine.runsHoldingSQL(Filter{InvoiceNo: "INV"})
 	findRuns := func(f RunFilter) string {
 		where, _ := sqliteEngine.findRunsWhere(f)
 		return sqliteEngine.runsSQL(where)
 	}
 	// A LIMIT saves reading only when no sort of everything read comes before it. (FindRuns latest
 	// sorts only the n runs its subquery picked, in index order.)
-	limited := map[string]bool{"List latest": true}
+	limited := map[string]bool{"WalkPayouts latest": true}
 	for _, q := range []struct {
 		name  string
 		sql   string
@@ -49,11 +48,10 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", sqliteEngine.lookupSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"Lookup CheckFields", sqliteEngine.lookupCheckFieldsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"List by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
-		{"pending list", pending, pendingArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
+		{"runsHolding by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
 		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
 		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
-		{"List latest", latest, latestArgs,
+		{"WalkPayouts latest", latest, latestArgs,
 			[]string{"USING INDEX runs_by_start", "USING INDEX payouts_by_run (run_id=?)"}},
 		{"NameChecks mismatches", nameChecksSQL + `WHERE ` + nameMismatchWhere + ` ORDER BY ref`, nil,
 			[]string{"USING INDEX payouts_name_mismatch"}},

@@ -148,31 +148,6 @@ func (e *engine) lookupCheckFieldsSQL() string {
 	return `SELECT p.ref, p.run_id, p.line, p.provider_id, p.account, p.amount, p.state, p.invoice_no FROM ` + e.payoutsOfJSONList()
 }
 
-// List returns the payouts the filter selects, ordered by run, then line; with f.Latest, the
-// latest f.Latest of them, from the latest run's last line back.
-func (db *DB) List(ctx context.Context, f Filter) ([]Payout, error) {
-	q, args := db.eng.listSQL(f)
-	ps, err := db.queryPayouts(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list payouts: %w", err)
-	}
-	return ps, nil
-}
-
-// listSQL is List's query of f, and its parameters.
-func (e *engine) listSQL(f Filter) (string, []any) {
-	where, args := f.where(1)
-	if f.Latest > 0 {
-		// Walks the runs from the latest, and each run's payouts by line, so that it stops after
-		// the first n matches instead of sorting the ledger.
-		return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM runs r` + e.joinInOrder + `payouts p ON p.run_id = r.id
-		WHERE ` + where + ` ORDER BY r.started_at DESC, r.` + e.insertionOrder + ` DESC, p.line DESC LIMIT $` + strconv.Itoa(len(args)+1), append(args, f.Latest)
-	}
-	// Runs sort by when they started, so "by run" follows the ledger's history.
-	return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p WHERE ` + where + `
-		ORDER BY (SELECT started_at FROM runs WHERE runs.id = p.run_id), p.run_id, p.line, p.ref`, args
-}
-
 // Events returns a payout's audit trail, oldest first (empty for an unknown reference).
 func (db *DB) Events(ctx context.Context, ref string) ([]Event, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT id, ref, run_id, at, from_state, to_state, detail, payload, actor

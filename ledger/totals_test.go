@@ -13,15 +13,13 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 // countsByScan is Counts the slow way: every payout read and added up in Go.
 func countsByScan(tb testing.TB, db *ledger.DB) map[ledger.State]ledger.CountAmount {
 	tb.Helper()
-	ps, err := db.List(context.Background(), ledger.Filter{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	ps := ledgertest.Payouts(tb, db, ledger.Filter{})
 	out := make(map[ledger.State]ledger.CountAmount)
 	for _, p := range ps {
 		c := out[p.State]

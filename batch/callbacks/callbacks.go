@@ -254,10 +254,19 @@ func (h *Handler) byInvoice(ctx context.Context, invoiceNo string) (p ledger.Pay
 	if invoiceNo == "" {
 		return ledger.Payout{}, false, nil
 	}
-	ps, err := h.cfg.Ledger.List(ctx, ledger.Filter{InvoiceNo: invoiceNo})
+	var ps []ledger.Payout // a page of two holds the payout, or the two that refuse the number
+	err = h.cfg.Ledger.WalkPayouts(ctx, ledger.Filter{InvoiceNo: invoiceNo}, 2, func(payout ledger.Payout) error {
+		ps = append(ps, payout)
+		if len(ps) > 1 {
+			return errSecondPayout
+		}
+		return nil
+	})
 	switch {
-	case err != nil || len(ps) == 0:
+	case err != nil && !errors.Is(err, errSecondPayout):
 		return ledger.Payout{}, false, err
+	case len(ps) == 0:
+		return ledger.Payout{}, false, nil
 	case len(ps) > 1:
 		return ledger.Payout{}, false, fmt.Errorf("%w: invoice %s is on payouts %s and %s: nothing is applied until the ledger is checked (payout audit verify)",
 			ErrInvoiceTwice, invoiceNo, ps[0].Ref, ps[1].Ref)
@@ -267,6 +276,10 @@ func (h *Handler) byInvoice(ctx context.Context, invoiceNo string) (p ledger.Pay
 
 // ErrInvoiceTwice refuses a callback whose invoice number the ledger holds on more than one payout.
 var ErrInvoiceTwice = errors.New("one invoice number on two payouts")
+
+// errSecondPayout ends byInvoice's walk at the second payout of an invoice: two are enough to
+// refuse it.
+var errSecondPayout = errors.New("a second payout of the invoice")
 
 // settle applies what package outcome decides a verified callback does to the ledger. When the payout
 // changes state under it (a run or a second delivery of the same callback), it reads the payout

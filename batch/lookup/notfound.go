@@ -78,12 +78,13 @@ func (s *Session) Proven(ctx context.Context) bool {
 	candidates := append([]string(nil), s.known...)
 	s.mu.Unlock()
 	if len(candidates) == 0 {
-		existing, err := s.cfg.Ledger.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}, Latest: 3})
+		latest := ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}, Latest: 3}
+		err := s.cfg.Ledger.WalkPayouts(ctx, latest, latest.Latest, func(p ledger.Payout) error {
+			candidates = append(candidates, p.Ref)
+			return nil
+		})
 		if err != nil {
 			return false
-		}
-		for _, p := range existing {
-			candidates = append(candidates, p.Ref)
 		}
 	}
 	for _, ref := range candidates {

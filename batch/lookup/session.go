@@ -20,7 +20,7 @@ import (
 // exist (to prove that lookups work), and every move a lookup decides. A ledger.RunWrites is one.
 type Ledger interface {
 	Get(ctx context.Context, ref string) (ledger.Payout, error)
-	List(ctx context.Context, f ledger.Filter) ([]ledger.Payout, error)
+	WalkPayouts(ctx context.Context, set ledger.Filter, page int, fn func(ledger.Payout) error) error
 	Apply(ctx context.Context, changes ...ledger.Change) error
 }
 

@@ -82,23 +82,23 @@ func recoverOrphans(ctx context.Context, cfg Config, runID string) error {
 	return nil
 }
 
+// orphansPage is how many SUBMITTING payouts orphaned reads at a time: a page is held in memory
+// while it asks about their claimants, with no read open.
+const orphansPage = 500
+
 // orphaned lists the SUBMITTING payouts whose claimant alive says is gone, or that name none (they
 // were claimed before claims named their process, and no process finishes them): their POST may
 // or may not have reached the service, and they are to be looked up before anything is sent
 // again. A payout claimed by a live process is not listed. alive is asked once per claimant.
 func orphaned(ctx context.Context, db Ledger, alive ledger.Liveness) ([]ledger.Payout, error) {
-	submitting, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}})
-	if err != nil {
-		return nil, err
-	}
 	gone := make(map[string]bool)
 	var out []ledger.Payout
-	for _, p := range submitting {
+	err := db.WalkPayouts(ctx, ledger.Filter{States: []ledger.State{ledger.Submitting}}, orphansPage, func(p ledger.Payout) error {
 		dead, asked := gone[p.ClaimedBy]
 		if !asked {
 			live, err := alive.Alive(ctx, p.ClaimedBy)
 			if err != nil {
-				return nil, fmt.Errorf("is %s alive: %w", orUnclaimed(p.ClaimedBy), err)
+				return fmt.Errorf("is %s alive: %w", orUnclaimed(p.ClaimedBy), err)
 			}
 			dead = !live || p.ClaimedBy == ""
 			gone[p.ClaimedBy] = dead
@@ -106,6 +106,10 @@ func orphaned(ctx context.Context, db Ledger, alive ledger.Liveness) ([]ledger.P
 		if dead {
 			out = append(out, p)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -8,17 +8,22 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// submittingOnly is a ledger that holds ps and answers List of SUBMITTING payouts alone.
+// submittingOnly is a ledger that holds ps and answers a walk of the SUBMITTING payouts alone.
 type submittingOnly struct {
 	Ledger
 	ps []ledger.Payout
 }
 
-func (s submittingOnly) List(_ context.Context, f ledger.Filter) ([]ledger.Payout, error) {
-	if !slices.Equal(f.States, []ledger.State{ledger.Submitting}) {
-		panic("a list of other payouts than the SUBMITTING ones")
+func (s submittingOnly) WalkPayouts(_ context.Context, set ledger.Filter, _ int, fn func(ledger.Payout) error) error {
+	if !slices.Equal(set.States, []ledger.State{ledger.Submitting}) || set.Latest != 0 {
+		panic("a walk of other payouts than the SUBMITTING ones")
 	}
-	return s.ps, nil
+	for _, p := range s.ps {
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // askedLiveness knows which claimants run, and counts how often it is asked of each.

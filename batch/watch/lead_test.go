@@ -136,9 +136,9 @@ func takeHold(t *testing.T, url string) ledger.Hold {
 func sendUnrecorded(t *testing.T, h *batchtest.Harness, hold ledger.Hold) string {
 	t.Helper()
 	ctx := context.Background()
-	ready, err := h.DB.List(ctx, ledger.Filter{States: []ledger.State{ledger.Ready}})
-	if err != nil || len(ready) == 0 {
-		t.Fatalf("no READY payout left by the stopped run: %v", err)
+	ready := ledgertest.Payouts(t, h.DB, ledger.Filter{States: []ledger.State{ledger.Ready}})
+	if len(ready) == 0 {
+		t.Fatal("no READY payout left by the stopped run")
 	}
 	p := ready[0]
 	if err := h.DB.Apply(ctx, ledger.Change{Ref: p.Ref, From: ledger.Ready, To: ledger.Submitting, ClaimedBy: hold.Self().Claimant(),

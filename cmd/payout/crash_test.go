@@ -17,6 +17,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 func envInt(name string, def int) int {
@@ -137,10 +138,7 @@ func crashCampaign(t *testing.T, bin string, seed uint64, set crashSetting, rows
 		t.Fatal(err)
 	}
 	defer db.Close()
-	list, err := db.List(context.Background(), ledger.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	list := ledgertest.Payouts(t, db, ledger.Filter{})
 	if len(list) != rows {
 		t.Errorf("ledger holds %d payouts, want %d", len(list), rows)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 var binPath string
@@ -185,10 +186,10 @@ func TestCommandStatusShowsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := db.List(t.Context(), ledger.Filter{})
+	list := ledgertest.Payouts(t, db, ledger.Filter{})
 	db.Close()
-	if err != nil || len(list) == 0 {
-		t.Fatalf("ledger: %d payouts, %v", len(list), err)
+	if len(list) == 0 {
+		t.Fatal("ledger: no payouts")
 	}
 	out, _, code := u.run("status", list[0].Ref)
 	if code != 0 || !strings.Contains(out, "READY -> SUBMITTING") || !strings.Contains(out, "SUBMITTING -> SUBMITTED") {

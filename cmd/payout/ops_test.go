@@ -17,6 +17,7 @@ import (
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/api/sandbox"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 func copyFile(tb testing.TB, from, to string) {
@@ -82,9 +83,9 @@ func TestCommandCallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	list, err := db.List(context.Background(), ledger.Filter{})
-	if err != nil || len(list) == 0 {
-		t.Fatal(list, err)
+	list := ledgertest.Payouts(t, db, ledger.Filter{})
+	if len(list) == 0 {
+		t.Fatal("the ledger holds no payout")
 	}
 	p := list[0]
 

@@ -29,6 +29,7 @@ import (
 	"github.com/payout/payout/batch/read"
 	"github.com/payout/payout/internal/pgtest"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 // fleet is processes of the built binary on several "hosts" (here, processes of one machine)
@@ -491,10 +492,7 @@ func (f *fleet) ledgerStates(want int) {
 		f.t.Fatal(err)
 	}
 	defer db.Close()
-	list, err := db.List(context.Background(), ledger.Filter{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	list := ledgertest.Payouts(f.t, db, ledger.Filter{})
 	if len(list) != want {
 		f.t.Errorf("the ledger holds %d payouts, want %d", len(list), want)
 	}

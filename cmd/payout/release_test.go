@@ -14,6 +14,7 @@ import (
 
 	"github.com/payout/payout/batch/outcome"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 // TestCommandReleaseStuckPayout: `payout status` says how to free a stuck payout, and `payout
@@ -100,9 +101,9 @@ func stickPayout(t *testing.T, path, ref string) string {
 			t.Fatal(err)
 		}
 	}
-	list, err := db.List(ctx, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
-	if err != nil || len(list) == 0 {
-		t.Fatalf("no accepted payout: %v", err)
+	list := ledgertest.Payouts(t, db, ledger.Filter{States: []ledger.State{ledger.Submitted, ledger.Succeeded}})
+	if len(list) == 0 {
+		t.Fatal("no accepted payout")
 	}
 	return list[0].Ref
 }

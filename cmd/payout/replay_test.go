@@ -14,6 +14,7 @@ import (
 
 	"github.com/payout/payout/api"
 	"github.com/payout/payout/ledger"
+	"github.com/payout/payout/ledger/ledgertest"
 )
 
 // TestCommandCallbackReplayInANewEnvelopeIsCounted: a callback replayed in new envelopes
@@ -30,10 +31,10 @@ func TestCommandCallbackReplayInANewEnvelopeIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := db.List(t.Context(), ledger.Filter{})
+	list := ledgertest.Payouts(t, db, ledger.Filter{})
 	db.Close()
-	if err != nil || len(list) == 0 {
-		t.Fatal(list, err)
+	if len(list) == 0 {
+		t.Fatal("the ledger holds no payout")
 	}
 	p := list[0]
 

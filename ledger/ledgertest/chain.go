@@ -72,8 +72,7 @@ func testTotals(t *testing.T, e Engine) {
 	totals, err := l.Counts(ctx, ledger.CountRead{})
 	must(t, err)
 	counts := totals.States
-	all, err := l.List(ctx, ledger.Filter{})
-	must(t, err)
+	all := Payouts(t, l, ledger.Filter{})
 	scan := make(map[ledger.State]ledger.CountAmount)
 	for _, p := range all {
 		c := scan[p.State]

@@ -86,8 +86,7 @@ func claim(tb testing.TB, l ledger.Ledger, claimant string, ps ...ledger.Payout)
 // claimant want gives it.
 func submitting(tb testing.TB, l ledger.Ledger, want map[string]string) {
 	tb.Helper()
-	found, err := l.List(context.Background(), ledger.Filter{States: []ledger.State{ledger.Submitting}})
-	must(tb, err)
+	found := Payouts(tb, l, ledger.Filter{States: []ledger.State{ledger.Submitting}})
 	got := make(map[string]string, len(found))
 	for _, p := range found {
 		got[p.Ref] = p.ClaimedBy

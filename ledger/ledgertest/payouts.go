@@ -9,9 +9,10 @@ import (
 	"github.com/payout/payout/ledger"
 )
 
-// testFindPayouts: each field of the payout filter selects what it says, List and WalkPayouts
-// (whatever its page) give the same payouts in the same order, and one payout is found by its
-// reference, or among a list of references.
+// testFindPayouts: each field of the payout filter selects what it says, WalkPayouts gives the
+// same payouts in the same order whatever its page (by run, then line; with Latest, at most that
+// many, latest first), an error of fn ends the walk and is what it returns, and one payout is
+// found by its reference, or among a list of references.
 func testFindPayouts(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -41,24 +42,31 @@ func testFindPayouts(t *testing.T, e Engine) {
 		{ledger.Filter{CreatedSince: created}, []string{"new-a", "new-b", "new-c", "new-d"}},
 		{ledger.Filter{RefusedSince: refused}, []string{"old-3"}},
 		{ledger.Filter{States: []ledger.State{ledger.Submitted}, Latest: 2}, []string{"new-c", "new-a"}},
+		{ledger.Filter{States: []ledger.State{ledger.Submitted}, Latest: 5}, []string{"new-c", "new-a", "old-1"}},
+		{ledger.Filter{Latest: 1}, []string{"new-d"}},
+		{ledger.Filter{States: []ledger.State{ledger.Succeeded}, Latest: 3}, nil},
 		{ledger.Filter{States: []ledger.State{ledger.Succeeded}}, nil},
 		{ledger.Filter{InvoiceNo: "INV-N2"}, []string{fresh[2].Ref}},
 		{ledger.Filter{InvoiceNo: "INV-NONE"}, nil},
 		{ledger.Filter{States: []ledger.State{ledger.Ready}, InvoiceNo: "INV-N2"}, nil},
 	} {
-		list, err := l.List(ctx, c.f)
-		if got := refs(list); err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("List(%+v): %v %v, want %v", c.f, got, err, c.want)
-		}
-		if c.f.Latest != 0 {
-			continue
-		}
 		for _, page := range []int{1, 3, 100} {
 			var walked []string
 			err := l.WalkPayouts(ctx, c.f, page, func(p ledger.Payout) error { walked = append(walked, p.Ref); return nil })
 			if err != nil || !slices.Equal(walked, c.want) {
 				t.Errorf("WalkPayouts(%+v) in pages of %d: %v %v, want %v", c.f, page, walked, err, c.want)
 			}
+		}
+		if got := refs(Payouts(t, l, c.f)); !slices.Equal(got, c.want) {
+			t.Errorf("Payouts(%+v): %v, want %v", c.f, got, c.want)
+		}
+	}
+	stop := errors.New("stop")
+	for _, f := range []ledger.Filter{{}, {Latest: 3}} {
+		calls := 0
+		err := l.WalkPayouts(ctx, f, 2, func(ledger.Payout) error { calls++; return stop })
+		if !errors.Is(err, stop) || calls != 1 {
+			t.Errorf("WalkPayouts(%+v) whose fn fails: %v after %d calls, want fn's error after one", f, err, calls)
 		}
 	}
 	if _, err := l.Get(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
@@ -76,4 +84,24 @@ func refs(ps []ledger.Payout) []string {
 		out = append(out, p.Ref)
 	}
 	return out
+}
+
+// Payouts is every payout of the set f selects, as db's WalkPayouts gives them (by run, then
+// line; with f.Latest, latest first): what a test checks a ledger holds. A failed read fails tb.
+func Payouts(tb testing.TB, db payoutWalker, f ledger.Filter) []ledger.Payout {
+	tb.Helper()
+	var out []ledger.Payout
+	err := db.WalkPayouts(context.Background(), f, 50, func(p ledger.Payout) error {
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("payouts of %+v: %v", f, err)
+	}
+	return out
+}
+
+// payoutWalker is what Payouts reads: a ledger, or any of its uses that walks payouts.
+type payoutWalker interface {
+	WalkPayouts(ctx context.Context, set ledger.Filter, page int, fn func(ledger.Payout) error) error
 }
