@@ -77,7 +77,7 @@ type engine struct {
 	// schemaVersionSQL reads the schema version: the number of SQLite's last migration that the
 	// ledger's tables are.
 	schemaVersionSQL string
-	// beginRead starts a read-only transaction that sees one snapshot, for VerifyChain.
+	// beginRead starts a read-only transaction that sees one snapshot (DB.snapshot).
 	beginRead string
 	// param is the nth parameter of a statement the package writes with its parameters in order
 	// (the multi-row inserts): SQLite's "?", which its driver binds by position, where for a

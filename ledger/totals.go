@@ -42,15 +42,11 @@ func (db *DB) Counts(ctx context.Context, how CountRead) (Totals, error) {
 		states, err := stateTotals(ctx, db.sql)
 		return Totals{States: states}, err
 	}
-	conn, err := db.sql.Conn(ctx)
+	conn, end, err := db.snapshot(ctx)
 	if err != nil {
 		return Totals{}, fmt.Errorf("count payouts: %w", err)
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, db.eng.beginRead); err != nil {
-		return Totals{}, fmt.Errorf("count payouts: %w", err)
-	}
-	defer conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
+	defer end()
 	var t Totals
 	if t.States, err = stateTotals(ctx, conn); err != nil {
 		return Totals{}, err

@@ -44,6 +44,22 @@ type ChainReport struct {
 	Findings  []Finding
 }
 
+// snapshot opens a read-only transaction on a connection of its own, which sees one snapshot of
+// the ledger until end rolls it back and hands the connection back.
+func (db *DB) snapshot(ctx context.Context) (conn *sql.Conn, end func(), err error) {
+	if conn, err = db.sql.Conn(ctx); err != nil {
+		return nil, nil, err
+	}
+	if _, err := conn.ExecContext(ctx, db.eng.beginRead); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, func() {
+		conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
+		conn.Close()
+	}, nil
+}
+
 // replay is what a payout's events say its row holds.
 type replay struct {
 	firstID   int64
@@ -65,15 +81,11 @@ type replay struct {
 // details, invoice number and statuses, name and account number through their digest, or the
 // masked forms of its purge). It names each event or payout that does not match.
 func (db *DB) VerifyChain(ctx context.Context) (ChainReport, error) {
-	conn, err := db.sql.Conn(ctx)
+	conn, end, err := db.snapshot(ctx)
 	if err != nil {
 		return ChainReport{}, fmt.Errorf("verify: %w", err)
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, db.eng.beginRead); err != nil {
-		return ChainReport{}, fmt.Errorf("verify: %w", err)
-	}
-	defer conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
+	defer end()
 	other := conn
 	if db.eng.secondReader != nil {
 		if other, err = db.eng.secondReader(db, ctx, conn); err != nil {
