@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/payout/payout/api"
@@ -33,9 +34,13 @@ const callbackLedgerTimeout = 30 * time.Second
 // Verdicts a verified callback is stored with (ledger.StoredCallback.Verdict).
 // The verdicts a callback's payload earns are decided by package outcome.
 const (
-	VerdictApplied         = outcome.CallbackApplied
-	VerdictReplay          = outcome.CallbackReplay
-	VerdictUnknownInvoice  = "unknown-invoice" // no payout with this invoice_no in the ledger
+	VerdictApplied        = outcome.CallbackApplied
+	VerdictReplay         = outcome.CallbackReplay
+	VerdictUnknownInvoice = "unknown-invoice" // no payout with this invoice_no in the ledger
+	// VerdictNotYetRecorded is an unknown invoice while a payout to the callback's account and
+	// amount awaits its invoice number (awaited): answered 503, so that the service's next
+	// delivery applies it, with its name check, once the run has recorded the number.
+	VerdictNotYetRecorded  = "not-yet-recorded"
 	VerdictAmountMismatch  = outcome.CallbackAmountMismatch
 	VerdictNotSuccess      = outcome.CallbackNotSuccess
 	VerdictConflict        = outcome.CallbackConflict
@@ -169,6 +174,16 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	if p.Ref != "" {
 		log = log.With("ref", p.Ref)
 	}
+	if verdict == VerdictUnknownInvoice {
+		awaited, err := h.awaited(ctx, cb.Payload)
+		if err != nil {
+			unsettled(w, log, err)
+			return
+		}
+		if awaited {
+			verdict = VerdictNotYetRecorded
+		}
+	}
 	if p.Ref != "" && matches(verdict) {
 		if err := h.recordName(ctx, log, p, cb.Payload.DisplayName, inEvent); err != nil {
 			// The state change is kept; the service's next delivery records the name.
@@ -186,7 +201,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		stored.Payload = string(cb.RawPayload)
 	}
 	if err := h.cfg.Ledger.StoreCallback(ctx, stored); err != nil {
-		if verdict == VerdictUnknownInvoice {
+		if verdict == VerdictUnknownInvoice || verdict == VerdictNotYetRecorded {
 			// The stored copy is the only trace of it: let the service retry.
 			log.Error("callback: store", "verdict", verdict, "err", err)
 			answer(w, http.StatusServiceUnavailable, "ledger unavailable, try again")
@@ -204,6 +219,11 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	case VerdictUnknownInvoice:
 		log.Warn("callback for an invoice not in the ledger: stored, not applied", "verdict", verdict,
 			"callback_amount", cb.Payload.Amount.String())
+	case VerdictNotYetRecorded:
+		log.Warn("callback for an invoice the ledger has yet to record: stored, and the service asked to send it again", "verdict", verdict,
+			"callback_amount", cb.Payload.Amount.String())
+		answer(w, http.StatusServiceUnavailable, "payout not yet recorded, try again")
+		return
 	default:
 		log.Warn("callback not applied: needs attention", "verdict", verdict, "state", p.State,
 			"callback_amount", cb.Payload.Amount.String(), "ledger_amount", p.Amount.String(),
@@ -211,6 +231,37 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	answer(w, http.StatusOK, verdict)
 }
+
+// awaitedPage is how many payouts awaited reads at a time.
+const awaitedPage = 500
+
+// awaited reports whether a payout that may exist at the service but has no invoice number in the
+// ledger yet (SUBMITTING: its answer not recorded yet; UNKNOWN: its answer lost) pays the callback's
+// account and amount. A callback for an invoice the ledger does not know is then most likely
+// that payout's, come before the run recorded the answer that names the invoice: applied now, it
+// would be lost, and with it the bank's name for the account.
+func (h *Handler) awaited(ctx context.Context, cb api.CallbackPayload) (bool, error) {
+	account := ledger.AccountDigits(strings.TrimSpace(cb.OrgnThirdPartyAccountNo))
+	if account == "" {
+		return false, nil
+	}
+	found := false
+	pending := ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown}}
+	err := h.cfg.Ledger.WalkPayouts(ctx, pending, awaitedPage, func(p ledger.Payout) error {
+		if p.InvoiceNo == "" && ledger.AccountDigits(p.Account) == account && p.Amount.Equal(cb.Amount) {
+			found = true
+			return errAwaitedFound
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errAwaitedFound) {
+		return false, err
+	}
+	return found, nil
+}
+
+// errAwaitedFound ends awaited's walk at the first payout that awaits the callback.
+var errAwaitedFound = errors.New("a payout awaits the callback")
 
 // matches reports whether a callback of this verdict is about its payout as the ledger holds it
 // (applied, or a replay of one that was). Only then is its display_name the name the bank holds

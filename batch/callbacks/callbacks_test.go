@@ -531,6 +531,74 @@ func TestCallbackForUnknownInvoiceIsStored(t *testing.T) {
 	}
 }
 
+// A callback that comes before the run has recorded the answer naming its invoice, for a payout
+// that is SUBMITTING or UNKNOWN without an invoice number and pays its account and amount, is
+// stored and answered 503; the service's next delivery, once the number is recorded, is applied
+// with its name check, and is counted on the stored row.
+func TestCallbackBeforeItsInvoiceIsRecordedIsAskedForAgain(t *testing.T) {
+	t.Parallel()
+	for _, state := range []ledger.State{ledger.Submitting, ledger.Unknown} {
+		t.Run(string(state), func(t *testing.T) {
+			t.Parallel()
+			r := newCBRig(t)
+			states := []ledger.State{ledger.Submitting}
+			if state == ledger.Unknown {
+				states = append(states, ledger.Unknown)
+			}
+			r.payoutTo("EARLY-1", "Lim Wei Jie", "", "10.00", states...)
+			cb := cbPayload("POI-EARLY", "10.00", "BR-EARLY")
+			cb.OrgnThirdPartyAccountNo, cb.DisplayName = "001234567890", "TAN AH KOW" // zeros a bank may add
+			body := cbSign(t, cb, cbHashKey)
+
+			status, answer := r.post(body)
+			if status != http.StatusServiceUnavailable || answer["message"] != "payout not yet recorded, try again" {
+				t.Fatalf("answer %d %v, want 503 asking for the callback again", status, answer)
+			}
+			if cbs := r.stored(); len(cbs) != 1 || cbs[0].Verdict != callbacks.VerdictNotYetRecorded || !strings.Contains(cbs[0].Payload, "BR-EARLY") {
+				t.Fatalf("stored %+v, want the payload kept as %s", cbs, callbacks.VerdictNotYetRecorded)
+			}
+			if p := r.get("EARLY-1"); p.State != state {
+				t.Fatalf("the payout moved to %s before its invoice was recorded", p.State)
+			}
+
+			// The run records the service's answer (or a lookup finds the payout).
+			if err := r.db.Apply(context.Background(), ledger.Change{Ref: "EARLY-1", From: state, To: ledger.Submitted,
+				InvoiceNo: "POI-EARLY", Detail: "the service's answer"}); err != nil {
+				t.Fatal(err)
+			}
+			status, answer = r.post(body)
+			if status != http.StatusOK || answer["message"] != callbacks.VerdictApplied {
+				t.Fatalf("the delivery after the invoice was recorded: %d %v, want 200 %s", status, answer, callbacks.VerdictApplied)
+			}
+			if p := r.get("EARLY-1"); p.State != ledger.Succeeded {
+				t.Fatalf("payout %s, want SUCCEEDED", p.State)
+			}
+			if nc := r.nameCheck("EARLY-1"); nc.Check != ledger.NameMismatch || nc.DisplayName != "TAN AH KOW" {
+				t.Fatalf("name check %+v, want the bank's name flagged as a mismatch", nc)
+			}
+			if replays := r.replays(); len(replays) != 1 || replays[0] != 1 {
+				t.Fatalf("replays %v, want the second delivery counted on the stored row", replays)
+			}
+		})
+	}
+}
+
+// An unknown invoice whose amount or account no payout awaiting its invoice pays is not asked for
+// again: it is stored, and answered 200.
+func TestCallbackForAnotherAccountOrAmountIsNotAskedForAgain(t *testing.T) {
+	t.Parallel()
+	r := newCBRig(t)
+	r.payout("WAITING-1", "", "10.00", ledger.Submitting)
+	other := cbPayload("POI-OTHER-AMOUNT", "10.01", "BR1")
+	elsewhere := cbPayload("POI-OTHER-ACCOUNT", "10.00", "BR2")
+	elsewhere.OrgnThirdPartyAccountNo = "9999999999"
+	for _, cb := range []api.CallbackPayload{other, elsewhere} {
+		if status, answer := r.post(cbSign(t, cb, cbHashKey)); status != http.StatusOK || answer["message"] != callbacks.VerdictUnknownInvoice {
+			t.Errorf("%s: answer %d %v, want 200 %s", cb.InvoiceNo, status, answer, callbacks.VerdictUnknownInvoice)
+		}
+	}
+}
+
 // A callback whose invoice number the ledger holds on two payouts (one written by hand) moves
 // neither: the answer asks for it again, and the log names both references.
 func TestCallbackForAnInvoiceOnTwoPayoutsMovesNeither(t *testing.T) {

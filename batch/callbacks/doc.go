@@ -5,6 +5,7 @@
 // and flagged, never applied, and changes nothing of the payout. The display_name of a callback
 // that matches its payout, read as the name the bank holds for the account, is kept with its
 // verdict against the recipient (NamesMatch): a mismatch is flagged, never a reason to change
-// the payout's state. The `callbacks` command and the demo
-// serve it over HTTP.
+// the payout's state. A callback that comes before the run has recorded the invoice number it
+// names, while a payout without one pays its account and amount, is stored and answered 503, so
+// that its next delivery is applied. The `callbacks` command and the demo serve it over HTTP.
 package callbacks
