@@ -141,25 +141,8 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	log := h.log.With("remote", r.RemoteAddr)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			log.Warn("callback refused: body too large", "limit", h.cfg.MaxBody)
-			answer(w, http.StatusRequestEntityTooLarge, "body too large")
-			return
-		}
-		log.Warn("callback: read body", "err", err)
-		answer(w, http.StatusBadRequest, "cannot read body")
-		return
-	}
-	cb, err := api.VerifyCallback(body, h.cfg.HashKey)
-	if err != nil {
-		// Only the reason is logged: never the body, the token or the error text, which could
-		// echo either.
-		status, reason := refusal(err)
-		log.Warn("callback refused", "status", status, "reason", reason, "bytes", len(body))
-		answer(w, status, reason)
+	cb, ok := h.verified(w, r, log)
+	if !ok {
 		return
 	}
 	log = log.With("invoice", cb.Payload.InvoiceNo)
@@ -211,23 +194,56 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		// would find the same verdict.
 		log.Error("callback: store (the payout's event has the payload)", "verdict", verdict, "err", err)
 	}
+	answerVerdict(w, log, verdict, p, cb.Payload)
+}
+
+// verified reads the request's body and verifies its JWT, or answers the refusal and returns
+// false.
+func (h *Handler) verified(w http.ResponseWriter, r *http.Request, log *slog.Logger) (api.Callback, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			log.Warn("callback refused: body too large", "limit", h.cfg.MaxBody)
+			answer(w, http.StatusRequestEntityTooLarge, "body too large")
+			return api.Callback{}, false
+		}
+		log.Warn("callback: read body", "err", err)
+		answer(w, http.StatusBadRequest, "cannot read body")
+		return api.Callback{}, false
+	}
+	cb, err := api.VerifyCallback(body, h.cfg.HashKey)
+	if err != nil {
+		// Only the reason is logged: never the body, the token or the error text, which could
+		// echo either.
+		status, reason := refusal(err)
+		log.Warn("callback refused", "status", status, "reason", reason, "bytes", len(body))
+		answer(w, status, reason)
+		return api.Callback{}, false
+	}
+	return cb, true
+}
+
+// answerVerdict logs what a stored callback's verdict means and answers it: 503 for one whose
+// invoice is yet to be recorded, so that it comes again; 200 with the verdict otherwise.
+func answerVerdict(w http.ResponseWriter, log *slog.Logger, verdict string, p ledger.Payout, cb api.CallbackPayload) {
 	switch verdict {
 	case VerdictApplied:
-		log.Info("callback applied", "verdict", verdict, "bank_reference_no", cb.Payload.BankReferenceNo)
+		log.Info("callback applied", "verdict", verdict, "bank_reference_no", cb.BankReferenceNo)
 	case VerdictReplay:
 		log.Info("callback replayed", "verdict", verdict)
 	case VerdictUnknownInvoice:
 		log.Warn("callback for an invoice not in the ledger: stored, not applied", "verdict", verdict,
-			"callback_amount", cb.Payload.Amount.String())
+			"callback_amount", cb.Amount.String())
 	case VerdictNotYetRecorded:
 		log.Warn("callback for an invoice the ledger has yet to record: stored, and the service asked to send it again", "verdict", verdict,
-			"callback_amount", cb.Payload.Amount.String())
+			"callback_amount", cb.Amount.String())
 		answer(w, http.StatusServiceUnavailable, "payout not yet recorded, try again")
 		return
 	default:
 		log.Warn("callback not applied: needs attention", "verdict", verdict, "state", p.State,
-			"callback_amount", cb.Payload.Amount.String(), "ledger_amount", p.Amount.String(),
-			"invoice_status", cb.Payload.InvoiceStatus, "invoice_status_id", cb.Payload.InvoiceStatusID)
+			"callback_amount", cb.Amount.String(), "ledger_amount", p.Amount.String(),
+			"invoice_status", cb.InvoiceStatus, "invoice_status_id", cb.InvoiceStatusID)
 	}
 	answer(w, http.StatusOK, verdict)
 }
