@@ -173,8 +173,9 @@ type Event struct {
 	Actor   string // who recorded it: "user@host", or "service callback"
 }
 
-// Filter selects payouts, which WalkPayouts hands over a page at a time. Every field set narrows
-// it; the zero value selects every payout.
+// Filter selects payouts, which WalkPayouts hands over a page at a time, or at once when the
+// filter names a few by an index of their own (InvoiceNo, Account, Latest). Every field set
+// narrows it; the zero value selects every payout.
 type Filter struct {
 	States       []State   // in one of these states
 	CreatedSince time.Time // recorded at or after this time
@@ -184,6 +185,11 @@ type Filter struct {
 	// InvoiceNo selects the payout the service created under this payout_invoice_no, read by its
 	// index: the payout a callback names.
 	InvoiceNo string
+	// Account, with Amount, selects the payouts of that amount to that account, leading zeros
+	// aside (AccountDigits), read by their index: the payouts a callback may be for while the
+	// ledger does not hold the invoice number it names.
+	Account string
+	Amount  decimal.Decimal
 	// Latest keeps only the latest n payouts, from the latest run's last line back, in that order:
 	// WalkPayouts reads them at once, from the latest run on, and stops at the nth payout, at any
 	// size of the ledger. 0 keeps all; below 0 is refused.

@@ -3,9 +3,10 @@ package ledger_test
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payout/payout/ledger"
 )
@@ -21,7 +22,7 @@ func TestApprovalPolicyIsInTheChain(t *testing.T) {
 	if err != nil || pol.Approvals != 0 || pol.Event.ID != 1 || pol.Event.Facts["genesis"] != "init" {
 		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals set by its first event, the init's", pol, err)
 	}
-	decidedOn := fmt.Sprintf("%d:%s", pol.Event.ID, pol.Event.Hash)
+	decidedOn := ledger.PolicyRef(pol.Event)
 	if _, err := db.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Detail: "approvals 2", Facts: map[string]string{"approvals": "2", "was": "0", ledger.FactReplaces: decidedOn}}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,5 +57,29 @@ func TestApprovalsTableTakesNoRows(t *testing.T) {
 		VALUES ('f', 'ab', 'cd', 1, '1', 1, '1', 1, 'x', 'approved', '', 'bob', 'alice', '', '2026-11-24T00:00:00Z')`)
 	if err == nil || !strings.Contains(err.Error(), "signatures") {
 		t.Fatalf("insert into approvals: %v, want refused", err)
+	}
+}
+
+// A policy event written by hand, its hash computed and linked to the chain, that names another
+// policy than the one before it as the one it replaces, is refused by every reader: nothing is
+// paid on a policy whose history does not hold together.
+func TestAPolicyEventThatNamesAnotherItReplacesIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := mustOpen(t)
+	pol, err := db.ApprovalPolicy(ctx)
+	must(t, err)
+	head, err := db.ChainHead(ctx)
+	must(t, err)
+	e := ledger.ChainEvent{ID: head.ID + 1, At: time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z"), To: ledger.EventPolicy,
+		Detail: "approval policy: 2 signers (was 0)", Actor: "dba@db", Version: "v",
+		Facts: `{"approvals":"2","replaces":"` + strconv.FormatInt(pol.Event.ID, 10) + `:0000","was":"0"}`, PrevHash: head.Hash}
+	e.Hash = ledger.HashEvent(e)
+	_, err = ledger.SQLOf(db).Exec(`INSERT INTO events (id, ref, run_id, at, from_state, to_state, detail, payload, actor, version, facts, personal, prev_hash, hash)
+		VALUES ($1, '', '', $2, '', $3, $4, '', $5, $6, $7, '', $8, $9)`, e.ID, e.At, e.To, e.Detail, e.Actor, e.Version, e.Facts, e.PrevHash, e.Hash)
+	must(t, err)
+	_, err = db.ApprovalPolicy(ctx)
+	if !errors.Is(err, ledger.ErrPolicyForged) || !strings.Contains(err.Error(), "says it replaced policy event "+strconv.FormatInt(pol.Event.ID, 10)+":0000") {
+		t.Fatalf("a policy event naming another it replaces: %v, want ErrPolicyForged naming what it says", err)
 	}
 }

@@ -46,7 +46,8 @@ const (
 var ErrPolicyChanged = errors.New("the approval policy changed meanwhile")
 
 // FactReplaces is the fact by which a policy event names the policy event it was decided on and
-// replaces: "ID:HASH", or "none" when no policy was ever set.
+// replaces (PolicyRef). Readers refuse one that names another than the policy before it; events
+// written before it existed do not carry it.
 const FactReplaces = "replaces"
 
 // LedgerEvent is an event about the ledger rather than one payout.
@@ -127,14 +128,16 @@ func checkPolicyEvent(ctx context.Context, tx *sql.Tx, events []LedgerEvent) err
 	if err != nil {
 		return err
 	}
-	if in := policyRef(now.Event); change.Facts[FactReplaces] != in {
+	if in := PolicyRef(now.Event); change.Facts[FactReplaces] != in {
 		return fmt.Errorf("%w: the policy in force is event %s, and this change was decided on %q: read it again", ErrPolicyChanged, in, change.Facts[FactReplaces])
 	}
 	return nil
 }
 
-// policyRef names a policy event as a change that replaces it does (FactReplaces).
-func policyRef(e LedgerEvent) string {
+// PolicyRef names a policy event as a change that replaces it does, in its FactReplaces and in the
+// statement of a lowering: "ID:HASH", or "none" for no event (a ledger without its genesis, which
+// no command pays from).
+func PolicyRef(e LedgerEvent) string {
 	if e.ID == 0 {
 		return "none"
 	}
@@ -215,6 +218,8 @@ func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (Appro
 			return ApprovalPolicy{}, policyError(e.ID, "does not match its hash or the event before it (written by hand)")
 		case orZero(facts["was"]) != strconv.Itoa(pol.Approvals):
 			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("says it replaced %q signers, the policy before it asked %d (written by hand)", facts["was"], pol.Approvals))
+		case facts[FactReplaces] != "" && facts[FactReplaces] != PolicyRef(pol.Event):
+			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("says it replaced policy event %s, the policy before it is %s (written by hand)", facts[FactReplaces], PolicyRef(pol.Event)))
 		case n < pol.Approvals && facts["signed_by"] == "":
 			return ApprovalPolicy{}, policyError(e.ID, fmt.Sprintf("lowers the signers from %d to %d without the signatures that allow it (written by hand)", pol.Approvals, n))
 		case n < pol.Approvals && backdated(e.At, beforeAt):
@@ -230,7 +235,7 @@ func readPolicyEvents(ctx context.Context, q txQuerier, needGenesis bool) (Appro
 			// signatures: the readers check the lowerings from here on.
 			genesis, pol.Changes = true, nil
 		}
-		replaces := policyRef(pol.Event)
+		replaces := PolicyRef(pol.Event)
 		le, err := ledgerEventOf(e)
 		if err != nil {
 			return ApprovalPolicy{}, fmt.Errorf("approval policy: %w", err)

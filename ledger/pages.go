@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// WalkPayouts is the one way to read a set of payouts. It reads them a page at a time, by run,
+// WalkPayouts is the one way to read payouts by a Filter. It reads them a page at a time, by run,
 // then line, so that a caller walks a scope of any size holding one page. Each page is its own
-// short read: the caller may write between pages. RunLines reads a run's lines so too. The
-// latest few of a set (Filter.Latest) are one short read, latest first.
+// short read: the caller may write between pages. RunLines reads a run's lines so too. The few
+// payouts an index names (an invoice number, an account and amount) and the latest few of a set
+// are one short read.
 
 // where is f's WHERE condition over payouts "p", its parameters numbered from $first; TRUE
 // when f selects every payout.
@@ -39,6 +40,10 @@ func (s Filter) where(first int) (string, []any) {
 		// The index's own WHERE, which SQLite needs to use it.
 		where = append(where, `p.invoice_no = `+param(s.InvoiceNo)+` AND p.invoice_no <> ''`)
 	}
+	if s.Account != "" {
+		// payouts_by_payee_digits's own expression, which SQLite needs to use it.
+		where = append(where, `ltrim(p.account, '0') = `+param(AccountDigits(s.Account))+` AND p.amount = `+param(amountText(s.Amount)))
+	}
 	if len(where) == 0 {
 		return "TRUE", nil
 	}
@@ -46,18 +51,19 @@ func (s Filter) where(first int) (string, []any) {
 }
 
 // WalkPayouts calls fn with each payout of the set, by run, then line, reading page payouts at a
-// time; no read is open while fn runs. With set.Latest, it calls fn with the latest set.Latest
-// payouts of the set, latest first, read at once (page does not matter then). An error from fn
-// ends the walk and is returned as it is.
+// time; no read is open while fn runs. A set an index names (set.InvoiceNo, set.Account) is read
+// at once, in the same order; with set.Latest, fn gets the latest set.Latest payouts of the set,
+// latest first, read at once. page does not matter then. An error from fn ends the walk and is
+// returned as it is.
 func (db *DB) WalkPayouts(ctx context.Context, set Filter, page int, fn func(Payout) error) error {
 	switch {
 	case set.Latest < 0:
 		return fmt.Errorf("walk payouts: Latest %d is below zero", set.Latest)
-	case set.Latest > 0:
-		q, args := db.eng.latestSQL(set)
+	case set.Latest > 0 || set.InvoiceNo != "" || set.Account != "":
+		q, args := db.eng.atOnceSQL(set)
 		ps, err := db.queryPayouts(ctx, q, args...)
 		if err != nil {
-			return fmt.Errorf("latest payouts: %w", err)
+			return fmt.Errorf("payouts: %w", err)
 		}
 		for _, p := range ps {
 			if err := fn(p); err != nil {
@@ -138,6 +144,22 @@ func (db *DB) runPayoutsAfter(ctx context.Context, runID string, set Filter, lin
 		return nil, fmt.Errorf("payouts of run %s: %w", runID, err)
 	}
 	return ps, nil
+}
+
+// atOnceSQL is the query of a set read at once, and its parameters: the latest set.Latest, or
+// the few payouts an index names, by run, then line.
+func (e *engine) atOnceSQL(set Filter) (string, []any) {
+	if set.Latest > 0 {
+		return e.latestSQL(set)
+	}
+	where, args := set.where(1)
+	index := ""
+	if set.InvoiceNo == "" {
+		// Otherwise SQLite may read the payouts of every pending state to find one account's.
+		index = e.indexedBy("payouts_by_payee_digits")
+	}
+	return `SELECT ` + prefixed("p.", payoutColumns) + ` FROM payouts p` + index + ` WHERE ` + where + `
+		ORDER BY (SELECT started_at FROM runs WHERE runs.id = p.run_id), p.run_id, p.line, p.ref`, args
 }
 
 // latestSQL is the query of the latest set.Latest payouts of the set, from the latest run's last

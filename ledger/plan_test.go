@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // TestHotQueriesUseAnIndex asks SQLite how it would run each query of the run, reconcile and
@@ -23,7 +25,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 	refusedHolding, refusedArgs := sqliteEngine.runsHoldingSQL(Filter{RefusedSince: time.Now()})
 	notFinalHolding, notFinalArgs := sqliteEngine.runsHoldingSQL(Filter{States: []State{Submitted, Unknown, Submitting, Ready}})
 	latest, latestArgs := sqliteEngine.latestSQL(Filter{States: []State{Submitted, Succeeded}, Latest: 3})
-	byInvoice, byInvoiceArgs := sqliteEngine.runsHoldingSQL(Filter{InvoiceNo: "INV"})
+	byInvoice, byInvoiceArgs := sqliteEngine.atOnceSQL(Filter{InvoiceNo: "INV"})
+	awaiting, awaitingArgs := sqliteEngine.atOnceSQL(Filter{States: []State{Submitting, Unknown}, Account: "0012345", Amount: decimal.RequireFromString("10")})
 	findRuns := func(f RunFilter) string {
 		where, _ := sqliteEngine.findRunsWhere(f)
 		return sqliteEngine.runsSQL(where)
@@ -48,7 +51,8 @@ func TestHotQueriesUseAnIndex(t *testing.T) {
 		{"Get", `SELECT ` + payoutColumns + ` FROM payouts WHERE ref = ?`, []any{"r"}, []string{"SEARCH payouts USING PRIMARY KEY (ref=?)"}},
 		{"Lookup", sqliteEngine.lookupSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
 		{"Lookup CheckFields", sqliteEngine.lookupCheckFieldsSQL(), []any{`["a", "b", "c"]`}, []string{"SEARCH p USING PRIMARY KEY (ref=?)"}},
-		{"runsHolding by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
+		{"WalkPayouts by invoice", byInvoice, byInvoiceArgs, []string{"USING INDEX payouts_by_invoice (invoice_no=?)"}},
+		{"WalkPayouts by account and amount", awaiting, awaitingArgs, []string{"USING INDEX payouts_by_payee_digits (<expr>=?)"}},
 		{"runsHolding refused", refusedHolding, refusedArgs, []string{"USING INDEX payouts_refused (updated_at>?)"}},
 		{"runsHolding not final", notFinalHolding, notFinalArgs, []string{"USING INDEX payouts_by_state (state=?)"}},
 		{"WalkPayouts latest", latest, latestArgs,

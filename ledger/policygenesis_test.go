@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,7 +94,7 @@ func TestALedgerWithoutItsPolicysGenesisIsRefused(t *testing.T) {
 	db2, _ := mustOpen(t)
 	pol, err := db2.ApprovalPolicy(ctx)
 	must(t, err)
-	if _, err := db2.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "0", "was": "0", "genesis": "upgrade", ledger.FactReplaces: fmt.Sprintf("%d:%s", pol.Event.ID, pol.Event.Hash)}}); err != nil {
+	if _, err := db2.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "0", "was": "0", "genesis": "upgrade", ledger.FactReplaces: ledger.PolicyRef(pol.Event)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db2.ApprovalPolicy(ctx); err == nil {

@@ -433,3 +433,78 @@ func BenchmarkVerifyChain(b *testing.B) {
 		b.ReportMetric(float64(rep.Payouts), "payouts")
 	}
 }
+
+// BenchmarkCallbackReads: what the callback receiver reads for each callback, the payout its
+// invoice names and the payouts awaiting an invoice to its account and amount, in a ledger of one
+// run of 100 payouts and in one of a single run of 20,000, side by side: each reads an index of
+// its own, so neither grows with the run.
+//
+//	go test -run '^$' -bench CallbackReads -benchtime 2000x ./ledger/
+func BenchmarkCallbackReads(b *testing.B) {
+	ctx := context.Background()
+	var sides [2]struct {
+		db      *ledger.DB
+		p       ledger.Payout
+		invoice string // fillLikeRuns's for p
+	}
+	for side, n := range []int{100, 20000} {
+		db, _ := mustOpen(b)
+		ps := oneSubmittedRun(b, db, n)
+		sides[side].db, sides[side].p, sides[side].invoice = db, ps[n/2], fmt.Sprintf("POI%012d", n/2)
+	}
+	var byInvoice, awaiting [2]time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for side, s := range sides {
+			start := time.Now()
+			found := 0
+			err := s.db.WalkPayouts(ctx, ledger.Filter{InvoiceNo: s.invoice}, 2, func(ledger.Payout) error { found++; return nil })
+			if err != nil || found != 1 {
+				b.Fatalf("by invoice: %d found, %v", found, err)
+			}
+			byInvoice[side] += time.Since(start)
+			start = time.Now()
+			pending := ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown}, Account: s.p.Account, Amount: s.p.Amount}
+			if err := s.db.WalkPayouts(ctx, pending, 1, func(ledger.Payout) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+			awaiting[side] += time.Since(start)
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+	b.ReportMetric(per(byInvoice[0]), "invoice-100-us")
+	b.ReportMetric(per(byInvoice[1]), "invoice-20k-us")
+	b.ReportMetric(per(awaiting[0]), "awaiting-100-us")
+	b.ReportMetric(per(awaiting[1]), "awaiting-20k-us")
+}
+
+// oneSubmittedRun records one run of n payouts, each SUBMITTED with its invoice number POI<i>.
+func oneSubmittedRun(tb testing.TB, db *ledger.DB, n int) []ledger.Payout {
+	tb.Helper()
+	ctx := context.Background()
+	runID := fmt.Sprintf("one-run-%d", n)
+	if err := db.AddRun(ctx, ledger.Run{ID: runID, Kind: "run", File: runID + ".csv", StartedAt: time.Now(), Status: "running"}); err != nil {
+		tb.Fatal(err)
+	}
+	ps := make([]ledger.Payout, n)
+	rows := make([]ledger.RunRow, n)
+	sending := make([]ledger.Change, n)
+	accepted := make([]ledger.Change, n)
+	for i := range ps {
+		ps[i] = generatedPayout(i)
+		ps[i].Line = i + 2
+		rows[i] = rowOf(ps[i])
+		rows[i].Amount = ps[i].Amount.StringFixed(2)
+		sending[i] = ledger.Change{Ref: ps[i].Ref, From: ledger.Ready, To: ledger.Submitting, RunID: runID, CountAttempt: true}
+		accepted[i] = ledger.Change{Ref: ps[i].Ref, From: ledger.Submitting, To: ledger.Submitted, RunID: runID, InvoiceNo: fmt.Sprintf("POI%012d", i)}
+	}
+	if err := db.Record(ctx, runID, rows, ps); err != nil {
+		tb.Fatal(err)
+	}
+	for _, changes := range [][]ledger.Change{sending, accepted} {
+		if err := db.Apply(ctx, changes...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ps
+}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,7 +56,11 @@ func (db *DB) snapshot(ctx context.Context) (conn *sql.Conn, end func(), err err
 		return nil, nil, err
 	}
 	return conn, func() {
-		conn.ExecContext(context.Background(), "ROLLBACK") // a read: nothing to keep
+		if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+			// Back in the pool with its read still open, the connection would answer later
+			// reads from this snapshot: it is discarded instead.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 		conn.Close()
 	}, nil
 }

@@ -39,7 +39,8 @@ const (
 	VerdictUnknownInvoice = "unknown-invoice" // no payout with this invoice_no in the ledger
 	// VerdictNotYetRecorded is an unknown invoice while a payout to the callback's account and
 	// amount awaits its invoice number (awaited): answered 503, so that the service's next
-	// delivery applies it, with its name check, once the run has recorded the number.
+	// delivery applies it, with its name check, once the number is recorded (by the run that
+	// sent it, or by the lookup of a payout whose answer was lost).
 	VerdictNotYetRecorded  = "not-yet-recorded"
 	VerdictAmountMismatch  = outcome.CallbackAmountMismatch
 	VerdictNotSuccess      = outcome.CallbackNotSuccess
@@ -149,6 +150,14 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackLedgerTimeout)
 	defer cancel()
+	// Read before the payout by its invoice: one change of the ledger records a payout's invoice
+	// number and ends its wait, so a callback's payout, read in this order, is either found or
+	// seen awaiting, never neither.
+	awaited, err := h.awaited(ctx, cb.Payload)
+	if err != nil {
+		unsettled(w, log, err)
+		return
+	}
 	verdict, p, inEvent, err := h.settle(ctx, cb)
 	if err != nil {
 		unsettled(w, log, err)
@@ -157,15 +166,8 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	if p.Ref != "" {
 		log = log.With("ref", p.Ref)
 	}
-	if verdict == VerdictUnknownInvoice {
-		awaited, err := h.awaited(ctx, cb.Payload)
-		if err != nil {
-			unsettled(w, log, err)
-			return
-		}
-		if awaited {
-			verdict = VerdictNotYetRecorded
-		}
+	if verdict == VerdictUnknownInvoice && awaited {
+		verdict = VerdictNotYetRecorded
 	}
 	if p.Ref != "" && matches(verdict) {
 		if err := h.recordName(ctx, log, p, cb.Payload.DisplayName, inEvent); err != nil {
@@ -248,23 +250,27 @@ func answerVerdict(w http.ResponseWriter, log *slog.Logger, verdict string, p le
 	answer(w, http.StatusOK, verdict)
 }
 
-// awaitedPage is how many payouts awaited reads at a time.
-const awaitedPage = 500
+// awaitedWithin bounds how long a payout awaits its invoice number: one that has waited longer
+// (its answer lost, and no lookup since) is left to reconcile, and another payout's callback to
+// the same account and amount is not asked for again meanwhile.
+const awaitedWithin = 24 * time.Hour
 
-// awaited reports whether a payout that may exist at the service but has no invoice number in the
-// ledger yet (SUBMITTING: its answer not recorded yet; UNKNOWN: its answer lost) pays the callback's
-// account and amount. A callback for an invoice the ledger does not know is then most likely
-// that payout's, come before the run recorded the answer that names the invoice: applied now, it
-// would be lost, and with it the bank's name for the account.
+// awaited reports whether a payout that may exist at the service but whose invoice number the
+// ledger does not hold yet (SUBMITTING: the run has yet to record the service's answer; UNKNOWN:
+// the answer was lost), changed within awaitedWithin, pays the callback's account, leading zeros
+// aside, and amount. A callback for an invoice the ledger does not know is then most likely that
+// payout's: answered 200, it would never come again, and the bank's name for the account, which
+// only a callback carries, would be lost with it.
 func (h *Handler) awaited(ctx context.Context, cb api.CallbackPayload) (bool, error) {
-	account := ledger.AccountDigits(strings.TrimSpace(cb.OrgnThirdPartyAccountNo))
-	if account == "" {
+	if ledger.AccountDigits(strings.TrimSpace(cb.OrgnThirdPartyAccountNo)) == "" {
 		return false, nil
 	}
+	since := h.cfg.Now().Add(-awaitedWithin)
+	pending := ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown},
+		Account: strings.TrimSpace(cb.OrgnThirdPartyAccountNo), Amount: cb.Amount}
 	found := false
-	pending := ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown}}
-	err := h.cfg.Ledger.WalkPayouts(ctx, pending, awaitedPage, func(p ledger.Payout) error {
-		if p.InvoiceNo == "" && ledger.AccountDigits(p.Account) == account && p.Amount.Equal(cb.Amount) {
+	err := h.cfg.Ledger.WalkPayouts(ctx, pending, 1, func(p ledger.Payout) error {
+		if p.InvoiceNo == "" && !p.UpdatedAt.Before(since) {
 			found = true
 			return errAwaitedFound
 		}

@@ -56,12 +56,27 @@ type cbRig struct {
 	path  string         // the ledger's file
 	srv   *httptest.Server
 	logs  *cbLogs
+	ahead *atomic.Int64 // how far the Handler's clock runs ahead of the ledger's, in nanoseconds
 }
 
 // countingStore is the ledger, counting the writes that keep a bank's name without a move.
 type countingStore struct {
 	ledger.CallbackStore
 	nameWrites atomic.Int32
+	// afterInvoiceRead, when set, runs once, after the first read of a payout by its invoice
+	// number: a run that records the number between the Handler's reads.
+	afterInvoiceRead atomic.Pointer[func()]
+}
+
+func (c *countingStore) WalkPayouts(ctx context.Context, set ledger.Filter, page int, fn func(ledger.Payout) error) error {
+	err := c.CallbackStore.WalkPayouts(ctx, set, page, fn)
+	if set.InvoiceNo == "" {
+		return err
+	}
+	if hook := c.afterInvoiceRead.Swap(nil); hook != nil {
+		(*hook)()
+	}
+	return err
 }
 
 func (c *countingStore) SetNameCheck(ctx context.Context, ref, displayName, check string) error {
@@ -75,8 +90,9 @@ func newCBRig(tb testing.TB) *cbRig {
 	db := batchtest.CreateLedger(tb, path, ledger.Options{Logger: slog.New(slog.DiscardHandler)})
 	logs := &cbLogs{}
 	store := &countingStore{CallbackStore: db}
+	ahead := new(atomic.Int64)
 	h, err := callbacks.NewHandler(callbacks.Config{
-		Ledger: store, HashKey: []byte(cbHashKey),
+		Ledger: store, HashKey: []byte(cbHashKey), Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) },
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -84,7 +100,7 @@ func newCBRig(tb testing.TB) *cbRig {
 	}
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
-	return &cbRig{tb: tb, db: db, store: store, path: path, srv: srv, logs: logs}
+	return &cbRig{tb: tb, db: db, store: store, path: path, srv: srv, logs: logs, ahead: ahead}
 }
 
 // payout records ref as a run would have (READY) and moves it through states; the invoice
@@ -580,6 +596,45 @@ func TestCallbackBeforeItsInvoiceIsRecordedIsAskedForAgain(t *testing.T) {
 				t.Fatalf("replays %v, want the second delivery counted on the stored row", replays)
 			}
 		})
+	}
+}
+
+// The run records the invoice number between the Handler's reads: the callback is either found or
+// seen awaiting, and is never answered as an unknown invoice, which the service would not send
+// again.
+func TestCallbackWhoseInvoiceIsRecordedMeanwhileIsNotLost(t *testing.T) {
+	t.Parallel()
+	r := newCBRig(t)
+	r.payoutTo("RACE-1", "Lim Wei Jie", "", "10.00", ledger.Submitting)
+	recordInvoice := func() {
+		if err := r.db.Apply(context.Background(), ledger.Change{Ref: "RACE-1", From: ledger.Submitting, To: ledger.Submitted,
+			InvoiceNo: "POI-RACE", Detail: "the service's answer"}); err != nil {
+			t.Error(err)
+		}
+	}
+	r.store.afterInvoiceRead.Store(&recordInvoice)
+	body := cbSign(t, cbPayload("POI-RACE", "10.00", "BR-RACE"), cbHashKey)
+	if status, answer := r.post(body); status != http.StatusServiceUnavailable {
+		t.Fatalf("answer %d %v, want 503: the payout awaited its invoice when the callback came", status, answer)
+	}
+	if status, answer := r.post(body); status != http.StatusOK || answer["message"] != callbacks.VerdictApplied {
+		t.Fatalf("the next delivery: %d %v, want 200 %s", status, answer, callbacks.VerdictApplied)
+	}
+	if nc := r.nameCheck("RACE-1"); nc.DisplayName != "Maybank" {
+		t.Fatalf("name check %+v, want the bank's name kept", nc)
+	}
+}
+
+// A payout that has awaited its invoice number for more than a day (its answer lost, no lookup
+// since) is left to reconcile: a callback to its account and amount is not asked for again.
+func TestCallbackForAPayoutAwaitingOverADayIsNotAskedForAgain(t *testing.T) {
+	t.Parallel()
+	r := newCBRig(t)
+	r.payoutTo("STALE-1", "Lim Wei Jie", "", "10.00", ledger.Submitting, ledger.Unknown)
+	r.ahead.Store(int64(25 * time.Hour))
+	status, answer := r.post(cbSign(t, cbPayload("POI-STALE", "10.00", "BR-STALE"), cbHashKey))
+	if status != http.StatusOK || answer["message"] != callbacks.VerdictUnknownInvoice {
+		t.Fatalf("answer %d %v, want 200 %s", status, answer, callbacks.VerdictUnknownInvoice)
 	}
 }
 

@@ -18,16 +18,7 @@ import (
 
 // policyStatement is the statement that lowers current to approvals (approval.PolicyStatement).
 func policyStatement(approvals int, current ledger.ApprovalPolicy) []byte {
-	return approval.PolicyStatement(approvals, replacing(current))
-}
-
-// replacing names the policy in force as a change that replaces it does: in its statement, and
-// in its event (ledger.FactReplaces), which the ledger appends only while that policy holds.
-func replacing(current ledger.ApprovalPolicy) string {
-	if current.Event.ID == 0 {
-		return "none"
-	}
-	return strconv.FormatInt(current.Event.ID, 10) + ":" + current.Event.Hash
+	return approval.PolicyStatement(approvals, ledger.PolicyRef(current.Event))
 }
 
 // policyText describes a policy for people.
@@ -109,7 +100,7 @@ func policyCmd(ctx context.Context, e *env, args []string) error {
 // setPolicy records a new policy: freely when it asks as much or more, with the signatures of as
 // many distinct signers as the policy in force asks when it asks less.
 func setPolicy(ctx context.Context, e *env, db *ledger.DB, current ledger.ApprovalPolicy, n int, sigs []string, zone *time.Location) error {
-	facts := map[string]string{"approvals": strconv.Itoa(n), "was": strconv.Itoa(current.Approvals), ledger.FactReplaces: replacing(current)}
+	facts := map[string]string{"approvals": strconv.Itoa(n), "was": strconv.Itoa(current.Approvals), ledger.FactReplaces: ledger.PolicyRef(current.Event)}
 	detail := fmt.Sprintf("approval policy: %d signers (was %d)", n, current.Approvals)
 	if n < current.Approvals {
 		statement := policyStatement(n, current)

@@ -49,7 +49,7 @@ func testApprovalPolicy(t *testing.T, e Engine) {
 	if err != nil || pol.Approvals != 0 || pol.Event.ID != 1 || pol.Event.Facts["genesis"] != "init" {
 		t.Fatalf("a new ledger's policy: %+v %v, want 0 approvals set by its first event, the init's", pol, err)
 	}
-	decidedOn := fmt.Sprintf("%d:%s", pol.Event.ID, pol.Event.Hash)
+	decidedOn := ledger.PolicyRef(pol.Event)
 	if _, err := l.AppendLedgerEvents(ctx, ledger.LedgerEvent{Kind: ledger.EventPolicy, Facts: map[string]string{"approvals": "2", "was": "0"}}); !errors.Is(err, ledger.ErrPolicyChanged) {
 		t.Fatalf("a policy change that does not say what it replaces: %v, want ErrPolicyChanged", err)
 	}

@@ -6,13 +6,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/payout/payout/ledger"
 )
 
-// testFindPayouts: each field of the payout filter selects what it says, WalkPayouts gives the
-// same payouts in the same order whatever its page (by run, then line; with Latest, at most that
-// many, latest first), an error of fn ends the walk and is what it returns, and one payout is
-// found by its reference, or among a list of references.
+// testFindPayouts: each field of the payout filter selects what it says (an account whatever its
+// leading zeros), WalkPayouts gives the same payouts in the same order whatever its page (by run,
+// then line; with Latest, at most that many, latest first), an error of fn ends the walk and is
+// what it returns, and one payout is found by its reference, or among a list of references.
 func testFindPayouts(t *testing.T, e Engine) {
 	l := e.New(t)
 	ctx := context.Background()
@@ -41,6 +43,10 @@ func testFindPayouts(t *testing.T, e Engine) {
 		{ledger.Filter{States: []ledger.State{ledger.Ready, ledger.Failed}}, []string{"old-0", "old-2", "old-3", "new-b", "new-d"}},
 		{ledger.Filter{CreatedSince: created}, []string{"new-a", "new-b", "new-c", "new-d"}},
 		{ledger.Filter{RefusedSince: refused}, []string{"old-3"}},
+		{ledger.Filter{Account: "123456789", Amount: decimal.RequireFromString("2")}, []string{"new-a", "new-b", "new-c", "new-d"}},
+		{ledger.Filter{Account: "000123456789", Amount: decimal.RequireFromString("10.00"), States: []ledger.State{ledger.Ready}}, []string{"old-0", "old-2"}},
+		{ledger.Filter{Account: "123456780", Amount: decimal.RequireFromString("2.00")}, nil},
+		{ledger.Filter{Account: "0123456789", Amount: decimal.RequireFromString("2.01")}, nil},
 		{ledger.Filter{States: []ledger.State{ledger.Submitted}, Latest: 2}, []string{"new-c", "new-a"}},
 		{ledger.Filter{States: []ledger.State{ledger.Submitted}, Latest: 5}, []string{"new-c", "new-a", "old-1"}},
 		{ledger.Filter{Latest: 1}, []string{"new-d"}},
