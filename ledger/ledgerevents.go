@@ -42,12 +42,12 @@ const (
 )
 
 // ErrPolicyChanged is returned by AppendLedgerEvents for a policy event decided on a policy that
-// is no longer in force: the change was decided on a policy that no longer holds.
+// is no longer in force: whoever decided it reads the policy again and decides again.
 var ErrPolicyChanged = errors.New("the approval policy changed meanwhile")
 
 // FactReplaces is the fact by which a policy event names the policy event it was decided on and
-// replaces (PolicyRef). Readers refuse one that names another than the policy before it; events
-// written before it existed do not carry it.
+// replaces (PolicyRef). Readers refuse one that names another than the policy before it. A
+// genesis, and the policy events of earlier versions, do not carry it, and are read without it.
 const FactReplaces = "replaces"
 
 // LedgerEvent is an event about the ledger rather than one payout.
