@@ -262,12 +262,12 @@ const awaitedWithin = 24 * time.Hour
 // payout's: answered 200, it would never come again, and the bank's name for the account, which
 // only a callback carries, would be lost with it.
 func (h *Handler) awaited(ctx context.Context, cb api.CallbackPayload) (bool, error) {
-	if ledger.AccountDigits(strings.TrimSpace(cb.OrgnThirdPartyAccountNo)) == "" {
+	account := strings.TrimSpace(cb.OrgnThirdPartyAccountNo)
+	if ledger.AccountDigits(account) == "" {
 		return false, nil
 	}
 	since := h.cfg.Now().Add(-awaitedWithin)
-	pending := ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown},
-		Account: strings.TrimSpace(cb.OrgnThirdPartyAccountNo), Amount: cb.Amount}
+	pending := ledger.Filter{States: []ledger.State{ledger.Submitting, ledger.Unknown}, Account: account, Amount: cb.Amount}
 	found := false
 	err := h.cfg.Ledger.WalkPayouts(ctx, pending, 1, func(p ledger.Payout) error {
 		if p.InvoiceNo == "" && !p.UpdatedAt.Before(since) {

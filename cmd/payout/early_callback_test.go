@@ -74,22 +74,29 @@ func TestCommandEarlyCallbackKeepsItsNameCheck(t *testing.T) {
 	}
 
 	// The service's next delivery of the same callback.
-	body, err := api.SignCallback(sb.CallbackPayload(rec), []byte("e2e-hash-key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(receiver, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("the delivery after reconcile: %d, want 200", resp.StatusCode)
+	if code := postCallback(t, receiver, sb.CallbackPayload(rec), "e2e-hash-key"); code != http.StatusOK {
+		t.Fatalf("the delivery after reconcile: %d, want 200", code)
 	}
 	out, _, _ := u.run("status", ref)
 	if !hasField(out, "name at the bank", otherName) || !hasField(out, "state", "SUCCEEDED") {
 		t.Fatalf("status %s after the delivery: want SUCCEEDED with the bank's name %q:\n%s", ref, otherName, out)
 	}
+}
+
+// postCallback signs payload with key as the service does, posts it to a receiver at url, and
+// returns the answer's status.
+func postCallback(tb testing.TB, url string, payload api.CallbackPayload, key string) int {
+	tb.Helper()
+	body, err := api.SignCallback(payload, []byte(key))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // hasField reports whether `payout status REF` printed the field with this value.

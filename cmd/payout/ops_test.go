@@ -115,17 +115,8 @@ func TestCommandCallbacks(t *testing.T) {
 	}()
 	post := func(key string) int {
 		t.Helper()
-		body, err := api.SignCallback(api.CallbackPayload{InvoiceNo: p.InvoiceNo, InvoiceStatusID: 2, InvoiceStatus: "SUCCESS",
-			Amount: p.Amount, BankReferenceNo: "BR-123", BankResponseSuccess: true}, []byte(key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return postCallback(t, url, api.CallbackPayload{InvoiceNo: p.InvoiceNo, InvoiceStatusID: 2, InvoiceStatus: "SUCCESS",
+			Amount: p.Amount, BankReferenceNo: "BR-123", BankResponseSuccess: true}, key)
 	}
 	if code := post("not-the-key"); code != http.StatusUnauthorized {
 		t.Errorf("a token signed with another key answered %d, want 401", code)
